@@ -1,0 +1,36 @@
+# InferCrane developer targets. `make test` is what CI runs.
+GO       ?= go
+PKGS     ?= ./...
+FUZZTIME ?= 20s
+
+.PHONY: build test bench fuzz lint integration clean
+
+## build: compile bin/infercrane
+build:
+	$(GO) build -o bin/infercrane ./cmd/infercrane
+
+## test: vet, then every unit, property and testscript test
+test:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 25m $(PKGS)
+
+## bench: the benchmarks, with ratios against in-process baselines
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## lint: formatting and vet
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf bin

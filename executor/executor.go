@@ -1,0 +1,107 @@
+// Package executor defines how lanes run: the Executor interface that every
+// executor implements (built in or as a plugin), and the runner that walks a
+// plan's DAG, journals every run and always tears down what it deployed.
+package executor
+
+import (
+	"context"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+// Executor deploys servers, runs benchmark runs against them and tears them
+// down. Implementations must make Teardown idempotent and safe to call after
+// a failed or cancelled Deploy.
+type Executor interface {
+	// Deploy starts (or connects to) a server for d and waits until it is healthy.
+	Deploy(ctx context.Context, d Deployment) (*Server, error)
+	// Run performs one benchmark run of a lane against s.
+	Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error)
+	// Teardown stops everything Deploy started.
+	Teardown(ctx context.Context, s *Server) error
+}
+
+// Deployment is one server: a model on a GPU type with a runtime.
+type Deployment struct {
+	ID               string         `json:"id"`
+	ApplyID          string         `json:"apply_id"`
+	Screen           string         `json:"screen"`
+	ModelID          string         `json:"model_id"`
+	Revision         string         `json:"revision"`
+	MaxContext       int            `json:"max_context"`
+	GPUType          string         `json:"gpu_type"`
+	GPUCount         int            `json:"gpu_count"`
+	RuntimeEngine    string         `json:"runtime_engine"`
+	RuntimeVersion   string         `json:"runtime_version"`
+	RuntimeDtype     string         `json:"runtime_dtype,omitempty"`
+	RuntimeArgs      []string       `json:"runtime_args"`
+	GPUMemoryUtil    float64        `json:"gpu_memory_utilization"`
+	MaxNumSeqs       int            `json:"max_num_seqs,omitempty"`
+	MaxBatchedTokens int            `json:"max_num_batched_tokens,omitempty"`
+	Seed             int64          `json:"seed"`
+	ExecutorType     string         `json:"executor_type"`
+	Config           map[string]any `json:"config,omitempty"` // the executor block's attributes
+	// LogDir is where the executor writes server logs (in the state directory).
+	LogDir string `json:"log_dir"`
+}
+
+// Server is a deployed, healthy server.
+type Server struct {
+	DeploymentID string `json:"deployment_id"`
+	BaseURL      string `json:"base_url"`
+	Model        string `json:"model"` // the served model name
+	// Handle is the executor's own id for what it started (PID, sandbox id).
+	Handle string `json:"handle"`
+	// Info is recorded in the evidence environment (runtime version, GPU seen, ...).
+	Info map[string]string `json:"info,omitempty"`
+}
+
+// RunSpec is one run of one lane.
+type RunSpec struct {
+	Lane string         `json:"lane"`
+	Run  int            `json:"run"` // 1-based
+	Load loadgen.Config `json:"load"`
+}
+
+// RunResult is what a run produced.
+type RunResult struct {
+	Summary loadgen.Summary  `json:"summary"`
+	Records []loadgen.Record `json:"records"`
+	// ServerMetrics are Prometheus samples scraped from the server during the
+	// run (name -> last value), when it exposes /metrics.
+	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
+	// GPUSeconds is the measured GPU time this run used, when known.
+	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
+}
+
+// AttrType is the type of an executor configuration attribute.
+type AttrType string
+
+// Attribute types an executor schema may use.
+const (
+	AttrString     AttrType = "string"
+	AttrNumber     AttrType = "number"
+	AttrBool       AttrType = "bool"
+	AttrStringList AttrType = "list(string)"
+	AttrDuration   AttrType = "duration" // a string such as "30m"
+	AttrStringMap  AttrType = "map(string)"
+)
+
+// Attribute is one attribute of an executor block.
+type Attribute struct {
+	Name     string   `json:"name"`
+	Type     AttrType `json:"type"`
+	Required bool     `json:"required,omitempty"`
+	Doc      string   `json:"doc"`
+}
+
+// Schema describes the attributes an executor block of a type accepts,
+// besides `type` itself, so the spec language can validate it.
+type Schema struct {
+	Attributes []Attribute `json:"attributes"`
+}
+
+// Describer is implemented by executors that publish their config schema.
+type Describer interface {
+	Schema() Schema
+}

@@ -1,0 +1,112 @@
+// Package loadgen is InferCrane's load generator: an OpenAI-compatible
+// streaming client that drives one benchmark run and computes its metrics
+// exactly as the design defines them.
+package loadgen
+
+// Config describes one benchmark run against one server.
+type Config struct {
+	BaseURL string `json:"base_url"` // e.g. http://127.0.0.1:8000
+	Model   string `json:"model"`
+	// APIKey is sent as a bearer token; it is never serialised.
+	APIKey       string  `json:"-"`
+	API          string  `json:"api"` // "chat" or "completions"
+	Streaming    bool    `json:"streaming"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	Concurrency  int     `json:"concurrency"`
+	RequestRate  float64 `json:"request_rate,omitempty"` // open loop when > 0
+	Arrival      string  `json:"arrival,omitempty"`      // constant, poisson, gamma
+	Burstiness   float64 `json:"burstiness,omitempty"`   // gamma shape
+	Requests     int     `json:"requests"`
+	Warmup       int     `json:"warmup,omitempty"`
+	// DurationMs stops the run by time instead of count (0: by count).
+	DurationMs int64 `json:"duration_ms,omitempty"`
+	// TraceFile replays a JSONL trace of {timestamp_ms,input_tokens,output_tokens}.
+	TraceFile string  `json:"trace_file,omitempty"`
+	TimeScale float64 `json:"time_scale,omitempty"`
+	Seed      int64   `json:"seed"`
+	SLO       SLO     `json:"slo"`
+	// TimeoutMs bounds one request (0: 10 minutes).
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
+}
+
+// SLO holds per-request objectives for goodput; zero fields are unset.
+type SLO struct {
+	TTFTMs    float64 `json:"ttft_ms,omitempty"`
+	TPOTMs    float64 `json:"tpot_ms,omitempty"`
+	LatencyMs float64 `json:"latency_ms,omitempty"`
+}
+
+// Failure classes of requests that did not succeed.
+const (
+	FailContextOverflow = "context_overflow"
+	FailRateLimited     = "rate_limited"
+	FailServerError     = "server_error"
+	FailTimeout         = "timeout"
+	FailStreamBroken    = "stream_broken"
+	FailNoTokens        = "no_tokens"
+	FailConnection      = "connection"
+	FailBadRequest      = "bad_request"
+)
+
+// Record is what the client saw of one request. Times are nanoseconds since
+// the run's start on the monotonic clock. Every statistic of a run can be
+// recomputed from its records.
+type Record struct {
+	Index        int     `json:"index"`
+	Warmup       bool    `json:"warmup,omitempty"`
+	ScheduledNs  int64   `json:"scheduled_ns"`
+	SentNs       int64   `json:"sent_ns"`
+	FirstTokenNs int64   `json:"first_token_ns,omitempty"`
+	LastTokenNs  int64   `json:"last_token_ns,omitempty"`
+	DoneNs       int64   `json:"done_ns"`
+	ChunkNs      []int64 `json:"chunk_ns,omitempty"` // arrival of every token-carrying chunk
+	// InputTokens is the requested prompt length; PromptTokens what the
+	// server reported in usage.
+	InputTokens  int `json:"input_tokens"`
+	PromptTokens int `json:"prompt_tokens"`
+	MaxTokens    int `json:"max_tokens"`
+	// OutputTokens is usage.completion_tokens, or the client's count when the
+	// server sent no usage (UsageMissing).
+	OutputTokens int    `json:"output_tokens"`
+	ClientTokens int    `json:"client_tokens"`
+	UsageMissing bool   `json:"usage_missing,omitempty"`
+	Status       int    `json:"status"`
+	ErrorClass   string `json:"error_class,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.ErrorClass == "" }
+
+// Dist summarises one metric in milliseconds (or the metric's own unit).
+type Dist struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	Std   float64 `json:"std"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
+
+// Summary is the metrics document of one run, computed from its records.
+type Summary struct {
+	Requests              int            `json:"requests"`
+	Succeeded             int            `json:"succeeded"`
+	Failed                int            `json:"failed"`
+	Failures              map[string]int `json:"failures"`
+	WindowSeconds         float64        `json:"window_seconds"`
+	RequestThroughput     float64        `json:"request_throughput"`
+	OutputTokenThroughput float64        `json:"output_token_throughput"`
+	InputTokens           int64          `json:"input_tokens"`
+	OutputTokens          int64          `json:"output_tokens"`
+	TTFTMs                Dist           `json:"ttft_ms"`
+	TPOTMs                Dist           `json:"tpot_ms"`
+	ITLMs                 Dist           `json:"itl_ms"`
+	LatencyMs             Dist           `json:"latency_ms"`
+	Goodput               *float64       `json:"goodput,omitempty"`
+	GoodFraction          *float64       `json:"good_fraction,omitempty"`
+}

@@ -1,0 +1,178 @@
+// Package lang turns a directory of InferCrane *.hcl files into an evaluated,
+// typed Config, reporting every problem as an hcl.Diagnostic with the
+// narrowest source range.
+package lang
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Config is an evaluated InferCrane spec. Maps are keyed by block label.
+type Config struct {
+	// Dir is the directory the spec was loaded from.
+	Dir string
+	// Files holds the source of every file read, keyed by path, for
+	// snippets in diagnostics and for the spec digest.
+	Files map[string][]byte
+	// RequiredVersion is the infercrane block's version constraint, if any.
+	RequiredVersion string
+
+	Variables map[string]*Variable
+	Locals    map[string]cty.Value
+	Traces    map[string]*Trace
+	Models    map[string]*Model
+	GPUs      map[string]*GPU
+	Runtimes  map[string]*Runtime
+	Executors map[string]*Executor
+	Shapes    map[string]*Shape
+	Gates     map[string]*Gate
+	Screens   map[string]*Screen
+}
+
+// Variable is an input variable with its final value.
+type Variable struct {
+	Name        string
+	Type        cty.Type
+	Description string
+	Sensitive   bool
+	// Value is the value after defaults, files, -var flags and the
+	// environment were applied, converted to Type.
+	Value     cty.Value
+	DeclRange hcl.Range
+}
+
+// Trace is a serving trace and, once profiled, its workload profile.
+type Trace struct {
+	Name      string
+	Source    string // local path or s3://bucket/key
+	Region    string
+	Anonymous bool
+	Sample    *TraceSample
+	// Profile is the path of a pinned workload profile, relative to the spec dir.
+	Profile string
+	// Digest pins the profile ("sha256:..."); plan refuses a mismatch.
+	Digest string
+	// MaxContext clips derived shapes to a context window (0: no clipping).
+	MaxContext int
+	// Value is the profile as seen by expressions (trace.NAME.input_tokens.p50);
+	// cty.DynamicVal while the trace is not profiled yet.
+	Value     cty.Value
+	DeclRange hcl.Range
+}
+
+// TraceSample chooses which row groups and rows of a trace are profiled.
+type TraceSample struct {
+	RowGroups       int   // k row groups by the 10%..90% rule
+	RowGroupIndices []int // explicit indices instead
+	All             bool  // every row group (full scan)
+	RowsPerGroup    int   // first N rows of each group (0: all)
+	DeclRange       hcl.Range
+}
+
+// Model is a model at a pinned revision with the facts the estimator needs.
+type Model struct {
+	Name       string
+	ID         string // Hugging Face repo id, e.g. Qwen/Qwen3-0.6B
+	Revision   string // commit hash; empty is a preflight warning
+	MaxContext int
+	// Architecture overrides; zero means "take it from the built-in catalog".
+	Params    int64
+	Layers    int
+	Hidden    int
+	Heads     int
+	KVHeads   int
+	HeadDim   int
+	DeclRange hcl.Range
+}
+
+// GPU is an accelerator type from the catalog, with optional estimator overrides.
+type GPU struct {
+	Name  string
+	Type  string // catalog name, e.g. "L40S", "H100"
+	Count int    // GPUs per deployment (tensor parallel), default 1
+	// Optional overrides of the estimator's assumptions (nil: catalog default).
+	PrefillMFU       *float64
+	DecodeEfficiency *float64
+	PricePerSecond   *float64
+	DeclRange        hcl.Range
+}
+
+// Runtime is a serving engine at a pinned version with its flags.
+type Runtime struct {
+	Name                 string
+	Engine               string // "vllm"
+	Version              string // empty is a preflight warning
+	Dtype                string
+	Args                 []string
+	GPUMemoryUtilization float64 // default 0.9
+	MaxNumSeqs           int     // 0: engine default
+	MaxNumBatchedTokens  int     // 0: engine default
+	DeclRange            hcl.Range
+}
+
+// Executor says where lanes run. Type selects the implementation; Attrs holds
+// the remaining attributes, validated against that executor's schema.
+type Executor struct {
+	Name      string
+	Type      string // sim, endpoint, local, modal, or an external plugin name
+	Attrs     map[string]cty.Value
+	DeclRange hcl.Range
+}
+
+// Shape is a workload: token counts, load and request counts.
+type Shape struct {
+	Name string
+	// InputTokens and OutputTokens are 0 while Pending names the unknown
+	// trace values they depend on.
+	InputTokens      int
+	OutputTokens     int
+	Pending          []string
+	TemplateHeadroom int
+	Concurrency      int     // closed-loop streams, or the cap in open-loop mode
+	RequestRate      float64 // requests/s for open-loop mode (0: closed loop)
+	Arrival          string  // constant, poisson, gamma (open loop only)
+	Burstiness       float64 // gamma shape parameter (1 = poisson)
+	Requests         int
+	Warmup           int
+	Streaming        bool   // default true
+	API              string // "chat" (default) or "completions"
+	SLO              SLO
+	DeclRange        hcl.Range
+}
+
+// SLO holds the per-request objectives used for goodput; zero fields are unset.
+type SLO struct {
+	TTFTMs    float64
+	TPOTMs    float64
+	LatencyMs float64
+}
+
+// Gate is an acceptance condition over a lane's metrics. Condition refers to
+// `lane.*` and is evaluated by the report package, not by lang.
+type Gate struct {
+	Name         string
+	Condition    hcl.Expression
+	ErrorMessage string
+	// MinRuns makes the gate inconclusive with fewer runs (0: no minimum).
+	MinRuns int
+	// MaxCV makes the gate inconclusive when a throughput CV exceeds it (0: unset).
+	MaxCV     float64
+	DeclRange hcl.Range
+}
+
+// Screen is a campaign: the cross product of its models, shapes and GPUs.
+type Screen struct {
+	Name              string
+	Models            []string // model block names
+	Shapes            []string
+	GPUs              []string
+	Runtime           string
+	Executor          string // default: the built-in "sim" executor
+	Runs              int
+	Seed              int64
+	Baseline          string // model name; comparisons are ratios against it
+	Gates             []string
+	SelectionBoundary string
+	DeclRange         hcl.Range
+}

@@ -1,0 +1,122 @@
+// Package perf is InferCrane's performance model: the GPU catalog, the
+// architecture facts of well-known models and a roofline model of one
+// serving step. The planner's estimator and the simulated engine both use
+// it, so a simulated screen reproduces what the plan predicted.
+package perf
+
+import (
+	"sort"
+	"strings"
+)
+
+// GPU is one accelerator type of the catalog.
+type GPU struct {
+	Name           string  // canonical catalog name, e.g. "L40S"
+	MemoryGB       float64 // usable device memory in GB (1e9 bytes)
+	BandwidthGBs   float64 // peak HBM/GDDR bandwidth in GB/s
+	BF16TFLOPS     float64 // dense BF16 peak, no sparsity
+	PricePerSecond float64 // Modal's published on-demand USD price per GPU-second
+	// PrefillMFU is the assumed fraction of peak FLOPS reached in prefill.
+	PrefillMFU float64
+	// DecodeEfficiency is the assumed fraction of peak bandwidth reached in decode.
+	DecodeEfficiency float64
+}
+
+// Published figures (design section 8). Efficiency defaults: llm-d's roofline
+// MFU for prefill (0.32 on L40S-class parts, 0.45 on Hopper and newer) and
+// GenZ's 0.8 bandwidth efficiency for decode.
+var gpus = []GPU{
+	{"T4", 16, 320, 65, 0.000164, 0.30, 0.8},
+	{"L4", 24, 300, 121, 0.000222, 0.32, 0.8},
+	{"A10", 24, 600, 125, 0.000306, 0.32, 0.8},
+	{"L40S", 48, 864, 362, 0.000542, 0.32, 0.8},
+	{"A100-40GB", 40, 1555, 312, 0.000583, 0.40, 0.8},
+	{"A100-80GB", 80, 2039, 312, 0.000694, 0.40, 0.8},
+	{"H100", 80, 3350, 989, 0.001097, 0.45, 0.8},
+	{"H200", 141, 4800, 989, 0.001261, 0.45, 0.8},
+	{"B200", 180, 8000, 2250, 0.001736, 0.45, 0.8},
+}
+
+// gpuAliases maps other spellings to catalog names.
+var gpuAliases = map[string]string{
+	"A100":     "A100-40GB",
+	"H100-SXM": "H100",
+	"H100SXM":  "H100",
+	"A10G":     "A10",
+}
+
+// LookupGPU finds a GPU by catalog name or alias, ignoring case.
+func LookupGPU(name string) (GPU, bool) {
+	n := strings.ToUpper(strings.TrimSpace(name))
+	if alias, ok := gpuAliases[n]; ok {
+		n = alias
+	}
+	for _, g := range gpus {
+		if strings.ToUpper(g.Name) == n {
+			return g, true
+		}
+	}
+	return GPU{}, false
+}
+
+// GPUNames lists the catalog names in catalog order (smallest first).
+func GPUNames() []string {
+	out := make([]string, len(gpus))
+	for i, g := range gpus {
+		out[i] = g.Name
+	}
+	return out
+}
+
+// ModelArch holds the architecture facts of a model (from its config.json).
+type ModelArch struct {
+	ID            string
+	Params        int64
+	Layers        int
+	Hidden        int
+	Heads         int
+	KVHeads       int
+	HeadDim       int
+	Vocab         int
+	TiedEmbedding bool
+	MaxPositions  int
+}
+
+var models = []ModelArch{
+	{"Qwen/Qwen3-0.6B", 596_049_920, 28, 1024, 16, 8, 128, 151_936, true, 40_960},
+	{"Qwen/Qwen3-1.7B", 1_720_574_976, 28, 2048, 16, 8, 128, 151_936, true, 40_960},
+	{"Qwen/Qwen3-4B", 4_022_468_096, 36, 2560, 32, 8, 128, 151_936, true, 40_960},
+	{"Qwen/Qwen3-8B", 8_190_735_360, 36, 4096, 32, 8, 128, 151_936, false, 40_960},
+	{"meta-llama/Llama-3.1-8B", 8_030_261_248, 32, 4096, 32, 8, 128, 128_256, false, 131_072},
+	{"meta-llama/Llama-3.1-8B-Instruct", 8_030_261_248, 32, 4096, 32, 8, 128, 128_256, false, 131_072},
+}
+
+// LookupModel finds the architecture of a known model id, ignoring case.
+func LookupModel(id string) (ModelArch, bool) {
+	for _, m := range models {
+		if strings.EqualFold(m.ID, id) {
+			return m, true
+		}
+	}
+	return ModelArch{}, false
+}
+
+// ModelIDs lists the model ids the catalog knows, sorted.
+func ModelIDs() []string {
+	out := make([]string, len(models))
+	for i, m := range models {
+		out[i] = m.ID
+	}
+	sort.Strings(out)
+	return out
+}
+
+// KVBytesPerToken is 2 (K and V) x layers x kv_heads x head_dim x bytes per element.
+func (m ModelArch) KVBytesPerToken(bytesPerElem int) float64 {
+	return float64(2 * m.Layers * m.KVHeads * m.HeadDim * bytesPerElem)
+}
+
+// WeightBytes is the memory the weights take at bytesPerElem per parameter.
+func (m ModelArch) WeightBytes(bytesPerElem int) float64 {
+	return float64(m.Params) * float64(bytesPerElem)
+}
