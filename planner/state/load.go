@@ -1,0 +1,123 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Load reads the state directory dir without locking or modifying it. A
+// directory that does not exist is an empty state. A torn journal tail is
+// reported in Snapshot.Warnings (the next apply truncates it); runs whose
+// records file is missing or has the wrong size are not counted as complete.
+func Load(dir string) (*Snapshot, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("state directory %s is a file; point -state at a directory", dir)
+	}
+	scan, err := ReadJournal(filepath.Join(dir, JournalFile))
+	if err != nil {
+		return nil, err
+	}
+	snap := replay(dir, scan.Entries)
+	if scan.TailProblem != "" {
+		snap.Warnings = append([]string{fmt.Sprintf("the state journal %s has a damaged tail (%s); the runs it held are not counted and the next apply truncates it", filepath.Join(dir, JournalFile), scan.TailProblem)}, snap.Warnings...)
+	}
+	return snap, nil
+}
+
+// replay folds journal entries into a snapshot.
+func replay(dir string, entries []*Entry) *Snapshot {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	snap := &Snapshot{Dir: abs, Lanes: map[string]*LaneRecord{}}
+	results := map[string]map[int]*RunRecord{}
+	for _, e := range entries {
+		switch e.Type {
+		case EntryDrop:
+			delete(snap.Lanes, e.Lane)
+			delete(results, e.Lane)
+		case EntryLane:
+			l := snap.Lanes[e.Lane]
+			if l == nil {
+				l = &LaneRecord{ID: e.Lane}
+				snap.Lanes[e.Lane] = l
+			}
+			l.Key, l.Runs = e.Key, e.Runs
+			l.Inputs = nil
+			if len(e.Inputs) > 0 {
+				var in map[string]any
+				if err := json.Unmarshal(e.Inputs, &in); err == nil {
+					l.Inputs = in
+				}
+			}
+		case EntryRun:
+			if snap.Lanes[e.Lane] == nil {
+				snap.Lanes[e.Lane] = &LaneRecord{ID: e.Lane}
+			}
+			r := *e.Result
+			r.Lane = e.Lane
+			rel := r.RecordsPath
+			r.RecordsPath = filepath.Join(abs, filepath.FromSlash(rel))
+			if problem := checkRecords(r.RecordsPath, e.RecordsSize); problem != "" {
+				snap.Warnings = append(snap.Warnings, fmt.Sprintf("run %d of lane %s is not counted: %s; the next apply redoes it", r.Run, e.Lane, problem))
+				if m := results[e.Lane]; m != nil {
+					delete(m, r.Run)
+				}
+				continue
+			}
+			if results[e.Lane] == nil {
+				results[e.Lane] = map[int]*RunRecord{}
+			}
+			results[e.Lane][r.Run] = &r
+		}
+	}
+	for id, l := range snap.Lanes {
+		m := results[id]
+		l.Completed = l.Completed[:0]
+		l.Results = nil
+		for n := range m {
+			l.Completed = append(l.Completed, n)
+		}
+		sort.Ints(l.Completed)
+		for _, n := range l.Completed {
+			l.Results = append(l.Results, m[n])
+		}
+	}
+	return snap
+}
+
+// checkRecords returns why a run's records file cannot be trusted, or "".
+func checkRecords(path string, size int64) string {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "its records file " + path + " is missing"
+	case err != nil:
+		return err.Error()
+	case fi.Size() != size:
+		return fmt.Sprintf("its records file %s has %d bytes, the journal says %d", path, fi.Size(), size)
+	}
+	return ""
+}
+
+// LoadPlan returns the plan JSON the last apply saved in dir (plan.json), so
+// reports can be made from a state directory alone.
+func LoadPlan(dir string) (json.RawMessage, error) {
+	data, err := os.ReadFile(filepath.Join(dir, PlanFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s: run 'infercrane apply' with this state directory first", dir, PlanFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%s is not valid JSON; re-run 'infercrane apply' to rewrite it", filepath.Join(dir, PlanFile))
+	}
+	return data, nil
+}

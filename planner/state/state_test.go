@@ -1,0 +1,236 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func commit(t *testing.T, s *Store, lane string, run int) {
+	t.Helper()
+	err := s.CommitRun(RunRecord{Lane: lane, Run: run, Summary: json.RawMessage(`{"requests":2}`)}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "{\"index\":0}\n{\"index\":1}\n")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "st")
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartLane("aa11", "scr/m/sh/g", 3, map[string]any{"model_id": "m", "requests": 4}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s, "aa11", 2)
+	commit(t, s, "aa11", 1)
+	if err := s.StartLane("bb22", "scr/m2/sh/g", 1, map[string]any{"model_id": "m2"}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s, "bb22", 1)
+	if err := s.Drop("bb22", "left the spec"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SavePlan([]byte(`{"format_version":"1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Warnings) != 0 {
+		t.Errorf("warnings: %v", snap.Warnings)
+	}
+	if len(snap.Lanes) != 1 {
+		t.Fatalf("lanes: %v", snap.LaneIDs())
+	}
+	l := snap.Lanes["aa11"]
+	if l.Key != "scr/m/sh/g" || l.Runs != 3 || fmt.Sprint(l.Completed) != "[1 2]" || !l.Complete(2) || l.Complete(3) {
+		t.Errorf("lane record: %+v", l)
+	}
+	if l.Inputs["model_id"] != "m" || l.Inputs["requests"] != float64(4) {
+		t.Errorf("inputs: %v", l.Inputs)
+	}
+	r := l.Results[1]
+	if r.Run != 2 || string(r.Summary) != `{"requests":2}` || !filepath.IsAbs(r.RecordsPath) || len(r.RecordsSHA256) != 64 {
+		t.Errorf("result: %+v", r)
+	}
+	if data, err := os.ReadFile(r.RecordsPath); err != nil || strings.Count(string(data), "\n") != 2 {
+		t.Errorf("records file: %q %v", data, err)
+	}
+	if p, err := LoadPlan(dir); err != nil || string(p) != `{"format_version":"1"}` {
+		t.Errorf("plan: %s %v", p, err)
+	}
+}
+
+func TestTornTailIsTruncatedOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.StartLane("aa11", "k", 2, map[string]any{})
+	commit(t, s, "aa11", 1)
+	commit(t, s, "aa11", 2)
+	s.Close()
+	jp := filepath.Join(dir, JournalFile)
+	data, _ := os.ReadFile(jp)
+	// Tear the last entry in half, as a crash during write would.
+	torn := data[:len(data)-40]
+	os.WriteFile(jp, torn, 0o644)
+
+	snap, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(snap.Lanes["aa11"].Completed) != "[1]" || len(snap.Warnings) != 1 || !strings.Contains(snap.Warnings[0], "torn") {
+		t.Fatalf("snapshot of torn journal: %v %v", snap.Lanes["aa11"].Completed, snap.Warnings)
+	}
+	if after, _ := os.ReadFile(jp); len(after) != len(torn) {
+		t.Fatal("Load modified the journal")
+	}
+	s, err = Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "truncated") {
+		t.Errorf("notes: %v", s.Notes)
+	}
+	commit(t, s, "aa11", 2)
+	s.Close()
+	snap, err = Load(dir)
+	if err != nil || fmt.Sprint(snap.Lanes["aa11"].Completed) != "[1 2]" || len(snap.Warnings) != 0 {
+		t.Fatalf("after repair: %v %v %v", snap.Lanes["aa11"].Completed, snap.Warnings, err)
+	}
+}
+
+func TestCorruptMiddleIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir, "test")
+	s.StartLane("aa11", "k", 2, map[string]any{})
+	commit(t, s, "aa11", 1)
+	commit(t, s, "aa11", 2)
+	s.Close()
+	jp := filepath.Join(dir, JournalFile)
+	data, _ := os.ReadFile(jp)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines[1] = strings.Replace(lines[1], `"run":1`, `"run":7`, 1)
+	os.WriteFile(jp, []byte(strings.Join(lines, "")), 0o644)
+	_, err := Load(dir)
+	if !errors.Is(err, ErrJournalCorrupt) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("want ErrJournalCorrupt naming line 2, got %v", err)
+	}
+	if _, err := Open(dir, "test"); !errors.Is(err, ErrJournalCorrupt) {
+		t.Fatalf("Open: want ErrJournalCorrupt, got %v", err)
+	}
+}
+
+func TestMissingRecordsFileIsNotComplete(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir, "test")
+	s.StartLane("aa11", "k", 2, map[string]any{})
+	commit(t, s, "aa11", 1)
+	commit(t, s, "aa11", 2)
+	s.Close()
+	os.Remove(filepath.Join(dir, "runs", "aa11", "1.jsonl"))
+	snap, err := Load(dir)
+	if err != nil || fmt.Sprint(snap.Lanes["aa11"].Completed) != "[2]" || len(snap.Warnings) != 1 {
+		t.Fatalf("%v %v %v", snap.Lanes["aa11"].Completed, snap.Warnings, err)
+	}
+}
+
+func TestSecondOpenFailsFastNamingHolder(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = Open(dir, "apply")
+	var le *LockedError
+	if !errors.As(err, &le) || le.Holder.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("PID %d", os.Getpid())) {
+		t.Fatalf("want LockedError naming PID %d, got %v", os.Getpid(), err)
+	}
+}
+
+// TestLockOfKilledProcessIsTakenOver runs a real process that takes the
+// lock, kills it with SIGKILL and takes the lock over.
+func TestLockOfKilledProcessIsTakenOver(t *testing.T) {
+	if dir := os.Getenv("STATE_TEST_HOLD_LOCK"); dir != "" {
+		if _, err := Open(dir, "holder"); err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Println("LOCKED")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockOfKilledProcessIsTakenOver$")
+	cmd.Env = append(os.Environ(), "STATE_TEST_HOLD_LOCK="+dir)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := io.ReadAtLeast(out, buf, 6)
+	if !strings.Contains(string(buf[:n]), "LOCKED") {
+		cmd.Process.Kill()
+		t.Fatalf("holder said %q", buf[:n])
+	}
+	var le *LockedError
+	if _, err := Open(dir, "second"); !errors.As(err, &le) || le.Holder.PID != cmd.Process.Pid {
+		t.Errorf("while held: %v", err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	s, err := Open(dir, "third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.lock.Stale == nil || s.lock.Stale.PID != cmd.Process.Pid || len(s.Notes) != 1 {
+		t.Fatalf("stale holder not noted: %+v %v", s.lock.Stale, s.Notes)
+	}
+}
+
+// FuzzParseJournal checks that any bytes parse without panicking, that an
+// intact prefix is never longer than the input, and that re-parsing the
+// intact prefix yields the same entries with no problem.
+func FuzzParseJournal(f *testing.F) {
+	e1, _ := encodeEntry(&Entry{Seq: 1, Type: EntryLane, Lane: "a", Key: "k", Runs: 2, Inputs: json.RawMessage(`{}`)})
+	e2, _ := encodeEntry(&Entry{Seq: 2, Type: EntryRun, Lane: "a", Result: &RunRecord{Run: 1, RecordsPath: "runs/a/1.jsonl"}, RecordsSize: 3})
+	f.Add(append(append([]byte{}, e1...), e2...))
+	f.Add(append(append([]byte{}, e1...), e2[:10]...))
+	f.Add([]byte("garbage\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		scan, err := ParseJournal(data)
+		if err != nil {
+			if !errors.Is(err, ErrJournalCorrupt) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if scan.GoodSize > int64(len(data)) {
+			t.Fatalf("good size %d > %d", scan.GoodSize, len(data))
+		}
+		again, err := ParseJournal(data[:scan.GoodSize])
+		if err != nil || again.TailProblem != "" || len(again.Entries) != len(scan.Entries) {
+			t.Fatalf("intact prefix does not re-parse cleanly: %v %q", err, again.TailProblem)
+		}
+	})
+}
