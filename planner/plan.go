@@ -21,16 +21,21 @@ const (
 // Plan is the compiled, reviewable form of a spec. It is plain data: the
 // JSON form (-json, -out) is this struct.
 type Plan struct {
-	FormatVersion     string         `json:"format_version"`
-	InfercraneVersion string         `json:"infercrane_version"`
-	SpecDigest        string         `json:"spec_digest"`
-	PlanDigest        string         `json:"plan_digest"`
-	Variables         map[string]any `json:"variables"`
-	Screens           []*Screen      `json:"screens"`
-	Lanes             []*Lane        `json:"lanes"`
-	Preflight         []Finding      `json:"preflight"`
-	Totals            Totals         `json:"totals"`
-	Graph             Graph          `json:"graph"`
+	FormatVersion     string `json:"format_version"`
+	InfercraneVersion string `json:"infercrane_version"`
+	SpecDigest        string `json:"spec_digest"`
+	// PlanDigest is "sha256:" + hex of the canonical JSON of the plan
+	// without this field (see Marshal).
+	PlanDigest string         `json:"plan_digest,omitempty"`
+	Variables  map[string]any `json:"variables"`
+	Screens    []*Screen      `json:"screens"`
+	Lanes      []*Lane        `json:"lanes"`
+	Preflight  []Finding      `json:"preflight"`
+	Totals     Totals         `json:"totals"`
+	// Assumptions are the estimator's constants per GPU block, so a reviewer
+	// sees what the estimates rest on.
+	Assumptions []Assumption `json:"assumptions"`
+	Graph       Graph        `json:"graph"`
 }
 
 // Screen is the screen-level part of a plan: what the report needs besides lanes.
@@ -51,21 +56,40 @@ type Lane struct {
 	ID string `json:"id"`
 	// Key names the lane's position in the spec ("screen/model/shape/gpu"); a
 	// lane whose Key is in the state under another ID is a rerun.
-	Key            string     `json:"key"`
-	Screen         string     `json:"screen"`
-	Model          string     `json:"model"`
-	Shape          string     `json:"shape"`
-	GPU            string     `json:"gpu"`
-	Runtime        string     `json:"runtime"`
-	Executor       string     `json:"executor"`
-	Deployment     string     `json:"deployment"` // ID shared by lanes on one server
-	Action         Action     `json:"action"`
-	ChangedInputs  []string   `json:"changed_inputs"`
+	Key        string `json:"key"`
+	Screen     string `json:"screen"`
+	Model      string `json:"model"`
+	Shape      string `json:"shape"`
+	GPU        string `json:"gpu"`
+	Runtime    string `json:"runtime"`
+	Executor   string `json:"executor"`
+	Deployment string `json:"deployment"` // ID shared by lanes on one server
+	Action     Action `json:"action"`
+	// Reason says why the lane has its action, in words ("new lane",
+	// "inputs changed", "forced by -replace", "1 of 2 runs done", ...).
+	Reason        string   `json:"reason,omitempty"`
+	ChangedInputs []string `json:"changed_inputs"`
+	// Supersedes is the ID of the lane in the state that a rerun replaces.
+	Supersedes     string     `json:"supersedes,omitempty"`
 	Runs           int        `json:"runs"`
 	RunsDone       int        `json:"runs_done"`
 	RequestsPerRun int        `json:"requests_per_run"`
 	Inputs         LaneInputs `json:"inputs"`
 	Estimate       Estimate   `json:"estimate"`
+	// Notes are lane-specific remarks for the reviewer (pending trace
+	// values, estimates unavailable).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Work reports whether apply has something to do for the lane.
+func (l *Lane) Work() bool { return l.Action == ActionRun || l.Action == ActionRerun }
+
+// RunsToDo is the number of runs apply will make for the lane.
+func (l *Lane) RunsToDo() int {
+	if !l.Work() {
+		return 0
+	}
+	return max(l.Runs-l.RunsDone, 0)
 }
 
 // LaneInputs are everything that affects a lane's results. The executor runs
@@ -100,29 +124,67 @@ type LaneInputs struct {
 	ExecutorType     string         `json:"executor_type"`
 	ExecutorConfig   map[string]any `json:"executor_config,omitempty"`
 	Seed             int64          `json:"seed"`
+	// Pending names trace values the lane's token counts wait for
+	// ("trace.chutes.input_tokens.p50"); empty once the trace is profiled.
+	Pending []string `json:"pending,omitempty"`
 }
 
-// Estimate is a lane's prediction from the roofline model.
+// Estimate is a lane's prediction from the roofline model. The latency and
+// throughput figures describe one run in steady state; WallSeconds,
+// GPUSeconds and CostUSD cover the work this plan will do for the lane
+// (its remaining runs plus its share of its deployment's start-up), so they
+// are zero for unchanged lanes.
 type Estimate struct {
 	perf.Estimate
+	// Available is false when the model's architecture is unknown or the
+	// lane's inputs are pending; the other fields are then zero.
+	Available   bool    `json:"available"`
 	WallSeconds float64 `json:"wall_seconds"`
 	GPUSeconds  float64 `json:"gpu_seconds"`
 	CostUSD     float64 `json:"cost_usd"`
+	// StartupSeconds is the lane's share of its deployment's model load and
+	// server start (included in WallSeconds).
+	StartupSeconds float64 `json:"startup_seconds"`
+}
+
+// Assumption is the set of estimator constants used for one GPU block.
+type Assumption struct {
+	GPU     string `json:"gpu"`      // gpu block name
+	GPUType string `json:"gpu_type"` // catalog name
+	// Count is the GPUs per deployment.
+	Count               int     `json:"count"`
+	MemoryGB            float64 `json:"memory_gb"`
+	BandwidthGBs        float64 `json:"bandwidth_gbs"`
+	BF16TFLOPS          float64 `json:"bf16_tflops"`
+	PricePerSecond      float64 `json:"price_per_second"`
+	PrefillMFU          float64 `json:"prefill_mfu"`
+	DecodeEfficiency    float64 `json:"decode_efficiency"`
+	StepOverheadMs      float64 `json:"step_overhead_ms"`
+	RequestOverheadMs   float64 `json:"request_overhead_ms"`
+	LoadBandwidthGBs    float64 `json:"load_bandwidth_gbs"`
+	ServerStartSeconds  float64 `json:"server_start_seconds"`
+	ActivationReserveGB float64 `json:"activation_reserve_gb"`
+	// Overridden lists the fields the spec set (the rest are catalog defaults).
+	Overridden []string `json:"overridden,omitempty"`
 }
 
 // Severity of a preflight finding.
 type Severity string
 
-// Finding severities: errors block apply, warnings do not.
+// Finding severities: errors block apply, warnings and notes do not.
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
+	SeverityNote    Severity = "note"
 )
 
-// Finding is one preflight result.
+// Finding is one preflight result. Lane is set for lane findings, Screen for
+// screen-wide ones; spec-wide findings (a model without a revision) have
+// neither.
 type Finding struct {
 	Severity Severity `json:"severity"`
 	Lane     string   `json:"lane,omitempty"`
+	Screen   string   `json:"screen,omitempty"`
 	Summary  string   `json:"summary"`
 	Detail   string   `json:"detail"`
 }
@@ -131,10 +193,14 @@ type Finding struct {
 type Totals struct {
 	LanesToRun int     `json:"lanes_to_run"`
 	Unchanged  int     `json:"unchanged"`
+	Dropped    int     `json:"dropped"`
 	Runs       int     `json:"runs"`
 	Requests   int     `json:"requests"`
 	GPUSeconds float64 `json:"gpu_seconds"`
 	CostUSD    float64 `json:"cost_usd"`
+	// WithoutEstimate counts lanes to run whose cost is unknown (pending
+	// trace values or an unknown model), so the totals are a lower bound.
+	WithoutEstimate int `json:"without_estimate,omitempty"`
 }
 
 // NodeKind is the kind of a DAG node.
@@ -166,7 +232,12 @@ type Node struct {
 	Lane       string   `json:"lane,omitempty"`
 	Deployment string   `json:"deployment,omitempty"`
 	Screen     string   `json:"screen,omitempty"`
+	Trace      string   `json:"trace,omitempty"`
 	Run        int      `json:"run,omitempty"`
+	// Always marks nodes that run even when their dependencies failed
+	// (teardown): the runner starts them once every dependency has ended,
+	// whatever the outcome.
+	Always bool `json:"always,omitempty"`
 }
 
 // Edge says From must finish before To starts.

@@ -1,0 +1,255 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// Options tune Build.
+type Options struct {
+	// Replace lists lane IDs (or unique ID prefixes, or lane keys) to rerun
+	// even when the state has them complete (-replace).
+	Replace []string
+	// Version is the infercrane version stamped into the plan.
+	Version string
+	// Variables overrides the plan's record of variable values; nil takes
+	// them from the Config. Sensitive variables are always redacted.
+	Variables map[string]any
+}
+
+// lanePlan is a lane together with what Build resolved for it.
+type lanePlan struct {
+	*Lane
+	blocks  laneBlocks
+	arch    perf.ModelArch
+	missing []string // architecture attributes nobody gave
+	hw      perf.Hardware
+	hwOK    bool
+}
+
+// Build compiles cfg into a Plan. snap is the state directory's content
+// (nil or empty: nothing has run yet). Problems of the spec itself (a screen
+// naming an undeclared block, an unknown -replace target) are returned as
+// diagnostics; problems a run would hit (context overflow, memory) are
+// preflight findings in the plan. The returned plan is never nil.
+func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Diagnostics) {
+	if snap == nil {
+		snap = &state.Snapshot{}
+	}
+	p := &Plan{
+		FormatVersion:     FormatVersion,
+		InfercraneVersion: opts.Version,
+		SpecDigest:        SpecDigest(cfg),
+		Variables:         variables(cfg, opts.Variables),
+		Screens:           []*Screen{},
+		Lanes:             []*Lane{},
+		Preflight:         []Finding{},
+		Assumptions:       []Assumption{},
+		Graph:             Graph{Nodes: []Node{}, Edges: []Edge{}},
+	}
+	lanes, diags := expand(cfg, p)
+	assignIDs(lanes)
+
+	replaced, rdiags := resolveReplace(lanes, opts.Replace)
+	diags = append(diags, rdiags...)
+	drops := applyState(lanes, snap, replaced)
+
+	var f findings
+	preflight(cfg, p.Screens, lanes, &f)
+	estimate(lanes)
+
+	for _, l := range lanes {
+		p.Lanes = append(p.Lanes, l.Lane)
+	}
+	p.Lanes = append(p.Lanes, drops...)
+	p.Preflight = f.sorted()
+	p.Totals = totals(p, "")
+	for _, s := range p.Screens {
+		s.Totals = totals(p, s.Name)
+	}
+	p.Assumptions = assumptions(cfg, lanes)
+	p.Graph = buildGraph(p)
+	if d, err := Digest(p); err == nil {
+		p.PlanDigest = d
+	}
+	return p, diags
+}
+
+// HasErrors reports whether a preflight finding blocks apply.
+func (p *Plan) HasErrors() bool {
+	for _, f := range p.Preflight {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// HasWork reports whether apply has a lane to run.
+func (p *Plan) HasWork() bool { return p.Totals.LanesToRun > 0 }
+
+// Lane returns the lane with the given ID, or nil.
+func (p *Plan) Lane(id string) *Lane {
+	for _, l := range p.Lanes {
+		if l.ID == id {
+			return l
+		}
+	}
+	return nil
+}
+
+// expand makes one lane per (screen, model, shape, gpu), sorted by key.
+func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	var lanes []*lanePlan
+	for _, sname := range sortedKeys(cfg.Screens) {
+		s := cfg.Screens[sname]
+		if s == nil {
+			continue
+		}
+		p.Screens = append(p.Screens, &Screen{
+			Name: sname, Baseline: s.Baseline, Gates: nonNil(s.Gates),
+			SelectionBoundary: s.SelectionBoundary, Seed: s.Seed, Runs: s.Runs,
+		})
+		b := laneBlocks{screen: s}
+		var ok bool
+		if s.Runtime != "" {
+			if b.runtime, ok = cfg.Runtimes[s.Runtime]; !ok || b.runtime == nil {
+				diags = append(diags, undeclared(s, "runtime", s.Runtime))
+				continue
+			}
+		}
+		b.execName = s.Executor
+		if b.execName == "" {
+			b.execName = defaultExecutor
+		}
+		if b.executor, ok = cfg.Executors[b.execName]; (!ok || b.executor == nil) && s.Executor != "" {
+			diags = append(diags, undeclared(s, "executor", s.Executor))
+			continue
+		}
+		seen := map[string]bool{}
+		for _, mname := range s.Models {
+			for _, shname := range s.Shapes {
+				for _, gname := range s.GPUs {
+					key := sname + "/" + mname + "/" + shname + "/" + gname
+					if seen[key] {
+						continue // a block listed twice is planned once
+					}
+					seen[key] = true
+					lb := b
+					lb.model, lb.shape, lb.gpu = cfg.Models[mname], cfg.Shapes[shname], cfg.GPUs[gname]
+					if lb.model == nil || lb.shape == nil || lb.gpu == nil {
+						continue // reported once below
+					}
+					lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb))
+				}
+			}
+		}
+		diags = append(diags, checkRefs(cfg, s)...)
+	}
+	sort.Slice(lanes, func(i, j int) bool { return lanes[i].Key < lanes[j].Key })
+	return lanes, diags
+}
+
+// newLane resolves one lane's inputs, model architecture and hardware.
+func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
+	in := laneInputs(b)
+	runtimeName := ""
+	if b.runtime != nil {
+		runtimeName = b.screen.Runtime
+	}
+	l := &lanePlan{
+		Lane: &Lane{
+			Key: key, Screen: screen, Model: model, Shape: shape, GPU: gpu,
+			Runtime: runtimeName, Executor: b.execName,
+			Runs: b.screen.Runs, RequestsPerRun: in.Requests,
+			Inputs: in, ChangedInputs: []string{},
+		},
+		blocks: b,
+	}
+	l.Deployment = DeploymentID(in)
+	l.arch, l.missing = ModelArch(b.model)
+	l.hw, l.hwOK = hardware(b.gpu, in)
+	return l
+}
+
+// assignIDs sets every lane's ID from its inputs. Lanes of different
+// screens with identical inputs would collide; those take a hash of their
+// inputs and key instead, which depends only on the set of colliding lanes.
+func assignIDs(lanes []*lanePlan) {
+	byID := map[string][]*lanePlan{}
+	for _, l := range lanes {
+		l.ID = LaneID(l.Inputs)
+		byID[l.ID] = append(byID[l.ID], l)
+	}
+	for _, group := range byID {
+		if len(group) < 2 {
+			continue
+		}
+		for _, l := range group {
+			l.ID = shortHash(struct {
+				Inputs LaneInputs `json:"inputs"`
+				Key    string     `json:"key"`
+			}{l.Inputs, l.Key})
+		}
+	}
+}
+
+// checkRefs reports the blocks a screen names that are not declared.
+func checkRefs(cfg *lang.Config, s *lang.Screen) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, m := range s.Models {
+		if cfg.Models[m] == nil {
+			diags = append(diags, undeclared(s, "model", m))
+		}
+	}
+	for _, sh := range s.Shapes {
+		if cfg.Shapes[sh] == nil {
+			diags = append(diags, undeclared(s, "shape", sh))
+		}
+	}
+	for _, g := range s.GPUs {
+		if cfg.GPUs[g] == nil {
+			diags = append(diags, undeclared(s, "gpu", g))
+		}
+	}
+	return diags
+}
+
+func undeclared(s *lang.Screen, kind, name string) *hcl.Diagnostic {
+	r := s.DeclRange
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("Screen %q refers to an undeclared %s", s.Name, kind),
+		Detail:   fmt.Sprintf("There is no %s block named %q; declare it or fix the reference in screen %q.", kind, name, s.Name),
+		Subject:  &r,
+	}
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// nonNil returns s, or an empty slice for nil, so JSON shows [] not null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return append([]string{}, s...)
+}
+
+// defaultExecutor is the executor of a screen that names none: the
+// spec's executor block of that name, else the built-in simulated engine
+// (lang.DefaultExecutorName).
+const defaultExecutor = "sim"

@@ -1,0 +1,250 @@
+package planner
+
+import (
+	"math"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// lookupGPU finds a GPU type in the perf catalog.
+func lookupGPU(t string) (perf.GPU, bool) { return perf.LookupGPU(t) }
+
+// ModelArch returns the architecture the estimator uses for m: the built-in
+// catalog entry for m.ID with the model block's overrides applied. It
+// reports false with the missing attribute names when neither source gives
+// the parameters, layers, KV heads and head dimension.
+func ModelArch(m *lang.Model) (perf.ModelArch, []string) {
+	a, _ := perf.LookupModel(m.ID)
+	a.ID = m.ID
+	if m.Params > 0 {
+		a.Params = m.Params
+	}
+	if m.Layers > 0 {
+		a.Layers = m.Layers
+	}
+	if m.Hidden > 0 {
+		a.Hidden = m.Hidden
+	}
+	if m.Heads > 0 {
+		a.Heads = m.Heads
+	}
+	if m.KVHeads > 0 {
+		a.KVHeads = m.KVHeads
+	}
+	if m.HeadDim > 0 {
+		a.HeadDim = m.HeadDim
+	}
+	if a.KVHeads == 0 {
+		a.KVHeads = a.Heads
+	}
+	if a.HeadDim == 0 && a.Heads > 0 && a.Hidden > 0 {
+		a.HeadDim = a.Hidden / a.Heads
+	}
+	var missing []string
+	if a.Params <= 0 {
+		missing = append(missing, "params")
+	}
+	if a.Layers <= 0 {
+		missing = append(missing, "layers")
+	}
+	if a.KVHeads <= 0 {
+		missing = append(missing, "kv_heads (or heads)")
+	}
+	if a.HeadDim <= 0 {
+		missing = append(missing, "head_dim (or hidden and heads)")
+	}
+	return a, missing
+}
+
+// bytesPerElem is the weight and KV-cache element size of a runtime dtype.
+func bytesPerElem(dtype string) int {
+	switch strings.ToLower(strings.TrimSpace(dtype)) {
+	case "float32", "fp32", "float":
+		return 4
+	case "fp8", "float8", "int8":
+		return 1
+	default: // auto, bfloat16, float16, half
+		return 2
+	}
+}
+
+// hardware builds the perf model's view of a lane's deployment, applying
+// the GPU block's overrides and the runtime's memory utilisation. It
+// returns false when the GPU type is not in the catalog.
+func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
+	cat, ok := lookupGPU(g.Type)
+	if !ok {
+		return perf.Hardware{}, false
+	}
+	a := perf.DefaultAssumptions(cat)
+	if g.PrefillMFU != nil {
+		a.PrefillMFU = *g.PrefillMFU
+	}
+	if g.DecodeEfficiency != nil {
+		a.DecodeEfficiency = *g.DecodeEfficiency
+	}
+	if g.PricePerSecond != nil {
+		cat.PricePerSecond = *g.PricePerSecond
+	}
+	a.GPUMemoryUtilization = in.GPUMemoryUtil
+	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: bytesPerElem(in.RuntimeDtype), Assume: a}, true
+}
+
+// assumption describes the constants used for one GPU block.
+func assumption(g *lang.GPU) (Assumption, bool) {
+	h, ok := hardware(g, LaneInputs{GPUCount: max(g.Count, 1), GPUMemoryUtil: defaultGPUMemoryUtilization})
+	if !ok {
+		return Assumption{}, false
+	}
+	a := Assumption{
+		GPU: g.Name, GPUType: h.GPU.Name, Count: h.Count,
+		MemoryGB: h.GPU.MemoryGB, BandwidthGBs: h.GPU.BandwidthGBs, BF16TFLOPS: h.GPU.BF16TFLOPS,
+		PricePerSecond:      h.GPU.PricePerSecond,
+		PrefillMFU:          h.Assume.PrefillMFU,
+		DecodeEfficiency:    h.Assume.DecodeEfficiency,
+		StepOverheadMs:      h.Assume.StepOverheadMs,
+		RequestOverheadMs:   h.Assume.RequestOverheadMs,
+		LoadBandwidthGBs:    h.Assume.LoadBandwidthGBs,
+		ServerStartSeconds:  h.Assume.ServerStartSeconds,
+		ActivationReserveGB: h.Assume.ActivationReserveGB,
+	}
+	if g.PrefillMFU != nil {
+		a.Overridden = append(a.Overridden, "prefill_mfu")
+	}
+	if g.DecodeEfficiency != nil {
+		a.Overridden = append(a.Overridden, "decode_efficiency")
+	}
+	if g.PricePerSecond != nil {
+		a.Overridden = append(a.Overridden, "price_per_second")
+	}
+	return a, true
+}
+
+// billed reports whether an executor type spends GPU time that costs
+// money; the simulated engine does not.
+func billed(executorType string) bool { return executorType != "sim" }
+
+// deploys reports whether an executor type starts a server (and so pays
+// for model load and start-up); the endpoint executor uses a running one.
+func deploys(executorType string) bool { return executorType != "endpoint" }
+
+// estimateRun predicts one run of a lane (steady-state metrics and the
+// duration of one run including warmup requests).
+func estimateRun(arch perf.ModelArch, h perf.Hardware, in LaneInputs) perf.Estimate {
+	w := perf.Workload{
+		InputTokens:  in.InputTokens,
+		OutputTokens: in.OutputTokens,
+		Concurrency:  in.Concurrency,
+		RequestRate:  in.RequestRate,
+		Requests:     in.Requests + in.Warmup,
+	}
+	return perf.EstimateWorkload(arch, h, w)
+}
+
+// round rounds x to d decimal places, so plans are byte-identical across
+// platforms whose floating-point results differ in the last bits.
+func round(x float64, d int) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	p := math.Pow10(d)
+	return math.Round(x*p) / p
+}
+
+// roundEstimate rounds every figure of e for display and hashing.
+func roundEstimate(e Estimate) Estimate {
+	e.TTFTMs = round(e.TTFTMs, 3)
+	e.TPOTMs = round(e.TPOTMs, 3)
+	e.LatencyMs = round(e.LatencyMs, 3)
+	e.OutputTokenThroughput = round(e.OutputTokenThroughput, 3)
+	e.RequestThroughput = round(e.RequestThroughput, 4)
+	e.RunSeconds = round(e.RunSeconds, 3)
+	e.WallSeconds = round(e.WallSeconds, 3)
+	e.GPUSeconds = round(e.GPUSeconds, 3)
+	e.StartupSeconds = round(e.StartupSeconds, 3)
+	e.CostUSD = round(e.CostUSD, 6)
+	return e
+}
+
+// estimate fills every lane's Estimate. A deployment's start-up (model load
+// and server start) is shared equally by its lanes that have work.
+func estimate(lanes []*lanePlan) {
+	working := map[string]int{}
+	for _, l := range lanes {
+		if l.Work() && l.RunsToDo() > 0 {
+			working[l.Deployment]++
+		}
+	}
+	for _, l := range lanes {
+		e := Estimate{}
+		switch {
+		case len(l.Inputs.Pending) > 0:
+			// noted by preflight
+		case len(l.missing) > 0:
+			l.Notes = append(l.Notes, "estimate unavailable: model architecture unknown ("+strings.Join(l.missing, ", ")+")")
+		case !l.hwOK:
+			l.Notes = append(l.Notes, "estimate unavailable: GPU type unknown")
+		default:
+			e.Estimate = estimateRun(l.arch, l.hw, l.Inputs)
+			e.Available = true
+			if n := l.RunsToDo(); n > 0 {
+				if deploys(l.Inputs.ExecutorType) {
+					e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
+				}
+				e.WallSeconds = e.StartupSeconds + float64(n)*e.RunSeconds
+				if billed(l.Inputs.ExecutorType) {
+					e.GPUSeconds = e.WallSeconds * float64(l.hw.Count)
+					e.CostUSD = e.GPUSeconds * l.hw.GPU.PricePerSecond
+				}
+			}
+		}
+		l.Estimate = roundEstimate(e)
+	}
+}
+
+// totals sums the lanes of one screen ("" for the whole plan).
+func totals(p *Plan, screen string) Totals {
+	var t Totals
+	for _, l := range p.Lanes {
+		if screen != "" && l.Screen != screen {
+			continue
+		}
+		switch l.Action {
+		case ActionNoop:
+			t.Unchanged++
+		case ActionDrop:
+			t.Dropped++
+		}
+		if !l.Work() {
+			continue
+		}
+		t.LanesToRun++
+		t.Runs += l.RunsToDo()
+		t.Requests += l.RunsToDo() * l.RequestsPerRun
+		t.GPUSeconds += l.Estimate.GPUSeconds
+		t.CostUSD += l.Estimate.CostUSD
+		if !l.Estimate.Available {
+			t.WithoutEstimate++
+		}
+	}
+	t.GPUSeconds = round(t.GPUSeconds, 3)
+	t.CostUSD = round(t.CostUSD, 6)
+	return t
+}
+
+// assumptions lists the estimator constants of every GPU block a lane uses.
+func assumptions(cfg *lang.Config, lanes []*lanePlan) []Assumption {
+	used := map[string]bool{}
+	for _, l := range lanes {
+		used[l.GPU] = true
+	}
+	out := []Assumption{}
+	for _, name := range sortedKeys(used) {
+		if a, ok := assumption(cfg.GPUs[name]); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// resolveReplace maps -replace targets (lane IDs, unique ID prefixes of at
+// least 4 digits, or lane keys) to lane IDs.
+func resolveReplace(lanes []*lanePlan, targets []string) (map[string]bool, hcl.Diagnostics) {
+	out := map[string]bool{}
+	var diags hcl.Diagnostics
+	for _, t := range targets {
+		t = strings.TrimSpace(t)
+		var match []string
+		for _, l := range lanes {
+			if l.ID == t || l.Key == t || (len(t) >= 4 && strings.HasPrefix(l.ID, t)) {
+				match = append(match, l.ID)
+			}
+		}
+		switch {
+		case len(match) == 1:
+			out[match[0]] = true
+		case len(match) == 0:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("-replace=%s matches no lane", t),
+				Detail:   "Give a lane ID (or a unique prefix of at least 4 digits) or a lane key screen/model/shape/gpu as shown by 'infercrane plan'.",
+			})
+		default:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("-replace=%s matches %d lanes", t, len(match)),
+				Detail:   "Give more digits of the lane ID: it matches " + strings.Join(match, ", ") + ".",
+			})
+		}
+	}
+	return out, diags
+}
+
+// applyState sets each lane's action from the state and returns the lanes
+// the state has but the spec no longer makes, as drop lanes.
+func applyState(lanes []*lanePlan, snap *state.Snapshot, replace map[string]bool) []*Lane {
+	current := make(map[string]bool, len(lanes))
+	for _, l := range lanes {
+		current[l.ID] = true
+	}
+	// Records that no current lane has by ID, by key, for reruns.
+	byKey := map[string]*state.LaneRecord{}
+	for _, id := range sortedKeys(snap.Lanes) {
+		rec := snap.Lanes[id]
+		if rec == nil || current[id] {
+			continue
+		}
+		if old := byKey[rec.Key]; old == nil || completed(rec, rec.Runs) > completed(old, old.Runs) {
+			byKey[rec.Key] = rec
+		}
+	}
+	superseded := map[string]bool{}
+	for _, l := range lanes {
+		rec := snap.Lanes[l.ID]
+		switch {
+		case replace[l.ID]:
+			l.Action, l.Reason = ActionRerun, "forced by -replace"
+			if rec != nil {
+				l.Supersedes = l.ID
+			} else if old := byKey[l.Key]; old != nil {
+				l.Supersedes = old.ID
+				superseded[old.ID] = true
+			}
+		case rec != nil:
+			done := completed(rec, l.Runs)
+			switch {
+			case done >= l.Runs:
+				l.Action, l.RunsDone = ActionNoop, done
+				l.Reason = fmt.Sprintf("complete in the state (%d of %d runs)", done, l.Runs)
+			case done > 0:
+				l.Action, l.RunsDone = ActionRun, done
+				l.Reason = fmt.Sprintf("%d of %d runs done; the rest run", done, l.Runs)
+			default:
+				l.Action, l.Reason = ActionRun, "no completed run in the state"
+			}
+		case byKey[l.Key] != nil:
+			old := byKey[l.Key]
+			superseded[old.ID] = true
+			l.Action, l.Supersedes = ActionRerun, old.ID
+			l.ChangedInputs = changedInputs(old.Inputs, l.Inputs)
+			if len(l.ChangedInputs) == 0 {
+				l.Reason = "inputs changed since lane " + old.ID
+			} else {
+				l.Reason = "inputs changed: " + strings.Join(l.ChangedInputs, ", ")
+			}
+		default:
+			l.Action, l.Reason = ActionRun, "new lane"
+		}
+	}
+	var drops []*Lane
+	for _, id := range sortedKeys(snap.Lanes) {
+		rec := snap.Lanes[id]
+		if rec == nil || current[id] || superseded[id] {
+			continue
+		}
+		drops = append(drops, dropLane(rec))
+	}
+	sort.SliceStable(drops, func(i, j int) bool { return drops[i].Key < drops[j].Key })
+	return drops
+}
+
+// completed counts the distinct completed runs of rec within 1..runs.
+func completed(rec *state.LaneRecord, runs int) int {
+	seen := map[int]bool{}
+	for _, n := range rec.Completed {
+		if n >= 1 && n <= runs {
+			seen[n] = true
+		}
+	}
+	return len(seen)
+}
+
+// dropLane describes a state lane that is no longer in the spec.
+func dropLane(rec *state.LaneRecord) *Lane {
+	l := &Lane{
+		ID: rec.ID, Key: rec.Key, Action: ActionDrop,
+		Reason:        "in the state but no longer in the spec",
+		ChangedInputs: []string{}, Runs: rec.Runs, RunsDone: len(rec.Completed),
+	}
+	parts := strings.SplitN(rec.Key, "/", 4)
+	for i, dst := range []*string{&l.Screen, &l.Model, &l.Shape, &l.GPU} {
+		if i < len(parts) {
+			*dst = parts[i]
+		}
+	}
+	if rec.Inputs != nil {
+		if b, err := json.Marshal(rec.Inputs); err == nil {
+			_ = json.Unmarshal(b, &l.Inputs) // best effort: shown, not used
+		}
+	}
+	if l.Inputs.RuntimeArgs == nil {
+		l.Inputs.RuntimeArgs = []string{}
+	}
+	l.RequestsPerRun = l.Inputs.Requests
+	l.Deployment = DeploymentID(l.Inputs)
+	return l
+}
+
+// InputsMap is a lane's inputs as the flat JSON object the state records.
+func InputsMap(in LaneInputs) map[string]any {
+	b, _ := json.Marshal(in)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// changedInputs names the inputs (JSON names) whose values differ between a
+// recorded inputs object and the current inputs, sorted.
+func changedInputs(old map[string]any, cur LaneInputs) []string {
+	now := InputsMap(cur)
+	names := map[string]bool{}
+	for k := range old {
+		names[k] = true
+	}
+	for k := range now {
+		names[k] = true
+	}
+	out := []string{}
+	for _, k := range sortedKeys(names) {
+		if !reflect.DeepEqual(old[k], now[k]) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ChangedInputs names the inputs that differ between two lanes' inputs
+// (JSON names, sorted).
+func ChangedInputs(old, cur LaneInputs) []string { return changedInputs(InputsMap(old), cur) }

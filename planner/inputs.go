@@ -1,0 +1,197 @@
+package planner
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Redacted replaces secret values in plans.
+const Redacted = "(sensitive)"
+
+// defaultGPUMemoryUtilization is vLLM's default --gpu-memory-utilization.
+const defaultGPUMemoryUtilization = 0.9
+
+// laneBlocks are the blocks one lane is made of.
+type laneBlocks struct {
+	screen   *lang.Screen
+	model    *lang.Model
+	shape    *lang.Shape
+	gpu      *lang.GPU
+	runtime  *lang.Runtime // nil: none named
+	executor *lang.Executor
+	execName string
+}
+
+// laneInputs computes the canonical inputs of a lane.
+func laneInputs(b laneBlocks) LaneInputs {
+	m, s, g := b.model, b.shape, b.gpu
+	in := LaneInputs{
+		ModelID:          m.ID,
+		Revision:         m.Revision,
+		MaxContext:       m.MaxContext,
+		InputTokens:      s.InputTokens,
+		OutputTokens:     s.OutputTokens,
+		TemplateHeadroom: s.TemplateHeadroom,
+		Concurrency:      s.Concurrency,
+		RequestRate:      s.RequestRate,
+		Requests:         s.Requests,
+		Warmup:           s.Warmup,
+		Streaming:        s.Streaming,
+		API:              s.API,
+		SLOTTFTMs:        s.SLO.TTFTMs,
+		SLOTPOTMs:        s.SLO.TPOTMs,
+		SLOLatencyMs:     s.SLO.LatencyMs,
+		GPUType:          canonicalGPUType(g.Type),
+		GPUCount:         max(g.Count, 1),
+		RuntimeArgs:      []string{},
+		Seed:             b.screen.Seed,
+		GPUMemoryUtil:    defaultGPUMemoryUtilization,
+	}
+	if in.API == "" {
+		in.API = "chat"
+	}
+	if s.RequestRate > 0 {
+		in.Arrival = s.Arrival
+		if in.Arrival == "" {
+			in.Arrival = "poisson"
+		}
+		if in.Arrival == "gamma" {
+			in.Burstiness = s.Burstiness
+		}
+	}
+	if len(s.Pending) > 0 {
+		in.Pending = append([]string(nil), s.Pending...)
+		sort.Strings(in.Pending)
+		in.Pending = compactStrings(in.Pending)
+	}
+	if r := b.runtime; r != nil {
+		in.RuntimeEngine = r.Engine
+		in.RuntimeVersion = r.Version
+		in.RuntimeDtype = r.Dtype
+		if r.Args != nil {
+			in.RuntimeArgs = append([]string{}, r.Args...)
+		}
+		if r.GPUMemoryUtilization > 0 {
+			in.GPUMemoryUtil = r.GPUMemoryUtilization
+		}
+		in.MaxNumSeqs = r.MaxNumSeqs
+		in.MaxBatchedTokens = r.MaxNumBatchedTokens
+	}
+	if b.executor != nil {
+		in.ExecutorType = b.executor.Type
+		in.ExecutorConfig = executorConfig(b.executor.Attrs)
+	} else {
+		in.ExecutorType = "sim"
+	}
+	return in
+}
+
+// canonicalGPUType spells a GPU type as the catalog does, so "l40s" and
+// "L40S" make the same lane.
+func canonicalGPUType(t string) string {
+	if g, ok := lookupGPU(t); ok {
+		return g.Name
+	}
+	return strings.TrimSpace(t)
+}
+
+// secretName matches attribute names whose values must never be printed.
+var secretName = regexp.MustCompile(`(?i)(api_?key|token|secret|password|passwd|credential|auth)`)
+
+// executorConfig converts an executor block's attributes to plain JSON
+// values, redacting sensitive ones: values marked sensitive by the spec
+// language and attributes named like secrets (api_key, token, ...), except
+// those that only name an environment variable (api_key_env).
+func executorConfig(attrs map[string]cty.Value) map[string]any {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(attrs))
+	for name, v := range attrs {
+		out[name] = ctyToAny(name, v)
+	}
+	return out
+}
+
+// ctyToAny converts v to a JSON-like Go value; unknown values become
+// "(known after apply)" and sensitive ones Redacted.
+func ctyToAny(name string, v cty.Value) any {
+	if v.IsMarked() || (secretName.MatchString(name) && !strings.HasSuffix(strings.ToLower(name), "_env")) {
+		return Redacted
+	}
+	if !v.IsWhollyKnown() {
+		return "(known after apply)"
+	}
+	if v.IsNull() {
+		return nil
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return v.GoString()
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		return string(b)
+	}
+	return x
+}
+
+// variables returns the plan's view of the spec's variables, with
+// sensitive values redacted.
+func variables(cfg *lang.Config, override map[string]any) map[string]any {
+	out := map[string]any{}
+	for name, v := range cfg.Variables {
+		if v == nil {
+			continue
+		}
+		if v.Sensitive {
+			out[name] = Redacted
+			continue
+		}
+		out[name] = ctyToAny(name, v.Value)
+	}
+	for name, v := range override {
+		if cv := cfg.Variables[name]; cv != nil && cv.Sensitive {
+			continue
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// maxModelLen returns the --max-model-len value in runtime args, or 0.
+func maxModelLen(args []string) int {
+	for i, a := range args {
+		var v string
+		switch {
+		case a == "--max-model-len" && i+1 < len(args):
+			v = args[i+1]
+		case strings.HasPrefix(a, "--max-model-len="):
+			v = strings.TrimPrefix(a, "--max-model-len=")
+		default:
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// compactStrings removes adjacent duplicates of a sorted slice.
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

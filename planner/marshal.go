@@ -1,0 +1,93 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// encode writes v as compact JSON without HTML escaping. encoding/json
+// writes struct fields in declaration order and map keys sorted, so equal
+// values give equal bytes.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Digest is the plan digest: "sha256:" + the hex SHA-256 of the compact
+// canonical JSON of p with plan_digest left out.
+func Digest(p *Plan) (string, error) {
+	c := *p
+	c.PlanDigest = ""
+	b, err := encode(&c)
+	if err != nil {
+		return "", err
+	}
+	return digestBytes(b), nil
+}
+
+// Marshal returns the canonical JSON of p (two-space indented, ending in a
+// newline) with plan_digest recomputed, so two plans of the same spec,
+// variables and state are byte-identical.
+func Marshal(p *Plan) ([]byte, error) {
+	d, err := Digest(p)
+	if err != nil {
+		return nil, err
+	}
+	c := *p
+	c.PlanDigest = d
+	b, err := encode(&c)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// Unmarshal parses plan JSON written by Marshal. Unknown fields and
+// trailing data are rejected, and a plan whose plan_digest does not match
+// its content is refused, so a hand-edited plan cannot be applied.
+func Unmarshal(b []byte) (*Plan, error) {
+	var p Plan
+	if err := decodeStrict(b, &p); err != nil {
+		return nil, fmt.Errorf("not an infercrane plan: %w", err)
+	}
+	if p.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("plan format_version %q is not supported (this infercrane writes %q); re-run 'infercrane plan'", p.FormatVersion, FormatVersion)
+	}
+	d, err := Digest(&p)
+	if err != nil {
+		return nil, err
+	}
+	if p.PlanDigest != d {
+		return nil, fmt.Errorf("plan_digest %s does not match the plan's content (%s): the plan was edited after it was made; re-run 'infercrane plan'", p.PlanDigest, d)
+	}
+	return &p, nil
+}
+
+// decodeStrict decodes one JSON value into v, rejecting unknown fields and
+// trailing data.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); err == nil {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}

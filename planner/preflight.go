@@ -1,0 +1,263 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// MinDecisionRuns is the fewest runs per lane whose variation can be judged;
+// fewer is a "not decision grade" warning.
+const MinDecisionRuns = 5
+
+// chatTemplateMinTokens is the fewest tokens a chat template adds to a
+// single user message (role markers and the assistant prefix); a chat lane
+// without template_headroom overflows when input + output leave less room.
+const chatTemplateMinTokens = 8
+
+// findings collects preflight results.
+type findings []Finding
+
+func (f *findings) add(sev Severity, lane, screen, summary, detail string) {
+	*f = append(*f, Finding{Severity: sev, Lane: lane, Screen: screen, Summary: summary, Detail: detail})
+}
+
+// sorted orders findings by severity, then screen, lane and summary, and
+// never returns nil.
+func (f findings) sorted() []Finding {
+	rank := map[Severity]int{SeverityError: 0, SeverityWarning: 1, SeverityNote: 2}
+	out := append([]Finding{}, f...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if rank[a.Severity] != rank[b.Severity] {
+			return rank[a.Severity] < rank[b.Severity]
+		}
+		if a.Screen != b.Screen {
+			return a.Screen < b.Screen
+		}
+		if a.Lane != b.Lane {
+			return a.Lane < b.Lane
+		}
+		return a.Summary < b.Summary
+	})
+	return out
+}
+
+// preflight checks everything knowable before any GPU time is spent.
+func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findings) {
+	for _, s := range screens {
+		screenChecks(cfg, s, f)
+	}
+	models, runtimes, gpus := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	pending := map[string][]string{} // trace -> lane keys
+	for _, l := range lanes {
+		if !models[l.Model] {
+			models[l.Model] = true
+			modelChecks(l, f)
+		}
+		if l.Runtime != "" && !runtimes[l.Runtime] {
+			runtimes[l.Runtime] = true
+			if l.Inputs.RuntimeVersion == "" && l.Inputs.ExecutorType != "sim" {
+				f.add(SeverityWarning, "", "", fmt.Sprintf("runtime %q has no pinned version", l.Runtime),
+					fmt.Sprintf("Without version, results depend on whatever %s release the executor installs. Set version = \"X.Y.Z\" in runtime %q.", orDefault(l.Inputs.RuntimeEngine, "the engine"), l.Runtime))
+			}
+		}
+		if !gpus[l.GPU] {
+			gpus[l.GPU] = true
+			if !l.hwOK {
+				f.add(SeverityError, "", "", fmt.Sprintf("gpu %q has unknown type %q", l.GPU, l.blocks.gpu.Type),
+					"Use a catalog type: "+strings.Join(perf.GPUNames(), ", ")+".")
+			}
+		}
+		if len(l.Inputs.Pending) > 0 {
+			for _, t := range pendingTraces(l.Inputs.Pending) {
+				pending[t] = append(pending[t], l.Key)
+			}
+			l.Notes = append(l.Notes, "token counts unknown until "+strings.Join(pendingTraces(l.Inputs.Pending), ", ")+" is profiled: "+strings.Join(l.Inputs.Pending, ", "))
+			continue
+		}
+		laneChecks(l, f)
+	}
+	for _, t := range sortedKeys(pending) {
+		f.add(SeverityNote, "", "", fmt.Sprintf("%d lanes wait for trace %q to be profiled", len(pending[t]), t),
+			fmt.Sprintf("Their token counts, context checks and estimates are unknown until the trace is profiled (apply profiles it first; pin the result with profile and digest in trace %q to plan with known values).", t))
+	}
+}
+
+// pendingTraces returns the trace names in pending references
+// ("trace.NAME.field..."), sorted and unique.
+func pendingTraces(pending []string) []string {
+	set := map[string]bool{}
+	for _, p := range pending {
+		parts := strings.SplitN(p, ".", 3)
+		if len(parts) >= 2 && parts[0] == "trace" {
+			set[parts[1]] = true
+		} else {
+			set[p] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+func screenChecks(cfg *lang.Config, s *Screen, f *findings) {
+	switch {
+	case s.Runs < 1:
+		f.add(SeverityError, "", s.Name, fmt.Sprintf("screen %q has %d runs", s.Name, s.Runs),
+			fmt.Sprintf("Every lane needs at least one run; set runs >= 1 (%d or more for decision-grade results) in screen %q.", MinDecisionRuns, s.Name))
+	case s.Runs < MinDecisionRuns:
+		f.add(SeverityWarning, "", s.Name, fmt.Sprintf("screen %q has %d runs per lane: not decision grade", s.Name, s.Runs),
+			fmt.Sprintf("Run-to-run variation cannot be judged from fewer than %d runs; set runs = %d or more in screen %q before acting on the results.", MinDecisionRuns, MinDecisionRuns, s.Name))
+	}
+	if s.Baseline != "" {
+		found := false
+		if sc := cfg.Screens[s.Name]; sc != nil {
+			for _, m := range sc.Models {
+				found = found || m == s.Baseline
+			}
+		}
+		if !found {
+			f.add(SeverityError, "", s.Name, fmt.Sprintf("screen %q has baseline %q, which is not one of its models", s.Name, s.Baseline),
+				"Comparisons are ratios against the baseline; set baseline to one of the screen's models.")
+		}
+	}
+}
+
+func modelChecks(l *lanePlan, f *findings) {
+	m := l.blocks.model
+	if m.Revision == "" && l.Inputs.ExecutorType != "sim" {
+		f.add(SeverityWarning, "", "", fmt.Sprintf("model %q has no pinned revision", m.Name),
+			fmt.Sprintf("Without a revision, %s may change under the screen. Set revision = \"<commit hash>\" in model %q.", m.ID, m.Name))
+	}
+	if len(l.missing) > 0 {
+		f.add(SeverityWarning, "", "", fmt.Sprintf("estimates unavailable for model %q (%s)", m.Name, m.ID),
+			fmt.Sprintf("%s is not in the built-in catalog (%s). Set %s on model %q to get time, memory and cost estimates and the memory check.",
+				m.ID, strings.Join(perf.ModelIDs(), ", "), strings.Join(l.missing, ", "), m.Name))
+	}
+}
+
+// laneChecks runs the checks of one lane with known inputs.
+func laneChecks(l *lanePlan, f *findings) {
+	in := l.Inputs
+	name := fmt.Sprintf("lane %s (%s)", l.Key, l.ID)
+	bad := false
+	for _, c := range []struct {
+		field string
+		v     int
+	}{{"input_tokens", in.InputTokens}, {"output_tokens", in.OutputTokens}, {"concurrency", in.Concurrency}, {"requests", in.Requests}} {
+		if c.v < 1 {
+			bad = true
+			f.add(SeverityError, l.ID, "", fmt.Sprintf("%s is %d in shape %q", c.field, c.v, l.Shape),
+				fmt.Sprintf("%s: %s must be at least 1; set it in shape %q.", name, c.field, l.Shape))
+		}
+	}
+	if in.TemplateHeadroom < 0 {
+		bad = true
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("template_headroom is %d in shape %q", in.TemplateHeadroom, l.Shape),
+			fmt.Sprintf("%s: template_headroom cannot be negative; set it to 0 or more in shape %q.", name, l.Shape))
+	}
+	if bad {
+		return
+	}
+	contextCheck(l, name, f)
+	memoryCheck(l, name, f)
+	if in.Requests < in.Concurrency {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("requests %d < concurrency %d in shape %q", in.Requests, in.Concurrency, l.Shape),
+			fmt.Sprintf("%s never reaches its concurrency, so the load is lighter than the shape says; set requests >= %d in shape %q.", name, in.Concurrency, l.Shape))
+	}
+	if in.MaxNumSeqs > 0 && in.MaxNumSeqs < in.Concurrency {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("max_num_seqs %d < concurrency %d", in.MaxNumSeqs, in.Concurrency),
+			fmt.Sprintf("%s: the server batches at most %d sequences, so requests queue and TTFT includes waiting; raise max_num_seqs in runtime %q or lower concurrency in shape %q.", name, in.MaxNumSeqs, l.Runtime, l.Shape))
+	}
+}
+
+// effectiveContext is the context window the server enforces: the smaller
+// of the model's max_context and --max-model-len, else the model's maximum
+// positions. It returns 0 when nothing says.
+func effectiveContext(l *lanePlan) (ctx int, source string) {
+	ctx, source = l.Inputs.MaxContext, "max_context of model "+quote(l.Model)
+	if n := maxModelLen(l.Inputs.RuntimeArgs); n > 0 && (ctx == 0 || n < ctx) {
+		ctx, source = n, "--max-model-len of runtime "+quote(l.Runtime)
+	}
+	if ctx == 0 && l.arch.MaxPositions > 0 {
+		ctx, source = l.arch.MaxPositions, "the maximum positions of "+l.Inputs.ModelID
+	}
+	return ctx, source
+}
+
+func contextCheck(l *lanePlan, name string, f *findings) {
+	in := l.Inputs
+	ctx, source := effectiveContext(l)
+	if ctx == 0 {
+		f.add(SeverityWarning, l.ID, "", "context length unknown; context check skipped",
+			fmt.Sprintf("%s: set max_context on model %q so plan can check input + template headroom + output against it.", name, l.Model))
+		return
+	}
+	if l.arch.MaxPositions > 0 && in.MaxContext > l.arch.MaxPositions {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("max_context %d exceeds the %d positions of %s", in.MaxContext, l.arch.MaxPositions, in.ModelID),
+			fmt.Sprintf("%s: the server refuses a context longer than the model supports; lower max_context on model %q.", name, l.Model))
+	}
+	total := in.InputTokens + in.TemplateHeadroom + in.OutputTokens
+	if total > ctx {
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("context overflow: input %d + template headroom %d + output %d = %d > %d",
+			in.InputTokens, in.TemplateHeadroom, in.OutputTokens, total, ctx),
+			fmt.Sprintf("%s: every request would be rejected by the server's context guard (%s is %d). Fix one of: lower output_tokens in shape %q to at most %d; lower input_tokens to at most %d; or raise the context window to at least %d.",
+				name, source, ctx, l.Shape, max(ctx-in.InputTokens-in.TemplateHeadroom, 0), max(ctx-in.OutputTokens-in.TemplateHeadroom, 0), total))
+		return
+	}
+	if in.API == "chat" && in.TemplateHeadroom == 0 && in.InputTokens+in.OutputTokens+chatTemplateMinTokens > ctx {
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("context overflow with no template headroom: input %d + output %d leaves %d tokens of %d for the chat template",
+			in.InputTokens, in.OutputTokens, ctx-in.InputTokens-in.OutputTokens, ctx),
+			fmt.Sprintf("%s: the chat template adds at least %d tokens to every prompt, so the server would reject it (%s is %d). Set template_headroom (512 is safe) in shape %q and lower input_tokens or output_tokens so that input + template_headroom + output <= %d.",
+				name, chatTemplateMinTokens, source, ctx, l.Shape, ctx))
+		return
+	}
+	if in.API == "chat" && in.TemplateHeadroom == 0 {
+		f.add(SeverityWarning, l.ID, "", "no template headroom for a chat workload",
+			fmt.Sprintf("%s: the chat template adds tokens the shape does not count; set template_headroom in shape %q (512 is safe) so the context check covers them.", name, l.Shape))
+	}
+}
+
+func memoryCheck(l *lanePlan, name string, f *findings) {
+	if len(l.missing) > 0 || !l.hwOK {
+		return
+	}
+	in, h := l.Inputs, l.hw
+	bpe := h.BytesPerElem
+	deviceGB := float64(h.Count) * h.GPU.MemoryGB
+	usableGB := deviceGB * h.Assume.GPUMemoryUtilization
+	weightsGB := l.arch.WeightBytes(bpe) / 1e9
+	reserveGB := float64(h.Count) * h.Assume.ActivationReserveGB
+	gpuDesc := fmt.Sprintf("%d x %s", h.Count, h.GPU.Name)
+	if weightsGB+reserveGB >= usableGB {
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("weights do not fit: %.1f GB + %.1f GB reserve > %.1f GB usable on %s",
+			weightsGB, reserveGB, usableGB, gpuDesc),
+			fmt.Sprintf("%s: %s needs %.1f GB for weights, and %s offers %.0f GB at gpu_memory_utilization %.2f. Use a larger GPU type or more GPUs (count) in gpu %q.",
+				name, in.ModelID, weightsGB, gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU))
+		return
+	}
+	capacity := perf.KVCapacityTokens(l.arch, h)
+	perSeq := in.InputTokens + in.OutputTokens
+	need := float64(in.Concurrency * perSeq)
+	if need > capacity {
+		kvGB := need * l.arch.KVBytesPerToken(bpe) / 1e9
+		freeGB := capacity * l.arch.KVBytesPerToken(bpe) / 1e9
+		maxC := int(math.Floor(capacity / float64(perSeq)))
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("KV cache does not fit: %d x (%d + %d) tokens need %.1f GB, %.1f GB free on %s",
+			in.Concurrency, in.InputTokens, in.OutputTokens, kvGB, freeGB, gpuDesc),
+			fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache; requests would be preempted or queued. Lower concurrency in shape %q to at most %d, or use a larger GPU or more GPUs in gpu %q.",
+				name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, l.Shape, maxC, l.GPU))
+	}
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,147 @@
+package planner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// SummaryLine is the first line of a human-readable plan, e.g.
+// "Plan: 4 lanes to run (8 runs, 256 requests), 0 unchanged. Estimated 0.42
+// GPU-hours, $0.82."
+func SummaryLine(p *Plan) string {
+	t := p.Totals
+	s := fmt.Sprintf("Plan: %s to run (%s, %s), %d unchanged", plural(t.LanesToRun, "lane"), plural(t.Runs, "run"), plural(t.Requests, "request"), t.Unchanged)
+	if t.Dropped > 0 {
+		s += fmt.Sprintf(", %d to drop", t.Dropped)
+	}
+	s += fmt.Sprintf(". Estimated %s, %s.", fmtGPUHours(t.GPUSeconds), fmtUSD(t.CostUSD))
+	if t.WithoutEstimate > 0 {
+		s += fmt.Sprintf(" (%s without an estimate.)", plural(t.WithoutEstimate, "lane"))
+	}
+	return s
+}
+
+// WriteText renders p for a reviewer: the summary line, a table per
+// screen, the preflight findings and the estimator's assumptions.
+func WriteText(w io.Writer, p *Plan) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s\n", SummaryLine(p))
+	for _, s := range p.Screens {
+		writeScreen(ew, p, s)
+	}
+	writeFindings(ew, p.Preflight)
+	writeAssumptions(ew, p)
+	if n := countSeverity(p.Preflight, SeverityError); n > 0 {
+		ew.printf("\n%s block this plan: fix them, then plan again.\n", plural(n, "preflight error"))
+	}
+	return ew.err
+}
+
+func writeScreen(ew *errWriter, p *Plan, s *Screen) {
+	t := s.Totals
+	ew.printf("\nScreen %q: %s to run, %d unchanged", s.Name, plural(t.LanesToRun, "lane"), t.Unchanged)
+	if t.Dropped > 0 {
+		ew.printf(", %d to drop", t.Dropped)
+	}
+	ew.printf(". %s per lane, seed %d", plural(s.Runs, "run"), s.Seed)
+	if s.Baseline != "" {
+		ew.printf(", baseline %s", s.Baseline)
+	}
+	ew.printf(".\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT\tTPOT\tOUT TOK/S\tGPU-S\tCOST\t")
+	var notes []string
+	for _, l := range p.Lanes {
+		if l.Screen != s.Name {
+			continue
+		}
+		runs := fmt.Sprint(l.RunsToDo())
+		if l.RunsDone > 0 && l.Action != ActionDrop {
+			runs = fmt.Sprintf("%d (%d done)", l.RunsToDo(), l.RunsDone)
+		}
+		ttft, tpot, tps, gpus, cost := "?", "?", "?", "?", "?"
+		if e := l.Estimate; e.Available {
+			ttft, tpot, tps = fmtMs(e.TTFTMs), fmtMs(e.TPOTMs), fmtInt(int64(e.OutputTokenThroughput+0.5))
+			gpus, cost = fmtInt(int64(e.GPUSeconds+0.5)), fmtUSD(e.CostUSD)
+		}
+		if l.Action == ActionDrop {
+			ttft, tpot, tps, gpus, cost = "", "", "", "", ""
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, gpus, cost)
+		if l.Action == ActionRerun || l.Action == ActionDrop || l.RunsDone > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, l.Reason))
+		}
+		for _, n := range l.Notes {
+			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, n))
+		}
+	}
+	fmt.Fprintf(tw, "  total\t\t\t\t\t%d\t\t\t\t%s\t%s\t\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
+	_ = tw.Flush()
+	for _, n := range notes {
+		ew.printf("  %s\n", n)
+	}
+}
+
+func writeFindings(ew *errWriter, fs []Finding) {
+	if len(fs) == 0 {
+		ew.printf("\nPreflight: no findings.\n")
+		return
+	}
+	ew.printf("\nPreflight: %s, %s, %s.\n", plural(countSeverity(fs, SeverityError), "error"),
+		plural(countSeverity(fs, SeverityWarning), "warning"), plural(countSeverity(fs, SeverityNote), "note"))
+	for _, f := range fs {
+		where := ""
+		switch {
+		case f.Lane != "":
+			where = " [lane " + f.Lane + "]"
+		case f.Screen != "":
+			where = " [screen " + f.Screen + "]"
+		}
+		ew.printf("  %s: %s%s\n", strings.ToUpper(string(f.Severity[:1]))+string(f.Severity[1:]), f.Summary, where)
+		if f.Detail != "" {
+			ew.printf("    %s\n", f.Detail)
+		}
+	}
+}
+
+func writeAssumptions(ew *errWriter, p *Plan) {
+	ew.printf("\nAssumptions: predictions are steady-state figures of a roofline model (prefill compute-bound at a fraction of peak FLOPS (MFU), decode memory-bound at a fraction of peak bandwidth, plus per-step and per-request overheads), not percentiles. GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block.\n")
+	for _, a := range p.Assumptions {
+		src := "catalog"
+		if len(a.Overridden) > 0 {
+			src = "spec sets " + strings.Join(a.Overridden, ", ")
+		}
+		ew.printf("  gpu %s: %d x %s (%.0f GB, %.0f GB/s, %.0f TFLOPS BF16); prefill MFU %.2f, decode efficiency %.2f, $%.6f per GPU-second; load %.1f GB/s + %.0f s start, %.1f ms per step, %.1f ms per request (%s)\n",
+			a.GPU, a.Count, a.GPUType, a.MemoryGB, a.BandwidthGBs, a.BF16TFLOPS, a.PrefillMFU, a.DecodeEfficiency, a.PricePerSecond,
+			a.LoadBandwidthGBs, a.ServerStartSeconds, a.StepOverheadMs, a.RequestOverheadMs, src)
+	}
+}
+
+func countSeverity(fs []Finding, s Severity) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// errWriter remembers the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
