@@ -159,6 +159,9 @@ type Gate struct {
 	// MaxCV makes the gate inconclusive when a throughput CV exceeds it (0: unset).
 	MaxCV     float64
 	DeclRange hcl.Range
+
+	// ctx holds var, local and the functions for Check.
+	ctx *hcl.EvalContext
 }
 
 // Screen is a campaign: the cross product of its models, shapes and GPUs.

@@ -1,0 +1,250 @@
+package lang
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// attrSpec declares one attribute of a block.
+type attrSpec struct {
+	name     string
+	typ      cty.Type
+	required bool
+	// def is the value when the attribute is unset (cty.NilVal: null).
+	def cty.Value
+	// whole requires a whole number (typ must be cty.Number).
+	whole bool
+	// raw leaves the expression unevaluated (e.g. a gate's condition).
+	raw bool
+}
+
+// attrs holds a block's decoded attributes.
+type attrs struct {
+	// vals maps every declared attribute to its converted value, its
+	// default, or a typed null.
+	vals  map[string]cty.Value
+	exprs map[string]hcl.Expression
+	set   map[string]bool
+	// body is where a missing attribute is reported.
+	body hcl.Range
+	// order lists the attribute names as declared in the spec table.
+	order []string
+}
+
+// rangeOf returns the narrowest range for an attribute: its expression when
+// set, the block otherwise.
+func (a *attrs) rangeOf(name string) hcl.Range {
+	if e, ok := a.exprs[name]; ok {
+		return e.Range()
+	}
+	return a.body
+}
+
+// known reports whether the attribute has a known, non-null value.
+func (a *attrs) known(name string) bool {
+	v := a.vals[name]
+	return v != cty.NilVal && v.IsWhollyKnown() && !v.IsNull()
+}
+
+func (a *attrs) str(name string) string {
+	if !a.known(name) {
+		return ""
+	}
+	return a.vals[name].AsString()
+}
+
+func (a *attrs) boolean(name string) bool {
+	return a.known(name) && a.vals[name].True()
+}
+
+func (a *attrs) float(name string) float64 {
+	if !a.known(name) {
+		return 0
+	}
+	f, _ := a.vals[name].AsBigFloat().Float64()
+	return f
+}
+
+func (a *attrs) int(name string) int64 {
+	if !a.known(name) {
+		return 0
+	}
+	i, _ := a.vals[name].AsBigFloat().Int64()
+	return i
+}
+
+func (a *attrs) strs(name string) []string {
+	if !a.known(name) {
+		return nil
+	}
+	var out []string
+	for it := a.vals[name].ElementIterator(); it.Next(); {
+		_, v := it.Element()
+		if v.IsKnown() && !v.IsNull() {
+			out = append(out, v.AsString())
+		}
+	}
+	return out
+}
+
+// object returns the attributes as an object value plus extra attributes,
+// the value other blocks see when they refer to this one.
+func (a *attrs) object(extra map[string]cty.Value) cty.Value {
+	m := make(map[string]cty.Value, len(a.vals)+len(extra))
+	for k, v := range a.vals {
+		if v == cty.NilVal {
+			continue
+		}
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return cty.ObjectVal(m)
+}
+
+// schemaFor turns specs and nested block types into an hcl.BodySchema.
+func schemaFor(specs []attrSpec, blocks ...hcl.BlockHeaderSchema) *hcl.BodySchema {
+	s := &hcl.BodySchema{Blocks: blocks}
+	for _, sp := range specs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: sp.name, Required: sp.required})
+	}
+	return s
+}
+
+// decodeAttrs evaluates the attributes of body (whose content was already
+// extracted with schemaFor(specs)) against ctx and converts them to their
+// declared types.
+func decodeAttrs(content *hcl.BodyContent, body hcl.Range, specs []attrSpec, ctx *hcl.EvalContext) (*attrs, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	a := &attrs{vals: map[string]cty.Value{}, exprs: map[string]hcl.Expression{}, set: map[string]bool{}, body: body}
+	for _, sp := range specs {
+		a.order = append(a.order, sp.name)
+		attr, ok := content.Attributes[sp.name]
+		if !ok {
+			a.vals[sp.name] = defaultOf(sp)
+			continue
+		}
+		a.exprs[sp.name] = attr.Expr
+		if sp.raw {
+			a.set[sp.name] = true
+			continue
+		}
+		v, d := attr.Expr.Value(ctx)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			a.vals[sp.name] = cty.UnknownVal(sp.typ)
+			continue
+		}
+		v, d = convertAttr(v, sp, attr.Expr.Range())
+		diags = append(diags, d...)
+		if v.IsNull() {
+			if sp.required {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Missing required argument",
+					Detail:   fmt.Sprintf("The argument %q is required and must not be null.", sp.name),
+					Subject:  attr.Expr.Range().Ptr(),
+				})
+			}
+			a.vals[sp.name] = defaultOf(sp)
+			continue
+		}
+		a.vals[sp.name] = v
+		a.set[sp.name] = true
+	}
+	return a, diags
+}
+
+func defaultOf(sp attrSpec) cty.Value {
+	if sp.def != cty.NilVal {
+		return sp.def
+	}
+	if sp.raw {
+		return cty.NilVal
+	}
+	return cty.NullVal(sp.typ)
+}
+
+// convertAttr converts v to the spec's type, checking whole numbers.
+func convertAttr(v cty.Value, sp attrSpec, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
+	v, _ = v.Unmark()
+	cv, err := convert.Convert(v, sp.typ)
+	if err != nil {
+		return cty.UnknownVal(sp.typ), hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", sp.name, err),
+			Subject:  rng.Ptr(),
+		}}
+	}
+	if sp.whole && cv.IsKnown() && !cv.IsNull() {
+		if d := checkWhole(sp.name, cv, rng); d != nil {
+			return cty.UnknownVal(sp.typ), hcl.Diagnostics{d}
+		}
+	}
+	return cv, nil
+}
+
+// checkWhole reports a number that is not a whole number in int64 range.
+func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
+	bf := v.AsBigFloat()
+	if bf.IsInf() || !bf.IsInt() {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid value for " + name,
+			Detail:   fmt.Sprintf("%s must be a whole number, got %s.", name, bf.Text('g', 10)),
+			Subject:  rng.Ptr(),
+		}
+	}
+	if i, acc := bf.Int64(); acc != big.Exact || (name != "seed" && (i > math.MaxInt32 || i < math.MinInt32)) {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid value for " + name,
+			Detail:   fmt.Sprintf("%s is too large (%s).", name, bf.Text('g', 10)),
+			Subject:  rng.Ptr(),
+		}
+	}
+	return nil
+}
+
+// numCheck validates a known numeric attribute with a predicate, reporting
+// "NAME must be WHAT, got V." at the attribute.
+func numCheck(a *attrs, name string, ok func(float64) bool, what, hint string) *hcl.Diagnostic {
+	if !a.known(name) {
+		return nil
+	}
+	f := a.float(name)
+	if ok(f) {
+		return nil
+	}
+	detail := fmt.Sprintf("%s must be %s, got %s.", name, what, a.vals[name].AsBigFloat().Text('g', 10))
+	if hint != "" {
+		detail += " " + hint
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid value for " + name,
+		Detail:   detail,
+		Subject:  a.rangeOf(name).Ptr(),
+	}
+}
+
+func positive(f float64) bool    { return f > 0 }
+func nonNegative(f float64) bool { return f >= 0 }
+func fraction(f float64) bool    { return f > 0 && f <= 1 }
+
+// appendIf appends d when it is not nil.
+func appendIf(diags hcl.Diagnostics, d ...*hcl.Diagnostic) hcl.Diagnostics {
+	for _, x := range d {
+		if x != nil {
+			diags = append(diags, x)
+		}
+	}
+	return diags
+}

@@ -1,0 +1,164 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// decodeBody extracts and evaluates a block body against specs. It returns
+// nil attrs when the body's structure is wrong.
+func (l *loader) decodeBody(d *decl, body hcl.Body, ctx *hcl.EvalContext, specs []attrSpec, blocks ...hcl.BlockHeaderSchema) (*attrs, *hcl.BodyContent) {
+	content, diags := body.Content(schemaFor(specs, blocks...))
+	l.diags = append(l.diags, diags...)
+	a, diags := decodeAttrs(content, body.MissingItemRange(), specs, ctx)
+	l.diags = append(l.diags, diags...)
+	l.requireKnown(d, a, "input_tokens", "output_tokens")
+	return a, content
+}
+
+// requireKnown reports attributes whose value is unknown because they
+// depend on an unprofiled trace (except the one named allowed).
+func (l *loader) requireKnown(d *decl, a *attrs, allowed ...string) {
+	if len(d.traces) == 0 {
+		return
+	}
+	for _, name := range a.order {
+		v := a.vals[name]
+		if !a.set[name] || v == cty.NilVal || v.IsWhollyKnown() || contains(allowed, name) {
+			continue
+		}
+		l.diags = append(l.diags, errorf(a.rangeOf(name), "Value depends on an unprofiled trace",
+			"%s depends on %s, which is not profiled yet; only a shape's input_tokens and output_tokens may. Profile the trace (infercrane profile trace) and pin it with profile and digest, or write a number here.",
+			name, traceList(d.traces)))
+	}
+}
+
+// ref returns an instance's value as other blocks see it.
+func ref(a *attrs, name string) cty.Value {
+	return a.object(map[string]cty.Value{"name": cty.StringVal(name)})
+}
+
+var wholeNum = func(name string) attrSpec { return attrSpec{name: name, typ: cty.Number, whole: true} }
+
+var modelSpecs = []attrSpec{
+	{name: "id", typ: cty.String, required: true},
+	{name: "revision", typ: cty.String},
+	wholeNum("max_context"),
+	wholeNum("params"), wholeNum("layers"), wholeNum("hidden"),
+	wholeNum("heads"), wholeNum("kv_heads"), wholeNum("head_dim"),
+}
+
+func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
+	a, _ := l.decodeBody(d, body, ctx, modelSpecs)
+	m := &Model{
+		Name: in.name, ID: a.str("id"), Revision: a.str("revision"), MaxContext: int(a.int("max_context")),
+		Params: a.int("params"), Layers: int(a.int("layers")), Hidden: int(a.int("hidden")),
+		Heads: int(a.int("heads")), KVHeads: int(a.int("kv_heads")), HeadDim: int(a.int("head_dim")),
+		DeclRange: d.block.DefRange,
+	}
+	if a.known("id") && strings.TrimSpace(m.ID) == "" {
+		l.diags = append(l.diags, errorf(a.rangeOf("id"), "Invalid value for id",
+			`id must name the model, such as "Qwen/Qwen3-0.6B" (a Hugging Face repository id).`))
+	}
+	for _, n := range []string{"max_context", "params", "layers", "hidden", "heads", "kv_heads", "head_dim"} {
+		l.diags = appendIf(l.diags, numCheck(a, n, positive, "greater than 0", "Leave it out to use the model catalog's value."))
+	}
+	l.cfg.Models[in.name] = m
+	return ref(a, in.name)
+}
+
+var gpuSpecs = []attrSpec{
+	{name: "type", typ: cty.String, required: true},
+	{name: "count", typ: cty.Number, whole: true, def: cty.NumberIntVal(1)},
+	{name: "prefill_mfu", typ: cty.Number},
+	{name: "decode_efficiency", typ: cty.Number},
+	{name: "price_per_second", typ: cty.Number},
+}
+
+func (l *loader) decodeGPU(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
+	a, _ := l.decodeBody(d, body, ctx, gpuSpecs)
+	g := &GPU{Name: in.name, Type: a.str("type"), Count: int(a.int("count")), DeclRange: d.block.DefRange}
+	if a.set["prefill_mfu"] && a.known("prefill_mfu") {
+		g.PrefillMFU = ptr(a.float("prefill_mfu"))
+	}
+	if a.set["decode_efficiency"] && a.known("decode_efficiency") {
+		g.DecodeEfficiency = ptr(a.float("decode_efficiency"))
+	}
+	if a.set["price_per_second"] && a.known("price_per_second") {
+		g.PricePerSecond = ptr(a.float("price_per_second"))
+	}
+	l.diags = appendIf(l.diags,
+		numCheck(a, "count", positive, "greater than 0", "It is the number of GPUs per deployment (tensor parallel size)."),
+		numCheck(a, "prefill_mfu", fraction, "in (0, 1]", "It is the fraction of peak FLOPS prefill achieves."),
+		numCheck(a, "decode_efficiency", fraction, "in (0, 1]", "It is the fraction of peak memory bandwidth decode achieves."),
+		numCheck(a, "price_per_second", nonNegative, "0 or more", "It is the price in US dollars per GPU-second."),
+	)
+	if a.known("type") && l.opts.GPUTypes != nil && !contains(l.opts.GPUTypes, g.Type) {
+		l.diags = append(l.diags, errorf(a.rangeOf("type"), "Unknown GPU type",
+			"The GPU catalog has no type %q.%s Known types: %s.", g.Type, didYouMean(g.Type, l.opts.GPUTypes), strings.Join(l.opts.GPUTypes, ", ")))
+	}
+	l.cfg.GPUs[in.name] = g
+	return ref(a, in.name)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+var runtimeSpecs = []attrSpec{
+	{name: "engine", typ: cty.String, required: true},
+	{name: "version", typ: cty.String},
+	{name: "dtype", typ: cty.String},
+	{name: "args", typ: cty.List(cty.String)},
+	{name: "gpu_memory_utilization", typ: cty.Number, def: cty.NumberFloatVal(0.9)},
+	wholeNum("max_num_seqs"),
+	wholeNum("max_num_batched_tokens"),
+}
+
+// Dtypes are the accepted runtime dtype values.
+var Dtypes = []string{"auto", "bfloat16", "float16", "float32", "half", "float"}
+
+func (l *loader) decodeRuntime(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
+	a, _ := l.decodeBody(d, body, ctx, runtimeSpecs)
+	r := &Runtime{
+		Name: in.name, Engine: a.str("engine"), Version: a.str("version"), Dtype: a.str("dtype"),
+		Args: a.strs("args"), GPUMemoryUtilization: a.float("gpu_memory_utilization"),
+		MaxNumSeqs: int(a.int("max_num_seqs")), MaxNumBatchedTokens: int(a.int("max_num_batched_tokens")),
+		DeclRange: d.block.DefRange,
+	}
+	if a.known("engine") && strings.TrimSpace(r.Engine) == "" {
+		l.diags = append(l.diags, errorf(a.rangeOf("engine"), "Invalid value for engine", `engine must name the serving engine, such as "vllm".`))
+	}
+	if a.known("dtype") && !contains(Dtypes, r.Dtype) {
+		l.diags = append(l.diags, errorf(a.rangeOf("dtype"), "Invalid value for dtype",
+			"dtype %q is not one of %s.%s", r.Dtype, strings.Join(Dtypes, ", "), didYouMean(r.Dtype, Dtypes)))
+	}
+	l.diags = appendIf(l.diags,
+		numCheck(a, "gpu_memory_utilization", fraction, "in (0, 1]", "It is the fraction of GPU memory the engine may use (vLLM's default is 0.9)."),
+		numCheck(a, "max_num_seqs", positive, "greater than 0", "Leave it out for the engine's default."),
+		numCheck(a, "max_num_batched_tokens", positive, "greater than 0", "Leave it out for the engine's default."),
+	)
+	l.cfg.Runtimes[in.name] = r
+	return ref(a, in.name)
+}
+
+// oneOf reports a string attribute outside choices.
+func oneOf(a *attrs, name string, choices []string) *hcl.Diagnostic {
+	if !a.known(name) || contains(choices, a.str(name)) {
+		return nil
+	}
+	return errorf(a.rangeOf(name), "Invalid value for "+name, "%s must be one of %s, got %q.%s",
+		name, quoteList(choices), a.str(name), didYouMean(a.str(name), choices))
+}
+
+// describe renders a value briefly for messages.
+func describe(v cty.Value) string {
+	if !v.IsKnown() {
+		return "an unknown value"
+	}
+	if v.IsNull() {
+		return "null"
+	}
+	return fmt.Sprintf("a %s", v.Type().FriendlyName())
+}

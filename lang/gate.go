@@ -1,0 +1,57 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+var gateSpecs = []attrSpec{
+	{name: "condition", required: true, raw: true},
+	{name: "error_message", typ: cty.String, required: true},
+	{name: "min_runs", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "max_cv", typ: cty.Number, def: cty.NumberIntVal(0)},
+}
+
+func (l *loader) decodeGate(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
+	a, _ := l.decodeBody(d, body, ctx, gateSpecs)
+	g := &Gate{
+		Name: in.name, Condition: a.exprs["condition"], ErrorMessage: a.str("error_message"),
+		MinRuns: int(a.int("min_runs")), MaxCV: a.float("max_cv"), DeclRange: d.block.DefRange,
+		ctx: ctx,
+	}
+	l.diags = appendIf(l.diags,
+		numCheck(a, "min_runs", nonNegative, "0 or more", "With fewer runs the gate is inconclusive."),
+		numCheck(a, "max_cv", nonNegative, "0 or more", "It is the largest coefficient of variation of throughput across runs for a conclusive result."),
+	)
+	l.cfg.Gates[in.name] = g
+	return ref(a, in.name)
+}
+
+// Check evaluates the gate's condition with lane bound to a lane's metrics
+// (an object such as {failed = 0, ttft_p95_ms = 81.2, ...}). It returns
+// whether the condition holds; diagnostics say why it could not be
+// evaluated (an unknown metric name, a non-boolean result).
+func (g *Gate) Check(lane cty.Value) (bool, hcl.Diagnostics) {
+	if g.Condition == nil {
+		return false, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate has no condition",
+			Detail: fmt.Sprintf("gate %q has no condition to evaluate.", g.Name), Subject: g.DeclRange.Ptr()}}
+	}
+	ctx := &hcl.EvalContext{Functions: Functions(), Variables: map[string]cty.Value{}}
+	if g.ctx != nil {
+		ctx = g.ctx.NewChild()
+	}
+	ctx.Variables = map[string]cty.Value{"lane": lane}
+	v, diags := g.Condition.Value(ctx)
+	if diags.HasErrors() {
+		return false, diags
+	}
+	b, err := convert.Convert(v, cty.Bool)
+	if err != nil || b.IsNull() || !b.IsKnown() {
+		return false, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid gate condition",
+			Detail: fmt.Sprintf("The condition of gate %q must be true or false, got %s.", g.Name, describe(v)), Subject: g.Condition.Range().Ptr()})
+	}
+	return b.True(), diags
+}

@@ -1,0 +1,59 @@
+package lang
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Options control how Load finds variable values and what it checks
+// against knowledge that lives in higher packages (executor schemas, the
+// GPU catalog, the trace profiler).
+type Options struct {
+	// Vars are "name=value" assignments from -var flags, applied in order
+	// after every variable file (the last assignment wins).
+	Vars []string
+	// VarFiles are variable files from -var-file flags, applied in order
+	// after the *.auto.vars.hcl files of the spec directory.
+	VarFiles []string
+	// Environ is the process environment (os.Environ()); INFERCRANE_VAR_name
+	// entries set variables with the lowest precedence above defaults.
+	Environ []string
+	// ExecutorSchemas describes the known executor types. Nil accepts the
+	// built-in types sim, endpoint, local and modal with any attributes.
+	ExecutorSchemas map[string]ExecutorSchema
+	// ResolveTrace returns a trace's profile as a value (see TraceValueType).
+	// Nil, or a result of cty.DynamicVal, means "not profiled yet": every
+	// value derived from the trace stays unknown and shapes list it in
+	// Shape.Pending.
+	ResolveTrace func(t *Trace, specDir string) (cty.Value, hcl.Diagnostics)
+	// GPUTypes are the GPU catalog names (perf.GPUNames()); a gpu block with
+	// another type is an error that suggests the closest names. Nil skips
+	// the check.
+	GPUTypes []string
+	// Version is the running infercrane version ("0.1.0"), checked against
+	// infercrane { required_version }. Empty skips the check.
+	Version string
+}
+
+// ExecutorSchema lists the attributes an executor type accepts besides type.
+type ExecutorSchema struct {
+	// Attributes by name.
+	Attributes map[string]AttributeSpec
+}
+
+// AttributeSpec is the type and presence rule of one executor attribute.
+type AttributeSpec struct {
+	// Type the value is converted to; cty.DynamicPseudoType accepts any.
+	Type cty.Type
+	// Required makes the attribute mandatory.
+	Required bool
+}
+
+// BuiltinExecutorTypes are the executor types accepted when
+// Options.ExecutorSchemas is nil.
+var BuiltinExecutorTypes = []string{"sim", "endpoint", "local", "modal"}
+
+// DefaultExecutorName is the name of the built-in executor used by a screen
+// that names none. It has type "sim" unless the spec declares its own
+// executor "sim".
+const DefaultExecutorName = "sim"

@@ -1,0 +1,127 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Arrivals are the open-loop arrival processes.
+var Arrivals = []string{"constant", "poisson", "gamma"}
+
+// APIs are the OpenAI-compatible APIs a shape can drive.
+var APIs = []string{"chat", "completions"}
+
+var shapeSpecs = []attrSpec{
+	wholeNum("input_tokens"),
+	wholeNum("output_tokens"),
+	{name: "template_headroom", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "concurrency", typ: cty.Number, whole: true, required: true},
+	{name: "requests", typ: cty.Number, whole: true, required: true},
+	{name: "request_rate", typ: cty.Number},
+	{name: "arrival", typ: cty.String},
+	{name: "burstiness", typ: cty.Number},
+	{name: "warmup", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "streaming", typ: cty.Bool, def: cty.True},
+	{name: "api", typ: cty.String, def: cty.StringVal("chat")},
+}
+
+var sloSpecs = []attrSpec{
+	{name: "ttft_ms", typ: cty.Number},
+	{name: "tpot_ms", typ: cty.Number},
+	{name: "latency_ms", typ: cty.Number},
+}
+
+func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
+	a, content := l.decodeBody(d, body, ctx, shapeSpecs, hcl.BlockHeaderSchema{Type: "slo"})
+	s := &Shape{
+		Name:             in.name,
+		TemplateHeadroom: int(a.int("template_headroom")),
+		Concurrency:      int(a.int("concurrency")),
+		Requests:         int(a.int("requests")),
+		RequestRate:      a.float("request_rate"),
+		Arrival:          a.str("arrival"),
+		Burstiness:       a.float("burstiness"),
+		Warmup:           int(a.int("warmup")),
+		Streaming:        a.boolean("streaming"),
+		API:              a.str("api"),
+		DeclRange:        d.block.DefRange,
+	}
+	s.InputTokens = l.tokens(d, a, "input_tokens", s)
+	s.OutputTokens = l.tokens(d, a, "output_tokens", s)
+	l.diags = appendIf(l.diags,
+		numCheck(a, "input_tokens", positive, "greater than 0", "It is the prompt length of every request."),
+		numCheck(a, "output_tokens", positive, "greater than 0", "It is the number of tokens each request generates."),
+		numCheck(a, "template_headroom", nonNegative, "0 or more", "It reserves room for the chat template in the context window."),
+		numCheck(a, "concurrency", positive, "greater than 0", "It is the number of requests in flight at once."),
+		numCheck(a, "requests", positive, "greater than 0", "It is the number of measured requests per run."),
+		numCheck(a, "request_rate", positive, "greater than 0", "It is the open-loop arrival rate in requests per second; leave it out for closed-loop load."),
+		numCheck(a, "burstiness", positive, "greater than 0", "It is the gamma shape parameter (1 = Poisson)."),
+		numCheck(a, "warmup", nonNegative, "0 or more", "It is the number of unmeasured requests sent first."),
+		oneOf(a, "api", APIs),
+		oneOf(a, "arrival", Arrivals),
+	)
+	if a.known("requests") && a.known("concurrency") && s.Requests > 0 && s.Requests < s.Concurrency {
+		l.diags = append(l.diags, errorf(a.rangeOf("requests"), "Fewer requests than concurrency",
+			"requests (%d) is smaller than concurrency (%d), so %d streams would never send a request and the load would not be what the shape says. Set requests to at least %d.",
+			s.Requests, s.Concurrency, s.Concurrency-s.Requests, s.Concurrency))
+	}
+	if a.set["arrival"] && !a.set["request_rate"] {
+		l.diags = append(l.diags, errorf(a.rangeOf("arrival"), "arrival without request_rate",
+			"arrival only applies to open-loop load. Set request_rate (requests per second) too, or remove arrival for closed-loop load."))
+	}
+	if a.set["request_rate"] && !a.set["arrival"] {
+		s.Arrival = "poisson"
+	}
+	if a.set["burstiness"] && s.Arrival != "gamma" {
+		l.diags = append(l.diags, errorf(a.rangeOf("burstiness"), "burstiness without gamma arrivals",
+			`burstiness is the shape of gamma inter-arrival times. Set arrival = "gamma", or remove burstiness.`))
+	}
+	if s.Arrival == "gamma" && !a.set["burstiness"] {
+		s.Burstiness = 1
+	}
+	slo := cty.NullVal(cty.DynamicPseudoType)
+	for i, b := range content.Blocks {
+		if i > 0 {
+			l.diags = append(l.diags, errorf(b.DefRange, "Duplicate slo block",
+				"A shape has at most one slo block; one was already declared at %s.", content.Blocks[0].DefRange))
+			continue
+		}
+		sc, diags := b.Body.Content(schemaFor(sloSpecs))
+		l.diags = append(l.diags, diags...)
+		sa, diags := decodeAttrs(sc, b.Body.MissingItemRange(), sloSpecs, ctx)
+		l.diags = append(l.diags, diags...)
+		l.requireKnown(d, sa)
+		for _, n := range []string{"ttft_ms", "tpot_ms", "latency_ms"} {
+			l.diags = appendIf(l.diags, numCheck(sa, n, positive, "greater than 0", "Leave it out for no objective."))
+		}
+		s.SLO = SLO{TTFTMs: sa.float("ttft_ms"), TPOTMs: sa.float("tpot_ms"), LatencyMs: sa.float("latency_ms")}
+		slo = sa.object(nil)
+	}
+	l.cfg.Shapes[in.name] = s
+	return a.object(map[string]cty.Value{"name": cty.StringVal(in.name), "slo": slo})
+}
+
+// tokens returns a token count, or 0 and a Pending note while it depends on
+// an unprofiled trace. It also insists that a count is given.
+func (l *loader) tokens(d *decl, a *attrs, name string, s *Shape) int {
+	if !a.set[name] {
+		if _, hasExpr := a.exprs[name]; !hasExpr {
+			l.diags = append(l.diags, errorf(a.body, "Missing required argument",
+				"The argument %q is required: a number, or a trace percentile such as trace.NAME.%s.p50.", name, name))
+		}
+		return 0
+	}
+	v := a.vals[name]
+	if v.IsWhollyKnown() {
+		return int(a.int(name))
+	}
+	if len(d.traces) > 0 {
+		for _, t := range sortedKeys(d.traces) {
+			s.Pending = append(s.Pending, fmt.Sprintf(
+				"%s: trace.%s is not profiled yet; run `infercrane profile trace` or set profile+digest", name, t))
+		}
+	}
+	return 0
+}
