@@ -96,12 +96,25 @@ func (l *loader) decodeGPU(d *decl, in instance, body hcl.Body, ctx *hcl.EvalCon
 		numCheck(a, "decode_efficiency", fraction, "in (0, 1]", "It is the fraction of peak memory bandwidth decode achieves."),
 		numCheck(a, "price_per_second", nonNegative, "0 or more", "It is the price in US dollars per GPU-second."),
 	)
-	if a.known("type") && l.opts.GPUTypes != nil && !contains(l.opts.GPUTypes, g.Type) {
+	if a.known("type") && l.opts.GPUTypes != nil && !l.knownGPU(g.Type) {
 		l.diags = append(l.diags, errorf(a.rangeOf("type"), "Unknown GPU type",
 			"The GPU catalog has no type %q.%s Known types: %s.", g.Type, didYouMean(g.Type, l.opts.GPUTypes), strings.Join(l.opts.GPUTypes, ", ")))
 	}
 	l.cfg.GPUs[in.name] = g
 	return ref(a, in.name)
+}
+
+// knownGPU reports whether the catalog has a GPU type.
+func (l *loader) knownGPU(t string) bool {
+	if l.opts.IsGPUType != nil {
+		return l.opts.IsGPUType(t)
+	}
+	for _, n := range l.opts.GPUTypes {
+		if strings.EqualFold(n, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func ptr[T any](v T) *T { return &v }

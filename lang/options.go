@@ -30,6 +30,10 @@ type Options struct {
 	// another type is an error that suggests the closest names. Nil skips
 	// the check.
 	GPUTypes []string
+	// IsGPUType accepts a gpu type (for aliases such as "A100" or other
+	// spellings the catalog understands). Nil accepts the GPUTypes names,
+	// ignoring case.
+	IsGPUType func(string) bool
 	// Version is the running infercrane version ("0.1.0"), checked against
 	// infercrane { required_version }. Empty skips the check.
 	Version string

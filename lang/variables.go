@@ -277,4 +277,3 @@ func (l *loader) validateVariable(vd *variableDecl) {
 			"%s\n\nThis was checked by the validation rule at %s (var.%s).", msg, condAttr.Expr.Range(), vd.v.Name))
 	}
 }
-

@@ -49,13 +49,13 @@ gate "clean" {
 }
 
 screen "quickstart" {
-  models   = [model.qwen06]
-  shapes   = [shape.chat]
-  gpus     = [gpu.l40s]
-  runtime  = runtime.vllm
-  runs     = var.runs
-  seed     = 1
-  gates    = [gate.clean]
+  models  = [model.qwen06]
+  shapes  = [shape.chat]
+  gpus    = [gpu.l40s]
+  runtime = runtime.vllm
+  runs    = var.runs
+  seed    = 1
+  gates   = [gate.clean]
 
   selection_boundary = "Simulated engine: numbers come from the roofline model, not a GPU."
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+func init() {
+	register(&command{
+		Name:     "fmt",
+		Synopsis: "Rewrite spec files in canonical layout",
+		Run:      runFmt,
+	})
+}
+
+func runFmt(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	check := fs.Bool("check", false, "change nothing; list files that are not formatted and exit 1 if any")
+	showDiff := fs.Bool("diff", false, "print a unified diff of the changes")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane fmt [-check] [-diff] [PATH...]")
+		fmt.Fprintln(env.Stderr, "\nFormats the *.hcl files of each PATH (a directory or a file; default .).")
+		fmt.Fprintln(env.Stderr, "PATH - reads standard input and writes the result to standard output.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	if len(paths) == 1 && paths[0] == "-" {
+		return fmtStdin(env)
+	}
+	files, err := hclFiles(paths)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+		return 1
+	}
+	status := 0
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+			status = 1
+			continue
+		}
+		out, diags := lang.Format(name, src)
+		if diags.HasErrors() {
+			printDiags(env, diags, map[string][]byte{name: src})
+			status = 1
+			continue
+		}
+		if bytes.Equal(src, out) {
+			continue
+		}
+		fmt.Fprintln(env.Stdout, name)
+		if *showDiff {
+			env.Stdout.Write(diff.Diff(name, src, name+" (formatted)", out))
+		}
+		if *check {
+			status = 1
+			continue
+		}
+		if err := writeFileKeepMode(name, out); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+			status = 1
+		}
+	}
+	return status
+}
+
+// fmtStdin formats standard input to standard output.
+func fmtStdin(env *cliEnv) int {
+	src, err := io.ReadAll(env.Stdin)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane fmt: reading stdin: %v\n", err)
+		return 1
+	}
+	out, diags := lang.Format("<stdin>", src)
+	if diags.HasErrors() {
+		printDiags(env, diags, map[string][]byte{"<stdin>": src})
+		return 1
+	}
+	env.Stdout.Write(out)
+	return 0
+}
+
+// hclFiles expands paths: a directory gives its *.hcl files (not recursing),
+// a file gives itself.
+func hclFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%v; pass a directory of *.hcl files or a .hcl file", err)
+		}
+		if !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") && !strings.HasPrefix(e.Name(), ".") {
+				names = append(names, filepath.Join(p, e.Name()))
+			}
+		}
+		sort.Strings(names)
+		out = append(out, names...)
+	}
+	return out, nil
+}
+
+// writeFileKeepMode replaces a file's content, keeping its permissions.
+func writeFileKeepMode(name string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(name); err == nil {
+		mode = info.Mode().Perm()
+	}
+	return os.WriteFile(name, data, mode)
+}
