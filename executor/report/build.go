@@ -1,0 +1,316 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner"
+)
+
+// LoadgenName names the load generator in the evidence environment.
+const LoadgenName = "infercrane-loadgen"
+
+// Input is everything BuildEvidence needs; it reads no files.
+type Input struct {
+	Plan *planner.Plan
+	// Runs holds each lane's completed runs in run order, keyed by lane ID.
+	Runs map[string][]RunData
+	// Gates are the gate blocks by name; a screen's gates are named in its plan.
+	Gates map[string]*GateSpec
+	// WorkloadProfileDigest and WorkloadSource describe the trace profile
+	// the shapes came from, when one did.
+	WorkloadProfileDigest string
+	WorkloadSource        map[string]string
+	// Corrections are changes the planner made to the spec's shapes (clipping).
+	Corrections []string
+	// Cleanup are the runner's teardown facts; nil records them as unknown.
+	Cleanup *Cleanup
+	// ObservedAt stamps the evidence; zero takes the last run's finish time.
+	ObservedAt time.Time
+	// InfercraneVersion is the binary's version (also the load generator's).
+	InfercraneVersion string
+	// Resamples is the bootstrap size (0: DefaultResamples).
+	Resamples int
+	// Secrets are values (API keys, tokens) that must not appear in the
+	// evidence; any occurrence is replaced by "[redacted]" before digesting.
+	Secrets []string
+}
+
+// RunData is one completed run of a lane.
+type RunData struct {
+	Run int
+	// Summary is the run's summary as recorded; nil computes it from Records.
+	Summary *loadgen.Summary
+	// Records are the run's per-request records.
+	Records       []loadgen.Record
+	RecordsFile   string
+	RecordsSHA256 string
+	Server        map[string]string
+	StartedAt     string
+	FinishedAt    string
+}
+
+// laneSLO is the loadgen form of a lane's objectives.
+func laneSLO(in *planner.LaneInputs) loadgen.SLO {
+	return loadgen.SLO{TTFTMs: in.SLOTTFTMs, TPOTMs: in.SLOTPOTMs, LatencyMs: in.SLOLatencyMs}
+}
+
+// BuildEvidence computes one evidence document per screen of the plan, in
+// plan order, each with its digest set.
+func BuildEvidence(in Input) ([]*Evidence, error) {
+	if in.Plan == nil {
+		return nil, errors.New("report: no plan; build evidence from a state directory written by 'infercrane apply'")
+	}
+	var out []*Evidence
+	for _, sc := range in.Plan.Screens {
+		ev, err := buildScreen(&in, sc)
+		if err != nil {
+			return nil, fmt.Errorf("screen %s: %w", sc.Name, err)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// screenLanes returns the plan's live lanes of a screen in plan order.
+func screenLanes(p *planner.Plan, screen string) []*planner.Lane {
+	var lanes []*planner.Lane
+	for _, l := range p.Lanes {
+		if l.Screen == screen && l.Action != planner.ActionDrop {
+			lanes = append(lanes, l)
+		}
+	}
+	return lanes
+}
+
+func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
+	resamples := in.Resamples
+	if resamples <= 0 {
+		resamples = DefaultResamples
+	}
+	lanes := screenLanes(in.Plan, sc.Name)
+	ev := &Evidence{
+		SchemaVersion:         SchemaVersion,
+		InfercraneVersion:     in.InfercraneVersion,
+		Screen:                sc.Name,
+		SpecDigest:            in.Plan.SpecDigest,
+		PlanDigest:            in.Plan.PlanDigest,
+		WorkloadProfileDigest: in.WorkloadProfileDigest,
+		WorkloadSource:        in.WorkloadSource,
+		Models:                []ModelEvidence{},
+		Comparisons:           []Comparison{},
+		SelectionBoundary:     strings.TrimSpace(strings.TrimSpace(sc.SelectionBoundary) + " " + NeverPromotes),
+	}
+	figures := map[string][]runFigures{}
+	byModel := map[string]int{}
+	var lastFinish string
+	for _, l := range lanes {
+		c, figs, finish := buildCampaign(in, sc, l, resamples)
+		figures[l.ID] = figs
+		if finish > lastFinish {
+			lastFinish = finish
+		}
+		i, ok := byModel[l.Model]
+		if !ok {
+			i = len(ev.Models)
+			byModel[l.Model] = i
+			ev.Models = append(ev.Models, ModelEvidence{Name: l.Model, Model: l.Inputs.ModelID, Revision: l.Inputs.Revision})
+		}
+		ev.Models[i].Campaigns = append(ev.Models[i].Campaigns, c)
+	}
+	ev.Comparisons = compare(sc, lanes, figures, resamples)
+	ev.GateSummary = summarize(ev.Models)
+	ev.Environment = environment(in, sc, lanes)
+	ev.EvidenceClass = "measured-screen"
+	if len(ev.Environment.Executor) == 1 && ev.Environment.Executor[0] == "sim" {
+		ev.EvidenceClass = "simulated-screen"
+	}
+	ev.Preflight = preflight(in, sc.Name, lanes)
+	ev.Cleanup = Cleanup{State: "unknown", DeploymentsTornDown: []string{}, ActiveGPUTasks: -1}
+	if in.Cleanup != nil {
+		ev.Cleanup = *in.Cleanup
+		if ev.Cleanup.DeploymentsTornDown == nil {
+			ev.Cleanup.DeploymentsTornDown = []string{}
+		}
+	}
+	switch {
+	case !in.ObservedAt.IsZero():
+		ev.ObservedAt = in.ObservedAt.UTC().Format(time.RFC3339)
+	default:
+		ev.ObservedAt = lastFinish
+	}
+	return seal(ev, in.Secrets)
+}
+
+// buildCampaign computes one lane's campaign and returns its run figures
+// and its last run's finish time.
+func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int) (Campaign, []runFigures, string) {
+	li := &l.Inputs
+	slo := laneSLO(li)
+	withSLO := slo != (loadgen.SLO{})
+	c := Campaign{
+		Profile: l.Shape, Lane: l.ID, GPU: l.GPU, GPUType: li.GPUType,
+		Workload: Workload{
+			InputTokens: li.InputTokens, OutputTokens: li.OutputTokens, Concurrency: li.Concurrency,
+			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
+			Arrival: li.Arrival, Warmup: li.Warmup, API: li.API, Streaming: li.Streaming,
+			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
+		},
+		Runs:  []RunEvidence{},
+		Gates: []GateResult{},
+	}
+	runs := append([]RunData(nil), in.Runs[l.ID]...)
+	sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
+	var figs []runFigures
+	var records [][]loadgen.Record
+	var finish string
+	for i := range runs {
+		r := &runs[i]
+		s := r.Summary
+		if s == nil {
+			computed := loadgen.Compute(r.Records, slo)
+			s = &computed
+		}
+		figs = append(figs, newRunFigures(s, withSLO))
+		records = append(records, r.Records)
+		c.Runs = append(c.Runs, RunEvidence{
+			Run: r.Run, Metrics: runMetrics(s, withSLO), RecordsFile: r.RecordsFile, RecordsSHA256: r.RecordsSHA256,
+			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		})
+		if r.FinishedAt > finish {
+			finish = r.FinishedAt
+		}
+	}
+	c.Aggregate = aggregate(figs, withSLO)
+	c.Pooled = pooledLatencies(records, slo)
+	c.CoefficientOfVariation = coefficientOfVariation(figs, withSLO)
+	ciMetrics := append([]string{}, throughputMetrics...)
+	if !withSLO {
+		ciMetrics = ciMetrics[:len(ciMetrics)-1] // goodput
+	}
+	ciMetrics = append(ciMetrics, percentileMetrics...)
+	c.ConfidenceIntervals = laneIntervals(figs, ciMetrics, sc.Seed, l.ID, resamples)
+	for _, name := range sc.Gates {
+		g := in.Gates[name]
+		if g == nil {
+			c.Gates = append(c.Gates, GateResult{Gate: name, Status: StatusInconclusive,
+				Reason: "the gate's definition is not available to the report (pass the spec, or re-apply to save it in the state)"})
+			continue
+		}
+		c.Gates = append(c.Gates, evaluateGate(g, &c))
+	}
+	return c, figs, finish
+}
+
+func optional(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return ptr(v)
+}
+
+// environment collects the facts of where and how the screen ran.
+func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environment {
+	env := Environment{
+		Executor: []string{}, GPURequest: []string{}, GPU: []string{},
+		Benchmark:   Benchmark{Name: LoadgenName, Version: in.InfercraneVersion},
+		ProfileRuns: sc.Runs, RandomSeed: sc.Seed, Streaming: len(lanes) > 0,
+		Runtime: Runtime{Args: []string{}},
+	}
+	seen := map[string]bool{}
+	add := func(list *[]string, v string) {
+		if v != "" && !seen[list2key(list, v)] {
+			seen[list2key(list, v)] = true
+			*list = append(*list, v)
+		}
+	}
+	info := map[string][]string{}
+	for _, l := range lanes {
+		li := &l.Inputs
+		add(&env.Executor, li.ExecutorType)
+		add(&env.GPURequest, fmt.Sprintf("%s x%d", li.GPUType, max(li.GPUCount, 1)))
+		if env.Runtime.Engine == "" {
+			env.Runtime = Runtime{Engine: li.RuntimeEngine, Version: li.RuntimeVersion, Dtype: li.RuntimeDtype, Args: append([]string{}, li.RuntimeArgs...)}
+		}
+		env.Streaming = env.Streaming && li.Streaming
+		sawGPU := false
+		for _, r := range in.Runs[l.ID] {
+			for _, k := range sortedKeys(r.Server) {
+				if k == "gpu" {
+					add(&env.GPU, r.Server[k])
+					sawGPU = true
+				}
+				if !contains(info[k], r.Server[k]) {
+					info[k] = append(info[k], r.Server[k])
+				}
+			}
+		}
+		if !sawGPU {
+			add(&env.GPU, li.GPUType)
+		}
+	}
+	if len(info) > 0 {
+		env.ServerInfo = map[string]string{}
+		for k, vs := range info {
+			env.ServerInfo[k] = strings.Join(vs, ", ")
+		}
+	}
+	sort.Strings(env.Executor)
+	return env
+}
+
+func list2key(list *[]string, v string) string { return fmt.Sprintf("%p/%s", list, v) }
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// preflight keeps the plan's findings that concern the screen: its lanes,
+// the screen itself, and spec-wide ones.
+func preflight(in *Input, screen string, lanes []*planner.Lane) Preflight {
+	ids := map[string]bool{}
+	for _, l := range lanes {
+		ids[l.ID] = true
+	}
+	p := Preflight{Findings: []Finding{}, Corrections: append([]string{}, in.Corrections...)}
+	for _, f := range in.Plan.Preflight {
+		if (f.Lane == "" && (f.Screen == "" || f.Screen == screen)) || ids[f.Lane] {
+			p.Findings = append(p.Findings, Finding{Severity: string(f.Severity), Lane: f.Lane, Summary: f.Summary, Detail: f.Detail})
+		}
+	}
+	return p
+}
+
+// seal redacts secrets from the document and sets its digest.
+func seal(ev *Evidence, secrets []string) (*Evidence, error) {
+	if hasSecrets(secrets) {
+		ev.Digest = ""
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		raw = redactJSON(raw, secrets)
+		var clean Evidence
+		if err := json.Unmarshal(raw, &clean); err != nil {
+			return nil, fmt.Errorf("redacting secrets: %w", err)
+		}
+		ev = &clean
+	}
+	ev.Digest = ""
+	d, err := Digest(ev)
+	if err != nil {
+		return nil, err
+	}
+	ev.Digest = d
+	return ev, nil
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+func buildFixture(t *testing.T) *Evidence {
+	t.Helper()
+	evs, err := BuildEvidence(fixtureInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Fatalf("%d documents, want 1", len(evs))
+	}
+	return evs[0]
+}
+
+// numpyPercentile is an independent linear-interpolation percentile.
+func numpyPercentile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	h := (float64(len(s)) - 1) * q / 100
+	lo := math.Floor(h)
+	hi := math.Ceil(h)
+	return s[int(lo)] + (h-lo)*(s[int(hi)]-s[int(lo)])
+}
+
+// TestAggregatesRecomputedIndependently recomputes the aggregates of every
+// campaign straight from the records, without loadgen.Compute or the
+// package's aggregation, and compares them with the evidence.
+func TestAggregatesRecomputedIndependently(t *testing.T) {
+	in := fixtureInput()
+	ev := buildFixture(t)
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			runs := in.Runs[c.Lane]
+			var tokens, succeeded, failed int
+			var window float64
+			var p95ttft, p95lat, pooledTTFT []float64
+			var perRunTput []float64
+			for _, r := range runs {
+				var first, last int64 = math.MaxInt64, 0
+				var ttft, lat []float64
+				runTokens := 0
+				for _, rec := range r.Records {
+					first = min(first, rec.SentNs)
+					last = max(last, rec.DoneNs)
+					if rec.ErrorClass != "" {
+						failed++
+						continue
+					}
+					succeeded++
+					runTokens += rec.OutputTokens
+					ttft = append(ttft, float64(rec.FirstTokenNs-rec.SentNs)/1e6)
+					lat = append(lat, float64(rec.LastTokenNs-rec.SentNs)/1e6)
+				}
+				w := float64(last-first) / 1e9
+				window += w
+				tokens += runTokens
+				perRunTput = append(perRunTput, float64(runTokens)/w)
+				p95ttft = append(p95ttft, numpyPercentile(ttft, 95))
+				p95lat = append(p95lat, numpyPercentile(lat, 95))
+				pooledTTFT = append(pooledTTFT, ttft...)
+			}
+			mean := func(xs []float64) float64 {
+				s := 0.0
+				for _, x := range xs {
+					s += x
+				}
+				return s / float64(len(xs))
+			}
+			mu := mean(perRunTput)
+			ss := 0.0
+			for _, x := range perRunTput {
+				ss += (x - mu) * (x - mu)
+			}
+			wantCV := math.Sqrt(ss/float64(len(perRunTput)-1)) / mu
+			a := c.Aggregate
+			check := func(name string, got, want float64) {
+				t.Helper()
+				if math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					t.Errorf("%s %s: evidence %v, recomputed %v", c.Lane, name, got, want)
+				}
+			}
+			check("succeeded", float64(a.Succeeded), float64(succeeded))
+			check("failed", float64(a.Failed), float64(failed))
+			check("output_token_throughput", a.OutputTokenThroughput, float64(tokens)/window)
+			check("request_throughput", a.RequestThroughput, float64(succeeded)/window)
+			check("ttft_p95_ms", *a.TTFTP95Ms, mean(p95ttft))
+			check("latency_p95_ms", *a.LatencyP95Ms, mean(p95lat))
+			check("pooled.ttft_p99_ms", *c.Pooled.TTFTP99Ms, numpyPercentile(pooledTTFT, 99))
+			check("cv.output_token_throughput", c.CoefficientOfVariation["output_token_throughput"], wantCV)
+		}
+	}
+}
+
+func TestBuildEvidenceShape(t *testing.T) {
+	ev := buildFixture(t)
+	if ev.SchemaVersion != SchemaVersion || ev.EvidenceClass != "simulated-screen" {
+		t.Errorf("schema %q class %q", ev.SchemaVersion, ev.EvidenceClass)
+	}
+	if len(ev.Models) != 2 || ev.Models[0].Name != "small" || len(ev.Models[0].Campaigns[0].Runs) != 3 {
+		t.Fatalf("models: %+v", ev.Models)
+	}
+	small := ev.Models[0].Campaigns[0]
+	if small.Aggregate.Failures[loadgen.FailServerError] != 3 {
+		t.Errorf("failures by class: %v", small.Aggregate.Failures)
+	}
+	if small.Aggregate.Goodput == nil || small.Aggregate.GoodFraction == nil {
+		t.Error("SLO set but no goodput/good_fraction")
+	}
+	iv, ok := small.ConfidenceIntervals.Intervals["output_token_throughput"]
+	if !ok || !(iv.Low <= small.Aggregate.OutputTokenThroughput && small.Aggregate.OutputTokenThroughput <= iv.High) {
+		t.Errorf("throughput %v outside its interval %+v", small.Aggregate.OutputTokenThroughput, iv)
+	}
+	if len(ev.Comparisons) != 1 {
+		t.Fatalf("comparisons: %+v", ev.Comparisons)
+	}
+	r := ev.Comparisons[0].Ratios["small_over_big_output_token_throughput"]
+	if r.Value <= 1 || r.CI95 == nil || !r.Significant {
+		t.Errorf("small is clearly faster, got %+v", r)
+	}
+	if len(ev.Preflight.Findings) != 1 {
+		t.Errorf("preflight of the screen: %+v", ev.Preflight.Findings)
+	}
+	got := map[string]string{}
+	for _, g := range small.Gates {
+		got[g.Gate] = g.Status
+	}
+	want := map[string]string{"clean": StatusFail, "fast": StatusPass, "stable": StatusPass}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("gate %s on small: %s, want %s", k, got[k], v)
+		}
+	}
+	if ev.GateSummary.ExitCode != ExitFail {
+		t.Errorf("exit code %d, want %d", ev.GateSummary.ExitCode, ExitFail)
+	}
+	d, _ := Digest(ev)
+	if d != ev.Digest {
+		t.Errorf("digest %s, recomputed %s", ev.Digest, d)
+	}
+}
+
+// TestBuildEvidenceDeterministic: the same input gives the same bytes.
+func TestBuildEvidenceDeterministic(t *testing.T) {
+	a, _ := json.Marshal(buildFixture(t))
+	b, _ := json.Marshal(buildFixture(t))
+	if string(a) != string(b) {
+		t.Fatal("two builds of the same input differ")
+	}
+}

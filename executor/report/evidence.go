@@ -1,0 +1,256 @@
+// Package report turns the runs of a screen into evidence a reviewer can
+// trust: the infercrane.screen-evidence/v1 JSON document (digest-stamped
+// over its RFC 8785 canonical form), acceptance gates, and the Markdown,
+// HTML and Parquet reports, all computed from the per-request records.
+package report
+
+// SchemaVersion is the evidence document's schema.
+const SchemaVersion = "infercrane.screen-evidence/v1"
+
+// Gate statuses.
+const (
+	StatusPass         = "pass"
+	StatusFail         = "fail"
+	StatusInconclusive = "inconclusive"
+)
+
+// Exit codes of apply and report, decided by the gates.
+const (
+	ExitPass         = 0
+	ExitFail         = 3
+	ExitInconclusive = 4
+)
+
+// NeverPromotes is appended to every selection boundary: gates only report.
+const NeverPromotes = "Gates report pass, fail or inconclusive; they never promote or select a model."
+
+// Evidence is one screen's infercrane.screen-evidence/v1 document.
+type Evidence struct {
+	SchemaVersion string `json:"schema_version"`
+	// EvidenceClass is "simulated-screen" when every lane ran on the
+	// simulated engine, "measured-screen" otherwise.
+	EvidenceClass     string `json:"evidence_class"`
+	ObservedAt        string `json:"observed_at"`
+	InfercraneVersion string `json:"infercrane_version"`
+	Screen            string `json:"screen"`
+	SpecDigest        string `json:"spec_digest"`
+	PlanDigest        string `json:"plan_digest"`
+	// WorkloadProfileDigest pins the trace profile the shapes came from
+	// (empty when no shape used a trace).
+	WorkloadProfileDigest string            `json:"workload_profile_digest"`
+	WorkloadSource        map[string]string `json:"workload_source,omitempty"`
+	Environment           Environment       `json:"environment"`
+	Models                []ModelEvidence   `json:"models"`
+	Comparisons           []Comparison      `json:"comparisons"`
+	GateSummary           GateSummary       `json:"gate_summary"`
+	Preflight             Preflight         `json:"preflight"`
+	SelectionBoundary     string            `json:"selection_boundary"`
+	Cleanup               Cleanup           `json:"cleanup"`
+	// Digest is "sha256:" + hex SHA-256 of the canonical JSON without it.
+	Digest string `json:"digest"`
+}
+
+// Environment says where and how the screen ran.
+type Environment struct {
+	Executor   []string `json:"executor"`
+	GPURequest []string `json:"gpu_request"`
+	// GPU is what the servers reported seeing (or the requested type when
+	// they report nothing).
+	GPU         []string          `json:"gpu"`
+	Runtime     Runtime           `json:"runtime"`
+	Benchmark   Benchmark         `json:"benchmark"`
+	ProfileRuns int               `json:"profile_runs"`
+	RandomSeed  int64             `json:"random_seed"`
+	Streaming   bool              `json:"streaming"`
+	ServerInfo  map[string]string `json:"server_info,omitempty"`
+}
+
+// Runtime is the serving engine of the screen.
+type Runtime struct {
+	Engine  string   `json:"engine"`
+	Version string   `json:"version"`
+	Dtype   string   `json:"dtype,omitempty"`
+	Args    []string `json:"args"`
+}
+
+// Benchmark names the load generator.
+type Benchmark struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// ModelEvidence groups a model's campaigns (one per shape and GPU).
+type ModelEvidence struct {
+	Name      string     `json:"name"`  // model block name
+	Model     string     `json:"model"` // e.g. Qwen/Qwen3-0.6B
+	Revision  string     `json:"revision"`
+	Campaigns []Campaign `json:"campaigns"`
+}
+
+// Campaign is one lane: a model on a shape and GPU, with its runs.
+type Campaign struct {
+	Profile  string   `json:"profile"` // shape block name
+	Lane     string   `json:"lane"`
+	GPU      string   `json:"gpu"`
+	GPUType  string   `json:"gpu_type"`
+	Workload Workload `json:"workload"`
+	// Aggregate follows the design's rules: pooled throughputs, mean of
+	// per-run percentiles.
+	Aggregate Metrics `json:"aggregate"`
+	// Pooled holds percentiles over every request of every run.
+	Pooled                 Latencies           `json:"pooled"`
+	CoefficientOfVariation map[string]float64  `json:"coefficient_of_variation"`
+	ConfidenceIntervals    ConfidenceIntervals `json:"confidence_intervals"`
+	Runs                   []RunEvidence       `json:"runs"`
+	Gates                  []GateResult        `json:"gates"`
+}
+
+// Workload is what each run of a campaign asked for.
+type Workload struct {
+	InputTokens      int      `json:"input_tokens"`
+	OutputTokens     int      `json:"output_tokens"`
+	Concurrency      int      `json:"concurrency"`
+	RequestsPerRun   int      `json:"requests_per_run"`
+	TemplateHeadroom int      `json:"template_headroom"`
+	RequestRate      float64  `json:"request_rate,omitempty"`
+	Arrival          string   `json:"arrival,omitempty"`
+	Warmup           int      `json:"warmup,omitempty"`
+	API              string   `json:"api"`
+	Streaming        bool     `json:"streaming"`
+	SLOTTFTMs        *float64 `json:"slo_ttft_ms,omitempty"`
+	SLOTPOTMs        *float64 `json:"slo_tpot_ms,omitempty"`
+	SLOLatencyMs     *float64 `json:"slo_latency_ms,omitempty"`
+}
+
+// Latencies are the p50/p90/p95/p99 of TTFT, TPOT, ITL and end-to-end
+// latency in milliseconds; a figure no request measured is left out.
+type Latencies struct {
+	TTFTP50Ms    *float64 `json:"ttft_p50_ms,omitempty"`
+	TTFTP90Ms    *float64 `json:"ttft_p90_ms,omitempty"`
+	TTFTP95Ms    *float64 `json:"ttft_p95_ms,omitempty"`
+	TTFTP99Ms    *float64 `json:"ttft_p99_ms,omitempty"`
+	TPOTP50Ms    *float64 `json:"tpot_p50_ms,omitempty"`
+	TPOTP90Ms    *float64 `json:"tpot_p90_ms,omitempty"`
+	TPOTP95Ms    *float64 `json:"tpot_p95_ms,omitempty"`
+	TPOTP99Ms    *float64 `json:"tpot_p99_ms,omitempty"`
+	ITLP50Ms     *float64 `json:"itl_p50_ms,omitempty"`
+	ITLP90Ms     *float64 `json:"itl_p90_ms,omitempty"`
+	ITLP95Ms     *float64 `json:"itl_p95_ms,omitempty"`
+	ITLP99Ms     *float64 `json:"itl_p99_ms,omitempty"`
+	LatencyP50Ms *float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP90Ms *float64 `json:"latency_p90_ms,omitempty"`
+	LatencyP95Ms *float64 `json:"latency_p95_ms,omitempty"`
+	LatencyP99Ms *float64 `json:"latency_p99_ms,omitempty"`
+}
+
+// Metrics are the figures of one run or of a campaign's aggregate.
+type Metrics struct {
+	Requests              int            `json:"requests"`
+	Succeeded             int            `json:"succeeded"`
+	Failed                int            `json:"failed"`
+	Failures              map[string]int `json:"failures"`
+	Cancelled             int            `json:"cancelled,omitempty"`
+	WindowSeconds         float64        `json:"window_seconds"`
+	InputTokens           int64          `json:"input_tokens"`
+	OutputTokens          int64          `json:"output_tokens"`
+	RequestThroughput     float64        `json:"request_throughput"`
+	OutputTokenThroughput float64        `json:"output_token_throughput"`
+	TotalTokenThroughput  float64        `json:"total_token_throughput"`
+	Latencies
+	// Goodput and GoodFraction are set when the shape has SLOs.
+	Goodput      *float64 `json:"goodput,omitempty"`
+	GoodFraction *float64 `json:"good_fraction,omitempty"`
+}
+
+// RunEvidence is one run with its figures and where its records are.
+type RunEvidence struct {
+	Run int `json:"run"`
+	Metrics
+	RecordsFile   string `json:"records_file"`
+	RecordsSHA256 string `json:"records_sha256"`
+	StartedAt     string `json:"started_at,omitempty"`
+	FinishedAt    string `json:"finished_at,omitempty"`
+}
+
+// ConfidenceIntervals are seeded bootstrap intervals over runs.
+type ConfidenceIntervals struct {
+	Level     float64 `json:"level"`
+	Method    string  `json:"method"`
+	Resamples int     `json:"resamples"`
+	Seed      int64   `json:"seed"`
+	// Intervals is keyed by metric; empty with fewer than two runs.
+	Intervals map[string]Interval `json:"intervals"`
+	Note      string              `json:"note,omitempty"`
+}
+
+// Interval is a [Low, High] confidence interval.
+type Interval struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// Comparison holds the ratios of one candidate over the baseline on one
+// shape and GPU. Ratios are keyed "<candidate>_over_<baseline>_<metric>".
+type Comparison struct {
+	Profile        string           `json:"profile"`
+	GPU            string           `json:"gpu"`
+	Candidate      string           `json:"candidate"`
+	CandidateModel string           `json:"candidate_model"`
+	Baseline       string           `json:"baseline"`
+	BaselineModel  string           `json:"baseline_model"`
+	Ratios         map[string]Ratio `json:"ratios"`
+}
+
+// Ratio is candidate / baseline of one aggregate metric.
+type Ratio struct {
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	// CI95 is a seeded bootstrap interval (runs of each lane resampled
+	// independently); nil with fewer than two runs on either side.
+	CI95 *Interval `json:"ci95,omitempty"`
+	// Significant is true when CI95 excludes 1.
+	Significant bool `json:"significant"`
+	// HigherIsBetter tells a reader which direction is an improvement.
+	HigherIsBetter bool `json:"higher_is_better"`
+}
+
+// GateResult is one gate evaluated on one campaign.
+type GateResult struct {
+	Gate      string `json:"gate"`
+	Condition string `json:"condition"`
+	Status    string `json:"status"`
+	// Reason says why, in words (the error_message on a fail).
+	Reason string `json:"reason"`
+}
+
+// GateSummary counts gate results over the screen and gives the exit code.
+type GateSummary struct {
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	Inconclusive int `json:"inconclusive"`
+	ExitCode     int `json:"exit_code"`
+}
+
+// Preflight holds the plan's findings for the screen and the corrections
+// the planner made.
+type Preflight struct {
+	Findings    []Finding `json:"findings"`
+	Corrections []string  `json:"corrections"`
+}
+
+// Finding is a preflight finding as the evidence records it.
+type Finding struct {
+	Severity string `json:"severity"`
+	Lane     string `json:"lane,omitempty"`
+	Summary  string `json:"summary"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+// Cleanup records that nothing was left running.
+type Cleanup struct {
+	// State is "torn_down" when every deployment was torn down.
+	State               string   `json:"state"`
+	DeploymentsTornDown []string `json:"deployments_torn_down"`
+	// ActiveGPUTasks is the number of GPU tasks still running (must be 0).
+	ActiveGPUTasks int `json:"active_gpu_tasks"`
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+// GateSpec is a gate block as the report evaluates it.
+type GateSpec struct {
+	Name string
+	// Condition is an expression over `lane.*` that must be true to pass.
+	Condition hcl.Expression
+	// ConditionText is the condition's source, shown in reports.
+	ConditionText string
+	ErrorMessage  string
+	// MinRuns makes the gate inconclusive with fewer completed runs.
+	MinRuns int
+	// MaxCV makes the gate inconclusive when the CV of a throughput
+	// (output_token_throughput or request_throughput) exceeds it.
+	MaxCV float64
+}
+
+// failureClasses are the classes always present in lane.failures, so that
+// `lane.failures.timeout == 0` works on a lane without timeouts.
+var failureClasses = []string{
+	loadgen.FailContextOverflow, loadgen.FailRateLimited, loadgen.FailServerError, loadgen.FailTimeout,
+	loadgen.FailStreamBroken, loadgen.FailNoTokens, loadgen.FailConnection, loadgen.FailBadRequest,
+}
+
+// laneValue is the `lane` object a gate condition sees: every aggregate
+// figure by its evidence name, plus runs, failures.<class>, cv.<metric>
+// and pooled.<metric>.
+func laneValue(c *Campaign) cty.Value {
+	attrs := map[string]cty.Value{}
+	for k, v := range c.Aggregate.values() {
+		attrs[k] = cty.NumberFloatVal(v)
+	}
+	attrs["runs"] = cty.NumberIntVal(int64(len(c.Runs)))
+	fails := map[string]cty.Value{}
+	for _, k := range failureClasses {
+		fails[k] = cty.Zero
+	}
+	for k, n := range c.Aggregate.Failures {
+		fails[k] = cty.NumberIntVal(int64(n))
+	}
+	attrs["failures"] = cty.ObjectVal(fails)
+	cv := map[string]cty.Value{}
+	for k, v := range c.CoefficientOfVariation {
+		cv[k] = cty.NumberFloatVal(v)
+	}
+	attrs["cv"] = cty.ObjectVal(cv)
+	pooled := map[string]cty.Value{}
+	for name, p := range c.Pooled.fields() {
+		if *p != nil {
+			pooled[name] = cty.NumberFloatVal(**p)
+		}
+	}
+	attrs["pooled"] = cty.ObjectVal(pooled)
+	return cty.ObjectVal(attrs)
+}
+
+// evaluateGate decides one gate on one campaign.
+func evaluateGate(g *GateSpec, c *Campaign) GateResult {
+	res := GateResult{Gate: g.Name, Condition: g.ConditionText}
+	inconclusive := func(format string, args ...any) GateResult {
+		res.Status, res.Reason = StatusInconclusive, fmt.Sprintf(format, args...)
+		return res
+	}
+	if len(c.Runs) == 0 {
+		return inconclusive("no completed runs")
+	}
+	if g.Condition == nil {
+		return inconclusive("the gate has no condition")
+	}
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"lane": laneValue(c)}}
+	for _, tr := range g.Condition.Variables() {
+		if root := tr.RootName(); root != "lane" {
+			return inconclusive("the condition refers to %q; a gate condition may only use lane.* metrics", root)
+		}
+		if _, diags := tr.TraverseAbs(ctx); diags.HasErrors() {
+			return inconclusive("metric %s is missing for this lane (%s)", traversalName(tr), firstSummary(diags))
+		}
+	}
+	v, diags := g.Condition.Value(ctx)
+	if diags.HasErrors() {
+		return inconclusive("the condition could not be evaluated: %s", firstSummary(diags))
+	}
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Bool {
+		return inconclusive("the condition gave %s, not true or false", v.Type().FriendlyName())
+	}
+	holds := v.True()
+	if !holds {
+		res.Status = StatusFail
+		res.Reason = g.ErrorMessage
+		if res.Reason == "" {
+			res.Reason = "the condition is false"
+		}
+	}
+	if g.MinRuns > 0 && len(c.Runs) < g.MinRuns {
+		return inconclusive("%d completed run(s), the gate needs min_runs = %d (condition %s)", len(c.Runs), g.MinRuns, holdsWord(holds))
+	}
+	if g.MaxCV > 0 {
+		for _, m := range []string{"output_token_throughput", "request_throughput"} {
+			cv, ok := c.CoefficientOfVariation[m]
+			if !ok {
+				return inconclusive("cv of %s is unknown (needs at least 2 runs), the gate needs max_cv = %g (condition %s)", m, g.MaxCV, holdsWord(holds))
+			}
+			if cv > g.MaxCV {
+				return inconclusive("cv of %s is %.3g, above max_cv = %g (condition %s)", m, cv, g.MaxCV, holdsWord(holds))
+			}
+		}
+	}
+	if holds {
+		res.Status, res.Reason = StatusPass, "the condition holds"
+	}
+	return res
+}
+
+func holdsWord(holds bool) string {
+	if holds {
+		return "holds"
+	}
+	return "is false"
+}
+
+// traversalName renders lane.a.b for messages.
+func traversalName(tr hcl.Traversal) string {
+	var sb strings.Builder
+	for _, step := range tr {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			sb.WriteString(s.Name)
+		case hcl.TraverseAttr:
+			sb.WriteString("." + s.Name)
+		case hcl.TraverseIndex:
+			if s.Key.Type() == cty.String {
+				sb.WriteString(fmt.Sprintf("[%q]", s.Key.AsString()))
+			} else {
+				sb.WriteString("[…]")
+			}
+		}
+	}
+	return sb.String()
+}
+
+func firstSummary(diags hcl.Diagnostics) string {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			if d.Detail != "" {
+				return d.Detail
+			}
+			return d.Summary
+		}
+	}
+	return "unknown error"
+}
+
+// summarize counts the gate results of a screen and picks the exit code:
+// 3 when any gate failed, else 4 when any was inconclusive, else 0.
+func summarize(models []ModelEvidence) GateSummary {
+	var s GateSummary
+	for _, m := range models {
+		for _, c := range m.Campaigns {
+			for _, g := range c.Gates {
+				switch g.Status {
+				case StatusPass:
+					s.Pass++
+				case StatusFail:
+					s.Fail++
+				default:
+					s.Inconclusive++
+				}
+			}
+		}
+	}
+	switch {
+	case s.Fail > 0:
+		s.ExitCode = ExitFail
+	case s.Inconclusive > 0:
+		s.ExitCode = ExitInconclusive
+	}
+	return s
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

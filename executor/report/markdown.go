@@ -1,0 +1,171 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// metricWords names the ratio metrics in prose.
+var metricWords = map[string]string{
+	"output_token_throughput": "the output throughput",
+	"request_throughput":      "the request throughput",
+	"ttft_p95_ms":             "the p95 TTFT",
+	"tpot_p95_ms":             "the p95 TPOT",
+	"latency_p95_ms":          "the p95 latency",
+}
+
+// WriteMarkdown renders ev as the summary a reviewer pastes into a pull
+// request: the results table, the comparisons in words, the gates, the
+// preflight findings and corrections, and the selection boundary.
+func WriteMarkdown(w io.Writer, ev *Evidence) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# InferCrane screen `%s`\n\n", ev.Screen)
+	fmt.Fprintf(&b, "%s, observed %s on %s (%s). %d run(s) per lane, seed %d.\n\n",
+		strings.ReplaceAll(ev.EvidenceClass, "-", " "), orDash(ev.ObservedAt), strings.Join(ev.Environment.GPURequest, ", "),
+		runtimeWords(ev.Environment.Runtime), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
+
+	b.WriteString("| model | shape | gpu | runs | output tok/s | p95 TTFT ms | p95 TPOT ms | p95 latency ms | errors |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			a := &c.Aggregate
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+				m.Model, c.Profile, c.GPUType, len(c.Runs), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs)),
+				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a))
+		}
+	}
+	b.WriteString("\nThroughputs pool all runs; percentiles are the mean of the per-run values; ± is the coefficient of variation across runs.\n")
+
+	if len(ev.Comparisons) > 0 {
+		b.WriteString("\n## Comparisons\n\n")
+		for _, c := range ev.Comparisons {
+			for _, metric := range ratioMetrics {
+				r, ok := c.Ratios[c.Candidate+"_over_"+c.Baseline+"_"+metric]
+				if !ok {
+					continue
+				}
+				fmt.Fprintf(&b, "- %s\n", ratioSentence(&c, &r))
+			}
+		}
+	}
+
+	b.WriteString("\n## Gates\n\n")
+	gs := ev.GateSummary
+	fmt.Fprintf(&b, "%d pass, %d fail, %d inconclusive (exit code %d).\n\n", gs.Pass, gs.Fail, gs.Inconclusive, gs.ExitCode)
+	any := false
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			for _, g := range c.Gates {
+				if !any {
+					b.WriteString("| gate | model | shape | status | condition | why |\n|---|---|---|---|---|---|\n")
+					any = true
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | **%s** | `%s` | %s |\n", g.Gate, m.Model, c.Profile, g.Status, cell(g.Condition), cell(g.Reason))
+			}
+		}
+	}
+	if !any {
+		b.WriteString("The screen has no gates.\n")
+	}
+
+	b.WriteString("\n## Preflight\n\n")
+	if len(ev.Preflight.Findings) == 0 && len(ev.Preflight.Corrections) == 0 {
+		b.WriteString("No findings.\n")
+	}
+	for _, f := range ev.Preflight.Findings {
+		lane := ""
+		if f.Lane != "" {
+			lane = " (lane " + f.Lane + ")"
+		}
+		fmt.Fprintf(&b, "- %s%s: %s\n", f.Severity, lane, oneLine(f.Summary))
+	}
+	for _, c := range ev.Preflight.Corrections {
+		fmt.Fprintf(&b, "- correction: %s\n", oneLine(c))
+	}
+
+	b.WriteString("\n## Boundary\n\n")
+	b.WriteString(oneLine(ev.SelectionBoundary) + "\n\n")
+	fmt.Fprintf(&b, "Cleanup: %s, %s. Evidence `%s`, spec `%s`, plan `%s`.\n",
+		ev.Cleanup.State, activeWords(ev.Cleanup.ActiveGPUTasks), ev.Digest, ev.SpecDigest, ev.PlanDigest)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ratioSentence says one ratio in words, e.g. "Qwen3-0.6B delivered 1.44x
+// the output throughput of Qwen3-1.7B on the interactive shape".
+func ratioSentence(c *Comparison, r *Ratio) string {
+	var s string
+	if r.HigherIsBetter {
+		s = fmt.Sprintf("%s delivered %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.Profile)
+	} else {
+		s = fmt.Sprintf("%s had %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.Profile)
+	}
+	switch {
+	case r.CI95 == nil:
+		s += " (no interval: needs at least 2 runs of each)"
+	case r.Significant:
+		s += fmt.Sprintf(" (95%% CI %.2f–%.2f, significant)", r.CI95.Low, r.CI95.High)
+	default:
+		s += fmt.Sprintf(" (95%% CI %.2f–%.2f, not significant)", r.CI95.Low, r.CI95.High)
+	}
+	return s + "."
+}
+
+func runtimeWords(r Runtime) string {
+	s := strings.TrimSpace(r.Engine + " " + r.Version)
+	if s == "" {
+		return "runtime unknown"
+	}
+	return s
+}
+
+func withCV(v, cv float64, runs int) string {
+	if runs < 2 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.1f ±%.1f%%", v, 100*cv)
+}
+
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", *p)
+}
+
+func errorsWords(a *Metrics) string {
+	if a.Failed == 0 {
+		return "0"
+	}
+	parts := make([]string, 0, len(a.Failures))
+	for _, k := range sortedKeys(a.Failures) {
+		parts = append(parts, fmt.Sprintf("%d %s", a.Failures[k], k))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d (%s)", a.Failed, strings.Join(parts, ", "))
+}
+
+func activeWords(n int) string {
+	if n < 0 {
+		return "active GPU tasks not recorded"
+	}
+	return fmt.Sprintf("%d active GPU task(s) left", n)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// cell makes text safe inside a Markdown table cell.
+func cell(s string) string {
+	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
