@@ -38,9 +38,11 @@ type decl struct {
 	// traces are the unprofiled traces this declaration depends on,
 	// directly or through other declarations.
 	traces map[string]bool
-	// failed is set when evaluation reported errors, so that dependents
-	// stay quiet instead of cascading.
+	// failed is set when the declaration's own references were reported,
+	// so that evaluating them again stays quiet.
 	failed bool
+	// inCycle marks members of a reference cycle, which are not evaluated.
+	inCycle bool
 }
 
 func (d *decl) addr() string { return d.kind + "." + d.name }

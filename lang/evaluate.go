@@ -29,13 +29,14 @@ func (l *loader) evaluate() {
 		d.traces = map[string]bool{}
 		for _, dep := range d.deps {
 			if x := l.decls[dep]; x != nil {
-				if x.failed && !d.failed {
-					d.failed = true // stay quiet: the dependency already reported
-				}
 				for t := range x.traces {
 					d.traces[t] = true
 				}
 			}
+		}
+		if d.inCycle {
+			l.setValue(d.kind, d.name, cty.DynamicVal)
+			continue
 		}
 		l.evalDecl(d)
 	}
@@ -79,10 +80,9 @@ func (l *loader) evalDecl(d *decl) {
 		l.setValue(d.kind, d.name, cty.ObjectVal(values))
 	}
 	if d.failed {
-		// Errors caused by an unknown upstream value are noise.
+		// The declaration's references were reported already; evaluation
+		// errors about the same references would only repeat them.
 		l.diags = append(l.diags[:before:before], onlyStructural(l.diags[before:])...)
-	} else if hasErrors(l.diags[before:]) {
-		d.failed = true
 	}
 }
 
@@ -98,6 +98,21 @@ func onlyStructural(diags hcl.Diagnostics) hcl.Diagnostics {
 }
 
 func hasErrors(diags hcl.Diagnostics) bool { return diags.HasErrors() }
+
+// sortDiags orders diagnostics by file and position (those without a
+// location first), keeping the order of diagnostics at the same place.
+func sortDiags(diags hcl.Diagnostics) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a == nil && b != nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
+}
 
 // instances expands a block's for_each. It returns nil when for_each is
 // invalid (after reporting why) and the body without for_each.

@@ -111,7 +111,9 @@ func load(dir string, spec, autoVars []source, opts Options) (*Config, hcl.Diagn
 	l.loadVariables(autoVars)
 	l.evaluate()
 	l.finish()
-	return l.cfg, dedupe(l.diags)
+	diags := dedupe(l.diags)
+	sortDiags(diags)
+	return l.cfg, diags
 }
 
 // dedupe drops repeated diagnostics (a for_each block reports a structural

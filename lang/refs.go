@@ -57,6 +57,9 @@ func (l *loader) collectRefs(d *decl) {
 		}
 		for _, t := range e.expr.Variables() {
 			dep, ok := l.checkRef(t, scope)
+			if !ok {
+				d.failed = true
+			}
 			if ok && dep != "" && !seen[dep] {
 				seen[dep] = true
 				d.deps = append(d.deps, dep)
@@ -166,7 +169,7 @@ func contains(list []string, s string) bool {
 }
 
 // order returns the declarations in dependency order, reporting cycles by
-// name. Declarations in a cycle are marked failed and left out.
+// name. Declarations in a cycle are marked inCycle and left unevaluated.
 func (l *loader) order() []*decl {
 	const (
 		white = iota
@@ -214,7 +217,7 @@ func (l *loader) reportCycle(stack []*decl, start *decl) {
 	names := make([]string, 0, len(cycle)+1)
 	for _, d := range cycle {
 		names = append(names, d.addr())
-		d.failed = true
+		d.inCycle = true
 	}
 	names = append(names, start.addr())
 	path := strings.Join(names, " -> ")

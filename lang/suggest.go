@@ -13,22 +13,26 @@ import (
 // to be a plausible typo.
 func closest(name string, candidates []string, limitN int) []string {
 	type scored struct {
-		s string
-		d int
+		s      string
+		d      int
+		prefix bool
 	}
 	var out []scored
 	ln := strings.ToLower(name)
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		d := levenshtein.Distance(ln, lc, nil)
-		limit := max(2, len(c)/3)
+		limit := max(1, len(ln)/3)
 		if d <= limit || (len(ln) >= 3 && strings.Contains(lc, ln)) {
-			out = append(out, scored{c, d})
+			out = append(out, scored{c, d, strings.HasPrefix(lc, ln)})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].d != out[j].d {
 			return out[i].d < out[j].d
+		}
+		if out[i].prefix != out[j].prefix {
+			return out[i].prefix
 		}
 		return out[i].s < out[j].s
 	})

@@ -81,6 +81,8 @@ func (l *loader) declareVariable(b *hcl.Block) {
 		} else if cv, err := convert.Convert(val, v.Type); err != nil {
 			l.diags = append(l.diags, errorf(a.Expr.Range(), "Invalid default value for variable",
 				"The default does not match the variable's type %s: %s.", typeexpr.TypeString(v.Type), err))
+			v.Value = cty.UnknownVal(v.Type)
+			vd.hasDefault = true
 		} else {
 			v.Value = cv
 			vd.hasDefault = true

@@ -1,0 +1,33 @@
+# for_each on model and shape blocks; each outside for_each; lane outside gates.
+model "qwen" {
+  for_each = { "0.6b" = "Qwen/Qwen3-0.6B", "1.7b" = "Qwen/Qwen3-1.7B" }
+  id       = each.value
+}
+
+model "bad" {
+  for_each = 3 # ERROR: for_each must be a map, or a set or list of strings; got number
+  id       = "x"
+}
+
+gpu "g" {
+  type = each.key # ERROR: each.key and each.value are only available
+}
+
+shape "s" {
+  input_tokens  = lane.ttft # ERROR: lane.METRIC is only available in a gate's condition
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+}
+
+gate "g" {
+  condition     = lane.failed == model.qwen # ERROR: A gate condition may refer to lane.METRIC, var.NAME and local.NAME only
+  error_message = "x"
+}
+
+screen "x" {
+  models   = [model.qwen["0.6b"], model.qwen["3b"]] # ERROR: Invalid index
+  shapes   = [shape.s]
+  gpus     = [gpu.g]
+  baseline = model.qwen # ERROR: baseline must be one model
+}

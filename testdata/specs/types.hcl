@@ -1,0 +1,33 @@
+# Wrong types and whole numbers.
+model "m" {
+  id          = "Qwen/Qwen3-0.6B"
+  max_context = "lots" # ERROR: Incorrect attribute value type
+}
+
+gpu "g" {
+  type  = "H100"
+  count = 1.5 # ERROR: count must be a whole number
+}
+
+runtime "r" {
+  engine                 = "vllm"
+  args                   = "--seed 1" # ERROR: list of string required
+  gpu_memory_utilization = 1.2 # ERROR: gpu_memory_utilization must be in (0, 1]
+  dtype                  = "bf16" # ERROR: dtype "bf16" is not one of
+}
+
+shape "s" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = "eight" # ERROR: Inappropriate value for attribute "concurrency"
+  requests      = 32
+  streaming     = "maybe" # ERROR: Incorrect attribute value type
+  api           = "chatt" # ERROR: Did you mean "chat"?
+}
+
+screen "x" {
+  models = [model.m]
+  shapes = [shape.s]
+  gpus   = [gpu.g]
+  runtime = runtime.r
+}
