@@ -1,0 +1,189 @@
+package localcloud
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/infercrane/infercrane/plugins/modal"
+)
+
+// sandbox is a handle on one local sandbox.
+type sandbox struct {
+	c  *Cloud
+	id string
+}
+
+func (s *sandbox) ID() string { return s.id }
+
+func (s *sandbox) Logs() (io.Reader, io.Reader) {
+	if b := s.c.box(s.id); b != nil {
+		return b.stdout, b.stderr
+	}
+	return nil, nil
+}
+
+func (s *sandbox) Poll(ctx context.Context) (int, bool, error) {
+	m, err := s.c.Meta(s.id)
+	if err != nil {
+		return 0, false, err
+	}
+	if m.ExitCode != nil {
+		return *m.ExitCode, true, nil
+	}
+	if b := s.c.box(s.id); b != nil {
+		select {
+		case <-b.done:
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			return b.code, true, nil
+		default:
+			return 0, false, nil
+		}
+	}
+	if !s.c.running(m) {
+		return -1, true, nil
+	}
+	return 0, false, nil
+}
+
+func (s *sandbox) Terminate(ctx context.Context) error { return s.c.terminate(s.id) }
+
+// CopyIn writes the file into the sandbox's root with mode 0644, as
+// Modal's filesystem API does: the caller must chmod what it executes.
+func (s *sandbox) CopyIn(ctx context.Context, localPath, remotePath string) error {
+	if !strings.HasPrefix(remotePath, "/") {
+		return fmt.Errorf("local sandbox: remote path %q must be absolute", remotePath)
+	}
+	if err := s.alive(); err != nil {
+		return err
+	}
+	src, err := os.Open(localPath)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst := filepath.Join(s.c.root(s.id), remotePath)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (s *sandbox) alive() error {
+	_, exited, err := s.Poll(context.Background())
+	if err != nil {
+		return err
+	}
+	if exited {
+		return fmt.Errorf("local sandbox %s has finished; it cannot run commands", s.id)
+	}
+	return nil
+}
+
+// Exec runs argv in the sandbox: the image's stand-ins for nvidia-smi and
+// python3, anything else from the host with paths and port rewritten.
+func (s *sandbox) Exec(ctx context.Context, argv []string, opts modal.ExecOptions) (modal.Process, error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("local sandbox: empty command")
+	}
+	if h := s.c.Hooks.BeforeExec; h != nil {
+		if err := h(s.id, argv); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.alive(); err != nil {
+		return nil, err
+	}
+	m, err := s.c.Meta(s.id)
+	if err != nil {
+		return nil, err
+	}
+	switch argv[0] {
+	case "nvidia-smi":
+		return printed(fmt.Sprintf("%s, %s\n", s.c.GPUName, s.c.ComputeCap)), nil
+	case "python3":
+		return printed(fmt.Sprintf("%s\n%s\n", s.c.VLLMVersion, s.c.TorchVersion)), nil
+	}
+	args := s.c.rewrite(s.id, m.Port, argv)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = s.c.root(s.id)
+	p := &process{stdout: newPipe(), stderr: newPipe(), done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		// A container answers a missing program with exit code 127 or 126.
+		p.stderr.Write([]byte(err.Error() + "\n"))
+		p.code = 127
+		if os.IsPermission(err) || strings.Contains(err.Error(), "permission denied") {
+			p.code = 126
+		}
+		p.stdout.Close()
+		p.stderr.Close()
+		close(p.done)
+		return p, nil
+	}
+	p.pgid = cmd.Process.Pid
+	s.c.addPgid(s.id, p.pgid)
+	go func() {
+		err := cmd.Wait()
+		p.code = exitCode(cmd.ProcessState, err)
+		p.stdout.Close()
+		p.stderr.Close()
+		close(p.done)
+	}()
+	if opts.Timeout > 0 {
+		t := time.AfterFunc(opts.Timeout, func() { syscall.Kill(-p.pgid, syscall.SIGKILL) })
+		go func() { <-p.done; t.Stop() }()
+	}
+	return p, nil
+}
+
+// process is a command started by Exec.
+type process struct {
+	stdout, stderr *pipe
+	done           chan struct{}
+	code           int
+	pgid           int
+}
+
+func (p *process) Stdout() io.Reader { return p.stdout }
+func (p *process) Stderr() io.Reader { return p.stderr }
+
+// Wait returns the exit code; when ctx ends first the command is killed.
+func (p *process) Wait(ctx context.Context) (int, error) {
+	select {
+	case <-p.done:
+		return p.code, nil
+	case <-ctx.Done():
+		if p.pgid > 0 {
+			syscall.Kill(-p.pgid, syscall.SIGKILL)
+		}
+		<-p.done
+		return p.code, ctx.Err()
+	}
+}
+
+// printed is a finished process that printed out.
+func printed(out string) *process {
+	p := &process{stdout: newPipe(), stderr: newPipe(), done: make(chan struct{})}
+	p.stdout.Write([]byte(out))
+	p.stdout.Close()
+	p.stderr.Close()
+	close(p.done)
+	return p
+}
