@@ -1,0 +1,229 @@
+// Package sim is InferCrane's simulated vLLM-compatible engine: the embedded
+// default executor's server and the ground truth the load generator is
+// tested against. It speaks vLLM's HTTP surface (/v1/chat/completions,
+// /v1/completions, /v1/models, /health, /version, /tokenize, /detokenize,
+// /metrics), tokenizes with its own documented tokenizer (see Tokenize), and
+// times tokens either with a constant TTFT and ITL or with a
+// continuous-batching scheduler driven by the planner's roofline model.
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Version is what /version reports: the vLLM API generation the engine
+// imitates, marked as simulated.
+const Version = "0.22.1+infercrane.sim"
+
+// Engine is a simulated engine; it is an http.Handler. Close it when done.
+type Engine struct {
+	opts    Options
+	timing  timing
+	metrics *metrics
+	mux     *http.ServeMux
+	started time.Time
+	created int64 // unix seconds, stamped into responses
+
+	requests atomic.Int64  // generation requests received
+	seq      atomic.Uint64 // response id counter
+
+	stop      chan struct{} // closed by Close or a crash
+	stopOnce  sync.Once
+	crashed   atomic.Bool
+	crashMu   sync.Mutex
+	onCrash   []func()
+	crashedCh chan struct{}
+}
+
+// New builds an engine from opts, filling defaults; it fails with a message
+// that names the option to fix.
+func New(opts Options) (*Engine, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		opts:      o,
+		metrics:   newMetrics(),
+		started:   time.Now(),
+		stop:      make(chan struct{}),
+		crashedCh: make(chan struct{}),
+	}
+	e.created = e.started.Unix()
+	switch o.Timing {
+	case TimingModel:
+		mt, err := newModelTiming(o, e.metrics)
+		if err != nil {
+			return nil, err
+		}
+		e.timing = mt
+	default:
+		e.timing = &constantTiming{ttft: o.TTFT, itl: o.ITL}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, false) })
+	mux.HandleFunc("GET /v1/models", e.models)
+	mux.HandleFunc("GET /health", e.health)
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"version": Version})
+	})
+	mux.HandleFunc("POST /tokenize", e.tokenize)
+	mux.HandleFunc("POST /detokenize", e.detokenize)
+	mux.HandleFunc("GET /metrics", e.serveMetrics)
+	e.mux = mux
+	return e, nil
+}
+
+// Options returns the engine's options with defaults filled in.
+func (e *Engine) Options() Options { return e.opts }
+
+// ServeHTTP serves vLLM's HTTP surface. After a crash (Faults.CrashAfter)
+// every request has its connection dropped.
+func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if e.crashed.Load() {
+		panic(http.ErrAbortHandler)
+	}
+	e.mux.ServeHTTP(w, r)
+}
+
+// Close stops the engine: streams in flight end and background work stops.
+// It is safe to call more than once.
+func (e *Engine) Close() {
+	e.stopOnce.Do(func() {
+		close(e.stop)
+		e.timing.close()
+	})
+}
+
+// Crashed is closed when the engine crashed by fault injection.
+func (e *Engine) Crashed() <-chan struct{} { return e.crashedCh }
+
+// OnCrash registers f to run once when the engine crashes (the in-process
+// server uses it to drop every connection).
+func (e *Engine) OnCrash(f func()) {
+	e.crashMu.Lock()
+	defer e.crashMu.Unlock()
+	e.onCrash = append(e.onCrash, f)
+}
+
+func (e *Engine) crash() {
+	if !e.crashed.CompareAndSwap(false, true) {
+		return
+	}
+	close(e.crashedCh)
+	e.Close()
+	e.crashMu.Lock()
+	hooks := append([]func(){}, e.onCrash...)
+	e.crashMu.Unlock()
+	for _, f := range hooks {
+		go f()
+	}
+}
+
+// starting reports whether the slow-start fault still holds the engine.
+func (e *Engine) starting() bool {
+	return e.opts.Faults.SlowStart > 0 && time.Since(e.started) < e.opts.Faults.SlowStart
+}
+
+func (e *Engine) health(w http.ResponseWriter, r *http.Request) {
+	if e.starting() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (e *Engine) models(w http.ResponseWriter, r *http.Request) {
+	root := e.opts.ModelID
+	if root == "" {
+		root = e.opts.Model
+	}
+	writeJSON(w, 200, map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id": e.opts.Model, "object": "model", "created": e.created, "owned_by": "vllm",
+			"root": root, "parent": nil, "max_model_len": e.opts.MaxModelLen,
+		}},
+	})
+}
+
+type tokenizeRequest struct {
+	Model               string        `json:"model"`
+	Prompt              *string       `json:"prompt"`
+	Messages            []chatMessage `json:"messages"`
+	AddGenerationPrompt *bool         `json:"add_generation_prompt"`
+	ReturnTokenStrs     bool          `json:"return_token_strs"`
+}
+
+func (e *Engine) tokenize(w http.ResponseWriter, r *http.Request) {
+	var req tokenizeRequest
+	if !e.decode(w, r, &req) {
+		return
+	}
+	var text string
+	switch {
+	case req.Prompt != nil:
+		text = *req.Prompt
+	case req.Messages != nil:
+		msgs, err := messages(req.Messages)
+		if err != nil {
+			writeError(w, 400, "BadRequestError", "messages", "%v", err)
+			return
+		}
+		text = RenderChat(msgs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+	default:
+		writeError(w, 400, "BadRequestError", "prompt", "give either \"prompt\" or \"messages\" to tokenize")
+		return
+	}
+	ids := Tokenize(text)
+	resp := map[string]any{"count": len(ids), "max_model_len": e.opts.MaxModelLen, "tokens": ids, "token_strs": nil}
+	if req.ReturnTokenStrs {
+		strs := make([]string, len(ids))
+		for i, id := range ids {
+			strs[i] = pieces[id]
+		}
+		resp["token_strs"] = strs
+	}
+	writeJSON(w, 200, resp)
+}
+
+func (e *Engine) detokenize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model  string `json:"model"`
+		Tokens []int  `json:"tokens"`
+	}
+	if !e.decode(w, r, &req) {
+		return
+	}
+	text, err := Detokenize(req.Tokens)
+	if err != nil {
+		writeError(w, 400, "BadRequestError", "tokens", "%v", err)
+		return
+	}
+	writeJSON(w, 200, map[string]string{"prompt": text})
+}
+
+func (e *Engine) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	running, waiting, kv := e.timing.gauges()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	e.metrics.write(w, e.opts.Model, running, waiting, kv)
+}
+
+// maxBody bounds request bodies (64 MiB), far above any prompt that fits a
+// context window.
+const maxBody = 64 << 20
+
+// decode reads a JSON body into v, answering 400 itself on failure.
+func (e *Engine) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	if err := dec.Decode(v); err != nil {
+		writeError(w, 400, "BadRequestError", "", "the request body is not valid JSON for this endpoint: %v", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errQueueFull is returned by timing.admit when the waiting queue is full.
+var errQueueFull = errors.New("the waiting queue is full")
+
+// genPlan is a validated generation request.
+type genPlan struct {
+	chat         bool
+	stream       bool
+	includeUsage bool
+	continuous   bool
+	prompt       int
+	output       int
+	finish       string // "length" or "stop"
+	rng          uint64
+}
+
+// generate serves /v1/chat/completions (chat) and /v1/completions.
+func (e *Engine) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+	arrival := time.Now()
+	if e.starting() {
+		writeError(w, 503, "ServiceUnavailableError", "", "the engine is still starting; wait until /health answers 200")
+		return
+	}
+	var req genRequest
+	if !e.decode(w, r, &req) {
+		return
+	}
+	n := e.requests.Add(1)
+	if c := e.opts.Faults.CrashAfter; c > 0 && n > int64(c) {
+		e.crash()
+		panic(http.ErrAbortHandler)
+	}
+	if st := e.injectedFailure(n); st != 0 {
+		writeError(w, st, errorTypeFor(st), "", "injected failure %d for request %d (simulated engine fault injection)", st, n)
+		return
+	}
+	p, ok := e.plan(w, &req, chat, n)
+	if !ok {
+		return
+	}
+	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
+	if f := e.opts.Faults; f.StallFor > 0 {
+		g.stallAt, g.stallFor = f.StallAfter, f.StallFor
+	}
+	if err := e.timing.admit(g); err != nil {
+		writeError(w, 503, "ServiceUnavailableError", "", "%v; retry later or lower the load", err)
+		return
+	}
+	defer e.timing.release(g)
+	e.metrics.promptTokens.Add(int64(p.prompt))
+	if p.stream {
+		e.stream(w, r, g, &p)
+	} else {
+		e.whole(w, r, g, &p)
+	}
+}
+
+// plan validates a request the way vLLM does and decides its output length.
+func (e *Engine) plan(w http.ResponseWriter, req *genRequest, chat bool, n int64) (genPlan, bool) {
+	p := genPlan{chat: chat, stream: req.Stream}
+	if req.Model != "" && req.Model != e.opts.Model {
+		writeError(w, 404, "NotFoundError", "model", "The model `%s` does not exist.", req.Model)
+		return p, false
+	}
+	if req.N != nil && *req.N != 1 {
+		writeError(w, 400, "BadRequestError", "n", "the simulated engine serves n=1 only, got n=%d", *req.N)
+		return p, false
+	}
+	if chat {
+		msgs, err := messages(req.Messages)
+		if err != nil || len(msgs) == 0 {
+			if err == nil {
+				writeError(w, 400, "BadRequestError", "messages", "messages must not be empty")
+			} else {
+				writeError(w, 400, "BadRequestError", "messages", "%v", err)
+			}
+			return p, false
+		}
+		p.prompt = CountTokens(RenderChat(msgs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt))
+	} else {
+		count, err := promptTokens(req.Prompt)
+		if err != nil {
+			writeError(w, 400, "BadRequestError", "prompt", "%v", err)
+			return p, false
+		}
+		p.prompt = count
+	}
+	maxLen := e.opts.MaxModelLen
+	maxTokens := maxLen - p.prompt
+	requested := req.MaxTokens
+	if chat && req.MaxCompletionTokens != nil {
+		requested = req.MaxCompletionTokens
+	}
+	if requested != nil {
+		maxTokens = *requested
+	}
+	if p.prompt+max(maxTokens, 0) > maxLen || p.prompt >= maxLen {
+		writeError(w, 400, "BadRequestError", "input_tokens",
+			"This model's maximum context length is %d tokens. However, you requested %d output tokens and your prompt contains %d input tokens, for a total of %d tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=%d)",
+			maxLen, max(maxTokens, 0), p.prompt, p.prompt+max(maxTokens, 0), p.prompt)
+		return p, false
+	}
+	if maxTokens < 1 {
+		writeError(w, 400, "BadRequestError", "max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
+		return p, false
+	}
+	if req.MinTokens < 0 || req.MinTokens > maxTokens {
+		writeError(w, 400, "BadRequestError", "min_tokens", "min_tokens must be in [0, max_tokens], got %d.", req.MinTokens)
+		return p, false
+	}
+	seed := uint64(e.opts.Seed) ^ uint64(n)*0x9e3779b97f4a7c15
+	if req.Seed != nil {
+		seed = uint64(*req.Seed)
+	}
+	p.rng = splitmix(&seed)
+	p.output, p.finish = maxTokens, "length"
+	if !req.IgnoreEOS {
+		// Without ignore_eos the simulated model "chooses" to stop after a
+		// deterministic natural length of 16..271 tokens.
+		natural := 16 + int(p.rng%256)
+		if natural < maxTokens {
+			p.output, p.finish = max(natural, req.MinTokens), "stop"
+		}
+	}
+	if so := req.StreamOptions; so != nil {
+		p.includeUsage = so.IncludeUsage
+		p.continuous = so.ContinuousUsageStats
+	}
+	return p, true
+}
+
+// injectedFailure returns the status request n must fail with, or 0.
+func (e *Engine) injectedFailure(n int64) int {
+	f := e.opts.Faults
+	if st, ok := f.FailAt[int(n)]; ok {
+		return st
+	}
+	if f.FailRate > 0 {
+		s := uint64(e.opts.Seed) ^ uint64(n)*0xd1b54a32d192ed03
+		if float64(splitmix(&s)>>11)/(1<<53) < f.FailRate {
+			return f.FailStatus
+		}
+	}
+	return 0
+}
+
+// splitmix advances a SplitMix64 state and returns the next value.
+func splitmix(s *uint64) uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := *s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// outputToken is the k-th generated token: a " word" vocabulary token.
+func outputToken(rng uint64, k int) int {
+	s := rng + uint64(k)*0x9e3779b97f4a7c15
+	return wordIDs[" "+vocabWords[splitmix(&s)%uint64(len(vocabWords))]]
+}
+
+func (e *Engine) responseID(chat bool, id uint64) string {
+	if chat {
+		return "chatcmpl-sim-" + strconv.FormatUint(id, 10)
+	}
+	return "cmpl-sim-" + strconv.FormatUint(id, 10)
+}
+
+// stream writes an SSE response, one chunk per token at the times the
+// timing mode decides.
+func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *genPlan) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	ctx := r.Context()
+	cut := e.opts.Faults.CutAfter
+	for k := 0; k < p.output; k++ {
+		if !e.timing.wait(ctx, e.stop, g, k, t) {
+			e.abortIfCrashed()
+			return
+		}
+		ch.reset()
+		if k == 0 {
+			e.metrics.ttft.observe(time.Since(g.arrival).Seconds())
+			if p.chat {
+				ch.role()
+			}
+		}
+		finish := ""
+		if k == p.output-1 {
+			finish = p.finish
+		}
+		ch.token(outputToken(p.rng, k), finish, k+1)
+		e.metrics.generationTokens.Add(1)
+		if _, err := w.Write(ch.buf); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		if cut > 0 && k+1 == cut {
+			panic(http.ErrAbortHandler)
+		}
+	}
+	ch.reset()
+	if p.includeUsage {
+		ch.usage(p.output)
+	}
+	ch.done()
+	_, _ = w.Write(ch.buf)
+	_ = rc.Flush()
+	e.finished(g, p)
+}
+
+// whole waits for every token, then writes one JSON body.
+func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *genPlan) {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	ctx := r.Context()
+	for k := 0; k < p.output; k++ {
+		if !e.timing.wait(ctx, e.stop, g, k, t) {
+			e.abortIfCrashed()
+			return
+		}
+		if k == 0 {
+			e.metrics.ttft.observe(time.Since(g.arrival).Seconds())
+		}
+	}
+	e.metrics.generationTokens.Add(int64(p.output))
+	var text strings.Builder
+	for k := 0; k < p.output; k++ {
+		text.WriteString(pieces[outputToken(p.rng, k)])
+	}
+	u := usage{PromptTokens: p.prompt, CompletionTokens: p.output, TotalTokens: p.prompt + p.output}
+	id := e.responseID(p.chat, g.id)
+	var body map[string]any
+	if p.chat {
+		body = map[string]any{
+			"id": id, "object": "chat.completion", "created": e.created, "model": e.opts.Model,
+			"choices": []map[string]any{{
+				"index":         0,
+				"message":       map[string]any{"role": "assistant", "content": text.String(), "reasoning_content": nil, "tool_calls": []any{}},
+				"logprobs":      nil,
+				"finish_reason": p.finish,
+				"stop_reason":   nil,
+			}},
+			"usage": u, "prompt_logprobs": nil,
+		}
+	} else {
+		body = map[string]any{
+			"id": id, "object": "text_completion", "created": e.created, "model": e.opts.Model,
+			"choices": []map[string]any{{
+				"index": 0, "text": text.String(), "logprobs": nil, "finish_reason": p.finish, "stop_reason": nil, "prompt_logprobs": nil,
+			}},
+			"usage": u,
+		}
+	}
+	writeJSON(w, 200, body)
+	e.finished(g, p)
+}
+
+func (e *Engine) finished(g *genState, p *genPlan) {
+	e.metrics.e2e.observe(time.Since(g.arrival).Seconds())
+	if p.finish == "stop" {
+		e.metrics.successStop.Add(1)
+	} else {
+		e.metrics.successLength.Add(1)
+	}
+}
+
+// abortIfCrashed drops the connection when the engine crashed mid-stream.
+func (e *Engine) abortIfCrashed() {
+	if e.crashed.Load() {
+		panic(http.ErrAbortHandler)
+	}
+}

@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// vLLM's histogram buckets (seconds) for the metrics the engine exports.
+var (
+	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+	e2eBuckets  = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+)
+
+// histogram is a Prometheus histogram with fixed buckets.
+type histogram struct {
+	mu      sync.Mutex
+	buckets []float64
+	counts  []uint64 // per bucket, not cumulative
+	sum     float64
+	count   uint64
+}
+
+func newHistogram(b []float64) *histogram {
+	return &histogram{buckets: b, counts: make([]uint64, len(b))}
+}
+
+func (h *histogram) observe(v float64) {
+	h.mu.Lock()
+	for i, le := range h.buckets {
+		if v <= le {
+			h.counts[i]++
+			break
+		}
+	}
+	h.sum += v
+	h.count++
+	h.mu.Unlock()
+}
+
+func (h *histogram) write(w io.Writer, name, help, labels string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum uint64
+	for i, le := range h.buckets {
+		cum += h.counts[i]
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", name, labels, promFloat(le), cum)
+	}
+	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, labels, h.count)
+	fmt.Fprintf(w, "%s_sum{%s} %s\n", name, labels, promFloat(h.sum))
+	fmt.Fprintf(w, "%s_count{%s} %d\n", name, labels, h.count)
+}
+
+func promFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// metrics are the engine's Prometheus series, named as vLLM names them.
+type metrics struct {
+	promptTokens     atomic.Int64
+	generationTokens atomic.Int64
+	successLength    atomic.Int64
+	successStop      atomic.Int64
+	preemptions      atomic.Int64
+	ttft             *histogram
+	e2e              *histogram
+}
+
+func newMetrics() *metrics {
+	return &metrics{ttft: newHistogram(ttftBuckets), e2e: newHistogram(e2eBuckets)}
+}
+
+// write renders the Prometheus text exposition format.
+func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage float64) {
+	labels := fmt.Sprintf("engine=\"0\",model_name=%q", model)
+	gauge := func(name, help string, v float64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, promFloat(v))
+	}
+	counter := func(name, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s{%s} %d\n", name, help, name, name, labels, v)
+	}
+	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(running))
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(waiting))
+	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", kvUsage)
+	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", m.promptTokens.Load())
+	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", m.generationTokens.Load())
+	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", m.preemptions.Load())
+	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
+	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"length\"} %d\n", labels, m.successLength.Load())
+	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"stop\"} %d\n", labels, m.successStop.Load())
+	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
+	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
+}

@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// Timing modes of the simulated engine.
+const (
+	// TimingConstant gives every request exactly Options.TTFT, then one
+	// token every Options.ITL, whatever the load: the ground truth the load
+	// generator is tested against.
+	TimingConstant = "constant"
+	// TimingModel runs a continuous-batching scheduler whose step time comes
+	// from the planner's roofline model (perf.StepSeconds) for Options.ModelID
+	// on Options.GPU.
+	TimingModel = "model"
+)
+
+// Options configures a simulated engine. The zero value of a field means its
+// documented default, except TTFT and ITL, where zero means no delay.
+type Options struct {
+	// Model is the served model name (/v1/models, the "model" of requests);
+	// default ModelID, or "sim" when that is empty too.
+	Model string
+	// MaxModelLen is the context window, prompt plus output; default 8192.
+	MaxModelLen int
+	// Timing is TimingConstant (default) or TimingModel.
+	Timing string
+	// TTFT and ITL are the constant mode's time to first token and
+	// inter-token latency.
+	TTFT, ITL time.Duration
+	// ModelID names the architecture in the perf catalog (model mode), e.g.
+	// "Qwen/Qwen3-0.6B".
+	ModelID string
+	// GPU is the perf catalog GPU (model mode), e.g. "L40S"; GPUCount GPUs
+	// serve with tensor parallelism (default 1).
+	GPU      string
+	GPUCount int
+	// MaxNumSeqs caps the running batch (default 256); MaxBatchedTokens is
+	// the token budget of one step (default 8192). Model mode only.
+	MaxNumSeqs, MaxBatchedTokens int
+	// GPUMemoryUtil is the fraction of device memory the engine may use
+	// (default 0.9); it sizes the KV cache in model mode.
+	GPUMemoryUtil float64
+	// MaxWaiting caps the waiting queue in model mode; a request that finds
+	// it full is answered 503. Zero means unlimited.
+	MaxWaiting int
+	// Seed makes generated text and fault draws deterministic.
+	Seed int64
+	// Faults injects failures for tests.
+	Faults Faults
+	// Speedup divides simulated time in model mode so tests run fast
+	// (default 1: real time).
+	Speedup float64
+}
+
+// Faults describes injected failures. Request numbers count the generation
+// requests the engine received, from 1.
+type Faults struct {
+	// FailRate is the fraction of generation requests answered with
+	// FailStatus instead of being served (drawn deterministically from Seed).
+	FailRate float64
+	// FailStatus is 429, 500 or 503 (default 503).
+	FailStatus int
+	// FailAt answers the request with the given number with the given
+	// status, e.g. {3: 429, 7: 500}.
+	FailAt map[int]int
+	// CutAfter breaks every streamed response after this many tokens (the
+	// connection is dropped without [DONE]); zero disables it.
+	CutAfter int
+	// StallAfter and StallFor pause every stream for StallFor after
+	// StallAfter tokens.
+	StallAfter int
+	StallFor   time.Duration
+	// SlowStart keeps /health (and generation) answering 503 for this long
+	// after the engine starts, like a server still loading weights.
+	SlowStart time.Duration
+	// CrashAfter crashes the engine when it receives generation request
+	// number CrashAfter+1: every open connection is dropped and the engine
+	// serves nothing more (the CLI process exits with status 3).
+	CrashAfter int
+}
+
+// withDefaults fills defaults and validates, returning errors that say what
+// to change.
+func (o Options) withDefaults() (Options, error) {
+	if o.Timing == "" {
+		o.Timing = TimingConstant
+	}
+	if o.Model == "" {
+		o.Model = o.ModelID
+	}
+	if o.Model == "" {
+		o.Model = "sim"
+	}
+	if o.MaxModelLen == 0 {
+		o.MaxModelLen = 8192
+	}
+	if o.GPUCount == 0 {
+		o.GPUCount = 1
+	}
+	if o.MaxNumSeqs == 0 {
+		o.MaxNumSeqs = 256
+	}
+	if o.MaxBatchedTokens == 0 {
+		o.MaxBatchedTokens = 8192
+	}
+	if o.GPUMemoryUtil == 0 {
+		o.GPUMemoryUtil = 0.9
+	}
+	if o.Speedup == 0 {
+		o.Speedup = 1
+	}
+	if o.Faults.FailStatus == 0 {
+		o.Faults.FailStatus = 503
+	}
+	switch {
+	case o.Timing != TimingConstant && o.Timing != TimingModel:
+		return o, fmt.Errorf("timing %q is not known; use %q or %q", o.Timing, TimingConstant, TimingModel)
+	case o.MaxModelLen < 2:
+		return o, fmt.Errorf("max model len %d is too small; use at least 2", o.MaxModelLen)
+	case o.TTFT < 0 || o.ITL < 0:
+		return o, fmt.Errorf("ttft and itl must not be negative")
+	case o.GPUCount < 0 || o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.MaxWaiting < 0:
+		return o, fmt.Errorf("gpu count, max num seqs, max batched tokens and max waiting must not be negative")
+	case o.GPUMemoryUtil <= 0 || o.GPUMemoryUtil > 1:
+		return o, fmt.Errorf("gpu memory utilization %g must be in (0, 1]", o.GPUMemoryUtil)
+	case o.Speedup <= 0:
+		return o, fmt.Errorf("speedup %g must be positive", o.Speedup)
+	case o.Faults.FailRate < 0 || o.Faults.FailRate > 1:
+		return o, fmt.Errorf("fail rate %g must be in [0, 1]", o.Faults.FailRate)
+	case o.Faults.CutAfter < 0 || o.Faults.StallAfter < 0 || o.Faults.StallFor < 0 || o.Faults.SlowStart < 0 || o.Faults.CrashAfter < 0:
+		return o, fmt.Errorf("fault counts and durations must not be negative")
+	}
+	if err := checkFailStatus(o.Faults.FailStatus); err != nil {
+		return o, err
+	}
+	for n, st := range o.Faults.FailAt {
+		if n < 1 {
+			return o, fmt.Errorf("fail-at request number %d must be at least 1", n)
+		}
+		if err := checkFailStatus(st); err != nil {
+			return o, err
+		}
+	}
+	if o.Timing == TimingModel {
+		if _, _, err := o.hardware(); err != nil {
+			return o, err
+		}
+		if o.MaxBatchedTokens < 1 || o.MaxNumSeqs < 1 {
+			return o, fmt.Errorf("model mode needs max num seqs and max batched tokens of at least 1")
+		}
+	}
+	return o, nil
+}
+
+func checkFailStatus(st int) error {
+	switch st {
+	case 429, 500, 503:
+		return nil
+	}
+	return fmt.Errorf("injected failure status %d is not supported; use 429, 500 or 503", st)
+}
+
+// hardware resolves the model-mode model and GPU through the perf catalog.
+func (o Options) hardware() (perf.ModelArch, perf.Hardware, error) {
+	m, ok := perf.LookupModel(o.ModelID)
+	if !ok {
+		return m, perf.Hardware{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
+	}
+	g, ok := perf.LookupGPU(o.GPU)
+	if !ok {
+		return m, perf.Hardware{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
+	}
+	a := perf.DefaultAssumptions(g)
+	a.GPUMemoryUtilization = o.GPUMemoryUtil
+	return m, perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}, nil
+}

@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Server is a simulated engine listening on a TCP address.
+type Server struct {
+	// URL is the base URL, e.g. http://127.0.0.1:41234.
+	URL    string
+	Engine *Engine
+	srv    *http.Server
+	ln     net.Listener
+	done   chan error
+}
+
+// Listen starts an engine on addr ("127.0.0.1:0" picks a free port),
+// serving HTTP/1.1 and unencrypted HTTP/2 (h2c). A crash fault closes the
+// listener and drops every connection.
+func Listen(addr string, opts Options) (*Server, error) {
+	e, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("listen on %s: %w; pick another port or use port 0", addr, err)
+	}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	s := &Server{URL: "http://" + ln.Addr().String(), Engine: e, srv: srv, ln: ln, done: make(chan error, 1)}
+	e.OnCrash(func() { _ = srv.Close() })
+	go func() {
+		err := srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// Shutdown stops accepting, ends streams in flight and waits for the server
+// to stop, up to ctx's deadline.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.Engine.Close() // streams end promptly instead of running to completion
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		_ = s.srv.Close()
+	}
+	if serr := <-s.done; err == nil {
+		err = serr
+	}
+	return err
+}
+
+// Serve starts an engine on addr for in-process use and returns its base
+// URL and a stop function; the server also stops when ctx ends.
+func Serve(ctx context.Context, addr string, opts Options) (url string, stop func() error, err error) {
+	s, err := Listen(addr, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	stopped := make(chan struct{})
+	var once sync.Once
+	var stopErr error
+	stopFn := func() error {
+		once.Do(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			stopErr = s.Shutdown(sctx)
+			close(stopped)
+		})
+		<-stopped
+		return stopErr
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = stopFn()
+		case <-stopped:
+		}
+	}()
+	return s.URL, stopFn, nil
+}
