@@ -28,6 +28,12 @@ type Config struct {
 	SLO       SLO     `json:"slo"`
 	// TimeoutMs bounds one request (0: 10 minutes).
 	TimeoutMs int64 `json:"timeout_ms,omitempty"`
+	// GraceMs is how long a duration-bounded run waits for requests still in
+	// flight when the duration ends (0: 30 s); those still running after it
+	// are cancelled and counted as cancelled, not as failures.
+	GraceMs int64 `json:"grace_ms,omitempty"`
+	// H2C speaks HTTP/2 without TLS (prior knowledge) instead of HTTP/1.1.
+	H2C bool `json:"h2c,omitempty"`
 }
 
 // SLO holds per-request objectives for goodput; zero fields are unset.
@@ -47,6 +53,9 @@ const (
 	FailNoTokens        = "no_tokens"
 	FailConnection      = "connection"
 	FailBadRequest      = "bad_request"
+	// FailCancelled marks a request cut off when a duration-bounded run's
+	// grace period ended; such records count in Summary.Cancelled only.
+	FailCancelled = "cancelled"
 )
 
 // Record is what the client saw of one request. Times are nanoseconds since
@@ -74,6 +83,12 @@ type Record struct {
 	Status       int    `json:"status"`
 	ErrorClass   string `json:"error_class,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// OpenLoop marks requests sent on an arrival schedule (request rate or
+	// trace replay); ScheduledNs is then meaningful.
+	OpenLoop bool `json:"open_loop,omitempty"`
+	// NonStreaming marks requests made without streaming: the whole answer
+	// arrives at once, so ttft, tpot and itl are not observable for them.
+	NonStreaming bool `json:"non_streaming,omitempty"`
 }
 
 // OK reports whether the request succeeded.
@@ -109,4 +124,33 @@ type Summary struct {
 	LatencyMs             Dist           `json:"latency_ms"`
 	Goodput               *float64       `json:"goodput,omitempty"`
 	GoodFraction          *float64       `json:"good_fraction,omitempty"`
+
+	// Good is the number of succeeded requests that met every SLO (all
+	// succeeded requests when no SLO is set).
+	Good int `json:"good"`
+	// SLO is the objectives goodput was computed against, when any is set.
+	SLO *SLO `json:"slo,omitempty"`
+	// Cancelled counts requests cut off at the end of a duration-bounded
+	// run's grace period; they are in neither Succeeded nor Failed.
+	Cancelled int `json:"cancelled,omitempty"`
+	// TotalTokenThroughput is (input + output tokens of succeeded requests) / window.
+	TotalTokenThroughput float64 `json:"total_token_throughput"`
+	// UsageMissing counts succeeded requests whose output tokens are the
+	// client's count because the server sent no usage.
+	UsageMissing int `json:"usage_missing,omitempty"`
+	// PromptOffTarget counts succeeded requests whose server-reported
+	// prompt_tokens differ from the requested input_tokens.
+	PromptOffTarget int `json:"prompt_off_target,omitempty"`
+
+	// Open-loop statistics (request rate or trace replay), nil otherwise.
+	// RequestedRate is (n-1) / (last scheduled - first scheduled send);
+	// AchievedRate the same over the actual send times.
+	RequestedRate *float64 `json:"requested_rate,omitempty"`
+	AchievedRate  *float64 `json:"achieved_rate,omitempty"`
+	// DispatchDelayMs is actual send - scheduled send, over all measured requests.
+	DispatchDelayMs *Dist `json:"dispatch_delay_ms,omitempty"`
+	// TTFTFromScheduledMs and LatencyFromScheduledMs measure from the
+	// scheduled send, so client-side queueing behind a concurrency cap shows.
+	TTFTFromScheduledMs    *Dist `json:"ttft_from_scheduled_ms,omitempty"`
+	LatencyFromScheduledMs *Dist `json:"latency_from_scheduled_ms,omitempty"`
 }

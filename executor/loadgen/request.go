@@ -1,0 +1,276 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// job is one request to send.
+type job struct {
+	index       int
+	warmup      bool
+	open        bool
+	scheduledNs int64
+	input       int
+	output      int
+	body        []byte
+}
+
+// client sends jobs and records what it sees.
+type client struct {
+	hc      *http.Client
+	url     string
+	apiKey  string
+	stream  bool
+	timeout time.Duration
+	start   time.Time
+	readers sync.Pool // *sseReader with a reused 32 KiB buffer
+}
+
+// maxChunkPrealloc bounds the chunk-time slice reserved up front.
+const maxChunkPrealloc = 4096
+
+// endpoint returns the path of the API's endpoint.
+func endpoint(api string) string {
+	if api == "completions" {
+		return "/v1/completions"
+	}
+	return "/v1/chat/completions"
+}
+
+// requestBody is the JSON body of a generation request.
+type requestBody struct {
+	Model         string         `json:"model"`
+	Messages      []chatMsg      `json:"messages,omitempty"`
+	Prompt        string         `json:"prompt,omitempty"`
+	MaxTokens     int            `json:"max_tokens"`
+	IgnoreEOS     bool           `json:"ignore_eos"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type chatMsg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// buildBody renders one request: max_tokens forces the output length with
+// ignore_eos, and streaming requests ask for usage in the final chunk.
+func buildBody(model string, chat, stream bool, prompt string, maxTokens int) []byte {
+	rb := requestBody{Model: model, MaxTokens: maxTokens, IgnoreEOS: true, Stream: stream}
+	if chat {
+		rb.Messages = []chatMsg{{Role: "user", Content: prompt}}
+	} else {
+		rb.Prompt = prompt
+	}
+	if stream {
+		rb.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	b, _ := json.Marshal(rb)
+	return b
+}
+
+func (c *client) since(t time.Time) int64 { return int64(t.Sub(c.start)) }
+
+// do sends j and fills rec. Cancelling parent (the end of a duration run's
+// grace period, or the caller) marks the request cancelled.
+func (c *client) do(parent context.Context, j *job, rec *Record) {
+	*rec = Record{Index: j.index, Warmup: j.warmup, OpenLoop: j.open, ScheduledNs: j.scheduledNs,
+		InputTokens: j.input, MaxTokens: j.output, NonStreaming: !c.stream}
+	ctx, cancel := context.WithTimeout(parent, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(j.body))
+	if err != nil {
+		rec.ErrorClass, rec.Error = FailConnection, err.Error()
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	rec.SentNs = c.since(time.Now())
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		rec.DoneNs = c.since(time.Now())
+		c.fail(parent, rec, 0, nil, err)
+		return
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		rec.DoneNs = c.since(time.Now())
+		if rerr != nil && resp.StatusCode < 400 {
+			c.fail(parent, rec, resp.StatusCode, body, rerr)
+			return
+		}
+		c.fail(parent, rec, resp.StatusCode, body, nil)
+		return
+	}
+	if c.stream {
+		c.readStream(parent, resp.Body, rec)
+	} else {
+		c.readWhole(parent, resp.Body, rec)
+	}
+}
+
+// fail classifies and records a failure; a cancelled parent wins.
+func (c *client) fail(parent context.Context, rec *Record, status int, body []byte, err error) {
+	if parent.Err() != nil {
+		rec.ErrorClass, rec.Error = FailCancelled, "cancelled: "+parent.Err().Error()
+		return
+	}
+	rec.ErrorClass = Classify(status, body, err)
+	if rec.ErrorClass == "" {
+		rec.ErrorClass = FailBadRequest
+	}
+	switch {
+	case err != nil && len(body) > 0:
+		rec.Error = truncate(err.Error()+": "+string(body), 500)
+	case err != nil:
+		rec.Error = truncate(err.Error(), 500)
+	default:
+		rec.Error = truncate(fmt.Sprintf("HTTP %d: %s", status, bytes.TrimSpace(body)), 500)
+	}
+}
+
+func (c *client) reader(r io.Reader) *sseReader {
+	if v := c.readers.Get(); v != nil {
+		sr := v.(*sseReader)
+		sr.reset(r)
+		return sr
+	}
+	return newSSEReader(r, make([]byte, 32<<10))
+}
+
+var doneMarker = []byte("[DONE]")
+
+// readStream consumes an SSE body. Token-carrying chunks are timestamped at
+// the socket read that completed them; nothing on this path allocates per
+// token (the reader's buffer is reused and ChunkNs is reserved up front).
+func (c *client) readStream(parent context.Context, body io.Reader, rec *Record) {
+	sr := c.reader(body)
+	defer c.readers.Put(sr)
+	rec.ChunkNs = make([]int64, 0, min(rec.MaxTokens+1, maxChunkPrealloc))
+	var ci chunkInfo
+	sawDone, usage := false, false
+	var failErr error
+	var errText []byte
+	for {
+		payload, at, err := sr.next()
+		if err != nil {
+			if err != io.EOF && !sawDone {
+				failErr = err
+			}
+			break
+		}
+		if sawDone {
+			continue // drain so the connection is reused
+		}
+		if bytes.Equal(payload, doneMarker) {
+			sawDone = true
+			continue
+		}
+		if perr := parseChunk(payload, &ci); perr != nil {
+			failErr, errText = ErrStreamBroken, append([]byte("malformed chunk: "), payload[:min(len(payload), 200)]...)
+			break
+		}
+		if ci.isError {
+			failErr, errText = ErrStreamBroken, append([]byte("error event: "), ci.errMsg...)
+			break
+		}
+		if ci.tokens > 0 {
+			t := c.since(at)
+			if rec.FirstTokenNs == 0 {
+				rec.FirstTokenNs = t
+			}
+			rec.LastTokenNs = t
+			rec.ChunkNs = append(rec.ChunkNs, t)
+			rec.ClientTokens += ci.tokens
+		}
+		if ci.usage {
+			usage = true
+			rec.PromptTokens, rec.OutputTokens = ci.promptTokens, ci.completionTokens
+		}
+	}
+	rec.DoneNs = c.since(time.Now())
+	if failErr == nil && !sawDone {
+		failErr = ErrStreamBroken
+	}
+	c.finish(parent, rec, usage, failErr, errText)
+}
+
+// finish settles output tokens and the outcome of a 200 response.
+func (c *client) finish(parent context.Context, rec *Record, usage bool, failErr error, errText []byte) {
+	if !usage {
+		rec.OutputTokens, rec.UsageMissing = rec.ClientTokens, true
+	}
+	if failErr == nil && rec.ClientTokens == 0 {
+		failErr = ErrNoTokens
+	}
+	if failErr != nil {
+		c.fail(parent, rec, rec.Status, errText, failErr)
+	}
+}
+
+// wholeResponse is the part of a non-streaming answer the client reads.
+type wholeResponse struct {
+	Choices []struct {
+		Text    string `json:"text"`
+		Message struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// readWhole consumes a non-streaming answer: the whole answer is one chunk,
+// stamped when its last byte was read.
+func (c *client) readWhole(parent context.Context, body io.Reader, rec *Record) {
+	b, err := io.ReadAll(body)
+	now := c.since(time.Now())
+	rec.DoneNs = now
+	if err != nil {
+		c.fail(parent, rec, rec.Status, nil, err)
+		return
+	}
+	var wr wholeResponse
+	if err := json.Unmarshal(b, &wr); err != nil {
+		c.fail(parent, rec, rec.Status, []byte(truncate(string(b), 200)), ErrStreamBroken)
+		return
+	}
+	for _, ch := range wr.Choices {
+		if ch.Text != "" || ch.Message.Content != "" || ch.Message.ReasoningContent != "" || ch.Message.Reasoning != "" {
+			rec.ClientTokens++
+		}
+	}
+	if wr.Usage != nil && wr.Usage.CompletionTokens > 0 {
+		rec.ClientTokens = max(rec.ClientTokens, 1)
+	}
+	if rec.ClientTokens > 0 {
+		rec.FirstTokenNs, rec.LastTokenNs = now, now
+	}
+	usage := wr.Usage != nil
+	if usage {
+		rec.PromptTokens, rec.OutputTokens = wr.Usage.PromptTokens, wr.Usage.CompletionTokens
+	}
+	c.finish(parent, rec, usage, nil, nil)
+}

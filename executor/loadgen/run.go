@@ -1,0 +1,419 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Progress is a snapshot of a running benchmark for live displays.
+type Progress struct {
+	// Warmup is true while warmup requests run.
+	Warmup bool
+	// Done counts finished requests of the current phase (succeeded, failed
+	// or cancelled); Total is the phase's request count (0 when bounded by
+	// duration only).
+	Done, Total int
+	// Errors counts failed requests of the current phase.
+	Errors int
+	// InFlight is the number of requests sent and not yet finished.
+	InFlight int
+	// TokensPerSecond is the output token rate over the last interval.
+	TokensPerSecond float64
+	// Elapsed is the time since the phase started.
+	Elapsed time.Duration
+}
+
+// Result is everything a run produced.
+type Result struct {
+	Summary Summary
+	// Records holds every request, warmup included (flagged), in index order.
+	Records []Record
+	// Calibrations says how prompts of each target length were sized.
+	Calibrations []Calibration
+	// Started is the wall-clock time of the run's start (record times are
+	// offsets from it on the monotonic clock).
+	Started time.Time
+}
+
+type runOptions struct {
+	progress func(Progress)
+	every    time.Duration
+	hc       *http.Client
+}
+
+// Option adjusts how Run works.
+type Option func(*runOptions)
+
+// WithProgress calls fn with a Progress snapshot every interval (500 ms when
+// interval is 0) and once at the end of each phase. fn runs on its own
+// goroutine and must not block for long.
+func WithProgress(fn func(Progress), interval time.Duration) Option {
+	return func(o *runOptions) {
+		o.progress = fn
+		if interval > 0 {
+			o.every = interval
+		}
+	}
+}
+
+// WithHTTPClient makes Run use hc (its transport, timeouts, TLS settings)
+// instead of the tuned transport from NewTransport.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *runOptions) { o.hc = hc }
+}
+
+// WithTransport makes Run use rt instead of the tuned transport.
+func WithTransport(rt http.RoundTripper) Option {
+	return func(o *runOptions) { o.hc = &http.Client{Transport: rt} }
+}
+
+// Run executes one benchmark run: it sizes prompts (with the server's
+// /tokenize when it has one), runs the warmup requests, then the measured
+// requests in closed loop (Concurrency workers), open loop (RequestRate with
+// an arrival pattern, Concurrency capping requests in flight when set) or
+// trace replay, stopping by count or by duration plus grace. Cancelling ctx
+// stops the run; the requests cut off are recorded as cancelled and Run
+// returns the partial result with ctx's error.
+func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
+	o := runOptions{every: 500 * time.Millisecond}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	cfg, trace, err := normalize(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if o.hc == nil {
+		streams := cfg.Concurrency
+		o.hc = &http.Client{Transport: NewTransport(streams, cfg.H2C)}
+		defer o.hc.CloseIdleConnections()
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	chat := cfg.API == "chat"
+	cal := &calibrator{client: o.hc, base: base, model: cfg.Model, apiKey: cfg.APIKey, chat: chat,
+		seed: cfg.Seed, byToken: map[int]Calibration{}}
+	r := &runner{cfg: cfg, trace: trace, o: o, chat: chat, cal: cal}
+	if err := r.calibrateAll(ctx); err != nil {
+		return nil, err
+	}
+	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming,
+		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond}
+	res := &Result{Started: time.Now()}
+	r.c.start = res.Started
+	if cfg.Warmup > 0 {
+		r.phase(ctx, true)
+	}
+	if ctx.Err() == nil {
+		r.phase(ctx, false)
+	}
+	res.Records = r.records
+	res.Calibrations = r.calibrations()
+	res.Summary = Compute(res.Records, cfg.SLO)
+	return res, ctx.Err()
+}
+
+// normalize fills defaults and rejects configurations that cannot run,
+// saying what to change.
+func normalize(cfg Config) (Config, []TraceEntry, error) {
+	if cfg.API == "" {
+		cfg.API = "chat"
+	}
+	if cfg.TimeoutMs == 0 {
+		cfg.TimeoutMs = 10 * 60 * 1000
+	}
+	if cfg.GraceMs == 0 {
+		cfg.GraceMs = 30 * 1000
+	}
+	if cfg.TimeScale == 0 {
+		cfg.TimeScale = 1
+	}
+	var trace []TraceEntry
+	switch {
+	case cfg.BaseURL == "":
+		return cfg, nil, fmt.Errorf("no server URL; set the base URL, e.g. http://127.0.0.1:8000")
+	case !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://"):
+		return cfg, nil, fmt.Errorf("server URL %q must start with http:// or https://", cfg.BaseURL)
+	case cfg.Model == "":
+		return cfg, nil, fmt.Errorf("no model; set the served model name")
+	case cfg.API != "chat" && cfg.API != "completions":
+		return cfg, nil, fmt.Errorf("api %q is not known; use chat or completions", cfg.API)
+	case cfg.Concurrency < 0 || cfg.Requests < 0 || cfg.Warmup < 0 || cfg.DurationMs < 0 || cfg.TimeoutMs < 0 || cfg.GraceMs < 0:
+		return cfg, nil, fmt.Errorf("concurrency, requests, warmup, duration, timeout and grace must not be negative")
+	case cfg.TimeScale < 0:
+		return cfg, nil, fmt.Errorf("time scale %g must be positive (0.5 replays twice as fast)", cfg.TimeScale)
+	}
+	if cfg.TraceFile != "" {
+		t, err := ReadTrace(cfg.TraceFile)
+		if err != nil {
+			return cfg, nil, err
+		}
+		trace = t
+		if cfg.Requests == 0 || cfg.Requests > len(trace) {
+			cfg.Requests = len(trace)
+		}
+		return cfg, trace, nil
+	}
+	switch {
+	case cfg.InputTokens < 1 || cfg.OutputTokens < 1:
+		return cfg, nil, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", cfg.InputTokens, cfg.OutputTokens)
+	case cfg.RequestRate < 0:
+		return cfg, nil, fmt.Errorf("request rate %g must be positive", cfg.RequestRate)
+	case cfg.RequestRate == 0 && cfg.Concurrency < 1:
+		return cfg, nil, fmt.Errorf("set a concurrency (closed loop) or a request rate (open loop)")
+	case cfg.Requests == 0 && cfg.DurationMs == 0:
+		return cfg, nil, fmt.Errorf("set a request count or a duration to stop the run")
+	}
+	if cfg.RequestRate > 0 {
+		if _, err := newArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed); err != nil {
+			return cfg, nil, err
+		}
+	}
+	return cfg, nil, nil
+}
+
+// runner holds one run's state.
+type runner struct {
+	cfg   Config
+	trace []TraceEntry
+	o     runOptions
+	chat  bool
+	cal   *calibrator
+	c     *client
+
+	mu      sync.Mutex
+	records []Record
+
+	// progress counters of the current phase
+	done, errs, inflight, tokens atomic.Int64
+}
+
+// calibrateAll sizes the prompts of every target length the run uses.
+func (r *runner) calibrateAll(ctx context.Context) error {
+	if r.trace == nil {
+		_, err := r.cal.calibrate(ctx, r.cfg.InputTokens)
+		return err
+	}
+	for _, e := range r.trace[:r.cfg.Requests] {
+		if _, err := r.cal.calibrate(ctx, e.InputTokens); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) calibrations() []Calibration {
+	out := make([]Calibration, 0, len(r.cal.byToken))
+	for _, c := range r.cal.byToken {
+		out = append(out, c)
+	}
+	sortCalibrations(out)
+	return out
+}
+
+// sizes returns the input and output tokens of measured request i.
+func (r *runner) sizes(i int) (int, int) {
+	if r.trace != nil {
+		e := r.trace[i%len(r.trace)]
+		return e.InputTokens, e.OutputTokens
+	}
+	return r.cfg.InputTokens, r.cfg.OutputTokens
+}
+
+// makeJob builds request number index of a phase (warmup indexes are
+// negative-free: they come first in the records, measured ones follow).
+func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
+	in, out := r.sizes(sizeIndex)
+	cal, _ := r.cal.calibrate(context.Background(), in) // cached by calibrateAll
+	return &job{index: index, warmup: warmup, input: in, output: out,
+		body: buildBody(r.cfg.Model, r.chat, r.cfg.Streaming, promptText(r.cfg.Seed, index, cal.Words), out)}
+}
+
+// store records rec.
+func (r *runner) store(rec *Record) {
+	r.mu.Lock()
+	r.records = append(r.records, *rec)
+	r.mu.Unlock()
+	r.done.Add(1)
+	if !rec.OK() && rec.ErrorClass != FailCancelled {
+		r.errs.Add(1)
+	}
+	r.tokens.Add(int64(rec.OutputTokens))
+}
+
+// phase runs the warmup or the measured requests.
+func (r *runner) phase(ctx context.Context, warmup bool) {
+	r.done.Store(0)
+	r.errs.Store(0)
+	r.tokens.Store(0)
+	total := r.cfg.Requests
+	if warmup {
+		total = r.cfg.Warmup
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	phaseStart := time.Now()
+	stopProgress := r.startProgress(warmup, total, phaseStart)
+	defer stopProgress()
+
+	// The measured phase of a duration run stops sending at the deadline and
+	// cancels what is still in flight after the grace period.
+	var deadline time.Time
+	if !warmup && r.cfg.DurationMs > 0 {
+		deadline = phaseStart.Add(time.Duration(r.cfg.DurationMs) * time.Millisecond)
+		grace := time.AfterFunc(time.Until(deadline)+time.Duration(r.cfg.GraceMs)*time.Millisecond, cancel)
+		defer grace.Stop()
+	}
+	first := len(r.records)
+	open := !warmup && (r.cfg.RequestRate > 0 || r.trace != nil)
+	if open {
+		r.openLoop(pctx, total, first, phaseStart, deadline)
+	} else {
+		workers := r.cfg.Concurrency
+		if warmup && workers < 1 {
+			workers = min(total, 16)
+		}
+		r.closedLoop(pctx, total, first, workers, warmup, deadline)
+	}
+	// Keep records in index order.
+	sortRecords(r.records[first:])
+}
+
+// closedLoop keeps workers requests in flight until total are sent (or the
+// deadline passes).
+func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warmup bool, deadline time.Time) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rec Record
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if total > 0 && i >= total {
+					return
+				}
+				if !deadline.IsZero() && !time.Now().Before(deadline) {
+					return
+				}
+				j := r.makeJob(first+i, i, warmup)
+				r.inflight.Add(1)
+				r.c.do(ctx, j, &rec)
+				r.inflight.Add(-1)
+				r.store(&rec)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openLoop sends requests at their scheduled times, each on its own
+// goroutine; a concurrency cap makes the dispatcher wait for a free slot,
+// which shows up as dispatch delay.
+func (r *runner) openLoop(ctx context.Context, total, first int, phaseStart time.Time, deadline time.Time) {
+	var arr *arrivals
+	if r.trace == nil {
+		arr, _ = newArrivals(r.cfg.RequestRate, r.cfg.Arrival, r.cfg.Burstiness, r.cfg.Seed)
+	}
+	var slots chan struct{}
+	if r.cfg.Concurrency > 0 {
+		slots = make(chan struct{}, r.cfg.Concurrency)
+	}
+	base := r.c.since(phaseStart)
+	var wg sync.WaitGroup
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+dispatch:
+	for i := 0; total == 0 || i < total; i++ {
+		var at int64
+		if arr != nil {
+			at = arr.next()
+		} else {
+			at = int64((r.trace[i].TimestampMs - r.trace[0].TimestampMs) * r.cfg.TimeScale * 1e6)
+		}
+		if !deadline.IsZero() && time.Duration(at) >= time.Duration(r.cfg.DurationMs)*time.Millisecond {
+			break
+		}
+		j := r.makeJob(first+i, i, false)
+		j.open, j.scheduledNs = true, base+at
+		if wait := time.Until(phaseStart.Add(time.Duration(at))); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				break dispatch
+			}
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				break dispatch
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		r.inflight.Add(1)
+		go func() {
+			defer wg.Done()
+			var rec Record
+			r.c.do(ctx, j, &rec)
+			r.inflight.Add(-1)
+			if slots != nil {
+				<-slots
+			}
+			r.store(&rec)
+		}()
+	}
+	wg.Wait()
+}
+
+// startProgress reports progress every interval until the returned func is
+// called, which sends a final snapshot.
+func (r *runner) startProgress(warmup bool, total int, start time.Time) func() {
+	if r.o.progress == nil {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	snap := func(last *int64, lastT *time.Time) Progress {
+		now := time.Now()
+		tok := r.tokens.Load()
+		rate := 0.0
+		if dt := now.Sub(*lastT).Seconds(); dt > 0 {
+			rate = float64(tok-*last) / dt
+		}
+		*last, *lastT = tok, now
+		return Progress{Warmup: warmup, Done: int(r.done.Load()), Total: total, Errors: int(r.errs.Load()),
+			InFlight: int(r.inflight.Load()), TokensPerSecond: rate, Elapsed: now.Sub(start)}
+	}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(r.o.every)
+		defer t.Stop()
+		var last int64
+		lastT := start
+		for {
+			select {
+			case <-t.C:
+				r.o.progress(snap(&last, &lastT))
+			case <-stop:
+				p := snap(&last, &lastT)
+				p.TokensPerSecond = float64(r.tokens.Load()) / max(p.Elapsed.Seconds(), 1e-9)
+				r.o.progress(p)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+	}
+}
