@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// closedLoop runs c clients, each sending n streaming completions of in
+// prompt tokens and out output tokens back to back, and returns the median
+// TPOT and the output token throughput (tokens per second of wall time
+// between the first send and the last completion).
+func closedLoop(t *testing.T, url string, c, n, in, out int) (tpot time.Duration, tput float64) {
+	t.Helper()
+	prompt := strings.TrimPrefix(strings.Repeat(" the", in), " ")
+	if got := CountTokens(prompt); got != in {
+		t.Fatalf("prompt is %d tokens, want %d", got, in)
+	}
+	body := map[string]any{"model": "m", "prompt": prompt, "max_tokens": out, "ignore_eos": true, "stream": true}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
+	var mu sync.Mutex
+	var tpots []time.Duration
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < c; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < n; j++ {
+				r := post(t, client, url+"/v1/completions", body)
+				if r.status != 200 || len(r.times) != out {
+					t.Errorf("status %d, %d tokens, err %v", r.status, len(r.times), r.err)
+					return
+				}
+				mu.Lock()
+				tpots = append(tpots, (r.times[out-1]-r.times[0])/time.Duration(out-1))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	window := time.Since(begin)
+	if len(tpots) == 0 {
+		t.Fatal("no request succeeded")
+	}
+	slices.Sort(tpots)
+	return tpots[len(tpots)/2], float64(len(tpots)*out) / window.Seconds()
+}
+
+// TestModelModeMatchesEstimate checks that the simulated engine under
+// closed-loop load reproduces the planner's estimate (perf.EstimateWorkload)
+// for the same model, GPU and workload: TPOT and output throughput within
+// 15%. The scheduler and the estimator share perf.StepSeconds, so the gap
+// is the estimator's steady-state simplifications.
+func TestModelModeMatchesEstimate(t *testing.T) {
+	const in, out = 256, 64
+	for _, c := range []int{1, 8} {
+		opts := Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxModelLen: 4096, Speedup: 1}
+		url, _ := start(t, opts)
+		arch, hw, err := opts.hardware()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hw.Assume.GPUMemoryUtilization = 0.9
+		est := perf.EstimateWorkload(arch, hw, perf.Workload{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: 4 * c})
+		tpot, tput := closedLoop(t, url, c, 4, in, out)
+		tpotMs := float64(tpot) / 1e6
+		t.Logf("c=%d: tpot %.3f ms (estimate %.3f), throughput %.0f tok/s (estimate %.0f)", c, tpotMs, est.TPOTMs, tput, est.OutputTokenThroughput)
+		if rel := math.Abs(tpotMs-est.TPOTMs) / est.TPOTMs; rel > 0.15 {
+			t.Errorf("c=%d: TPOT %.3f ms is %.0f%% off the estimate %.3f ms", c, tpotMs, rel*100, est.TPOTMs)
+		}
+		if rel := math.Abs(tput-est.OutputTokenThroughput) / est.OutputTokenThroughput; rel > 0.15 {
+			t.Errorf("c=%d: throughput %.0f tok/s is %.0f%% off the estimate %.0f", c, tput, rel*100, est.OutputTokenThroughput)
+		}
+	}
+}
