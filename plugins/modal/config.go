@@ -52,7 +52,7 @@ func Schema() executor.Schema {
 		{Name: "volume_mount", Type: executor.AttrString, Doc: `Mount point of the volume (default "/root/.cache/huggingface").`},
 		{Name: "timeout", Type: executor.AttrDuration, Doc: `Hard limit on a sandbox's lifetime; Modal stops it after this even if InferCrane crashed (default "30m", at most "24h").`},
 		{Name: "idle_timeout", Type: executor.AttrDuration, Doc: `Modal stops a sandbox idle this long (default "5m").`},
-		{Name: "health_timeout", Type: executor.AttrDuration, Doc: `Deadline for vLLM's /health to answer 200, image pull and model download included (default "20m").`},
+		{Name: "health_timeout", Type: executor.AttrDuration, Doc: `Deadline for vLLM's /health to answer 200, image pull and model download included (default "20m", or two thirds of a shorter timeout).`},
 		{Name: "region", Type: executor.AttrString, Doc: `Modal region to run in, e.g. "us-east" (default: any).`},
 		{Name: "cloud", Type: executor.AttrString, Doc: `Cloud provider, e.g. "aws", "gcp", "oci" (default: any).`},
 		{Name: "binary", Type: executor.AttrString, Doc: "Path of a linux/amd64 infercrane binary copied into the sandbox (default: the running binary when it is linux/amd64, else built with go build)."},
@@ -125,6 +125,9 @@ func ParseConfig(cfg map[string]any) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
+	}
+	if _, given := cfg["health_timeout"]; !given {
+		c.HealthTimeout = min(DefaultHealthTimeout, c.Timeout*2/3)
 	}
 	if c.App == "" {
 		return Config{}, fmt.Errorf("modal executor: app must not be empty; leave it out to use %q", DefaultApp)

@@ -1,11 +1,9 @@
 package modal
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -70,7 +68,7 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 	if err != nil {
 		return nil, fmt.Errorf("modal executor: run %d of lane %s: %w", r.Run, r.Lane, err)
 	}
-	if err := checkResult(sum, recs); err != nil {
+	if err := checkResult(sum, recs, r.Load.SLO); err != nil {
 		return nil, fmt.Errorf("modal executor: run %d of lane %s: %w", r.Run, r.Lane, err)
 	}
 	dep.log.note("run %d of lane %s: %d of %d requests succeeded in %.1fs", r.Run, r.Lane, sum.Succeeded, sum.Requests, elapsed)
@@ -100,43 +98,19 @@ func (e *Executor) readRecords(ctx context.Context, dep *deployed, path string) 
 	if err != nil || code != 0 {
 		return nil, fmt.Errorf("reading the records %s back failed (code %d, %v): %s", path, code, err, clip(errOut, 200))
 	}
-	var recs []loadgen.Record
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1024*1024), 256*1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var rec loadgen.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return nil, fmt.Errorf("record %d of %s is not valid JSON: %v", n, path, err)
-		}
-		recs = append(recs, rec)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the records %s: %w", path, err)
+	recs, err := loadgen.ReadRecords(strings.NewReader(out))
+	if err != nil {
+		return nil, fmt.Errorf("the records %s are unreadable: %w", path, err)
 	}
 	return recs, nil
 }
 
-// checkResult catches a summary and records that do not belong together.
-func checkResult(sum loadgen.Summary, recs []loadgen.Record) error {
-	measured, ok := 0, 0
-	for i := range recs {
-		if recs[i].Warmup {
-			continue
-		}
-		measured++
-		if recs[i].OK() {
-			ok++
-		}
-	}
-	if measured != sum.Requests || ok != sum.Succeeded {
-		return fmt.Errorf("the summary counts %d requests (%d succeeded) but the records hold %d (%d succeeded); the results are incomplete", sum.Requests, sum.Succeeded, measured, ok)
-	}
-	if sum.Succeeded+sum.Failed != sum.Requests {
-		return errors.New("the summary's succeeded and failed counts do not add up to its requests")
+// checkResult catches a summary and records that do not belong together, by
+// recomputing the counts from the records.
+func checkResult(sum loadgen.Summary, recs []loadgen.Record, slo loadgen.SLO) error {
+	re := loadgen.Compute(recs, slo)
+	if re.Requests != sum.Requests || re.Succeeded != sum.Succeeded || re.Failed != sum.Failed || re.Cancelled != sum.Cancelled {
+		return fmt.Errorf("the summary counts %d requests (%d succeeded, %d failed) but the records hold %d (%d succeeded, %d failed); the results are incomplete", sum.Requests, sum.Succeeded, sum.Failed, re.Requests, re.Succeeded, re.Failed)
 	}
 	return nil
 }

@@ -1,0 +1,56 @@
+package executor
+
+import "time"
+
+// Event types of an apply, in the order they can happen.
+const (
+	EventApplyStarted     = "apply_started"
+	EventLaneDropped      = "lane_dropped"
+	EventDeployStarted    = "deploy_started"
+	EventDeployFinished   = "deploy_finished"
+	EventDeployFailed     = "deploy_failed"
+	EventLaneStarted      = "lane_started"
+	EventRunStarted       = "run_started"
+	EventRunProgress      = "run_progress"
+	EventRunFinished      = "run_finished"
+	EventRunFailed        = "run_failed"
+	EventLaneFinished     = "lane_finished"
+	EventTeardownStarted  = "teardown_started"
+	EventTeardownFinished = "teardown_finished"
+	EventTeardownFailed   = "teardown_failed"
+	EventNodeSkipped      = "node_skipped"
+	EventNote             = "note"
+	EventApplyFinished    = "apply_finished"
+)
+
+// Event is one thing that happened during an apply. The -json stream is
+// these, one a line; fields that do not apply are omitted.
+type Event struct {
+	Type       string    `json:"type"`
+	Time       time.Time `json:"time"`
+	Lane       string    `json:"lane,omitempty"`
+	Key        string    `json:"key,omitempty"`
+	Deployment string    `json:"deployment,omitempty"`
+	Executor   string    `json:"executor,omitempty"`
+	Node       string    `json:"node,omitempty"`
+	Run        int       `json:"run,omitempty"`
+	Runs       int       `json:"runs,omitempty"`
+	// Progress of a run (run_progress, run_finished).
+	Done   int `json:"done,omitempty"`
+	Failed int `json:"failed,omitempty"`
+	Total  int `json:"total,omitempty"`
+	// RequestThroughput and OutputTokenThroughput of a finished run.
+	RequestThroughput     float64 `json:"request_throughput,omitempty"`
+	OutputTokenThroughput float64 `json:"output_token_throughput,omitempty"`
+	// Server is the base URL of a deployed server.
+	Server string `json:"server,omitempty"`
+	// Totals of the apply (apply_started, apply_finished).
+	LanesToRun    int `json:"lanes_to_run,omitempty"`
+	RunsToDo      int `json:"runs_to_do,omitempty"`
+	RunsCompleted int `json:"runs_completed,omitempty"`
+	RunsFailed    int `json:"runs_failed,omitempty"`
+	// Elapsed is the seconds since the node (or the apply) started.
+	Elapsed float64 `json:"elapsed_s,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Message string  `json:"message,omitempty"`
+}

@@ -1,0 +1,106 @@
+package executor
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+// RunLoad performs run r against server s with the built-in load generator,
+// forwarding its progress to ReportProgress and scraping the server's
+// Prometheus metrics when the run ends. apiKey is sent as a bearer token
+// and never recorded. Executors whose server is reachable from this
+// process (sim, endpoint, local) implement Run with it.
+func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResult, error) {
+	cfg := r.Load
+	cfg.BaseURL = s.BaseURL
+	if cfg.Model == "" {
+		cfg.Model = s.Model
+	}
+	cfg.APIKey = apiKey
+	total := cfg.Requests
+	progress := loadgen.WithProgress(func(p loadgen.Progress) {
+		if p.Warmup {
+			return
+		}
+		ReportProgress(ctx, Progress{Done: p.Done, Failed: p.Errors, Total: total})
+	}, 250*time.Millisecond)
+	res, err := loadgen.Run(ctx, cfg, progress)
+	if err != nil {
+		return nil, err
+	}
+	out := &RunResult{Summary: res.Summary, Records: res.Records}
+	out.ServerMetrics = scrapeMetrics(ctx, s.BaseURL, apiKey)
+	return out, nil
+}
+
+// scrapeMetrics reads the vllm:* samples of a server's /metrics (last value
+// of each name, labels dropped); nil when the server has none.
+func scrapeMetrics(ctx context.Context, base, apiKey string) map[string]float64 {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	return ParseMetrics(io.LimitReader(resp.Body, 8<<20))
+}
+
+// ParseMetrics reads Prometheus text exposition and returns the samples
+// whose names start with "vllm:", summed over label sets
+// (histogram buckets are left out; _sum and _count are kept).
+func ParseMetrics(r io.Reader) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "vllm:") {
+			continue
+		}
+		name, rest := line, ""
+		if i := strings.IndexAny(line, "{ "); i >= 0 {
+			name, rest = line[:i], line[i:]
+		}
+		if strings.HasSuffix(name, "_bucket") {
+			continue
+		}
+		if strings.HasPrefix(rest, "{") {
+			j := strings.LastIndexByte(rest, '}')
+			if j < 0 {
+				continue
+			}
+			rest = rest[j+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			continue
+		}
+		out[name] += v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,394 @@
+package executor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// Opener makes an executor instance of type typ configured with an
+// executor block's attributes. The runner opens one instance per
+// deployment and closes it (when it implements io.Closer) after teardown.
+type Opener func(ctx context.Context, typ string, cfg map[string]any) (Executor, error)
+
+// Runner applies plans: it walks a plan's DAG, deploys servers (up to
+// Parallelism at once), runs each lane's runs in order on its deployment,
+// journals every completed run in Store and always tears down what it
+// deployed.
+type Runner struct {
+	Store *state.Store
+	Open  Opener
+	// Parallelism is the number of deployments that may be up at once
+	// (default 1).
+	Parallelism int
+	// Events receives what happens, one call at a time (may be nil).
+	Events func(Event)
+	// TeardownTimeout bounds each teardown (default 5 minutes); teardown
+	// runs on its own context, so it also happens after cancellation.
+	TeardownTimeout time.Duration
+	// PlanJSON is written to the state as plan.json (default: the plan
+	// marshalled as JSON).
+	PlanJSON []byte
+	// ApplyID tags what this apply starts (default: random).
+	ApplyID string
+
+	evMu sync.Mutex
+	busy sync.Map // node ID -> description, for Busy
+}
+
+// Outcome is what an apply did.
+type Outcome struct {
+	RunsCompleted int
+	RunsFailed    int
+	RunsSkipped   int
+	// Errors are the failures, each naming its lane or deployment.
+	Errors []error
+	// Interrupted is true when the context was cancelled.
+	Interrupted bool
+}
+
+// Err joins the outcome's errors.
+func (o *Outcome) Err() error { return errors.Join(o.Errors...) }
+
+// deployment is one server's life within an apply.
+type deployment struct {
+	id       string
+	ord      int // position among the deploy nodes, for slots
+	lanes    []*planner.Lane
+	executor Executor
+	server   *Server
+	acquired bool
+	runMu    sync.Mutex // runs on one deployment never overlap
+}
+
+// Busy describes the work in flight, e.g. "teardown of deployment d1 (sim)",
+// so an interrupted apply can say what it is still cleaning up.
+func (r *Runner) Busy() []string {
+	var out []string
+	r.busy.Range(func(_, v any) bool {
+		out = append(out, v.(string))
+		return true
+	})
+	sort.Strings(out)
+	return out
+}
+
+func (r *Runner) emit(e Event) {
+	if r.Events == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	r.evMu.Lock()
+	defer r.evMu.Unlock()
+	r.Events(e)
+}
+
+// Apply runs the plan's work. It returns an error only when it could not
+// start (bad graph, unwritable state); failures of lanes are in the
+// Outcome, and teardown has happened for every deployment by the time
+// Apply returns.
+func (r *Runner) Apply(ctx context.Context, p *planner.Plan) (*Outcome, error) {
+	if r.Store == nil || r.Open == nil {
+		return nil, errors.New("runner: Store and Open are required")
+	}
+	if r.ApplyID == "" {
+		var b [6]byte
+		rand.Read(b[:])
+		r.ApplyID = hex.EncodeToString(b[:])
+	}
+	planJSON := r.PlanJSON
+	if planJSON == nil {
+		var err error
+		if planJSON, err = json.Marshal(p); err != nil {
+			return nil, fmt.Errorf("encode the plan: %w", err)
+		}
+	}
+	if err := r.Store.SavePlan(planJSON); err != nil {
+		return nil, err
+	}
+	g, err := newDAG(p.Graph)
+	if err != nil {
+		return nil, err
+	}
+	logDir, err := r.Store.LogDir()
+	if err != nil {
+		return nil, err
+	}
+	lanes := map[string]*planner.Lane{}
+	deps := map[string]*deployment{}
+	out := &Outcome{}
+	var runsToDo, lanesToRun int
+	for _, l := range p.Lanes {
+		lanes[l.ID] = l
+		if l.Action == planner.ActionDrop {
+			if err := r.Store.Drop(l.ID, "the lane left the spec"); err != nil {
+				return nil, err
+			}
+			r.emit(Event{Type: EventLaneDropped, Lane: l.ID, Key: l.Key})
+			continue
+		}
+		if !l.Work() {
+			continue
+		}
+		lanesToRun++
+		runsToDo += l.RunsToDo()
+		d := deps[l.Deployment]
+		if d == nil {
+			d = &deployment{id: l.Deployment}
+			deps[l.Deployment] = d
+		}
+		d.lanes = append(d.lanes, l)
+	}
+	for _, n := range g.nodes {
+		if n.Lane != "" && lanes[n.Lane] == nil {
+			return nil, fmt.Errorf("the plan's graph names lane %s, which the plan does not have; re-run plan", n.Lane)
+		}
+		if n.Deployment != "" && deps[n.Deployment] == nil && (n.Kind == planner.NodeDeploy || n.Kind == planner.NodeTeardown) {
+			return nil, fmt.Errorf("the plan's graph names deployment %s, which has no lane to run; re-run plan", n.Deployment)
+		}
+	}
+	ord := 0
+	for _, n := range g.nodes {
+		if n.Kind == planner.NodeDeploy {
+			deps[n.Deployment].ord = ord
+			ord++
+		}
+	}
+	par := max(r.Parallelism, 1)
+	a := &applyRun{r: r, ctx: ctx, lanes: lanes, deps: deps, slots: newSlots(par), logDir: logDir, snap: r.Store.Snapshot(), out: out}
+	start := time.Now()
+	r.emit(Event{Type: EventApplyStarted, LanesToRun: lanesToRun, RunsToDo: runsToDo, Message: fmt.Sprintf("parallelism %d", par)})
+	g.walk(ctx, a.exec, a.skipped)
+	out.Interrupted = ctx.Err() != nil
+	fin := Event{Type: EventApplyFinished, RunsCompleted: out.RunsCompleted, RunsFailed: out.RunsFailed, Elapsed: time.Since(start).Seconds()}
+	if err := out.Err(); err != nil {
+		fin.Error = err.Error()
+	}
+	if out.Interrupted {
+		fin.Message = "interrupted; completed runs are journaled and a re-run resumes"
+	}
+	r.emit(fin)
+	return out, nil
+}
+
+// applyRun is the state of one Apply call.
+type applyRun struct {
+	r      *Runner
+	ctx    context.Context
+	lanes  map[string]*planner.Lane
+	deps   map[string]*deployment
+	slots  *slots
+	logDir string
+	snap   *state.Snapshot
+
+	mu  sync.Mutex
+	out *Outcome
+}
+
+func (a *applyRun) fail(err error) error {
+	a.mu.Lock()
+	a.out.Errors = append(a.out.Errors, err)
+	a.mu.Unlock()
+	return err
+}
+
+func (a *applyRun) skipped(n *dagNode, why string) {
+	if n.Kind == planner.NodeDeploy {
+		a.slots.pass(a.deps[n.Deployment].ord)
+	}
+	if n.Kind == planner.NodeRun {
+		a.mu.Lock()
+		a.out.RunsSkipped++
+		a.mu.Unlock()
+	}
+	a.r.emit(Event{Type: EventNodeSkipped, Node: n.ID, Lane: n.Lane, Deployment: n.Deployment, Run: n.Run, Message: why})
+}
+
+func (a *applyRun) exec(n *dagNode) error {
+	switch n.Kind {
+	case planner.NodeProfile:
+		return a.fail(fmt.Errorf("trace %s is not profiled: run 'infercrane profile' and pin the profile and digest in the trace block, then plan again", n.Trace))
+	case planner.NodeDeploy:
+		return a.deploy(a.deps[n.Deployment])
+	case planner.NodePreflight:
+		return a.startLane(a.lanes[n.Lane])
+	case planner.NodeRun:
+		return a.run(a.deps[n.Deployment], a.lanes[n.Lane], n.Run)
+	case planner.NodeAggregate:
+		l := a.lanes[n.Lane]
+		a.r.emit(Event{Type: EventLaneFinished, Lane: l.ID, Key: l.Key, Runs: l.Runs})
+		return nil
+	case planner.NodeTeardown:
+		return a.teardown(a.deps[n.Deployment])
+	default:
+		// gates, compare and report are made from the state after the
+		// walk (see the report package).
+		return nil
+	}
+}
+
+func (a *applyRun) deploy(d *deployment) error {
+	l := d.lanes[0]
+	typ := l.Inputs.ExecutorType
+	if err := a.slots.acquire(a.ctx, d.ord); err != nil {
+		return err
+	}
+	d.acquired = true
+	desc := fmt.Sprintf("deploy of %s (%s on %s, executor %s)", d.id, l.Inputs.ModelID, l.Inputs.GPUType, typ)
+	a.r.busy.Store("deploy."+d.id, desc)
+	defer a.r.busy.Delete("deploy." + d.id)
+	a.r.emit(Event{Type: EventDeployStarted, Deployment: d.id, Executor: typ, Message: desc})
+	start := time.Now()
+	x, err := a.r.Open(a.ctx, typ, l.Inputs.ExecutorConfig)
+	if err != nil {
+		err = fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err)
+		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
+		return a.fail(err)
+	}
+	d.executor = x
+	s, err := safeDeploy(a.ctx, x, DeploymentFor(l, a.r.ApplyID, a.logDir))
+	if err != nil {
+		err = fmt.Errorf("deployment %s (%s) on executor %s: %w", d.id, l.Inputs.ModelID, typ, err)
+		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Elapsed: time.Since(start).Seconds()})
+		return a.fail(err)
+	}
+	d.server = s
+	a.r.emit(Event{Type: EventDeployFinished, Deployment: d.id, Executor: typ, Server: s.BaseURL, Elapsed: time.Since(start).Seconds()})
+	return nil
+}
+
+// startLane journals the lane before its first run: it drops the lane it
+// supersedes and, for a forced rerun, the lane's own earlier runs.
+func (a *applyRun) startLane(l *planner.Lane) error {
+	st := a.r.Store
+	if l.Supersedes != "" && l.Supersedes != l.ID {
+		if err := st.Drop(l.Supersedes, "superseded by lane "+l.ID); err != nil {
+			return a.fail(err)
+		}
+	}
+	if old := a.snap.Lanes[l.ID]; old != nil && l.Action == planner.ActionRerun && l.RunsDone == 0 && len(old.Completed) > 0 {
+		if err := st.Drop(l.ID, "rerun forced"); err != nil {
+			return a.fail(err)
+		}
+	}
+	if err := st.StartLane(l.ID, l.Key, l.Runs, planner.InputsMap(l.Inputs)); err != nil {
+		return a.fail(err)
+	}
+	a.r.emit(Event{Type: EventLaneStarted, Lane: l.ID, Key: l.Key, Deployment: l.Deployment, Runs: l.Runs, Message: fmt.Sprintf("%d of %d runs to do", l.RunsToDo(), l.Runs)})
+	return nil
+}
+
+func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
+	if old := a.snap.Lanes[l.ID]; old != nil && old.Complete(n) && !(l.Action == planner.ActionRerun && l.RunsDone == 0) {
+		return nil // journaled by an earlier apply
+	}
+	d.runMu.Lock()
+	defer d.runMu.Unlock()
+	typ := l.Inputs.ExecutorType
+	key := fmt.Sprintf("run.%s.%d", l.ID, n)
+	a.r.busy.Store(key, fmt.Sprintf("run %d of lane %s (%s)", n, l.ID, l.Key))
+	defer a.r.busy.Delete(key)
+	spec := RunSpecFor(l, n)
+	a.r.emit(Event{Type: EventRunStarted, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Runs: l.Runs, Total: spec.Load.Requests})
+	start := time.Now()
+	var last time.Time
+	ctx := WithProgress(a.ctx, func(p Progress) {
+		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond || p.Done == p.Total {
+			last = now
+			a.r.emit(Event{Type: EventRunProgress, Lane: l.ID, Run: n, Done: p.Done, Failed: p.Failed, Total: p.Total, Elapsed: now.Sub(start).Seconds()})
+		}
+	})
+	res, err := safeRun(ctx, d.executor, d.server, spec)
+	if err == nil {
+		err = a.commit(d, l, n, res, start)
+	}
+	if err != nil {
+		if a.ctx.Err() != nil {
+			err = fmt.Errorf("run %d of lane %s (%s) was interrupted and will be redone: %w", n, l.ID, l.Key, a.ctx.Err())
+		} else {
+			err = fmt.Errorf("run %d of lane %s (%s) on executor %s: %w", n, l.ID, l.Key, typ, err)
+		}
+		a.mu.Lock()
+		a.out.RunsFailed++
+		a.mu.Unlock()
+		a.r.emit(Event{Type: EventRunFailed, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Error: err.Error(), Elapsed: time.Since(start).Seconds()})
+		a.r.emit(Event{Type: EventLaneFinished, Lane: l.ID, Key: l.Key, Runs: l.Runs, Error: err.Error()})
+		return a.fail(err)
+	}
+	a.mu.Lock()
+	a.out.RunsCompleted++
+	a.mu.Unlock()
+	s := res.Summary
+	a.r.emit(Event{Type: EventRunFinished, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Runs: l.Runs,
+		Done: s.Succeeded + s.Failed, Failed: s.Failed, Total: s.Requests,
+		RequestThroughput: s.RequestThroughput, OutputTokenThroughput: s.OutputTokenThroughput,
+		Elapsed: time.Since(start).Seconds()})
+	return nil
+}
+
+// commit writes a run's records and then its journal entry.
+func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult, start time.Time) error {
+	if a.ctx.Err() != nil {
+		// The run may have been cut short by the interruption: discard it.
+		return a.ctx.Err()
+	}
+	sum, err := json.Marshal(res.Summary)
+	if err != nil {
+		return err
+	}
+	rec := state.RunRecord{
+		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum,
+		Server: d.server.Info, ServerMetrics: res.ServerMetrics, GPUSeconds: res.GPUSeconds,
+		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
+	}
+	return a.r.Store.CommitRun(rec, func(w io.Writer) error { return loadgen.WriteRecords(w, res.Records) })
+}
+
+func (a *applyRun) teardown(d *deployment) error {
+	if d.acquired {
+		defer a.slots.release()
+	}
+	if d.executor == nil {
+		return nil
+	}
+	typ := d.lanes[0].Inputs.ExecutorType
+	desc := fmt.Sprintf("teardown of deployment %s (executor %s)", d.id, typ)
+	a.r.busy.Store("teardown."+d.id, desc)
+	defer a.r.busy.Delete("teardown." + d.id)
+	timeout := a.r.TeardownTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), timeout)
+	defer cancel()
+	a.r.emit(Event{Type: EventTeardownStarted, Deployment: d.id, Executor: typ})
+	start := time.Now()
+	s := d.server
+	if s == nil {
+		s = &Server{DeploymentID: d.id}
+	}
+	err := safeTeardown(ctx, d.executor, s)
+	if c, ok := d.executor.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	if err != nil {
+		err = fmt.Errorf("teardown of deployment %s on executor %s: %w; check that nothing is left running", d.id, typ, err)
+		a.r.emit(Event{Type: EventTeardownFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Elapsed: time.Since(start).Seconds()})
+		return a.fail(err)
+	}
+	a.r.emit(Event{Type: EventTeardownFinished, Deployment: d.id, Executor: typ, Elapsed: time.Since(start).Seconds()})
+	return nil
+}

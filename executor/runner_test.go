@@ -1,0 +1,298 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/sim"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// testSpec has two models (two deployments) with one shape and two runs.
+const testSpec = `
+model "a" {
+  id          = "Qwen/Qwen3-0.6B"
+  revision    = "c1899de289a04d12100db370d81485cdf75e47ca"
+  max_context = 4096
+}
+model "b" {
+  id          = "Qwen/Qwen3-1.7B"
+  revision    = "70d244cc86ccca08cf5af4e1e306ecf908b1ad5e"
+  max_context = 4096
+}
+gpu "l40s" { type = "L40S" }
+runtime "vllm" {
+  engine  = "vllm"
+  version = "0.22.1"
+}
+shape "s" {
+  input_tokens      = 32
+  output_tokens     = 8
+  template_headroom = 16
+  concurrency       = 2
+  requests          = 6
+}
+screen "t" {
+  models  = [model.a, model.b]
+  shapes  = [shape.s]
+  gpus    = [gpu.l40s]
+  runtime = runtime.vllm
+  runs    = 2
+  seed    = 3
+}
+`
+
+// simExec is an executor over real simulated engines on loopback ports
+// (constant timing), with hooks that inject faults.
+type simExec struct {
+	mu        sync.Mutex
+	servers   map[string]*sim.Server
+	deploys   atomic.Int32
+	teardowns atomic.Int32
+	live      atomic.Int32
+	maxLive   atomic.Int32
+	runs      map[string]int // "lane/run" -> times run
+	onRun     func(r RunSpec)
+}
+
+func newSimExec() *simExec {
+	return &simExec{servers: map[string]*sim.Server{}, runs: map[string]int{}}
+}
+
+func (x *simExec) Deploy(ctx context.Context, d Deployment) (*Server, error) {
+	s, err := sim.Listen("127.0.0.1:0", sim.Options{Model: d.ModelID, MaxModelLen: d.MaxContext, TTFT: time.Millisecond, ITL: time.Millisecond, Seed: d.Seed})
+	if err != nil {
+		return nil, err
+	}
+	x.deploys.Add(1)
+	if n := x.live.Add(1); n > x.maxLive.Load() {
+		x.maxLive.Store(n)
+	}
+	x.mu.Lock()
+	x.servers[s.URL] = s
+	x.mu.Unlock()
+	return &Server{DeploymentID: d.ID, BaseURL: s.URL, Model: d.ModelID, Handle: s.URL, Info: map[string]string{"runtime": "sim"}}, nil
+}
+
+func (x *simExec) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error) {
+	x.mu.Lock()
+	x.runs[fmt.Sprintf("%s/%d", r.Lane, r.Run)]++
+	hook := x.onRun
+	x.mu.Unlock()
+	if hook != nil {
+		hook(r)
+	}
+	return RunLoad(ctx, s, r, "")
+}
+
+func (x *simExec) Teardown(ctx context.Context, s *Server) error {
+	x.mu.Lock()
+	srv := x.servers[s.Handle]
+	delete(x.servers, s.Handle)
+	x.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	x.teardowns.Add(1)
+	x.live.Add(-1)
+	return srv.Shutdown(ctx)
+}
+
+func plan(t *testing.T, snap *state.Snapshot, replace ...string) *planner.Plan {
+	t.Helper()
+	cfg, diags := lang.LoadSource(t.TempDir(), "main.hcl", []byte(testSpec), lang.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p, diags := planner.Build(cfg, snap, planner.Options{Replace: replace, Version: "test"})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return p
+}
+
+func apply(t *testing.T, dir string, x Executor, ctx context.Context, par int) (*Outcome, []Event) {
+	t.Helper()
+	st, err := state.Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p := plan(t, st.Snapshot())
+	var events []Event
+	r := &Runner{Store: st, Parallelism: par, Events: func(e Event) { events = append(events, e) },
+		Open: func(context.Context, string, map[string]any) (Executor, error) { return x, nil }}
+	out, err := r.Apply(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, events
+}
+
+func actions(p *planner.Plan) string {
+	var s []string
+	for _, l := range p.Lanes {
+		s = append(s, fmt.Sprintf("%s:%s:%d", l.Model, l.Action, l.RunsDone))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestApplyRunsEverythingThenNothing(t *testing.T) {
+	dir := t.TempDir()
+	x := newSimExec()
+	out, events := apply(t, dir, x, context.Background(), 2)
+	if out.Err() != nil || out.RunsCompleted != 4 || out.Interrupted {
+		t.Fatalf("outcome: %+v", out)
+	}
+	if x.deploys.Load() != 2 || x.teardowns.Load() != 2 || x.live.Load() != 0 {
+		t.Fatalf("deploys %d teardowns %d live %d", x.deploys.Load(), x.teardowns.Load(), x.live.Load())
+	}
+	types := map[string]int{}
+	for _, e := range events {
+		types[e.Type]++
+	}
+	if types[EventRunFinished] != 4 || types[EventLaneStarted] != 2 || types[EventLaneFinished] != 2 || types[EventApplyFinished] != 1 {
+		t.Fatalf("events: %v", types)
+	}
+	snap, err := state.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := plan(t, snap)
+	if got := actions(p); got != "a:noop:2 b:noop:2" {
+		t.Fatalf("plan after apply: %s", got)
+	}
+	for _, l := range snap.Lanes {
+		for _, r := range l.Results {
+			if !strings.Contains(string(r.Summary), `"succeeded":6`) {
+				t.Errorf("lane %s run %d summary: %s", l.ID, r.Run, r.Summary)
+			}
+		}
+	}
+	if _, err := state.LoadPlan(dir); err != nil {
+		t.Fatal(err)
+	}
+	// Applying the no-op plan deploys nothing.
+	out, _ = apply(t, dir, x, context.Background(), 2)
+	if out.RunsCompleted != 0 || x.deploys.Load() != 2 {
+		t.Fatalf("second apply did work: %+v, deploys %d", out, x.deploys.Load())
+	}
+}
+
+func TestInterruptedApplyResumesWithoutRepeating(t *testing.T) {
+	dir := t.TempDir()
+	x := newSimExec()
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen atomic.Int32
+	x.onRun = func(r RunSpec) {
+		// Interrupt during the third run: two are complete by then.
+		if seen.Add(1) == 3 {
+			cancel()
+		}
+	}
+	out, _ := apply(t, dir, x, ctx, 1)
+	if !out.Interrupted || out.RunsCompleted != 2 {
+		t.Fatalf("outcome: %+v", out)
+	}
+	if x.live.Load() != 0 || x.deploys.Load() != x.teardowns.Load() {
+		t.Fatalf("left running: deploys %d teardowns %d", x.deploys.Load(), x.teardowns.Load())
+	}
+	snap, _ := state.Load(dir)
+	if got := actions(plan(t, snap)); got != "a:noop:2 b:run:0" {
+		t.Fatalf("plan after interruption: %s", got)
+	}
+	x.onRun = nil
+	out, _ = apply(t, dir, x, context.Background(), 1)
+	if out.Err() != nil || out.RunsCompleted != 2 {
+		t.Fatalf("resume: %+v", out)
+	}
+	for k, n := range x.runs {
+		// The interrupted run is redone; nothing else is repeated.
+		if n > 1 && !strings.HasSuffix(k, "/1") {
+			t.Errorf("run %s ran %d times", k, n)
+		}
+	}
+	snap, _ = state.Load(dir)
+	if got := actions(plan(t, snap)); got != "a:noop:2 b:noop:2" {
+		t.Fatalf("plan after resume: %s", got)
+	}
+}
+
+type panicky struct{ *simExec }
+
+func (p panicky) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error) {
+	if r.Run == 2 {
+		panic("boom")
+	}
+	return p.simExec.Run(ctx, s, r)
+}
+
+func TestExecutorPanicIsAnErrorAndTearsDown(t *testing.T) {
+	dir := t.TempDir()
+	x := newSimExec()
+	out, _ := apply(t, dir, panicky{x}, context.Background(), 2)
+	var pe *PanicError
+	if !errors.As(out.Err(), &pe) || !strings.Contains(out.Err().Error(), "run 2 of lane") {
+		t.Fatalf("want a PanicError naming the run, got %v", out.Err())
+	}
+	if x.live.Load() != 0 || x.teardowns.Load() != 2 {
+		t.Fatalf("not torn down: live %d", x.live.Load())
+	}
+	snap, _ := state.Load(dir)
+	if got := actions(plan(t, snap)); got != "a:run:1 b:run:1" {
+		t.Fatalf("plan after panic: %s", got)
+	}
+}
+
+func TestParallelismBoundsDeployments(t *testing.T) {
+	for _, par := range []int{1, 2} {
+		x := newSimExec()
+		out, _ := apply(t, t.TempDir(), x, context.Background(), par)
+		if out.Err() != nil {
+			t.Fatal(out.Err())
+		}
+		if got := x.maxLive.Load(); got > int32(par) {
+			t.Errorf("parallelism %d: %d deployments were up at once", par, got)
+		}
+	}
+}
+
+func TestReplaceRerunsLane(t *testing.T) {
+	dir := t.TempDir()
+	x := newSimExec()
+	apply(t, dir, x, context.Background(), 2)
+	snap, _ := state.Load(dir)
+	var id string
+	for _, l := range plan(t, snap).Lanes {
+		if l.Model == "a" {
+			id = l.ID
+		}
+	}
+	st, _ := state.Open(dir, "test")
+	p := plan(t, st.Snapshot(), id)
+	if got := actions(p); got != "a:rerun:0 b:noop:2" {
+		st.Close()
+		t.Fatalf("replace plan: %s", got)
+	}
+	r := &Runner{Store: st, Open: func(context.Context, string, map[string]any) (Executor, error) { return x, nil }}
+	out, err := r.Apply(context.Background(), p)
+	st.Close()
+	if err != nil || out.RunsCompleted != 2 {
+		t.Fatalf("%v %+v", err, out)
+	}
+	if x.runs[id+"/1"] != 2 || x.runs[id+"/2"] != 2 {
+		t.Fatalf("lane %s runs: %v", id, x.runs)
+	}
+	snap, _ = state.Load(dir)
+	if got := actions(plan(t, snap)); got != "a:noop:2 b:noop:2" {
+		t.Fatalf("after replace: %s", got)
+	}
+}

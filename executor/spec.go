@@ -1,0 +1,58 @@
+package executor
+
+import (
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner"
+)
+
+// DeploymentFor returns the deployment a lane runs on. Every lane of one
+// deployment has the same model, GPU, runtime and executor inputs.
+func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
+	in := l.Inputs
+	return Deployment{
+		ID:               l.Deployment,
+		ApplyID:          applyID,
+		Screen:           l.Screen,
+		ModelID:          in.ModelID,
+		Revision:         in.Revision,
+		MaxContext:       in.MaxContext,
+		GPUType:          in.GPUType,
+		GPUCount:         max(in.GPUCount, 1),
+		RuntimeEngine:    in.RuntimeEngine,
+		RuntimeVersion:   in.RuntimeVersion,
+		RuntimeDtype:     in.RuntimeDtype,
+		RuntimeArgs:      in.RuntimeArgs,
+		GPUMemoryUtil:    in.GPUMemoryUtil,
+		MaxNumSeqs:       in.MaxNumSeqs,
+		MaxBatchedTokens: in.MaxBatchedTokens,
+		Seed:             in.Seed,
+		ExecutorType:     in.ExecutorType,
+		Config:           in.ExecutorConfig,
+		LogDir:           logDir,
+	}
+}
+
+// RunSpecFor returns run n (1-based) of a lane. Each run gets its own seed
+// (the lane's seed + n - 1), so repeated runs do not send identical prompts
+// and a resumed apply sends exactly what an uninterrupted one would.
+func RunSpecFor(l *planner.Lane, n int) RunSpec {
+	in := l.Inputs
+	return RunSpec{
+		Lane: l.ID,
+		Run:  n,
+		Load: loadgen.Config{
+			API:          in.API,
+			Streaming:    in.Streaming,
+			InputTokens:  in.InputTokens,
+			OutputTokens: in.OutputTokens,
+			Concurrency:  in.Concurrency,
+			RequestRate:  in.RequestRate,
+			Arrival:      in.Arrival,
+			Burstiness:   in.Burstiness,
+			Requests:     in.Requests,
+			Warmup:       in.Warmup,
+			Seed:         in.Seed + int64(n-1),
+			SLO:          loadgen.SLO{TTFTMs: in.SLOTTFTMs, TPOTMs: in.SLOTPOTMs, LatencyMs: in.SLOLatencyMs},
+		},
+	}
+}

@@ -1,0 +1,29 @@
+package localcloud
+
+import "os"
+
+// Environment variables that select the local stand-in instead of Modal.
+const (
+	// EnvDir names the local cloud's directory; honoured only when EnvTest is "1".
+	EnvDir = "INFERCRANE_MODAL_LOCAL"
+	// EnvBin names the infercrane binary for `sim serve` (default: this executable).
+	EnvBin = "INFERCRANE_MODAL_LOCAL_BIN"
+	// EnvTest is set by InferCrane's test harness.
+	EnvTest = "INFERCRANE_TEST"
+)
+
+// FromEnv returns the local cloud named by INFERCRANE_MODAL_LOCAL when the
+// process runs under InferCrane's tests (INFERCRANE_TEST=1), so that tests
+// of commands can use it in place of Modal. Outside tests it returns false
+// and Modal's real service is used.
+func FromEnv(getenv func(string) string) (*Cloud, bool) {
+	dir := getenv(EnvDir)
+	if dir == "" || getenv(EnvTest) != "1" {
+		return nil, false
+	}
+	bin := getenv(EnvBin)
+	if bin == "" {
+		bin, _ = os.Executable()
+	}
+	return New(dir, bin), true
+}

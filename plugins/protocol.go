@@ -1,0 +1,54 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/plugins/executorpb"
+)
+
+// Handshake is the go-plugin handshake of executor plugins. ProtocolVersion
+// changes only with an incompatible change of executor.proto.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "INFERCRANE_PLUGIN",
+	MagicCookieValue: "executor",
+}
+
+// pluginName is the name of the one plugin an executor plugin process serves.
+const pluginName = "executor"
+
+// Factory makes an executor of type typ from an executor block's attributes.
+type Factory func(typ string, cfg map[string]any) (executor.Executor, error)
+
+// grpcPlugin is the go-plugin glue: on the plugin side it serves factory's
+// executors, on the host side it hands out an executorpb client.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	factory Factory
+	schema  executor.Schema
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	executorpb.RegisterExecutorServer(s, &server{factory: p.factory, schema: p.schema})
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return executorpb.NewExecutorClient(c), nil
+}
+
+// pluginSet is the plugin map both sides use.
+func pluginSet(p *grpcPlugin) plugin.PluginSet { return plugin.PluginSet{pluginName: p} }
+
+func decodeJSON[T any](data []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,187 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/plugins/executorpb"
+)
+
+// Serve serves executors made by factory as a plugin process and returns
+// when the host ends it. A plugin binary's main is one call:
+//
+//	func main() { plugins.Serve(myexec.New, myexec.Schema()) }
+//
+// If the host dies without ending the plugin, the plugin tears down every
+// server it deployed and exits.
+func Serve(factory Factory, schema executor.Schema) {
+	srv := &server{factory: factory, schema: schema}
+	go srv.watchParent(os.Getppid(), time.Second)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         pluginSet(&grpcPlugin{factory: factory, schema: schema}),
+		GRPCServer:      plugin.DefaultGRPCServer,
+		Logger:          hclog.New(&hclog.LoggerOptions{Name: "executor", Output: os.Stderr, JSONFormat: true}),
+	})
+}
+
+// server implements the gRPC service over one executor instance.
+type server struct {
+	executorpb.UnimplementedExecutorServer
+	factory Factory
+	schema  executor.Schema
+
+	mu       sync.Mutex
+	exec     executor.Executor
+	deployed map[string]*executor.Server // handle -> server, for orphan cleanup
+}
+
+func (s *server) instance() (executor.Executor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exec == nil {
+		return nil, status.Error(codes.FailedPrecondition, "Configure was not called")
+	}
+	return s.exec, nil
+}
+
+func (s *server) Schema(context.Context, *executorpb.SchemaRequest) (*executorpb.SchemaResponse, error) {
+	data, err := json.Marshal(s.schema)
+	if err != nil {
+		return nil, err
+	}
+	return &executorpb.SchemaResponse{SchemaJson: data}, nil
+}
+
+func (s *server) Configure(_ context.Context, req *executorpb.ConfigureRequest) (*executorpb.ConfigureResponse, error) {
+	cfg := map[string]any{}
+	if len(req.ConfigJson) > 0 {
+		if err := json.Unmarshal(req.ConfigJson, &cfg); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "config: %v", err)
+		}
+	}
+	x, err := s.factory(req.Type, cfg)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	s.mu.Lock()
+	s.exec = x
+	s.mu.Unlock()
+	return &executorpb.ConfigureResponse{}, nil
+}
+
+func (s *server) Deploy(ctx context.Context, req *executorpb.DeployRequest) (*executorpb.DeployResponse, error) {
+	x, err := s.instance()
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeJSON[executor.Deployment](req.DeploymentJson)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "deployment: %v", err)
+	}
+	srv, err := x.Deploy(ctx, *d)
+	if err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	s.mu.Lock()
+	if s.deployed == nil {
+		s.deployed = map[string]*executor.Server{}
+	}
+	s.deployed[srv.DeploymentID+"/"+srv.Handle] = srv
+	s.mu.Unlock()
+	data, err := json.Marshal(srv)
+	if err != nil {
+		return nil, err
+	}
+	return &executorpb.DeployResponse{ServerJson: data}, nil
+}
+
+func (s *server) Run(req *executorpb.RunRequest, stream executorpb.Executor_RunServer) error {
+	x, err := s.instance()
+	if err != nil {
+		return err
+	}
+	srv, err := decodeJSON[executor.Server](req.ServerJson)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "server: %v", err)
+	}
+	spec, err := decodeJSON[executor.RunSpec](req.RunJson)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "run: %v", err)
+	}
+	var sendMu sync.Mutex
+	ctx := executor.WithProgress(stream.Context(), func(p executor.Progress) {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		_ = stream.Send(&executorpb.RunEvent{Event: &executorpb.RunEvent_Progress{Progress: &executorpb.Progress{
+			Done: int64(p.Done), Failed: int64(p.Failed), Total: int64(p.Total), OutputTokens: p.OutputTokens}}})
+	})
+	res, err := x.Run(ctx, srv, *spec)
+	if err != nil {
+		return status.Error(codes.Unknown, err.Error())
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	sendMu.Lock()
+	defer sendMu.Unlock()
+	return stream.Send(&executorpb.RunEvent{Event: &executorpb.RunEvent_ResultJson{ResultJson: data}})
+}
+
+func (s *server) Teardown(ctx context.Context, req *executorpb.TeardownRequest) (*executorpb.TeardownResponse, error) {
+	x, err := s.instance()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := decodeJSON[executor.Server](req.ServerJson)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "server: %v", err)
+	}
+	if err := x.Teardown(ctx, srv); err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	s.mu.Lock()
+	delete(s.deployed, srv.DeploymentID+"/"+srv.Handle)
+	s.mu.Unlock()
+	return &executorpb.TeardownResponse{}, nil
+}
+
+// watchParent tears down what this plugin deployed and exits when the host
+// process that started it is gone (the plugin was re-parented).
+func (s *server) watchParent(ppid int, every time.Duration) {
+	for {
+		time.Sleep(every)
+		if os.Getppid() == ppid {
+			continue
+		}
+		s.teardownAll()
+		fmt.Fprintln(os.Stderr, "infercrane executor plugin: the host process is gone; tore down and exiting")
+		os.Exit(2)
+	}
+}
+
+func (s *server) teardownAll() {
+	s.mu.Lock()
+	x, servers := s.exec, s.deployed
+	s.deployed = nil
+	s.mu.Unlock()
+	if x == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, srv := range servers {
+		_ = x.Teardown(ctx, srv)
+	}
+}
