@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -101,6 +102,9 @@ func (c *client) do(parent context.Context, j *job, rec *Record) {
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
+	// vLLM adopts X-Request-Id (--enable-request-id-headers), which ties
+	// server logs to records.
+	req.Header.Set("X-Request-Id", "infercrane-"+strconv.Itoa(j.index))
 	rec.SentNs = c.since(time.Now())
 	resp, err := c.hc.Do(req)
 	if err != nil {
