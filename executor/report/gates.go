@@ -9,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/lang"
 )
 
 // GateSpec is a gate block as the report evaluates it.
@@ -78,7 +79,7 @@ func evaluateGate(g *GateSpec, c *Campaign) GateResult {
 	if g.Condition == nil {
 		return inconclusive("the gate has no condition")
 	}
-	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"lane": laneValue(c)}}
+	ctx := &hcl.EvalContext{Functions: lang.Functions(), Variables: map[string]cty.Value{"lane": laneValue(c)}}
 	for _, tr := range g.Condition.Variables() {
 		if root := tr.RootName(); root != "lane" {
 			return inconclusive("the condition refers to %q; a gate condition may only use lane.* metrics", root)

@@ -1,0 +1,327 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// The report formats.
+const (
+	FormatJSON     = "json"
+	FormatMarkdown = "md"
+	FormatHTML     = "html"
+	FormatParquet  = "parquet"
+)
+
+// AllFormats are the formats Generate writes by default.
+var AllFormats = []string{FormatJSON, FormatMarkdown, FormatHTML, FormatParquet}
+
+// CleanupFile is where the runner's teardown facts are kept in the reports
+// directory, so that a later `infercrane report` can restate them.
+const CleanupFile = "cleanup.json"
+
+// Options control Generate.
+type Options struct {
+	// Formats to write (nil: AllFormats).
+	Formats []string
+	// OutDir receives the files (empty: the state's reports/ directory).
+	OutDir string
+	// Config is the loaded spec; its gates are used when set. Otherwise the
+	// gates are read from the spec snapshot in the state's plan.json.
+	Config *lang.Config
+	// Cleanup are the teardown facts of the apply that just ran; nil reads
+	// them from OutDir/cleanup.json when an earlier apply left them.
+	Cleanup *Cleanup
+	// ObservedAt overrides the evidence timestamp (zero: the last run's
+	// finish time, so regenerating from the same state is reproducible).
+	ObservedAt time.Time
+	// InfercraneVersion is stamped into the evidence.
+	InfercraneVersion string
+	// Secrets are values that must appear in no output (see SecretsFromEnv).
+	Secrets []string
+	// Resamples is the bootstrap size (0: DefaultResamples).
+	Resamples int
+}
+
+// Outcome is what Generate produced.
+type Outcome struct {
+	// ExitCode is 0 when every gate passed, 3 when one failed, 4 when one
+	// was inconclusive (and none failed).
+	ExitCode int
+	// Files are the paths written, in order.
+	Files    []string
+	Evidence []*Evidence
+	// Warnings name problems that did not stop the report (runs not counted,
+	// gates that could not be read).
+	Warnings []string
+}
+
+// Generate reads the plan, spec snapshot, journal and records of a state
+// directory, builds the evidence of every screen and writes the requested
+// formats into the output directory.
+func Generate(stateDir string, opts Options) (*Outcome, error) {
+	in, warnings, err := LoadInput(stateDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := BuildEvidence(*in)
+	if err != nil {
+		return nil, err
+	}
+	formats := opts.Formats
+	if len(formats) == 0 {
+		formats = AllFormats
+	}
+	if err := CheckFormats(formats); err != nil {
+		return nil, err
+	}
+	out := opts.OutDir
+	if out == "" {
+		out = filepath.Join(stateDir, state.ReportsDir)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("create the report directory: %w; choose a writable one with -out", err)
+	}
+	oc := &Outcome{Evidence: evs, Warnings: warnings}
+	if opts.Cleanup != nil {
+		if err := writeJSONFile(filepath.Join(out, CleanupFile), opts.Cleanup); err != nil {
+			return nil, err
+		}
+	}
+	for _, ev := range evs {
+		for _, f := range formats {
+			path, err := writeFormat(out, f, ev, in, opts.Secrets)
+			if err != nil {
+				return nil, fmt.Errorf("write the %s report of screen %s: %w", f, ev.Screen, err)
+			}
+			oc.Files = append(oc.Files, path)
+		}
+		oc.ExitCode = worseExit(oc.ExitCode, ev.GateSummary.ExitCode)
+	}
+	return oc, nil
+}
+
+// CheckFormats rejects unknown format names, saying which exist.
+func CheckFormats(formats []string) error {
+	for _, f := range formats {
+		if !contains(AllFormats, f) {
+			return fmt.Errorf("unknown report format %q; choose from %s", f, strings.Join(AllFormats, ","))
+		}
+	}
+	return nil
+}
+
+// worseExit keeps the more severe of two exit codes (fail over inconclusive).
+func worseExit(a, b int) int {
+	rank := map[int]int{ExitPass: 0, ExitInconclusive: 1, ExitFail: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// FileName is the name of a screen's report in a format.
+func FileName(screen, format string) string {
+	switch format {
+	case FormatJSON:
+		return screen + ".evidence.json"
+	case FormatParquet:
+		return screen + ".records.parquet"
+	}
+	return screen + "." + format
+}
+
+func writeFormat(dir, format string, ev *Evidence, in *Input, secrets []string) (string, error) {
+	path := filepath.Join(dir, FileName(ev.Screen, format))
+	var err error
+	switch format {
+	case FormatJSON:
+		err = writeJSONFile(path, ev)
+	case FormatMarkdown:
+		err = writeText(path, secrets, func(f *os.File) error { return WriteMarkdown(f, ev) })
+	case FormatHTML:
+		err = writeText(path, secrets, func(f *os.File) error { return WriteHTML(f, ev, screenRecords(in, ev)) })
+	case FormatParquet:
+		err = WriteParquetFile(path, screenRecords(in, ev), secrets)
+	}
+	return path, err
+}
+
+// writeText renders into a temporary file, redacts secrets and renames it
+// into place.
+func writeText(path string, secrets []string, render func(*os.File) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := render(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(RedactText(string(b), secrets)), 0o644)
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// LaneRecords are the records of one run of one lane, for the HTML plots
+// and the Parquet file.
+type LaneRecords struct {
+	Lane, Model, ModelID, Shape, GPU string
+	Run                              int
+	Records                          []loadgen.Record
+}
+
+// screenRecords lists the records of every run of the screen's campaigns.
+func screenRecords(in *Input, ev *Evidence) []LaneRecords {
+	var out []LaneRecords
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			runs := append([]RunData(nil), in.Runs[c.Lane]...)
+			sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
+			for _, r := range runs {
+				out = append(out, LaneRecords{Lane: c.Lane, Model: m.Name, ModelID: m.Model, Shape: c.Profile, GPU: c.GPU, Run: r.Run, Records: r.Records})
+			}
+		}
+	}
+	return out
+}
+
+// LoadInput reads a state directory into the Input of BuildEvidence.
+func LoadInput(stateDir string, opts Options) (*Input, []string, error) {
+	planPath := filepath.Join(stateDir, state.PlanFile)
+	if _, err := os.Stat(planPath); err != nil {
+		return nil, nil, fmt.Errorf("%s has no %s: run 'infercrane apply' with this state directory first (or pass the right STATE_DIR)", stateDir, state.PlanFile)
+	}
+	plan, saved, err := planner.ReadPlanFile(planPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := state.Load(stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings := append([]string{}, snap.Warnings...)
+	in := &Input{
+		Plan: plan, Runs: map[string][]RunData{}, ObservedAt: opts.ObservedAt,
+		InfercraneVersion: opts.InfercraneVersion, Secrets: opts.Secrets, Resamples: opts.Resamples, Cleanup: opts.Cleanup,
+	}
+	if in.InfercraneVersion == "" {
+		in.InfercraneVersion = plan.InfercraneVersion
+	}
+	switch {
+	case opts.Config != nil:
+		in.Gates = GatesFromConfig(opts.Config)
+		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(opts.Config, nil)
+	case saved != nil:
+		var w []string
+		in.Gates, w = GatesFromSnapshot(saved.Spec, saved.Variables)
+		warnings = append(warnings, w...)
+		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(nil, saved)
+	default:
+		warnings = append(warnings, "the state's plan.json has no spec snapshot, so gates are inconclusive; re-run apply to record it")
+	}
+	if in.Cleanup == nil {
+		out := opts.OutDir
+		if out == "" {
+			out = filepath.Join(stateDir, state.ReportsDir)
+		}
+		if b, err := os.ReadFile(filepath.Join(out, CleanupFile)); err == nil {
+			var c Cleanup
+			if json.Unmarshal(b, &c) == nil {
+				in.Cleanup = &c
+			}
+		}
+	}
+	for _, l := range plan.Lanes {
+		rec := snap.Lanes[l.ID]
+		if rec == nil {
+			continue
+		}
+		for _, rr := range rec.Results {
+			rd, err := loadRun(snap.Dir, rr)
+			if err != nil {
+				return nil, nil, fmt.Errorf("lane %s run %d: %w", l.ID, rr.Run, err)
+			}
+			in.Runs[l.ID] = append(in.Runs[l.ID], rd)
+		}
+	}
+	return in, warnings, nil
+}
+
+// loadRun reads one run's summary and records.
+func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
+	f, err := os.Open(rr.RecordsPath)
+	if err != nil {
+		return RunData{}, fmt.Errorf("open its records: %w", err)
+	}
+	defer f.Close()
+	recs, err := loadgen.ReadRecords(f)
+	if err != nil {
+		return RunData{}, fmt.Errorf("%s: %w", rr.RecordsPath, err)
+	}
+	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
+	rd.RecordsFile = rr.RecordsPath
+	if rel, err := filepath.Rel(stateDir, rr.RecordsPath); err == nil {
+		rd.RecordsFile = filepath.ToSlash(rel)
+	}
+	if len(rr.Summary) > 0 && string(rr.Summary) != "null" {
+		var s loadgen.Summary
+		if err := json.Unmarshal(rr.Summary, &s); err != nil {
+			return RunData{}, fmt.Errorf("its summary in the journal: %w", err)
+		}
+		rd.Summary = &s
+	}
+	return rd, nil
+}
+
+// profileFacts names the pinned workload profiles of the spec.
+func profileFacts(cfg *lang.Config, saved *planner.SavedPlan) (string, map[string]string) {
+	src := map[string]string{}
+	var digests []string
+	if cfg != nil {
+		for _, name := range sortedKeys(cfg.Traces) {
+			t := cfg.Traces[name]
+			if t == nil || t.Digest == "" {
+				continue
+			}
+			digests = append(digests, t.Digest)
+			src["trace."+name] = t.Source
+		}
+	}
+	if saved != nil {
+		for _, p := range sortedKeys(saved.Inputs.Profiles) {
+			if d := saved.Inputs.Profiles[p]; d != "" && d != "absent" {
+				digests = append(digests, d)
+				src["profile "+p] = d
+			}
+		}
+	}
+	if len(src) == 0 {
+		src = nil
+	}
+	return strings.Join(digests, ","), src
+}

@@ -1,0 +1,197 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// goldenDir holds this package's golden files (evidence*).
+const goldenDir = "../../testdata/golden"
+
+// generateFixture writes the fixture state and generates every format.
+func generateFixture(t *testing.T, opts Options) (string, *Outcome) {
+	t.Helper()
+	dir := t.TempDir()
+	writeStateFixture(t, dir)
+	opts.ObservedAt = fixtureTime
+	if opts.Resamples == 0 {
+		opts.Resamples = 500
+	}
+	opts.InfercraneVersion = "0.1.0"
+	if opts.Cleanup == nil {
+		opts.Cleanup = &Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}
+	}
+	oc, err := Generate(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, oc
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(goldenDir, name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run 'go test ./executor/report -run Golden -update' to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; inspect the diff and rerun with -update if the change is intended.\n--- got ---\n%s", name, got)
+	}
+}
+
+// TestGoldenEvidence compares the JSON and Markdown of a state directory
+// built by hand with the golden files.
+func TestGoldenEvidence(t *testing.T) {
+	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON, FormatMarkdown}})
+	if len(oc.Files) != 2 {
+		t.Fatalf("files %v", oc.Files)
+	}
+	for _, f := range oc.Files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "evidence.json"
+		if strings.HasSuffix(f, ".md") {
+			name = "evidence.md"
+		}
+		checkGolden(t, name, b)
+	}
+	if oc.ExitCode != ExitFail {
+		t.Errorf("exit code %d, want %d (gate clean fails on small)", oc.ExitCode, ExitFail)
+	}
+	if filepath.Dir(oc.Files[0]) != filepath.Join(dir, "reports") {
+		t.Errorf("default output dir: %s", oc.Files[0])
+	}
+}
+
+// TestGatesFromSnapshot: the gate attributes come from the spec snapshot,
+// min_runs through a variable.
+func TestGatesFromSnapshot(t *testing.T) {
+	_, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
+	ev := oc.Evidence[0]
+	for _, m := range ev.Models {
+		for _, g := range m.Campaigns[0].Gates {
+			if g.Condition == "" {
+				t.Errorf("gate %s has no condition text", g.Gate)
+			}
+			if g.Gate == "clean" && m.Name == "small" && (g.Status != StatusFail || g.Reason != "Every request must succeed.") {
+				t.Errorf("clean on small: %+v", g)
+			}
+		}
+	}
+}
+
+func TestVerifyCatchesOneFlippedByte(t *testing.T) {
+	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
+	path := oc.Files[0]
+	res, err := Verify(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || !res.Recomputed || res.Checked < 100 {
+		t.Fatalf("untouched evidence: ok=%v checked=%d differences=%v", res.OK(), res.Checked, res.Differences)
+	}
+	raw, _ := os.ReadFile(path)
+	i := bytes.Index(raw, []byte(`"output_token_throughput": `)) + len(`"output_token_throughput": `)
+	raw[i] = map[bool]byte{true: '2', false: '1'}[raw[i] == '1'] // one digit of a figure
+	edited := filepath.Join(t.TempDir(), "edited.json")
+	if err := os.WriteFile(edited, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Verify(edited, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DigestOK || res.Computed == res.Recorded {
+		t.Fatal("a flipped byte kept the digest")
+	}
+}
+
+// TestVerifyNamesRecomputedFigure edits a figure and re-seals the digest,
+// as a forger would; the records still expose it.
+func TestVerifyNamesRecomputedFigure(t *testing.T) {
+	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
+	ev := oc.Evidence[0]
+	*ev.Models[1].Campaigns[0].Aggregate.TTFTP95Ms += 0.5
+	ev.Digest = ""
+	d, _ := Digest(ev)
+	ev.Digest = d
+	b, _ := json.MarshalIndent(ev, "", "  ")
+	path := filepath.Join(t.TempDir(), "forged.json")
+	os.WriteFile(path, b, 0o644)
+	res, err := Verify(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DigestOK {
+		t.Fatal("re-sealed digest should match")
+	}
+	if len(res.Differences) != 1 || !strings.Contains(res.Differences[0], "aggregate.ttft_p95_ms") {
+		t.Fatalf("differences %v, want exactly the edited ttft_p95_ms", res.Differences)
+	}
+}
+
+// TestSecretsAppearInNoOutput puts a fake key where a careless server would
+// echo it (a record's error message) and a runtime flag, and greps every file.
+func TestSecretsAppearInNoOutput(t *testing.T) {
+	const key = "sk-fake-9f8e7d6c5b4a"
+	t.Setenv("INFERCRANE_TEST_API_KEY", key)
+	dir := t.TempDir()
+	in := fixtureInput()
+	in.Plan.Lanes[0].Inputs.RuntimeArgs = append(in.Plan.Lanes[0].Inputs.RuntimeArgs, "--api-key", key)
+	in.Runs["aaaa1111"][0].Records[7].Error = "401 bad bearer " + key
+	evs, err := BuildEvidence(Input{Plan: in.Plan, Runs: in.Runs, Gates: in.Gates, Secrets: SecretsFromEnv(os.Environ())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(evs[0])
+	if bytes.Contains(raw, []byte(key)) {
+		t.Fatal("key in the evidence")
+	}
+	if d, _ := Digest(evs[0]); d != evs[0].Digest {
+		t.Fatal("redacted evidence does not verify")
+	}
+	md := filepath.Join(dir, "s.md")
+	html := filepath.Join(dir, "s.html")
+	pq := filepath.Join(dir, "s.parquet")
+	secrets := SecretsFromEnv(os.Environ())
+	lr := screenRecords(&in, evs[0])
+	if err := writeText(md, secrets, func(f *os.File) error { return WriteMarkdown(f, evs[0]) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeText(html, secrets, func(f *os.File) error { return WriteHTML(f, evs[0], lr) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteParquetFile(pq, lr, secrets); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{md, html} {
+		b, _ := os.ReadFile(f)
+		if bytes.Contains(b, []byte(key)) {
+			t.Errorf("the key appears in %s", filepath.Base(f))
+		}
+	}
+	// The Parquet file is compressed: read every string back to search it.
+	for _, col := range readParquet(t, pq).strings {
+		for _, v := range col {
+			if strings.Contains(v, key) {
+				t.Errorf("the key appears in the Parquet records: %q", v)
+			}
+		}
+	}
+}
