@@ -99,7 +99,7 @@ func timeSeries(recs []loadgen.Record) (inflight, tokens [][2]float64) {
 
 type htmlRow struct {
 	Model, Shape, GPU, Throughput, TTFT, TPOT, Latency, Errors string
-	Runs                                                      int
+	Runs                                                       int
 }
 
 type htmlGate struct{ Gate, Model, Shape, Status, Condition, Reason string }
