@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestFailAtAndFailRate(t *testing.T) {
+	url, _ := start(t, Options{Model: "m", Faults: Faults{FailAt: map[int]int{2: 429, 3: 500}}})
+	want := []int{200, 429, 500, 200}
+	for i, w := range want {
+		res := post(t, http.DefaultClient, url+"/v1/chat/completions", chatBody("m", "hi", 2, false))
+		if res.status != w {
+			t.Fatalf("request %d: status %d, want %d", i+1, res.status, w)
+		}
+		if w != 200 {
+			var body struct {
+				Error apiError `json:"error"`
+			}
+			if err := json.Unmarshal(res.body, &body); err != nil || body.Error.Code != w {
+				t.Fatalf("request %d: error body %s", i+1, res.body)
+			}
+		}
+	}
+
+	url, _ = start(t, Options{Model: "m", Seed: 7, Faults: Faults{FailRate: 0.5, FailStatus: 503}})
+	failed := 0
+	for i := 0; i < 200; i++ {
+		res := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 1})
+		switch res.status {
+		case 503:
+			failed++
+		case 200:
+		default:
+			t.Fatalf("status %d", res.status)
+		}
+	}
+	if failed < 70 || failed > 130 {
+		t.Fatalf("fail rate 0.5 failed %d of 200", failed)
+	}
+}
+
+func TestCutAfterBreaksStream(t *testing.T) {
+	url, _ := start(t, Options{Model: "m", Faults: Faults{CutAfter: 3}})
+	res := post(t, http.DefaultClient, url+"/v1/chat/completions", chatBody("m", "hi", 10, true))
+	if res.status != 200 || res.done || len(res.times) != 3 || res.err == nil {
+		t.Fatalf("status %d done %v tokens %d err %v: want a stream broken after 3 tokens", res.status, res.done, len(res.times), res.err)
+	}
+}
+
+func TestStallPausesStream(t *testing.T) {
+	stall := 60 * time.Millisecond
+	for _, timing := range []string{TimingConstant, TimingModel} {
+		url, _ := start(t, Options{Model: "m", Timing: timing, ModelID: "Qwen/Qwen3-0.6B", GPU: "H100", ITL: time.Millisecond, Faults: Faults{StallAfter: 4, StallFor: stall}})
+		res := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 8, "ignore_eos": true, "stream": true})
+		if len(res.times) != 8 || !res.done {
+			t.Fatalf("%s: %d tokens, done %v", timing, len(res.times), res.done)
+		}
+		if gap := res.times[4] - res.times[3]; gap < stall {
+			t.Fatalf("%s: gap after token 4 is %v, want at least the stall %v", timing, gap, stall)
+		}
+	}
+}
+
+func TestSlowStartHealth(t *testing.T) {
+	url, _ := start(t, Options{Model: "m", Faults: Faults{SlowStart: 150 * time.Millisecond}})
+	get := func(path string) int {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := get("/health"); st != 503 {
+		t.Fatalf("/health during slow start: %d, want 503", st)
+	}
+	if res := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 1}); res.status != 503 {
+		t.Fatalf("generation during slow start: %d, want 503", res.status)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for get("/health") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("/health never became 200")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestCrashDropsConnections(t *testing.T) {
+	url, e := start(t, Options{Model: "m", ITL: 5 * time.Millisecond, Faults: Faults{CrashAfter: 1}})
+	inflight := make(chan sseResult, 1)
+	go func() {
+		inflight <- post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 400, "ignore_eos": true, "stream": true})
+	}()
+	for e.requests.Load() < 1 { // the stream is in flight
+		time.Sleep(time.Millisecond)
+	}
+	res := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 1})
+	if res.err == nil {
+		t.Fatalf("the request that crashed the engine got status %d", res.status)
+	}
+	select {
+	case <-e.Crashed():
+	case <-time.After(5 * time.Second):
+		t.Fatal("engine did not report the crash")
+	}
+	first := <-inflight
+	if first.done || first.err == nil {
+		t.Fatalf("stream in flight survived the crash: done %v, %d tokens", first.done, len(first.times))
+	}
+	if _, err := http.Get(url + "/health"); err == nil {
+		t.Fatal("the crashed server still answers /health")
+	}
+}
+
+func TestQueueFullIs503(t *testing.T) {
+	url, _ := start(t, Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxNumSeqs: 1, MaxWaiting: 1})
+	body := map[string]any{"prompt": "a", "max_tokens": 200, "ignore_eos": true, "stream": true}
+	results := make(chan int, 3)
+	for i := 0; i < 3; i++ {
+		go func() { results <- post(t, http.DefaultClient, url+"/v1/completions", body).status }()
+		time.Sleep(50 * time.Millisecond) // one running, one waiting, one rejected
+	}
+	count := map[int]int{}
+	for i := 0; i < 3; i++ {
+		count[<-results]++
+	}
+	if count[200] != 2 || count[503] != 1 {
+		t.Fatalf("statuses %v, want two 200 and one 503", count)
+	}
+}
