@@ -44,7 +44,7 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	p := &Plan{
 		FormatVersion:     FormatVersion,
 		InfercraneVersion: opts.Version,
-		SpecDigest:        SpecDigest(cfg),
+		SpecDigest:        cfg.SpecDigest(),
 		Variables:         variables(cfg, opts.Variables),
 		Screens:           []*Screen{},
 		Lanes:             []*Lane{},
@@ -126,7 +126,7 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 		}
 		b.execName = s.Executor
 		if b.execName == "" {
-			b.execName = defaultExecutor
+			b.execName = lang.DefaultExecutorName
 		}
 		if b.executor, ok = cfg.Executors[b.execName]; (!ok || b.executor == nil) && s.Executor != "" {
 			diags = append(diags, undeclared(s, "executor", s.Executor))
@@ -249,7 +249,3 @@ func nonNil(s []string) []string {
 	return append([]string{}, s...)
 }
 
-// defaultExecutor is the executor of a screen that names none: the
-// spec's executor block of that name, else the built-in simulated engine
-// (lang.DefaultExecutorName).
-const defaultExecutor = "sim"

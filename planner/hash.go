@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
-	"sort"
-	"strconv"
 
 	"github.com/infercrane/infercrane/lang"
 )
@@ -70,28 +68,6 @@ func DeploymentID(in LaneInputs) string {
 func digestBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// SpecDigest is the digest of a spec's files: SHA-256 over every file's
-// path (relative to the spec directory, slash-separated), length and
-// content, in path order. Moving the spec directory keeps the digest; any
-// edit, including formatting, changes it.
-func SpecDigest(cfg *lang.Config) string {
-	files := specFiles(cfg)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		h.Write([]byte(n))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.Itoa(len(files[n]))))
-		h.Write([]byte{0})
-		h.Write(files[n])
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // specFiles returns cfg.Files keyed by slash paths relative to cfg.Dir.

@@ -67,9 +67,7 @@ func laneInputs(b laneBlocks) LaneInputs {
 		}
 	}
 	if len(s.Pending) > 0 {
-		in.Pending = append([]string(nil), s.Pending...)
-		sort.Strings(in.Pending)
-		in.Pending = compactStrings(in.Pending)
+		in.Pending = canonicalPending(s.Pending)
 	}
 	if r := b.runtime; r != nil {
 		in.RuntimeEngine = r.Engine
@@ -183,6 +181,38 @@ func maxModelLen(args []string) int {
 		}
 	}
 	return 0
+}
+
+// traceRef finds trace references in the spec language's pending messages.
+var traceRef = regexp.MustCompile(`\btrace\.([A-Za-z_][A-Za-z0-9_-]*)`)
+
+// fieldPrefix is the shape attribute a pending message is about.
+var fieldPrefix = regexp.MustCompile(`^([a-z_]+):`)
+
+// canonicalPending reduces the spec language's pending messages
+// ("input_tokens: trace.chutes is not profiled yet; ...") to
+// "input_tokens: trace.chutes" entries, sorted and unique, so advice
+// wording never changes a lane ID.
+func canonicalPending(msgs []string) []string {
+	var out []string
+	for _, m := range msgs {
+		var traces []string
+		for _, sub := range traceRef.FindAllStringSubmatch(m, -1) {
+			traces = append(traces, "trace."+sub[1])
+		}
+		if len(traces) == 0 {
+			out = append(out, m)
+			continue
+		}
+		sort.Strings(traces)
+		entry := strings.Join(compactStrings(traces), ", ")
+		if f := fieldPrefix.FindStringSubmatch(m); f != nil {
+			entry = f[1] + ": " + entry
+		}
+		out = append(out, entry)
+	}
+	sort.Strings(out)
+	return compactStrings(out)
 }
 
 // compactStrings removes adjacent duplicates of a sorted slice.

@@ -77,30 +77,42 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 			for _, t := range pendingTraces(l.Inputs.Pending) {
 				pending[t] = append(pending[t], l.Key)
 			}
-			l.Notes = append(l.Notes, "token counts unknown until "+strings.Join(pendingTraces(l.Inputs.Pending), ", ")+" is profiled: "+strings.Join(l.Inputs.Pending, ", "))
+			what := "token counts"
+			if fs := pendingFields(l.Inputs.Pending); len(fs) > 0 {
+				what = strings.Join(fs, " and ")
+			}
+			l.Notes = append(l.Notes, fmt.Sprintf("%s unknown until trace %s is profiled; checks and estimates wait for it", what, strings.Join(pendingTraces(l.Inputs.Pending), ", ")))
 			continue
 		}
 		laneChecks(l, f)
 	}
 	for _, t := range sortedKeys(pending) {
-		f.add(SeverityNote, "", "", fmt.Sprintf("%d lanes wait for trace %q to be profiled", len(pending[t]), t),
-			fmt.Sprintf("Their token counts, context checks and estimates are unknown until the trace is profiled (apply profiles it first; pin the result with profile and digest in trace %q to plan with known values).", t))
+		f.add(SeverityNote, "", "", fmt.Sprintf("%s wait for trace %q to be profiled", plural(len(pending[t]), "lane"), t),
+			fmt.Sprintf("Their token counts, context and memory checks and estimates are unknown until the trace is profiled. Run 'infercrane profile' and pin the result with profile and digest in trace %q to plan with known values.", t))
 	}
 }
 
-// pendingTraces returns the trace names in pending references
-// ("trace.NAME.field..."), sorted and unique.
+// pendingTraces returns the names of the traces that pending entries wait
+// for, sorted and unique.
 func pendingTraces(pending []string) []string {
 	set := map[string]bool{}
 	for _, p := range pending {
-		parts := strings.SplitN(p, ".", 3)
-		if len(parts) >= 2 && parts[0] == "trace" {
-			set[parts[1]] = true
-		} else {
-			set[p] = true
+		for _, sub := range traceRef.FindAllStringSubmatch(p, -1) {
+			set[sub[1]] = true
 		}
 	}
 	return sortedKeys(set)
+}
+
+// pendingFields returns the shape attributes of pending entries.
+func pendingFields(pending []string) []string {
+	var out []string
+	for _, p := range pending {
+		if f := fieldPrefix.FindStringSubmatch(p); f != nil {
+			out = append(out, f[1])
+		}
+	}
+	return compactStrings(out)
 }
 
 func screenChecks(cfg *lang.Config, s *Screen, f *findings) {

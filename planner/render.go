@@ -16,11 +16,11 @@ func SummaryLine(p *Plan) string {
 	if t.Dropped > 0 {
 		s += fmt.Sprintf(", %d to drop", t.Dropped)
 	}
-	s += fmt.Sprintf(". Estimated %s, %s.", fmtGPUHours(t.GPUSeconds), fmtUSD(t.CostUSD))
+	s += fmt.Sprintf(". Estimated %s, %s", fmtGPUHours(t.GPUSeconds), fmtUSD(t.CostUSD))
 	if t.WithoutEstimate > 0 {
-		s += fmt.Sprintf(" (%s without an estimate.)", plural(t.WithoutEstimate, "lane"))
+		s += fmt.Sprintf(" (%d of %d lanes to run have no estimate yet)", t.WithoutEstimate, t.LanesToRun)
 	}
-	return s
+	return s + "."
 }
 
 // WriteText renders p for a reviewer: the summary line, a table per
@@ -51,7 +51,7 @@ func writeScreen(ew *errWriter, p *Plan, s *Screen) {
 	}
 	ew.printf(".\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT\tTPOT\tOUT TOK/S\tGPU-S\tCOST\t")
+	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT\tTPOT\tOUT TOK/S\tGPU-S\tCOST")
 	var notes []string
 	for _, l := range p.Lanes {
 		if l.Screen != s.Name {
@@ -69,7 +69,7 @@ func writeScreen(ew *errWriter, p *Plan, s *Screen) {
 		if l.Action == ActionDrop {
 			ttft, tpot, tps, gpus, cost = "", "", "", "", ""
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, gpus, cost)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, gpus, cost)
 		if l.Action == ActionRerun || l.Action == ActionDrop || l.RunsDone > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, l.Reason))
 		}
@@ -77,7 +77,7 @@ func writeScreen(ew *errWriter, p *Plan, s *Screen) {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, n))
 		}
 	}
-	fmt.Fprintf(tw, "  total\t\t\t\t\t%d\t\t\t\t%s\t%s\t\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
+	fmt.Fprintf(tw, "  total\t\t\t\t\t%d\t\t\t\t%s\t%s\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
 	_ = tw.Flush()
 	for _, n := range notes {
 		ew.printf("  %s\n", n)

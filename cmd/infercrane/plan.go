@@ -1,0 +1,171 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+func init() {
+	register(&command{
+		Name:     "plan",
+		Synopsis: "Show the lanes a spec will run, preflight findings and the estimated cost",
+		Run:      runPlan,
+	})
+}
+
+// planFlags are the flags plan shares with the commands that plan a spec.
+type planFlags struct {
+	vars    *varFlags
+	state   *string
+	replace multiFlag
+}
+
+func addPlanFlags(fs *flag.FlagSet) *planFlags {
+	pf := &planFlags{vars: addVarFlags(fs)}
+	pf.state = fs.String("state", "", "state directory (default: .infercrane next to the spec)")
+	fs.Var(&pf.replace, "replace", "rerun this lane (ID, unique ID prefix or screen/model/shape/gpu) even if complete (repeatable)")
+	return pf
+}
+
+// plannedSpec is a spec planned against its state.
+type plannedSpec struct {
+	cfg      *lang.Config
+	snap     *state.Snapshot
+	stateDir string
+	plan     *planner.Plan
+}
+
+// planSpec loads the spec at path, reads its state (unless noState) and
+// builds the plan, printing diagnostics on stderr. ok is false when it
+// could not make a plan.
+func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps plannedSpec, ok bool) {
+	cfg, diags := loadConfig(env, path, pf.vars)
+	if cfg == nil {
+		cfg = &lang.Config{}
+	}
+	printDiags(env, diags, cfg.Files)
+	if diags.HasErrors() {
+		return ps, false
+	}
+	ps.cfg = cfg
+	ps.stateDir = *pf.state
+	if ps.stateDir == "" {
+		ps.stateDir = filepath.Join(cfg.Dir, state.DefaultDir)
+	}
+	ps.snap = &state.Snapshot{}
+	if !noState {
+		snap, err := state.Load(ps.stateDir)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			return ps, false
+		}
+		for _, w := range snap.Warnings {
+			fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
+		}
+		ps.snap = snap
+	}
+	p, bdiags := planner.Build(cfg, ps.snap, planner.Options{Replace: pf.replace, Version: Version})
+	printDiags(env, bdiags, cfg.Files)
+	if bdiags.HasErrors() {
+		return ps, false
+	}
+	ps.plan = p
+	return ps, true
+}
+
+func runPlan(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	pf := addPlanFlags(fs)
+	out := fs.String("out", "", "save the plan (with a snapshot of the spec and the digests of its inputs) to `FILE` for 'infercrane apply FILE'")
+	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to run, 1 on errors, 2 when there is work to run")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane plan [-var NAME=VALUE]... [-var-file FILE]... [-state DIR] [-replace LANE]... [-out FILE] [-json] [-detailed-exitcode] [PATH]")
+		fmt.Fprintln(env.Stderr, "\nPlans the spec in PATH (a directory of *.hcl files or one file; default .) against its state.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 1
+	}
+	if len(pos) > 1 {
+		fmt.Fprintf(env.Stderr, "infercrane plan: one PATH at most, got %d; run 'infercrane plan -h'\n", len(pos))
+		return 1
+	}
+	path := "."
+	if len(pos) == 1 {
+		path = pos[0]
+	}
+	ps, ok := planSpec(env, path, pf, false)
+	if !ok {
+		return 1
+	}
+	p := ps.plan
+	if *asJSON {
+		b, err := planner.Marshal(p)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			return 1
+		}
+		_, _ = env.Stdout.Write(b)
+	} else if err := planner.WriteText(env.Stdout, p); err != nil {
+		return 1
+	}
+	if *out != "" {
+		if p.HasErrors() {
+			fmt.Fprintf(env.Stderr, "The plan was not saved to %s: fix the preflight errors first.\n", *out)
+		} else if err := planner.NewSaved(p, ps.cfg, ps.snap, path, ps.stateDir).Save(*out); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			return 1
+		} else {
+			fmt.Fprintf(env.Stderr, "Saved the plan to %s. Apply exactly this plan with: infercrane apply %s\n", *out, *out)
+		}
+	}
+	switch {
+	case p.HasErrors():
+		return 1
+	case *detailed && p.HasWork():
+		return 2
+	default:
+		return 0
+	}
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// positional arguments ("plan DIR -json") and returns the positionals.
+// "--" ends flag parsing.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// isSpecPath reports whether path names a spec (a directory or a .hcl
+// file) rather than a plan file.
+func isSpecPath(path string) bool {
+	if strings.HasSuffix(path, ".hcl") {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}

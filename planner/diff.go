@@ -1,0 +1,169 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+)
+
+// DiffResult is what changed between two plans of a spec: lanes added,
+// removed and changed (with the changed inputs named), and the effect on
+// the bill.
+type DiffResult struct {
+	Old DiffSide `json:"old"`
+	New DiffSide `json:"new"`
+	// Added are lanes only the new plan has.
+	Added []DiffLane `json:"added"`
+	// Removed are lanes only the old plan has.
+	Removed []DiffLane `json:"removed"`
+	// Changed are lanes at the same key (screen/model/shape/gpu) with
+	// different inputs, or moved to another key with the same inputs.
+	Changed []DiffChange `json:"changed"`
+	// Unchanged counts lanes with the same key and ID in both plans.
+	Unchanged int `json:"unchanged"`
+	// CostDeltaUSD and GPUSecondsDelta are the new plan's totals minus the
+	// old plan's.
+	CostDeltaUSD    float64 `json:"cost_delta_usd"`
+	GPUSecondsDelta float64 `json:"gpu_seconds_delta"`
+	// FindingsAdded are preflight findings only the new plan has.
+	FindingsAdded []Finding `json:"findings_added"`
+}
+
+// DiffSide identifies one plan of a diff.
+type DiffSide struct {
+	SpecDigest string `json:"spec_digest"`
+	PlanDigest string `json:"plan_digest"`
+	Totals     Totals `json:"totals"`
+}
+
+// DiffLane is a lane added or removed.
+type DiffLane struct {
+	ID         string  `json:"id"`
+	Key        string  `json:"key"`
+	Runs       int     `json:"runs"`
+	Requests   int     `json:"requests"`
+	GPUSeconds float64 `json:"gpu_seconds"`
+	CostUSD    float64 `json:"cost_usd"`
+}
+
+// DiffChange is a lane whose inputs or key changed.
+type DiffChange struct {
+	Key    string `json:"key"`
+	OldKey string `json:"old_key,omitempty"` // set when the lane moved
+	OldID  string `json:"old_id"`
+	NewID  string `json:"new_id"`
+	// ChangedInputs are the input names whose values differ.
+	ChangedInputs []string `json:"changed_inputs"`
+	// Values holds "old -> new" per changed input, for the reader.
+	Values          map[string][2]any `json:"values"`
+	GPUSecondsDelta float64           `json:"gpu_seconds_delta"`
+	CostDeltaUSD    float64           `json:"cost_delta_usd"`
+}
+
+// Empty reports whether the plans have the same lanes and findings.
+func (d DiffResult) Empty() bool {
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && len(d.FindingsAdded) == 0
+}
+
+// Diff compares two plans. Lanes are matched by key first (a changed lane
+// keeps its key and gets a new ID), then by ID (a lane whose block was
+// renamed keeps its ID). Drop lanes, which are not in the spec, are ignored.
+func Diff(old, cur *Plan) DiffResult {
+	d := DiffResult{
+		Old:     DiffSide{old.SpecDigest, old.PlanDigest, old.Totals},
+		New:     DiffSide{cur.SpecDigest, cur.PlanDigest, cur.Totals},
+		Added:   []DiffLane{},
+		Removed: []DiffLane{},
+		Changed: []DiffChange{},
+
+		CostDeltaUSD:    round(cur.Totals.CostUSD-old.Totals.CostUSD, 6),
+		GPUSecondsDelta: round(cur.Totals.GPUSeconds-old.Totals.GPUSeconds, 3),
+		FindingsAdded:   []Finding{},
+	}
+	oldByKey, oldByID := map[string]*Lane{}, map[string]*Lane{}
+	for _, l := range old.Lanes {
+		if l.Action != ActionDrop {
+			oldByKey[l.Key], oldByID[l.ID] = l, l
+		}
+	}
+	matched := map[*Lane]bool{}
+	var unmatched []*Lane
+	for _, l := range cur.Lanes {
+		if l.Action == ActionDrop {
+			continue
+		}
+		o := oldByKey[l.Key]
+		switch {
+		case o != nil && o.ID == l.ID && o.Runs == l.Runs:
+			matched[o] = true
+			d.Unchanged++
+		case o != nil:
+			matched[o] = true
+			d.Changed = append(d.Changed, change(o, l))
+		default:
+			unmatched = append(unmatched, l)
+		}
+	}
+	for _, l := range unmatched {
+		if o := oldByID[l.ID]; o != nil && !matched[o] {
+			matched[o] = true
+			c := change(o, l)
+			c.OldKey = o.Key
+			d.Changed = append(d.Changed, c)
+			continue
+		}
+		d.Added = append(d.Added, diffLane(l))
+	}
+	for _, l := range old.Lanes {
+		if l.Action != ActionDrop && !matched[l] {
+			d.Removed = append(d.Removed, diffLane(l))
+		}
+	}
+	sort.Slice(d.Changed, func(i, j int) bool { return d.Changed[i].Key < d.Changed[j].Key })
+	sort.Slice(d.Added, func(i, j int) bool { return d.Added[i].Key < d.Added[j].Key })
+	sort.Slice(d.Removed, func(i, j int) bool { return d.Removed[i].Key < d.Removed[j].Key })
+	seen := map[Finding]bool{}
+	for _, f := range old.Preflight {
+		seen[f] = true
+	}
+	for _, f := range cur.Preflight {
+		if !seen[f] {
+			d.FindingsAdded = append(d.FindingsAdded, f)
+		}
+	}
+	return d
+}
+
+func diffLane(l *Lane) DiffLane {
+	return DiffLane{ID: l.ID, Key: l.Key, Runs: l.RunsToDo(), Requests: l.RunsToDo() * l.RequestsPerRun,
+		GPUSeconds: l.Estimate.GPUSeconds, CostUSD: l.Estimate.CostUSD}
+}
+
+func change(o, l *Lane) DiffChange {
+	c := DiffChange{Key: l.Key, OldID: o.ID, NewID: l.ID, ChangedInputs: ChangedInputs(o.Inputs, l.Inputs), Values: map[string][2]any{},
+		GPUSecondsDelta: round(l.Estimate.GPUSeconds-o.Estimate.GPUSeconds, 3),
+		CostDeltaUSD:    round(l.Estimate.CostUSD-o.Estimate.CostUSD, 6)}
+	om, nm := InputsMap(o.Inputs), InputsMap(l.Inputs)
+	for _, k := range c.ChangedInputs {
+		c.Values[k] = [2]any{om[k], nm[k]}
+	}
+	if o.Runs != l.Runs {
+		c.ChangedInputs = append(c.ChangedInputs, "runs")
+		c.Values["runs"] = [2]any{o.Runs, l.Runs}
+	}
+	return c
+}
+
+// JSON renders the diff as indented JSON.
+func (d DiffResult) JSON() ([]byte, error) {
+	b, err := encode(d)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}

@@ -1,0 +1,173 @@
+package planner
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// MaxMarkdownChars bounds the Markdown form of a diff: GitHub refuses
+// comments over 65,536 characters, so large diffs are summarised.
+const MaxMarkdownChars = 60000
+
+// Summary is the diff's one-line summary, e.g. "Diff: 1 lane added, 0
+// removed, 2 changed, 3 unchanged. Cost +$0.12 ($0.28 -> $0.40), GPU time
+// +0.05 GPU-hours."
+func (d DiffResult) Summary() string {
+	return fmt.Sprintf("Diff: %s added, %d removed, %d changed, %d unchanged. Cost %s (%s -> %s), GPU time %s%s.",
+		plural(len(d.Added), "lane"), len(d.Removed), len(d.Changed), d.Unchanged,
+		fmtSignedUSD(d.CostDeltaUSD), fmtUSD(d.Old.Totals.CostUSD), fmtUSD(d.New.Totals.CostUSD),
+		sign(d.GPUSecondsDelta), fmtGPUHours(abs(d.GPUSecondsDelta)))
+}
+
+func sign(x float64) string {
+	if x < 0 {
+		return "-"
+	}
+	return "+"
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// valueChanges renders "name old -> new" for each changed input.
+func (c DiffChange) valueChanges(code func(string) string) []string {
+	var out []string
+	for _, k := range c.ChangedInputs {
+		v := c.Values[k]
+		out = append(out, fmt.Sprintf("%s %s -> %s", code(k), fmtValue(v[0]), fmtValue(v[1])))
+	}
+	if c.OldKey != "" {
+		out = append(out, "moved from "+code(c.OldKey))
+	}
+	return out
+}
+
+// fmtValue renders an input value briefly.
+func fmtValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(none)"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case float64:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.6f", x), "0"), ".")
+	default:
+		b, err := encode(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
+}
+
+// WriteText renders the diff for a terminal: the summary line, then the
+// lanes added, removed and changed, then new preflight findings.
+func (d DiffResult) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s\n", d.Summary())
+	plain := func(s string) string { return s }
+	if len(d.Added) > 0 {
+		ew.printf("\nAdded:\n")
+		for _, l := range d.Added {
+			ew.printf("  + %s  %s  %s, %s GPU-s, %s\n", l.ID, l.Key, plural(l.Runs, "run"), fmtInt(int64(l.GPUSeconds+0.5)), fmtUSD(l.CostUSD))
+		}
+	}
+	if len(d.Removed) > 0 {
+		ew.printf("\nRemoved:\n")
+		for _, l := range d.Removed {
+			ew.printf("  - %s  %s  %s, %s GPU-s, %s\n", l.ID, l.Key, plural(l.Runs, "run"), fmtInt(int64(l.GPUSeconds+0.5)), fmtUSD(l.CostUSD))
+		}
+	}
+	if len(d.Changed) > 0 {
+		ew.printf("\nChanged:\n")
+		for _, c := range d.Changed {
+			ew.printf("  ~ %s -> %s  %s  cost %s\n", c.OldID, c.NewID, c.Key, fmtSignedUSD(c.CostDeltaUSD))
+			for _, v := range c.valueChanges(plain) {
+				ew.printf("      %s\n", v)
+			}
+		}
+	}
+	if len(d.FindingsAdded) > 0 {
+		ew.printf("\nNew preflight findings:\n")
+		for _, f := range d.FindingsAdded {
+			ew.printf("  %s: %s\n", f.Severity, f.Summary)
+		}
+	}
+	return ew.err
+}
+
+// Markdown renders the diff for a pull-request comment: the summary line,
+// one table of the lanes that differ (largest cost change first) and the
+// new preflight findings. It stays under MaxMarkdownChars by leaving out
+// the smallest rows and saying how many were left out.
+func (d DiffResult) Markdown() string {
+	var b strings.Builder
+	b.WriteString("**InferCrane** " + d.Summary() + "\n")
+	type row struct {
+		cost float64
+		text string
+	}
+	code := func(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+	var rows []row
+	for _, l := range d.Added {
+		rows = append(rows, row{l.CostUSD, fmt.Sprintf("| added | %s | %s | %d runs | %s | %s |\n",
+			code(l.Key), code(l.ID), l.Runs, signedInt(l.GPUSeconds), fmtSignedUSD(l.CostUSD))})
+	}
+	for _, l := range d.Removed {
+		rows = append(rows, row{-l.CostUSD, fmt.Sprintf("| removed | %s | %s | | %s | %s |\n",
+			code(l.Key), code(l.ID), signedInt(-l.GPUSeconds), fmtSignedUSD(-l.CostUSD))})
+	}
+	for _, c := range d.Changed {
+		rows = append(rows, row{c.CostDeltaUSD, fmt.Sprintf("| changed | %s | %s → %s | %s | %s | %s |\n",
+			code(c.Key), code(c.OldID), code(c.NewID), mdCell(strings.Join(c.valueChanges(code), "; ")),
+			signedInt(c.GPUSecondsDelta), fmtSignedUSD(c.CostDeltaUSD))})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return abs(rows[i].cost) > abs(rows[j].cost) })
+	var findings strings.Builder
+	if len(d.FindingsAdded) > 0 {
+		findings.WriteString("\n**New preflight findings**\n\n")
+		for _, f := range d.FindingsAdded {
+			line := fmt.Sprintf("- **%s** %s\n", f.Severity, mdCell(f.Summary))
+			if findings.Len()+len(line) > MaxMarkdownChars/4 {
+				findings.WriteString("- … more findings: run `infercrane diff -json` for all\n")
+				break
+			}
+			findings.WriteString(line)
+		}
+	}
+	if len(rows) > 0 {
+		b.WriteString("\n| | Lane | ID | Changed inputs | GPU-s | Cost |\n|---|---|---|---|---:|---:|\n")
+		budget := MaxMarkdownChars - b.Len() - findings.Len() - 200
+		for i, r := range rows {
+			if len(r.text) > budget {
+				fmt.Fprintf(&b, "\n_… and %d more lanes with smaller cost changes; run `infercrane diff -json` for every lane._\n", len(rows)-i)
+				break
+			}
+			budget -= len(r.text)
+			b.WriteString(r.text)
+		}
+	}
+	b.WriteString(findings.String())
+	return b.String()
+}
+
+func signedInt(x float64) string {
+	if x < 0 {
+		return fmtInt(int64(x - 0.5))
+	}
+	return "+" + fmtInt(int64(x+0.5))
+}
+
+// mdCell makes s safe inside a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}

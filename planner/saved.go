@@ -1,0 +1,325 @@
+package planner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// SavedFormat identifies saved plan files (plan -out).
+const SavedFormat = "infercrane.saved-plan/v1"
+
+// absent is the digest recorded for an input file that does not exist.
+const absent = "absent"
+
+// SavedPlan is a plan saved with -out: the plan, a snapshot of the spec it
+// was made from, the variables, and the digest of every input, so apply
+// can refuse it when anything changed since.
+type SavedPlan struct {
+	Format string `json:"format"`
+	// SpecPath is the spec path given to plan (a directory or one file),
+	// as given: apply re-reads inputs relative to the directory it runs in.
+	SpecPath string `json:"spec_path"`
+	// Dir is the spec directory.
+	Dir string `json:"dir"`
+	// StateDir is the state directory the plan read.
+	StateDir string `json:"state_dir"`
+	// Spec holds the spec files' contents by path relative to Dir. Variable
+	// files (*.vars.hcl) are recorded by digest only, since they may hold
+	// secrets.
+	Spec map[string]string `json:"spec"`
+	// Variables are the variable values (sensitive ones redacted).
+	Variables map[string]any `json:"variables"`
+	// Inputs are the digests of every input as the plan saw them.
+	Inputs InputDigests `json:"inputs"`
+	Plan   *Plan        `json:"plan"`
+}
+
+// InputDigests are the digests of everything a plan depends on besides
+// the infercrane version.
+type InputDigests struct {
+	// Spec maps spec file paths (relative to the spec dir) to digests.
+	Spec map[string]string `json:"spec"`
+	// Profiles maps pinned workload profile paths to digests ("absent" when
+	// the file does not exist).
+	Profiles map[string]string `json:"profiles"`
+	// State is the digest of the state directory's lanes and completed runs.
+	State string `json:"state"`
+}
+
+// Digests computes the input digests of a loaded spec and state.
+func Digests(cfg *lang.Config, snap *state.Snapshot) InputDigests {
+	in := InputDigests{Spec: map[string]string{}, Profiles: map[string]string{}, State: StateDigest(snap)}
+	for name, b := range specFiles(cfg) {
+		in.Spec[name] = digestBytes(b)
+	}
+	for _, t := range cfg.Traces {
+		if t != nil && t.Profile != "" {
+			in.Profiles[filepath.ToSlash(t.Profile)] = fileDigest(resolve(cfg.Dir, t.Profile))
+		}
+	}
+	return in
+}
+
+// StateDigest is the digest of what a state snapshot holds for planning:
+// its lanes' IDs, keys, inputs, run counts and completed runs.
+func StateDigest(snap *state.Snapshot) string {
+	type lane struct {
+		ID        string         `json:"id"`
+		Key       string         `json:"key"`
+		Inputs    map[string]any `json:"inputs"`
+		Runs      int            `json:"runs"`
+		Completed []int          `json:"completed"`
+	}
+	lanes := []lane{}
+	if snap != nil {
+		for _, id := range sortedKeys(snap.Lanes) {
+			r := snap.Lanes[id]
+			if r == nil {
+				continue
+			}
+			done := append([]int{}, r.Completed...)
+			sort.Ints(done)
+			lanes = append(lanes, lane{r.ID, r.Key, r.Inputs, r.Runs, done})
+		}
+	}
+	b, err := encode(lanes)
+	if err != nil {
+		return "unreadable"
+	}
+	return digestBytes(b)
+}
+
+// NewSaved wraps a plan made from cfg and snap for saving. specPath is the
+// path given to plan, stateDir the state directory it read.
+func NewSaved(p *Plan, cfg *lang.Config, snap *state.Snapshot, specPath, stateDir string) *SavedPlan {
+	s := &SavedPlan{
+		Format: SavedFormat, SpecPath: specPath, Dir: cfg.Dir, StateDir: stateDir,
+		Spec: map[string]string{}, Variables: p.Variables, Inputs: Digests(cfg, snap), Plan: p,
+	}
+	for name, b := range specFiles(cfg) {
+		if !strings.HasSuffix(name, ".vars.hcl") {
+			s.Spec[name] = string(b)
+		}
+	}
+	return s
+}
+
+// Save writes the saved plan to path atomically (a temporary file renamed
+// into place), readable by others since it holds no secrets.
+func (s *SavedPlan) Save(path string) error {
+	if s.Plan == nil {
+		return errors.New("saved plan has no plan")
+	}
+	c := *s
+	pc := *s.Plan
+	d, err := Digest(&pc)
+	if err != nil {
+		return err
+	}
+	pc.PlanDigest = d
+	c.Plan = &pc
+	b, err := encode(&c)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".plan-*.tmp")
+	if err != nil {
+		return fmt.Errorf("cannot save the plan: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cannot save the plan: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cannot save the plan: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// LoadSaved reads a saved plan, checking its format, that its plan digest
+// matches the plan and that its spec snapshot matches the recorded digests.
+func LoadSaved(path string) (*SavedPlan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the saved plan: %w", err)
+	}
+	return ParseSaved(b, path)
+}
+
+// ParseSaved parses the bytes of a saved plan; name is used in errors.
+func ParseSaved(b []byte, name string) (*SavedPlan, error) {
+	var s SavedPlan
+	if err := decodeStrict(b, &s); err != nil {
+		return nil, fmt.Errorf("%s is not a saved plan (%v); make one with 'infercrane plan -out FILE'", name, err)
+	}
+	if s.Format != SavedFormat {
+		return nil, fmt.Errorf("%s has format %q, this infercrane reads %q; make the plan again with 'infercrane plan -out FILE'", name, s.Format, SavedFormat)
+	}
+	if s.Plan == nil {
+		return nil, fmt.Errorf("%s holds no plan; make it again with 'infercrane plan -out FILE'", name)
+	}
+	if s.Plan.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("%s holds a plan of format_version %q, this infercrane reads %q; make it again with 'infercrane plan -out FILE'", name, s.Plan.FormatVersion, FormatVersion)
+	}
+	d, err := Digest(s.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if d != s.Plan.PlanDigest {
+		return nil, fmt.Errorf("%s was edited after it was made: its plan_digest is %s but its content gives %s; make the plan again", name, s.Plan.PlanDigest, d)
+	}
+	for f, src := range s.Spec {
+		if s.Inputs.Spec[f] != digestBytes([]byte(src)) {
+			return nil, fmt.Errorf("%s was edited after it was made: its snapshot of %s does not match the recorded digest; make the plan again", name, f)
+		}
+	}
+	if s.Spec == nil {
+		s.Spec = map[string]string{}
+	}
+	if s.Inputs.Spec == nil {
+		s.Inputs.Spec = map[string]string{}
+	}
+	if s.Inputs.Profiles == nil {
+		s.Inputs.Profiles = map[string]string{}
+	}
+	return &s, nil
+}
+
+// CurrentInputs reads the digests of the saved plan's inputs as they are
+// now on disk: the recorded spec files and any spec file added to the spec
+// directory since, the pinned profiles, and the state directory.
+func (s *SavedPlan) CurrentInputs() (InputDigests, error) {
+	cur := InputDigests{Spec: map[string]string{}, Profiles: map[string]string{}}
+	for name := range s.Inputs.Spec {
+		if d := fileDigest(resolve(s.Dir, name)); d != absent {
+			cur.Spec[name] = d
+		}
+	}
+	if fi, err := os.Stat(s.SpecPath); err == nil && fi.IsDir() {
+		entries, err := os.ReadDir(s.SpecPath)
+		if err != nil {
+			return cur, err
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || !strings.HasSuffix(n, ".hcl") || strings.HasPrefix(n, ".") ||
+				(strings.HasSuffix(n, ".vars.hcl") && !strings.HasSuffix(n, ".auto.vars.hcl")) {
+				continue
+			}
+			rel := relPath(s.Dir, filepath.Join(s.SpecPath, n))
+			if _, ok := cur.Spec[rel]; !ok {
+				cur.Spec[rel] = fileDigest(filepath.Join(s.SpecPath, n))
+			}
+		}
+	}
+	for name := range s.Inputs.Profiles {
+		cur.Profiles[name] = fileDigest(resolve(s.Dir, name))
+	}
+	snap, err := state.Load(s.StateDir)
+	if err != nil {
+		return cur, fmt.Errorf("cannot read the state directory %s: %w", s.StateDir, err)
+	}
+	cur.State = StateDigest(snap)
+	return cur, nil
+}
+
+// Changes names every input that differs between the saved plan and cur
+// (as CurrentInputs or Digests computed them), one sentence each, in a
+// stable order; nil means the plan is still valid.
+func (s *SavedPlan) Changes(cur InputDigests) []string {
+	var out []string
+	out = append(out, mapChanges("spec file", s.Inputs.Spec, cur.Spec)...)
+	out = append(out, mapChanges("workload profile", s.Inputs.Profiles, cur.Profiles)...)
+	if s.Inputs.State != cur.State {
+		out = append(out, fmt.Sprintf("the state in %s changed (an apply ran or was interrupted since the plan was made)", s.StateDir))
+	}
+	return out
+}
+
+// mapChanges compares two path -> digest maps.
+func mapChanges(what string, old, cur map[string]string) []string {
+	var out []string
+	names := map[string]bool{}
+	for n := range old {
+		names[n] = true
+	}
+	for n := range cur {
+		names[n] = true
+	}
+	for _, n := range sortedKeys(names) {
+		o, okO := old[n]
+		c, okC := cur[n]
+		switch {
+		case okO && o != absent && (!okC || c == absent):
+			out = append(out, fmt.Sprintf("%s %s was removed", what, n))
+		case (!okO || o == absent) && okC && c != absent:
+			out = append(out, fmt.Sprintf("%s %s was added", what, n))
+		case o != c:
+			out = append(out, fmt.Sprintf("%s %s changed", what, n))
+		}
+	}
+	return out
+}
+
+// fileDigest is the digest of a file's content, or "absent".
+func fileDigest(path string) string {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || err != nil {
+		return absent
+	}
+	return digestBytes(b)
+}
+
+// resolve joins a path relative to dir (absolute paths stay).
+func resolve(dir, p string) string {
+	p = filepath.FromSlash(p)
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// ReadPlanFile reads a plan from a saved plan (-out) or plan JSON (-json)
+// file. The saved plan is nil for plan JSON.
+func ReadPlanFile(path string) (*Plan, *SavedPlan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read the plan: %w", err)
+	}
+	var probe struct {
+		Format        string `json:"format"`
+		FormatVersion string `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, nil, fmt.Errorf("%s is not a plan file (%v); make one with 'infercrane plan -out FILE' or 'infercrane plan -json > FILE'", path, err)
+	}
+	if probe.Format != "" {
+		s, err := ParseSaved(b, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.Plan, s, nil
+	}
+	p, err := Unmarshal(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil, nil
+}
