@@ -248,4 +248,3 @@ func nonNil(s []string) []string {
 	}
 	return append([]string{}, s...)
 }
-
