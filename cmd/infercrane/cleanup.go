@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/plugins/modal"
+	"github.com/infercrane/infercrane/plugins/modal/localcloud"
+)
+
+func init() {
+	register(&command{
+		Name:     "cleanup",
+		Synopsis: "Terminate Modal sandboxes that a crashed apply left running",
+		Run:      runCleanup,
+	})
+}
+
+func runCleanup(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	olderThan := fs.String("older-than", "0", `only sandboxes created longer ago than this, e.g. "2h", "90m", "1d"`)
+	dryRun := fs.Bool("dry-run", false, "list what would be terminated; terminate nothing")
+	app := fs.String("app", modal.DefaultApp, "Modal App the executor block names")
+	environment := fs.String("environment", "", "Modal environment (default: the profile's)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane cleanup [-older-than D] [-dry-run] [-app NAME] [-environment ENV] [-json]")
+		fmt.Fprintln(env.Stderr, "\nLists the running Modal sandboxes tagged infercrane=1 and terminates them.")
+		fmt.Fprintln(env.Stderr, "Credentials come from MODAL_TOKEN_ID/MODAL_TOKEN_SECRET or ~/.modal.toml (MODAL_PROFILE).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: unexpected argument %q; see infercrane cleanup -h\n", fs.Arg(0))
+		return 2
+	}
+	age, err := parseAge(*olderThan)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: -older-than: %v\n", err)
+		return 2
+	}
+	var cloud modal.Cloud
+	if local, ok := localcloud.FromEnv(env.Getenv); ok {
+		cloud = local
+	} else if cloud, err = modal.NewSDKCloud(*environment); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := modal.Cleanup(ctx, cloud, modal.CleanupOptions{App: *app, OlderThan: age, DryRun: *dryRun})
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		renderCleanup(env, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseAge reads a Go duration or a number of days ("1d").
+func parseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a duration; write it like 2h, 90m or 1d", s)
+		}
+		return time.Duration(n * 24 * float64(time.Hour)), nil
+	}
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration; write it like 2h, 90m or 1d", s)
+	}
+	return d, nil
+}
+
+func renderCleanup(env *cliEnv, rep modal.CleanupReport) {
+	if len(rep.Sandboxes) == 0 {
+		fmt.Fprintf(env.Stdout, "No running InferCrane sandboxes in Modal app %s.\n", rep.App)
+		return
+	}
+	fmt.Fprintf(env.Stdout, "%d running InferCrane sandboxes in Modal app %s:\n", len(rep.Sandboxes), rep.App)
+	for _, s := range rep.Sandboxes {
+		age := "unknown age"
+		if s.AgeSeconds >= 0 {
+			age = "age " + (time.Duration(s.AgeSeconds) * time.Second).Round(time.Second).String()
+		}
+		fmt.Fprintf(env.Stdout, "  %s  screen=%s deployment=%s apply=%s  %s  %s\n", s.ID, dash(s.Screen), dash(s.Deployment), dash(s.Apply), age, s.Action)
+		if s.Error != "" {
+			fmt.Fprintf(env.Stdout, "      %s\n", s.Error)
+		}
+	}
+	kept := countAction(rep, modal.ActionKept)
+	if rep.DryRun {
+		fmt.Fprintf(env.Stdout, "Dry run: %d would be terminated, %d kept. Run without -dry-run to terminate them.\n", countAction(rep, modal.ActionWould), kept)
+		return
+	}
+	fmt.Fprintf(env.Stdout, "Terminated %d, kept %d, failed %d.\n", rep.Terminated, kept, rep.Failed)
+}
+
+func countAction(rep modal.CleanupReport, action string) int {
+	n := 0
+	for _, s := range rep.Sandboxes {
+		if s.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
