@@ -1,0 +1,110 @@
+package workload
+
+import (
+	"math"
+	"slices"
+)
+
+// maxWindows bounds the windows counted for one row group (a row group
+// spanning more than ~115 days of 1-second windows is summarised per minute only).
+const maxWindows = 10_000_000
+
+// arrivalStats accumulates arrival rates and inter-arrival gaps over row
+// groups. Gaps and windows never cross a row-group boundary: sampled groups
+// are far apart in time.
+type arrivalStats struct {
+	perSecond, perMinute   quantileSink
+	secCount, secWindows   int64
+	minCount, minWindows   int64
+	gaps                   int64
+	gapSum, gapSumSq       float64 // seconds
+}
+
+func newArrivalStats(newSink func() quantileSink) *arrivalStats {
+	return &arrivalStats{perSecond: newSink(), perMinute: newSink()}
+}
+
+// addGroup takes one row group's started_at times (microseconds; the slice
+// is sorted in place).
+func (a *arrivalStats) addGroup(starts []int64) {
+	if len(starts) < 2 {
+		return
+	}
+	slices.Sort(starts)
+	for i := 1; i < len(starts); i++ {
+		g := float64(starts[i]-starts[i-1]) / 1e6
+		a.gaps++
+		a.gapSum += g
+		a.gapSumSq += g * g
+	}
+	c, w := windowRates(starts, 1_000_000, a.perSecond)
+	a.secCount += c
+	a.secWindows += w
+	c, w = windowRates(starts, 60_000_000, a.perMinute)
+	a.minCount += c
+	a.minWindows += w
+}
+
+// windowRates counts sorted times in windows of width us microseconds,
+// keeps only the windows wholly inside the span (not the first or last,
+// which are partly outside it), and adds each window's rate (requests/s).
+func windowRates(sorted []int64, width int64, sink quantileSink) (count, windows int64) {
+	first := floorDiv(sorted[0], width)
+	last := floorDiv(sorted[len(sorted)-1], width)
+	n := last - first - 1
+	if n <= 0 || n > maxWindows {
+		return 0, 0
+	}
+	counts := make([]int64, n)
+	for _, t := range sorted {
+		w := floorDiv(t, width) - first - 1
+		if w >= 0 && w < n {
+			counts[w]++
+		}
+	}
+	sec := float64(width) / 1e6
+	for _, c := range counts {
+		sink.Add(float64(c) / sec)
+		count += c
+	}
+	return count, n
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func (a *arrivalStats) merge(o *arrivalStats) {
+	a.perSecond.Merge(o.perSecond)
+	a.perMinute.Merge(o.perMinute)
+	a.secCount += o.secCount
+	a.secWindows += o.secWindows
+	a.minCount += o.minCount
+	a.minWindows += o.minWindows
+	a.gaps += o.gaps
+	a.gapSum += o.gapSum
+	a.gapSumSq += o.gapSumSq
+}
+
+func rateWindows(sink quantileSink, count, windows int64, sec float64) RateWindows {
+	if windows == 0 {
+		return RateWindows{}
+	}
+	p := sink.Percentiles()
+	return RateWindows{Windows: windows, Mean: float64(count) / (float64(windows) * sec), P50: p.P50, P99: p.P99}
+}
+
+// cv is the coefficient of variation (population std / mean) of the gaps.
+func (a *arrivalStats) cv() float64 {
+	if a.gaps < 2 || a.gapSum <= 0 {
+		return 0
+	}
+	n := float64(a.gaps)
+	mean := a.gapSum / n
+	v := max(0, a.gapSumSq/n-mean*mean)
+	return math.Sqrt(v) / mean
+}
