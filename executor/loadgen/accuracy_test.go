@@ -11,14 +11,27 @@ import (
 )
 
 // TestRecoversConstantTiming drives the simulated engine in constant mode
-// (the ground truth) and checks that the measured TTFT and ITL medians are
-// within 2% and 0.5 ms of the configured values, with exact request counts.
+// and checks, at concurrency 1 and 256, exact request and token counts and
+// that the measured TTFT and ITL medians are within 2% and 0.5 ms (the
+// smaller) of the ground truth. The ground truth is what the engine did:
+// the engine's flush times are recorded server-side, so the check isolates
+// the client's error. The engine's own distance from its configured TTFT
+// and ITL (Go timers on an idle runtime wake up to about 1 ms late) is
+// logged and bounded separately, more loosely.
 func TestRecoversConstantTiming(t *testing.T) {
-	const ttft, itl = 50 * time.Millisecond, 5 * time.Millisecond
-	url := startSim(t, sim.Options{TTFT: ttft, ITL: itl})
-	for _, c := range []struct{ concurrency, requests int }{{1, 8}, {256, 512}} {
-		cfg := baseConfig(url)
-		cfg.Concurrency, cfg.Requests, cfg.OutputTokens, cfg.Warmup = c.concurrency, c.requests, 12, 2
+	for _, c := range []struct {
+		concurrency, requests, output int
+		ttft, itl                     time.Duration
+	}{
+		// 256 streams at 50 ms per token keep the loopback pair (engine and
+		// client in one process on a 2-core machine) far from saturation.
+		{1, 8, 12, 50 * time.Millisecond, 5 * time.Millisecond},
+		{256, 512, 6, 200 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		ts := startTruth(t, sim.Options{TTFT: c.ttft, ITL: c.itl})
+		cfg := baseConfig(ts.URL)
+		cfg.Concurrency, cfg.Requests, cfg.OutputTokens, cfg.Warmup = c.concurrency, c.requests, c.output, 2
+		cfg.RampUpMs = c.itl.Milliseconds() // streams out of lockstep
 		res, err := loadgen.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -27,18 +40,28 @@ func TestRecoversConstantTiming(t *testing.T) {
 		if s.Requests != c.requests || s.Succeeded != c.requests || len(res.Records) != c.requests+2 {
 			t.Fatalf("c=%d: requests %d succeeded %d records %d, want %d", c.concurrency, s.Requests, s.Succeeded, len(res.Records), c.requests)
 		}
-		if s.OutputTokens != int64(12*c.requests) || s.PromptOffTarget != 0 {
-			t.Errorf("c=%d: output tokens %d, prompts off target %d", c.concurrency, s.OutputTokens, s.PromptOffTarget)
+		if s.OutputTokens != int64(c.output*c.requests) || s.ITLMs.Count != (c.output-1)*c.requests || s.PromptOffTarget != 0 {
+			t.Errorf("c=%d: output tokens %d, itl samples %d, prompts off target %d", c.concurrency, s.OutputTokens, s.ITLMs.Count, s.PromptOffTarget)
 		}
-		check := func(name string, got float64, want time.Duration) {
-			w := float64(want) / 1e6
-			tol := math.Min(0.02*w, 0.5)
-			t.Logf("c=%d %s p50 %.3f ms (configured %.3f, error %+.3f ms, tolerance %.3f)", c.concurrency, name, got, w, got-w, tol)
-			if math.Abs(got-w) > tol {
-				t.Errorf("c=%d: %s p50 %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, w, tol)
+		truthTTFT, truthITL, engineErr := ts.truth(res, c.ttft)
+		if e := loadgen.Percentile(engineErr, 50); e > 2 {
+			// The engine, in this process, missed its own schedule: the
+			// machine is starved of CPU and no timing here means anything.
+			t.Skipf("c=%d: the machine is too busy for a timing test (the engine itself missed its schedule by p50 %.1f ms); rerun on an idle machine", c.concurrency, e)
+		}
+		check := func(name string, got, truth float64, configured time.Duration) {
+			conf := float64(configured) / 1e6
+			tol := math.Min(0.02*conf, 0.5)
+			t.Logf("c=%d %s p50: measured %.3f ms, engine truth %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, conf, tol)
+			if math.Abs(got-truth) > tol {
+				t.Errorf("c=%d: %s p50 %.3f ms, but the engine's flushes say %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, tol)
+			}
+			if math.Abs(got-conf) > tol+1.5 {
+				t.Errorf("c=%d: %s p50 %.3f ms is far from the configured %.3f ms", c.concurrency, name, got, conf)
 			}
 		}
-		check("ttft", s.TTFTMs.P50, ttft)
-		check("itl", s.ITLMs.P50, itl)
+		check("ttft", s.TTFTMs.P50, loadgen.Percentile(truthTTFT, 50), c.ttft)
+		check("itl", s.ITLMs.P50, loadgen.Percentile(truthITL, 50), c.itl)
+		t.Logf("c=%d engine's own TTFT error p50 %.3f ms p99 %.3f ms", c.concurrency, loadgen.Percentile(engineErr, 50), loadgen.Percentile(engineErr, 99))
 	}
 }

@@ -189,7 +189,7 @@ func TestProgressAndH2C(t *testing.T) {
 		t.Fatalf("h2c run: %v %+v", err, res.Summary.Failures)
 	}
 	if _, ok := protos.Load("HTTP/2.0"); !ok {
-		t.Errorf("h2c requested but the server saw %v", protos)
+		t.Errorf("h2c requested but the server never saw HTTP/2.0")
 	}
 	last := seen[len(seen)-1]
 	if last.Done != 20 || last.Total != 20 || last.Errors != 0 || last.TokensPerSecond <= 0 {

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -105,6 +106,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond}
 	res := &Result{Started: time.Now()}
 	r.c.start = res.Started
+	r.prewarm(ctx, base)
 	if cfg.Warmup > 0 {
 		r.phase(ctx, true)
 	}
@@ -142,8 +144,8 @@ func normalize(cfg Config) (Config, []TraceEntry, error) {
 		return cfg, nil, fmt.Errorf("no model; set the served model name")
 	case cfg.API != "chat" && cfg.API != "completions":
 		return cfg, nil, fmt.Errorf("api %q is not known; use chat or completions", cfg.API)
-	case cfg.Concurrency < 0 || cfg.Requests < 0 || cfg.Warmup < 0 || cfg.DurationMs < 0 || cfg.TimeoutMs < 0 || cfg.GraceMs < 0:
-		return cfg, nil, fmt.Errorf("concurrency, requests, warmup, duration, timeout and grace must not be negative")
+	case cfg.Concurrency < 0 || cfg.Requests < 0 || cfg.Warmup < 0 || cfg.DurationMs < 0 || cfg.TimeoutMs < 0 || cfg.GraceMs < 0 || cfg.RampUpMs < 0:
+		return cfg, nil, fmt.Errorf("concurrency, requests, warmup, duration, timeout, grace and ramp-up must not be negative")
 	case cfg.TimeScale < 0:
 		return cfg, nil, fmt.Errorf("time scale %g must be positive (0.5 replays twice as fast)", cfg.TimeScale)
 	}
@@ -288,10 +290,19 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warmup bool, deadline time.Time) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	ramp := time.Duration(r.cfg.RampUpMs) * time.Millisecond
+	begin := time.Now()
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if ramp > 0 && !warmup {
+				select {
+				case <-time.After(time.Until(begin.Add(ramp * time.Duration(w) / time.Duration(workers)))):
+				case <-ctx.Done():
+					return
+				}
+			}
 			var rec Record
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
@@ -416,4 +427,34 @@ func (r *runner) startProgress(warmup bool, total int, start time.Time) func() {
 		close(stop)
 		<-finished
 	}
+}
+
+// prewarm opens the connections the run will hold (one per concurrent
+// stream, up to 4096) with concurrent GET /v1/models requests, so the first
+// wave's TTFT does not include TCP handshakes queued behind each other.
+// Failures are ignored: the run itself reports them.
+func (r *runner) prewarm(ctx context.Context, base string) {
+	n := min(r.cfg.Concurrency, 4096)
+	if n <= 1 || r.cfg.H2C {
+		return
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+			if err != nil {
+				return
+			}
+			if r.cfg.APIKey != "" {
+				req.Header.Set("Authorization", "Bearer "+r.cfg.APIKey)
+			}
+			if resp, err := r.c.hc.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
 }

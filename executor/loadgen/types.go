@@ -32,6 +32,9 @@ type Config struct {
 	// flight when the duration ends (0: 30 s); those still running after it
 	// are cancelled and counted as cancelled, not as failures.
 	GraceMs int64 `json:"grace_ms,omitempty"`
+	// RampUpMs starts closed-loop workers evenly over this time instead of
+	// all at once, so streams do not deliver their tokens in lockstep.
+	RampUpMs int64 `json:"ramp_up_ms,omitempty"`
 	// H2C speaks HTTP/2 without TLS (prior knowledge) instead of HTTP/1.1.
 	H2C bool `json:"h2c,omitempty"`
 }
