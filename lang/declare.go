@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -123,17 +124,13 @@ func sortedAttrs(m hcl.Attributes) []*hcl.Attribute {
 
 // sortByRange sorts items by file name and start offset.
 func sortByRange[T any](items []T, rng func(T) hcl.Range) {
-	less := func(a, b hcl.Range) bool {
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := rng(items[i]), rng(items[j])
 		if a.Filename != b.Filename {
 			return a.Filename < b.Filename
 		}
 		return a.Start.Byte < b.Start.Byte
-	}
-	for i := 1; i < len(items); i++ {
-		for j := i; j > 0 && less(rng(items[j]), rng(items[j-1])); j-- {
-			items[j], items[j-1] = items[j-1], items[j]
-		}
-	}
+	})
 }
 
 // rootNames lists every name an expression may start with.
@@ -158,16 +155,26 @@ func (l *loader) setValue(kind, name string, v cty.Value) {
 	l.values[kind][name] = v
 }
 
-// evalContext builds the context for evaluating a declaration: variables,
-// locals, every block kind and, when given, each.
-func (l *loader) evalContext(each cty.Value) *hcl.EvalContext {
-	vars := map[string]cty.Value{"var": cty.ObjectVal(l.varValues)}
-	for _, kind := range append([]string{"local"}, blockKinds...) {
-		m := map[string]cty.Value{}
-		for _, n := range l.names[kind] {
-			m[n] = l.valueOf(kind, n)
+// evalContext builds the context for evaluating declaration d: every
+// variable, the declarations d refers to and, when given, each. References
+// were checked beforehand, so nothing else can be reached.
+func (l *loader) evalContext(d *decl, each cty.Value) *hcl.EvalContext {
+	if l.varObject == cty.NilVal {
+		l.varObject = cty.ObjectVal(l.varValues)
+	}
+	roots := map[string]map[string]cty.Value{"local": {}}
+	for _, k := range blockKinds {
+		roots[k] = map[string]cty.Value{}
+	}
+	for _, dep := range d.deps {
+		kind, name, _ := strings.Cut(dep, ".")
+		if roots[kind] != nil {
+			roots[kind][name] = l.valueOf(kind, name)
 		}
-		vars[kind] = cty.ObjectVal(m)
+	}
+	vars := map[string]cty.Value{"var": l.varObject}
+	for k, m := range roots {
+		vars[k] = cty.ObjectVal(m)
 	}
 	if each != cty.NilVal {
 		vars["each"] = each

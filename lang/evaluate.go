@@ -46,7 +46,7 @@ func (l *loader) evaluate() {
 func (l *loader) evalDecl(d *decl) {
 	before := len(l.diags)
 	if d.kind == "local" {
-		v, diags := d.attr.Expr.Value(l.evalContext(cty.NilVal))
+		v, diags := d.attr.Expr.Value(l.evalContext(d, cty.NilVal))
 		if !d.failed {
 			l.diags = append(l.diags, diags...)
 		}
@@ -126,7 +126,7 @@ func (l *loader) instances(d *decl) ([]instance, hcl.Body) {
 	if !ok {
 		return []instance{{name: d.name}}, rest
 	}
-	v, diags := attr.Expr.Value(l.evalContext(cty.NilVal))
+	v, diags := attr.Expr.Value(l.evalContext(d, cty.NilVal))
 	if !d.failed {
 		l.diags = append(l.diags, diags...)
 	}
@@ -223,7 +223,7 @@ func joinComma(s []string) string {
 // decodeInstance decodes one instance of a block and returns the value
 // other blocks see when they refer to it.
 func (l *loader) decodeInstance(d *decl, in instance, body hcl.Body) cty.Value {
-	ctx := l.evalContext(in.each)
+	ctx := l.evalContext(d, in.each)
 	switch d.kind {
 	case "model":
 		return l.decodeModel(d, in, body, ctx)

@@ -70,6 +70,8 @@ type loader struct {
 	values map[string]map[string]cty.Value
 	// varValues are the final variable values.
 	varValues map[string]cty.Value
+	// varObject is var as expressions see it, built once.
+	varObject cty.Value
 	functions map[string]function.Function
 	varDecls  map[string]*variableDecl
 	// instVals lists every evaluated block instance per kind.

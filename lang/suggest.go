@@ -22,7 +22,7 @@ func closest(name string, candidates []string, limitN int) []string {
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		d := levenshtein.Distance(ln, lc, nil)
-		limit := max(1, len(ln)/3)
+		limit := max(2, len(ln)/3)
 		if d <= limit || (len(ln) >= 3 && strings.Contains(lc, ln)) {
 			out = append(out, scored{c, d, strings.HasPrefix(lc, ln)})
 		}
@@ -36,6 +36,13 @@ func closest(name string, candidates []string, limitN int) []string {
 		}
 		return out[i].s < out[j].s
 	})
+	// Only the best tier: "qwen6" suggests "qwen06", not also "qwen17".
+	for i := 1; i < len(out); i++ {
+		if out[i].d > out[0].d {
+			out = out[:i]
+			break
+		}
+	}
 	var names []string
 	for i := 0; i < len(out) && i < limitN; i++ {
 		names = append(names, out[i].s)

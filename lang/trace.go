@@ -28,7 +28,7 @@ var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 func (l *loader) decodeTrace(d *decl) {
 	before := len(l.diags)
-	ctx := l.evalContext(cty.NilVal)
+	ctx := l.evalContext(d, cty.NilVal)
 	a, content := l.decodeBody(d, d.block.Body, ctx, traceSpecs, hcl.BlockHeaderSchema{Type: "sample"})
 	t := &Trace{
 		Name: d.name, Source: a.str("source"), Region: a.str("region"), Anonymous: a.boolean("anonymous"),
