@@ -50,14 +50,17 @@ func makeRecords(n, out int, ttftMs, itlMs, jitterMs float64, fail map[int]strin
 
 // fixtureInput is a screen of two models (the baseline "big" and "small")
 // on one shape, three runs each, with three gates.
-func fixtureInput() Input {
+func fixtureInput() Input { return fixtureInputSized(20, 16) }
+
+// fixtureInputSized is fixtureInput with n requests of out tokens per run.
+func fixtureInputSized(n, out int) Input {
 	lane := func(id, model, modelID string) *planner.Lane {
 		return &planner.Lane{
 			ID: id, Key: "s/" + model + "/chat/l40s", Screen: "s", Model: model, Shape: "chat", GPU: "l40s",
-			Runtime: "vllm", Executor: "sim", Deployment: "dep-" + model, Action: planner.ActionRun, Runs: 3, RequestsPerRun: 20,
+			Runtime: "vllm", Executor: "sim", Deployment: "dep-" + model, Action: planner.ActionRun, Runs: 3, RequestsPerRun: n,
 			Inputs: planner.LaneInputs{
-				ModelID: modelID, Revision: "abc123", MaxContext: 4096, InputTokens: 128, OutputTokens: 16,
-				TemplateHeadroom: 64, Concurrency: 4, Requests: 20, Streaming: true, API: "chat", GPUType: "L40S", GPUCount: 1,
+				ModelID: modelID, Revision: "abc123", MaxContext: 4096, InputTokens: 128, OutputTokens: out,
+				TemplateHeadroom: 64, Concurrency: 4, Requests: n, Streaming: true, API: "chat", GPUType: "L40S", GPUCount: 1,
 				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: []string{"--max-model-len", "4096"},
 				ExecutorType: "sim", Seed: 17, SLOTTFTMs: 60,
 			},
@@ -76,8 +79,8 @@ func fixtureInput() Input {
 	}
 	runs := map[string][]RunData{}
 	for r := 1; r <= 3; r++ {
-		small := makeRecords(20, 16, 30+float64(r), 4+0.2*float64(r), 0.1, map[int]string{7: loadgen.FailServerError})
-		big := makeRecords(20, 16, 50+2*float64(r), 6+0.3*float64(r), 0.2, nil)
+		small := makeRecords(n, out, 30+float64(r), 4+0.2*float64(r), 0.1, map[int]string{n / 3: loadgen.FailServerError})
+		big := makeRecords(n, out, 50+2*float64(r), 6+0.3*float64(r), 0.2, nil)
 		runs["aaaa1111"] = append(runs["aaaa1111"], RunData{Run: r, Records: small, RecordsFile: "runs/aaaa1111/" + string(rune('0'+r)) + ".jsonl",
 			FinishedAt: "2026-11-29T11:5" + string(rune('0'+r)) + ":00Z", Server: map[string]string{"engine": "sim"}})
 		runs["bbbb2222"] = append(runs["bbbb2222"], RunData{Run: r, Records: big, RecordsFile: "runs/bbbb2222/" + string(rune('0'+r)) + ".jsonl",

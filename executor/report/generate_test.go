@@ -49,7 +49,18 @@ func checkGolden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run 'go test ./executor/report -run Golden -update' to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; inspect the diff and rerun with -update if the change is intended.\n--- got ---\n%s", name, got)
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		i := 0
+		for i < len(gl) && i < len(wl) && gl[i] == wl[i] {
+			i++
+		}
+		line := func(ls []string) string {
+			if i < len(ls) {
+				return ls[i]
+			}
+			return "(end of file)"
+		}
+		t.Errorf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\nrerun with -update if the change is intended", name, i+1, line(gl), line(wl))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -34,9 +35,10 @@ gate "stable" {
 
 // writeStateFixture writes the fixture screen as apply would: a journal
 // with every run, the records files, and plan.json with the spec snapshot.
-func writeStateFixture(t *testing.T, dir string) {
+func writeStateFixture(t *testing.T, dir string) { writeStateFixtureOf(t, dir, fixtureInput()) }
+
+func writeStateFixtureOf(t *testing.T, dir string, in Input) {
 	t.Helper()
-	in := fixtureInput()
 	st, err := state.Open(dir, "report test")
 	if err != nil {
 		t.Fatal(err)
@@ -68,4 +70,15 @@ func writeStateFixture(t *testing.T, dir string) {
 	if err := saved.Save(filepath.Join(dir, state.PlanFile)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWriteScriptFixture writes a small fixture state directory for the
+// CLI testscripts when INFERCRANE_WRITE_STATE_FIXTURE names a directory
+// (testdata/script/report_*.txtar embed its files); otherwise it skips.
+func TestWriteScriptFixture(t *testing.T) {
+	dir := os.Getenv("INFERCRANE_WRITE_STATE_FIXTURE")
+	if dir == "" {
+		t.Skip("set INFERCRANE_WRITE_STATE_FIXTURE=DIR to write the testscript state fixture")
+	}
+	writeStateFixtureOf(t, dir, fixtureInputSized(6, 4))
 }

@@ -14,7 +14,7 @@ const (
 	innerW, innerH                         = plotW - padLeft - padRight, plotH - padTop - padBottom
 	legendRow                              = 14
 	maxSeriesPoints                        = 240
-	svgOpen                                = `<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d" data-points="%d" aria-label="%s">`
+	svgOpen                                = `<svg class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d" data-points="%d" aria-label="%s">`
 	noDataText                             = `<text x="%d" y="%d" text-anchor="middle" class="nodata">no data</text>`
 	axisStyle, gridStyle                   = `stroke="#444" stroke-width="1"`, `stroke="#ddd" stroke-width="1"`
 	fontAttrs                              = `font-family="sans-serif" font-size="11"`
