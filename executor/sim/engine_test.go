@@ -46,22 +46,23 @@ func TestChatStreamShapeAndUsage(t *testing.T) {
 	if !res.done {
 		t.Fatal("stream did not end with data: [DONE]")
 	}
+	chunks := res.chunks(t)
 	// role chunk + 12 token chunks + usage chunk
-	if len(res.chunks) != 14 {
-		t.Fatalf("got %d chunks, want 14", len(res.chunks))
+	if len(chunks) != 14 {
+		t.Fatalf("got %d chunks, want 14", len(chunks))
 	}
-	first := res.chunks[0]["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
+	first := chunks[0]["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
 	if first["role"] != "assistant" {
-		t.Fatalf("first chunk is not the role chunk: %v", res.chunks[0])
+		t.Fatalf("first chunk is not the role chunk: %v", chunks[0])
 	}
-	if res.chunks[0]["object"] != "chat.completion.chunk" || res.chunks[0]["model"] != "m" {
-		t.Fatalf("chunk header: %v", res.chunks[0])
+	if chunks[0]["object"] != "chat.completion.chunk" || chunks[0]["model"] != "m" {
+		t.Fatalf("chunk header: %v", chunks[0])
 	}
-	last := res.chunks[12]["choices"].([]any)[0].(map[string]any)
+	last := chunks[12]["choices"].([]any)[0].(map[string]any)
 	if last["finish_reason"] != "length" {
 		t.Fatalf("last token chunk finish_reason = %v, want length", last["finish_reason"])
 	}
-	u := res.chunks[13]
+	u := chunks[13]
 	if ch := u["choices"].([]any); len(ch) != 0 {
 		t.Fatalf("usage chunk has choices: %v", u)
 	}
@@ -83,13 +84,14 @@ func TestCompletionsStreamAndWhole(t *testing.T) {
 	url, _ := start(t, Options{Model: "m"})
 	body := map[string]any{"model": "m", "prompt": "hello world", "max_tokens": 5, "ignore_eos": true, "stream": true}
 	res := post(t, http.DefaultClient, url+"/v1/completions", body)
-	if res.status != 200 || !res.done || len(res.chunks) != 5 {
-		t.Fatalf("status %d done %v chunks %d", res.status, res.done, len(res.chunks))
+	chunks := res.chunks(t)
+	if res.status != 200 || !res.done || len(chunks) != 5 {
+		t.Fatalf("status %d done %v chunks %d", res.status, res.done, len(chunks))
 	}
-	if res.chunks[0]["object"] != "text_completion" {
-		t.Fatalf("object = %v", res.chunks[0]["object"])
+	if chunks[0]["object"] != "text_completion" {
+		t.Fatalf("object = %v", chunks[0]["object"])
 	}
-	if _, c, _ := usageOf(res.chunks[4]); c != -1 {
+	if _, c, _ := usageOf(chunks[4]); c != -1 {
 		t.Fatal("usage sent without include_usage")
 	}
 	body["stream"] = false

@@ -92,7 +92,8 @@ func TestTokenizeAgreesWithUsage(t *testing.T) {
 	}
 	res := post(t, http.DefaultClient, url+"/v1/chat/completions", map[string]any{
 		"model": "m", "messages": msgs, "max_tokens": 3, "stream": true, "stream_options": map[string]any{"include_usage": true}})
-	if p, _, _ := usageOf(res.chunks[len(res.chunks)-1]); p != tok.Count {
+	chunks := res.chunks(t)
+	if p, _, _ := usageOf(chunks[len(chunks)-1]); p != tok.Count {
 		t.Fatalf("usage.prompt_tokens %d, /tokenize count %d", p, tok.Count)
 	}
 	var detok struct {
