@@ -14,8 +14,8 @@ import (
 // sseResult is what a test client saw of one streamed response.
 type sseResult struct {
 	status  int
-	raw     [][]byte         // every data chunk except [DONE]
-	times   []time.Duration  // arrival of every chunk that carried a token
+	raw     [][]byte        // every data chunk except [DONE]
+	times   []time.Duration // arrival of every chunk that carried a token
 	text    string
 	done    bool // saw data: [DONE]
 	err     error
