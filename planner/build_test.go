@@ -1,0 +1,322 @@
+package planner
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/infercrane/infercrane/lang"
+)
+
+// build plans cfg from scratch and fails the test on diagnostics.
+func build(t testing.TB, cfg *lang.Config) *Plan {
+	t.Helper()
+	p, diags := Build(cfg, nil, Options{Version: "test"})
+	if diags.HasErrors() {
+		t.Fatalf("Build: %v", diags)
+	}
+	return p
+}
+
+// findings returns the findings of p whose summary matches re.
+func findingsMatching(p *Plan, re string) []Finding {
+	var out []Finding
+	rx := regexp.MustCompile(re)
+	for _, f := range p.Preflight {
+		if rx.MatchString(f.Summary) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestBuildFixture(t *testing.T) {
+	p := build(t, fixture())
+	if len(p.Lanes) != 4 {
+		t.Fatalf("lanes = %d, want 4", len(p.Lanes))
+	}
+	wantKeys := []string{
+		"qwen_l40s/qwen06/decode_heavy/l40s", "qwen_l40s/qwen06/interactive/l40s",
+		"qwen_l40s/qwen17/decode_heavy/l40s", "qwen_l40s/qwen17/interactive/l40s",
+	}
+	deps := map[string]int{}
+	for i, l := range p.Lanes {
+		if l.Key != wantKeys[i] {
+			t.Errorf("lane %d key = %q, want %q", i, l.Key, wantKeys[i])
+		}
+		if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(l.ID) || l.ID != LaneID(l.Inputs) {
+			t.Errorf("lane %s: ID %q is not the 12-hex hash of its inputs", l.Key, l.ID)
+		}
+		if l.Action != ActionRun || l.Reason != "new lane" || l.RunsToDo() != 2 {
+			t.Errorf("lane %s: action %s (%s), %d runs to do", l.Key, l.Action, l.Reason, l.RunsToDo())
+		}
+		if !l.Estimate.Available || l.Estimate.TTFTMs <= 0 || l.Estimate.CostUSD <= 0 || l.Estimate.StartupSeconds <= 0 {
+			t.Errorf("lane %s: estimate %+v", l.Key, l.Estimate)
+		}
+		deps[l.Deployment]++
+	}
+	// One server per model: the two shapes of a model share it.
+	if len(deps) != 2 {
+		t.Errorf("deployments = %v, want 2 with 2 lanes each", deps)
+	}
+	if p.Totals.LanesToRun != 4 || p.Totals.Runs != 8 || p.Totals.Requests != 256 {
+		t.Errorf("totals = %+v", p.Totals)
+	}
+	if len(p.Screens) != 1 || p.Screens[0].Totals != p.Totals {
+		t.Errorf("screen totals %+v differ from plan totals %+v", p.Screens[0].Totals, p.Totals)
+	}
+	line := SummaryLine(p)
+	if !regexp.MustCompile(`^Plan: 4 lanes to run \(8 runs, 256 requests\), 0 unchanged\. Estimated \d+\.\d\d GPU-hours, \$\d+\.\d\d\.$`).MatchString(line) {
+		t.Errorf("summary line %q", line)
+	}
+	if p.HasErrors() {
+		t.Errorf("unexpected errors: %+v", p.Preflight)
+	}
+	if got := findingsMatching(p, "not decision grade"); len(got) != 1 || got[0].Severity != SeverityWarning || got[0].Screen != "qwen_l40s" {
+		t.Errorf("runs < 5 warning: %+v", got)
+	}
+	if len(p.Assumptions) != 1 || p.Assumptions[0].GPUType != "L40S" || p.Assumptions[0].PrefillMFU != 0.32 {
+		t.Errorf("assumptions = %+v", p.Assumptions)
+	}
+}
+
+func TestNoSecretsInPlan(t *testing.T) {
+	p := build(t, fixture())
+	b, err := Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{string(b), text.String(), DOT(p), Mermaid(p)} {
+		for _, secret := range []string{"sk-secret-value", "tok-should-not-leak"} {
+			if strings.Contains(out, secret) {
+				t.Fatalf("output contains the secret %q", secret)
+			}
+		}
+	}
+	if p.Variables["api_key"] != Redacted || p.Lanes[0].Inputs.ExecutorConfig["api_token"] != Redacted {
+		t.Errorf("secrets not redacted: %v %v", p.Variables, p.Lanes[0].Inputs.ExecutorConfig)
+	}
+	if p.Lanes[0].Inputs.ExecutorConfig["timeout"] != "30m" {
+		t.Errorf("ordinary executor attributes must stay: %v", p.Lanes[0].Inputs.ExecutorConfig)
+	}
+}
+
+func TestContextOverflowIsAnError(t *testing.T) {
+	cfg := fixture()
+	cfg.Shapes["decode_heavy"].OutputTokens = 7000 // 1129 + 512 + 7000 > 8192
+	p := build(t, cfg)
+	got := findingsMatching(p, "^context overflow")
+	if len(got) != 2 {
+		t.Fatalf("want one overflow per decode_heavy lane, got %+v", got)
+	}
+	f := got[0]
+	if f.Severity != SeverityError || f.Lane == "" || p.Lane(f.Lane) == nil {
+		t.Errorf("finding %+v must be an error naming a lane", f)
+	}
+	for _, want := range []string{"1129", "512", "7000", "8641", "8192"} {
+		if !strings.Contains(f.Summary, want) {
+			t.Errorf("summary %q does not name %s", f.Summary, want)
+		}
+	}
+	if !strings.Contains(f.Detail, "lower output_tokens") || !strings.Contains(f.Detail, "at most 6551") || !strings.Contains(f.Detail, "decode_heavy") {
+		t.Errorf("detail %q does not give the fix", f.Detail)
+	}
+	if !p.HasErrors() {
+		t.Error("HasErrors = false with a context overflow")
+	}
+}
+
+func TestZeroHeadroomOverflow(t *testing.T) {
+	cfg := fixture()
+	s := cfg.Shapes["interactive"]
+	s.TemplateHeadroom, s.InputTokens, s.OutputTokens = 0, 8000, 192 // exactly 8192: no room for the template
+	p := build(t, cfg)
+	if got := findingsMatching(p, "no template headroom: input 8000"); len(got) != 2 || got[0].Severity != SeverityError {
+		t.Fatalf("zero-headroom overflow not caught: %+v", p.Preflight)
+	}
+	s.API = "completions" // no chat template: fits exactly
+	p = build(t, cfg)
+	if p.HasErrors() {
+		t.Errorf("completions lane that fits exactly is an error: %+v", p.Preflight)
+	}
+	s.API, s.InputTokens = "chat", 4000 // fits with room to spare: only a warning
+	p = build(t, cfg)
+	if p.HasErrors() || len(findingsMatching(p, "^no template headroom for a chat workload")) != 2 {
+		t.Errorf("want a warning for chat lanes without headroom: %+v", p.Preflight)
+	}
+}
+
+func TestMaxModelLenBoundsContext(t *testing.T) {
+	cfg := fixture()
+	cfg.Runtimes["vllm"].Args = []string{"--max-model-len=4096"}
+	cfg.Shapes["decode_heavy"].OutputTokens = 3000 // 1129 + 512 + 3000 = 4641: fits 8192, not 4096
+	p := build(t, cfg)
+	got := findingsMatching(p, `context overflow: .* = 4641 > 4096$`)
+	if len(got) != 2 || !strings.Contains(got[0].Detail, "--max-model-len") {
+		t.Errorf("--max-model-len 4096 must bound the context: %+v", p.Preflight)
+	}
+}
+
+func TestMemoryChecks(t *testing.T) {
+	cfg := fixture()
+	cfg.Models["qwen17"].ID = "Qwen/Qwen3-8B" // 16.4 GB of bf16 weights
+	cfg.GPUs["l40s"].Type = "T4"              // 16 GB
+	p := build(t, cfg)
+	if got := findingsMatching(p, "^weights do not fit"); len(got) != 2 || got[0].Severity != SeverityError ||
+		!strings.Contains(got[0].Detail, "larger GPU type or more GPUs") {
+		t.Errorf("weights check: %+v", got)
+	}
+	cfg = fixture()
+	cfg.Shapes["decode_heavy"].Concurrency = 600 // 600 x 3177 tokens x 112 KiB = 219 GB of KV cache
+	cfg.Shapes["decode_heavy"].Requests = 600
+	p = build(t, cfg)
+	got := findingsMatching(p, "^KV cache does not fit: 600 x")
+	if len(got) != 2 || !regexp.MustCompile(`concurrency in shape "decode_heavy" to at most \d+`).MatchString(got[0].Detail) {
+		t.Errorf("KV check: %+v", got)
+	}
+	cfg.GPUs["l40s"].Count = 8 // eight times the memory fits it
+	if p = build(t, cfg); len(findingsMatching(p, "KV cache")) != 0 {
+		t.Errorf("KV check with 8 GPUs: %+v", p.Preflight)
+	}
+}
+
+func TestPinningWarnings(t *testing.T) {
+	cfg := fixture()
+	cfg.Models["qwen06"].Revision = ""
+	cfg.Runtimes["vllm"].Version = ""
+	cfg.Shapes["interactive"].Requests = 4 // < concurrency 8
+	cfg.Screens["qwen_l40s"].Runs = 5
+	p := build(t, cfg)
+	for _, re := range []string{`^model "qwen06" has no pinned revision$`, `^runtime "vllm" has no pinned version$`, `^requests 4 < concurrency 8`} {
+		if got := findingsMatching(p, re); len(got) == 0 || got[0].Severity != SeverityWarning {
+			t.Errorf("no warning %s in %+v", re, p.Preflight)
+		}
+	}
+	if len(findingsMatching(p, "decision grade")) != 0 {
+		t.Error("5 runs are decision grade")
+	}
+	if p.HasErrors() {
+		t.Errorf("warnings only, got errors: %+v", p.Preflight)
+	}
+}
+
+func TestUnknownModelNeedsArchitecture(t *testing.T) {
+	cfg := fixture()
+	m := cfg.Models["qwen06"]
+	m.ID = "example/Custom-3B"
+	p := build(t, cfg)
+	if got := findingsMatching(p, `^estimates unavailable for model "qwen06"`); len(got) != 1 || !strings.Contains(got[0].Detail, "params") {
+		t.Fatalf("want one warning naming the attributes to set: %+v", p.Preflight)
+	}
+	for _, l := range p.Lanes {
+		if l.Model == "qwen06" && (l.Estimate.Available || len(l.Notes) == 0) {
+			t.Errorf("lane %s: estimate %+v notes %v", l.Key, l.Estimate, l.Notes)
+		}
+	}
+	if p.Totals.WithoutEstimate != 2 || !strings.Contains(SummaryLine(p), "2 of 4 lanes to run have no estimate yet") {
+		t.Errorf("summary must say two lanes have no estimate: %q", SummaryLine(p))
+	}
+	m.Params, m.Layers, m.Hidden, m.Heads, m.KVHeads = 3_000_000_000, 32, 3072, 24, 8
+	p = build(t, cfg)
+	if len(findingsMatching(p, "estimates unavailable")) != 0 || p.Lanes[0].Estimate.Available != true {
+		t.Errorf("architecture attributes must enable estimates: %+v", p.Preflight)
+	}
+}
+
+func TestPendingTraceLanes(t *testing.T) {
+	cfg := fixture()
+	for _, s := range cfg.Shapes {
+		s.InputTokens, s.OutputTokens = 0, 0
+		s.Pending = []string{
+			"output_tokens: trace.chutes is not profiled yet; run `infercrane profile trace` or set profile+digest",
+			"input_tokens: trace.chutes is not profiled yet; run `infercrane profile trace` or set profile+digest",
+		}
+	}
+	p := build(t, cfg)
+	if p.HasErrors() {
+		t.Fatalf("pending lanes must not fail: %+v", p.Preflight)
+	}
+	if got := findingsMatching(p, `^4 lanes wait for trace "chutes" to be profiled$`); len(got) != 1 || got[0].Severity != SeverityNote {
+		t.Errorf("no note for pending lanes: %+v", p.Preflight)
+	}
+	for _, l := range p.Lanes {
+		if l.Action != ActionRun || l.Estimate.Available || len(l.Notes) != 1 || !strings.Contains(l.Notes[0], "trace chutes") {
+			t.Errorf("lane %s: %+v", l.Key, l)
+		}
+		if want := []string{"input_tokens: trace.chutes", "output_tokens: trace.chutes"}; strings.Join(l.Inputs.Pending, "|") != strings.Join(want, "|") {
+			t.Errorf("pending inputs %q, want %q", l.Inputs.Pending, want)
+		}
+	}
+	if p.Graph.Nodes[0].ID != "profile.chutes" {
+		t.Errorf("first node %+v, want profile.chutes", p.Graph.Nodes[0])
+	}
+}
+
+func TestGPUOverrides(t *testing.T) {
+	base := build(t, fixture())
+	cfg := fixture()
+	g := cfg.GPUs["l40s"]
+	g.PricePerSecond = f64(2 * 0.000542)
+	p := build(t, cfg)
+	if r := p.Totals.CostUSD / base.Totals.CostUSD; r < 1.999 || r > 2.001 || p.Totals.GPUSeconds != base.Totals.GPUSeconds {
+		t.Errorf("double price gives cost ratio %.4f", r)
+	}
+	g.PrefillMFU = f64(0.64)
+	p = build(t, cfg)
+	if p.Lanes[0].Estimate.TTFTMs >= base.Lanes[0].Estimate.TTFTMs {
+		t.Errorf("higher MFU must lower TTFT: %v vs %v", p.Lanes[0].Estimate.TTFTMs, base.Lanes[0].Estimate.TTFTMs)
+	}
+	if a := p.Assumptions[0]; strings.Join(a.Overridden, ",") != "prefill_mfu,price_per_second" || a.PrefillMFU != 0.64 {
+		t.Errorf("assumptions %+v", a)
+	}
+}
+
+func TestSimExecutorBillsNothing(t *testing.T) {
+	cfg := fixture()
+	cfg.Screens["qwen_l40s"].Executor = ""
+	p := build(t, cfg)
+	for _, l := range p.Lanes {
+		if l.Executor != "sim" || l.Inputs.ExecutorType != "sim" || l.Estimate.CostUSD != 0 || l.Estimate.WallSeconds <= 0 {
+			t.Errorf("lane %s on sim: %+v", l.Key, l.Estimate)
+		}
+	}
+}
+
+func TestUndeclaredReferenceIsADiagnostic(t *testing.T) {
+	cfg := fixture()
+	cfg.Screens["qwen_l40s"].Models = append(cfg.Screens["qwen_l40s"].Models, "ghost")
+	p, diags := Build(cfg, nil, Options{})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), `undeclared model`) || !strings.Contains(diags.Error(), `"ghost"`) {
+		t.Fatalf("diags = %v", diags)
+	}
+	if p == nil || len(p.Lanes) != 4 {
+		t.Errorf("the declared lanes are still planned")
+	}
+}
+
+func TestDeterministicJSON(t *testing.T) {
+	a, err := Marshal(build(t, fixture()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Marshal(build(t, fixture()))
+	if string(a) != string(b) {
+		t.Fatal("two plans of the same spec differ")
+	}
+	p, err := Unmarshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := Marshal(p)
+	if string(c) != string(a) {
+		t.Error("Marshal(Unmarshal(x)) != x")
+	}
+	tampered := strings.Replace(string(a), `"runs": 2`, `"runs": 3`, 1)
+	if _, err := Unmarshal([]byte(tampered)); err == nil || !strings.Contains(err.Error(), "edited") {
+		t.Errorf("a tampered plan must be refused, got %v", err)
+	}
+}
