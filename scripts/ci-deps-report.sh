@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what the report package's tests need beyond Go: Debian's chromium
+# for the headless HTML test (executor/report TestHTMLRendersInHeadlessChromium).
+# Without it that test skips with a loud message; everything else runs.
+# Called from .ci/run; safe to run again (it does nothing when chromium is there).
+set -euo pipefail
+
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+  echo "ci-deps-report: chromium already installed: $(command -v chromium || command -v chromium-browser)"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "ci-deps-report: not root and no sudo; install chromium yourself (apt-get install -y chromium)" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+echo "ci-deps-report: installed $(chromium --version 2>/dev/null || echo chromium)"
