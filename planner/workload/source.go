@@ -129,10 +129,13 @@ func openLocal(path string) (*Object, error) {
 		f.Close()
 		return nil, fmt.Errorf("trace %s is a directory; name one Parquet file", path)
 	}
-	abs, _ := filepath.Abs(path)
+	u := "file:" + filepath.ToSlash(path) // relative paths stay relative: no machine paths in profiles
+	if filepath.IsAbs(path) {
+		u = "file://" + filepath.ToSlash(path)
+	}
 	read := new(atomic.Int64)
 	return &Object{
-		Source: path, URL: "file://" + filepath.ToSlash(abs), Size: st.Size(),
+		Source: path, URL: u, Size: st.Size(),
 		Identity: fmt.Sprintf("mtime:%d,size:%d", st.ModTime().UnixNano(), st.Size()),
 		r:        countingReaderAt{f, read}, read: read, closeFn: f.Close,
 	}, nil

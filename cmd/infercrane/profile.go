@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/infercrane/infercrane/planner/workload"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+)
+
+func init() {
+	register(&command{
+		Name:     "profile trace",
+		Synopsis: "Profile a Parquet serving trace (local or s3://) into a digest-pinned workload profile",
+		Run:      runProfileTrace,
+	})
+	register(&command{
+		Name:     "profile validate",
+		Synopsis: "Check a workload profile document and print its digest and shapes",
+		Run:      runProfileValidate,
+	})
+}
+
+func runProfileTrace(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("profile trace", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	k := fs.Int("row-groups", 0, "profile K row groups spread over 10%..90% of the file (default 3)")
+	indices := fs.String("row-group-indices", "", "profile these row groups: i,j,k")
+	all := fs.Bool("all", false, "full scan: every row group, in parallel, with sketch percentiles")
+	rows := fs.Int("rows-per-group", -1, "inspect the first N rows of each group (0: all; default 50000, or all with --all)")
+	maxCtx := fs.Int("max-context", 0, "clip derived shapes to this context window (0: no clipping)")
+	out := fs.String("out", "", "write the profile document to FILE")
+	workers := fs.Int("workers", 4, "row groups read at once")
+	region := fs.String("region", "", "S3 region (default: AWS configuration, else us-east-1)")
+	anonymous := fs.Bool("anonymous", false, "read a public S3 bucket without credentials")
+	endpoint := fs.String("endpoint", "", "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)")
+	pathStyle := fs.Bool("path-style", false, "address buckets by path (ENDPOINT/BUCKET/KEY); on by default with a custom endpoint")
+	name := fs.String("name", "", "source name recorded in the profile (default: the file name)")
+	license := fs.String("license", "", "source license recorded in the profile, e.g. CC-BY-4.0")
+	citation := fs.String("citation", "", "source citation recorded in the profile")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane profile trace SOURCE [--row-groups K | --row-group-indices i,j,k | --all] [--rows-per-group N] [--max-context N] [--out FILE]")
+		fmt.Fprintln(env.Stderr, "\nSOURCE is a Parquet file path or s3://BUCKET/KEY. Only the footer and the needed column chunks are read.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 1
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(env.Stderr, "infercrane profile trace: give exactly one SOURCE (a .parquet path or s3://bucket/key); run 'infercrane profile trace -h'")
+		return 1
+	}
+	chosen := 0
+	for _, set := range []bool{*k != 0, *indices != "", *all} {
+		if set {
+			chosen++
+		}
+	}
+	if chosen > 1 {
+		fmt.Fprintln(env.Stderr, "infercrane profile trace: use one of --row-groups, --row-group-indices and --all")
+		return 1
+	}
+	o := workload.Options{
+		Source: pos[0], RowGroups: *k, All: *all, RowsPerGroup: *rows, MaxContext: *maxCtx, Workers: *workers,
+		Name: *name, License: *license, Citation: *citation, Read: s3Options(env, *region, *anonymous, *endpoint, *pathStyle),
+	}
+	if o.RowsPerGroup < 0 {
+		o.RowsPerGroup = 50_000
+		if *all {
+			o.RowsPerGroup = 0
+		}
+	}
+	if *indices != "" {
+		for _, part := range strings.Split(*indices, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "infercrane profile trace: --row-group-indices: %q is not an integer; write indices like 0,17,42\n", part)
+				return 1
+			}
+			o.RowGroupIndices = append(o.RowGroupIndices, n)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	finish := func() {}
+	if *all {
+		o.Progress, finish = profileProgress(env)
+	}
+	res, err := workload.Build(ctx, o)
+	finish()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane profile trace: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		data, err := workload.Encode(res.Document)
+		if err == nil {
+			err = os.WriteFile(*out, data, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane profile trace: write %s: %v\n", *out, err)
+			return 1
+		}
+	}
+	renderProfile(env.Stdout, res, *maxCtx)
+	if *out != "" {
+		fmt.Fprintf(env.Stdout, "\nWrote %s\n", *out)
+	}
+	fmt.Fprintf(env.Stdout, "digest %s\n", res.Document.Digest)
+	return 0
+}
+
+// s3Options reads the S3 flags, falling back to the standard environment.
+func s3Options(env *cliEnv, region string, anonymous bool, endpoint string, pathStyle bool) workload.ReadOptions {
+	if endpoint == "" {
+		endpoint = env.Getenv("AWS_ENDPOINT_URL_S3")
+	}
+	if endpoint == "" {
+		endpoint = env.Getenv("AWS_ENDPOINT_URL")
+	}
+	if endpoint != "" {
+		pathStyle = true
+	}
+	return workload.ReadOptions{Region: region, Anonymous: anonymous, Endpoint: endpoint, PathStyle: pathStyle}
+}
+
+// progressBar renders full-scan progress on a terminal; elsewhere it is silent.
+func profileProgress(env *cliEnv) (func(workload.Progress), func()) {
+	f, ok := env.Stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, func() {}
+	}
+	p := mpb.New(mpb.WithOutput(f))
+	var bar *mpb.Bar
+	return func(pr workload.Progress) {
+			if bar == nil {
+				bar = p.AddBar(int64(pr.GroupsTotal),
+					mpb.PrependDecorators(decor.Name("row groups "), decor.CountersNoUnit("%d/%d")),
+					mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.EwmaETA(decor.ET_STYLE_GO, 30)))
+			}
+			bar.SetCurrent(int64(pr.GroupsDone))
+		}, func() {
+			if bar != nil {
+				bar.Abort(false)
+			}
+			p.Wait()
+		}
+}
+
+func renderProfile(w io.Writer, res *workload.Result, maxCtx int) {
+	d := res.Document
+	fmt.Fprintf(w, "Profiled %s: %s rows in %d row groups; read groups %s, %s rows inspected.\n",
+		d.Source.URL, profThousands(d.Source.TraceRows), d.Sampling.TotalRowGroups, profGroups(d.Sampling.RowGroups), profThousands(int64(d.Sampling.RowsInspected)))
+	pct := 0.0
+	if res.FileSize > 0 {
+		pct = 100 * float64(res.BytesRead) / float64(res.FileSize)
+	}
+	fmt.Fprintf(w, "Read %s of %s (%.2f%%).\n", profBytes(res.BytesRead), profBytes(res.FileSize), pct)
+	if e := d.Sampling.QuantileRelativeError; e > 0 {
+		fmt.Fprintf(w, "Percentiles are approximate: each is within %g%% of the exact nearest-rank value; counts are exact.\n", e*100)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "distribution\tunit\tsamples\tp50\tp90\tp95\tp99\t")
+	dist := d.Distributions
+	for _, r := range []struct {
+		name string
+		d    workload.Distribution
+	}{{"input_tokens", dist.InputTokens}, {"output_tokens", dist.OutputTokens}, {"cached_tokens", dist.CachedTokens},
+		{"ttft_ms", dist.TTFTMs}, {"duration_ms", dist.DurationMs}, {"cache_hit_fraction", dist.CacheHitFraction}} {
+		p := r.d.Percentiles
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", r.name, r.d.Unit, r.d.Samples, profNum(p.P50), profNum(p.P90), profNum(p.P95), profNum(p.P99))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if maxCtx > 0 {
+		fmt.Fprintf(w, "Shapes (clipped to a %d-token context):\n", maxCtx)
+	} else {
+		fmt.Fprintln(w, "Shapes:")
+	}
+	renderProfileShapes(w, d.Profiles)
+	if t := d.Traffic; t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Arrivals: %.2f req/s mean over %d whole 1-second windows (p50 %s, p99 %s); %.2f req/s over %d whole 1-minute windows (p50 %s, p99 %s).\n",
+			t.PerSecond.Mean, t.PerSecond.Windows, profNum(t.PerSecond.P50), profNum(t.PerSecond.P99), t.PerMinute.Mean, t.PerMinute.Windows, profNum(t.PerMinute.P50), profNum(t.PerMinute.P99))
+		fmt.Fprintf(w, "Burstiness: inter-arrival coefficient of variation %.3f over %d gaps (1 = Poisson, above 1 = bursty).\n", t.InterarrivalCV, t.InterarrivalSamples)
+		if len(t.Functions) > 0 {
+			var parts []string
+			for _, f := range t.Functions {
+				parts = append(parts, fmt.Sprintf("%s %.1f%%", f.Name, 100*f.Share))
+			}
+			fmt.Fprintf(w, "Functions: %s.\n", strings.Join(parts, ", "))
+		}
+	}
+}
+
+func renderProfileShapes(w io.Writer, shapes []workload.Shape) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  name\tkey\tinput\toutput\tconcurrency\trequests\tclipped")
+	for _, s := range shapes {
+		fmt.Fprintf(tw, "  %s\ttrace.NAME.shapes.%s\t%d\t%d\t%d\t%d\t%v\n", s.Name, workload.ShapeKey(s.Name), s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests, s.Clipped)
+	}
+	tw.Flush()
+}
+
+func profGroups(g []int) string {
+	if len(g) > 8 {
+		return fmt.Sprintf("%d..%d (%d groups)", g[0], g[len(g)-1], len(g))
+	}
+	s := make([]string, len(g))
+	for i, x := range g {
+		s[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func profNum(x float64) string {
+	if x == float64(int64(x)) {
+		return profThousands(int64(x))
+	}
+	if x < 10 {
+		return strconv.FormatFloat(x, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+func profThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func profBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// validateOutput is `profile validate --output json`.
+type validateOutput struct {
+	File         string           `json:"file"`
+	Valid        bool             `json:"valid"`
+	Digest       string           `json:"digest,omitempty"`
+	DigestStatus string           `json:"digest_status,omitempty"`
+	Problems     []string         `json:"problems"`
+	Shapes       []workload.Shape `json:"shapes"`
+}
+
+func runProfileValidate(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("profile validate", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	output := fs.String("output", "human", "human or json")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane profile validate FILE [--output human|json]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 1
+	}
+	if len(pos) != 1 || (*output != "human" && *output != "json") {
+		fmt.Fprintln(env.Stderr, "infercrane profile validate: give one FILE and --output human or json; run 'infercrane profile validate -h'")
+		return 1
+	}
+	res := validateOutput{File: pos[0], Problems: []string{}, Shapes: []workload.Shape{}}
+	data, err := os.ReadFile(pos[0])
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane profile validate: %v\n", err)
+		return 1
+	}
+	doc, digest, err := workload.Parse(data)
+	res.Digest = digest
+	var verr *workload.ValidationError
+	switch {
+	case err == nil:
+		res.Valid = true
+	case errors.As(err, &verr):
+		for _, p := range verr.Problems {
+			res.Problems = append(res.Problems, p.String())
+		}
+	default:
+		res.Problems = append(res.Problems, err.Error())
+	}
+	switch {
+	case digest == "":
+	case doc.Digest == "":
+		res.DigestStatus = "computed"
+	case doc.Digest == digest:
+		res.DigestStatus = "matches"
+	default:
+		res.DigestStatus = "mismatch"
+	}
+	if res.Valid {
+		res.Shapes = doc.Profiles
+	}
+	if *output == "json" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		renderValidate(env, res)
+	}
+	if !res.Valid {
+		return 1
+	}
+	return 0
+}
+
+func renderValidate(env *cliEnv, res validateOutput) {
+	if !res.Valid {
+		fmt.Fprintf(env.Stderr, "%s is not a valid workload profile:\n", res.File)
+		for _, p := range res.Problems {
+			fmt.Fprintf(env.Stderr, "  - %s\n", p)
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "%s is a valid %s document.\n", res.File, workload.SchemaVersion)
+	}
+	switch res.DigestStatus {
+	case "matches":
+		fmt.Fprintf(env.Stdout, "digest %s (matches the document)\n", res.Digest)
+	case "computed":
+		fmt.Fprintf(env.Stdout, "digest %s (computed; the document carries none)\n", res.Digest)
+	case "mismatch":
+		fmt.Fprintf(env.Stdout, "digest %s (computed; the document's digest differs)\n", res.Digest)
+	}
+	if !res.Valid {
+		return
+	}
+	fmt.Fprintln(env.Stdout, "\nBench inputs per shape (as a spec shape block):")
+	for _, s := range res.Shapes {
+		fmt.Fprintf(env.Stdout, "\nshape %q {\n  input_tokens  = %d\n  output_tokens = %d\n  concurrency   = %d\n  requests      = %d\n  streaming     = %v\n",
+			workload.ShapeKey(s.Name), s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests, s.Streaming)
+		if s.ArrivalPattern != "" {
+			fmt.Fprintf(env.Stdout, "  arrival       = %q\n  request_rate  = %v\n", s.ArrivalPattern, s.RequestRate)
+		}
+		fmt.Fprintln(env.Stdout, "}")
+	}
+}

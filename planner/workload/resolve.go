@@ -1,0 +1,144 @@
+package workload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/state"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Resolve returns a spec trace's value. With profile (and digest) it reads
+// the pinned profile, validates it and checks the digest; with only source
+// and sample it profiles the trace, caching the result under
+// SPECDIR/.infercrane/profiles/ keyed by the object's identity (ETag or
+// mtime and size) and the sampling options.
+func Resolve(ctx context.Context, t *lang.Trace, specDir string, ro ReadOptions) (cty.Value, hcl.Diagnostics) {
+	if t.Profile != "" {
+		return resolvePinned(t, specDir)
+	}
+	doc, err := ProfileCached(ctx, t, specDir, ro)
+	if err != nil {
+		return cty.DynamicVal, hcl.Diagnostics{{
+			Severity: hcl.DiagError, Summary: "Cannot profile trace " + t.Name,
+			Detail:  err.Error() + "\nOr pin a profile: run `infercrane profile trace` and set profile and digest in the trace block.",
+			Subject: attrRange(t, "source").Ptr(),
+		}}
+	}
+	return Value(doc), nil
+}
+
+func resolvePinned(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
+	p := t.Profile
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(specDir, p)
+	}
+	diag := func(attr, summary, detail string) hcl.Diagnostics {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: attrRange(t, attr).Ptr()}}
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return cty.DynamicVal, diag("profile", "Cannot read workload profile", fmt.Sprintf("%v. Write it with `infercrane profile trace %s --out %s`.", err, t.Source, t.Profile))
+	}
+	doc, digest, err := Parse(data)
+	if err != nil {
+		return cty.DynamicVal, diag("profile", "Invalid workload profile", fmt.Sprintf("%s: %v. Check it with `infercrane profile validate %s`.", t.Profile, err, t.Profile))
+	}
+	if t.Digest != "" && t.Digest != digest {
+		return cty.DynamicVal, diag("digest", "Workload profile digest mismatch",
+			fmt.Sprintf("The spec pins %s but %s has digest %s. If the new profile is intended, set digest = %q; otherwise restore the profile file.", t.Digest, t.Profile, digest, digest))
+	}
+	return Value(doc), nil
+}
+
+// attrRange finds the range of a trace block attribute's expression by
+// re-reading the spec file; it falls back to the block's range.
+func attrRange(t *lang.Trace, attr string) hcl.Range {
+	src, err := os.ReadFile(t.DeclRange.Filename)
+	if err != nil {
+		return t.DeclRange
+	}
+	f, diags := hclsyntax.ParseConfig(src, t.DeclRange.Filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return t.DeclRange
+	}
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type == "trace" && len(b.Labels) == 1 && b.Labels[0] == t.Name {
+			if a, ok := b.Body.Attributes[attr]; ok {
+				return a.Expr.Range()
+			}
+		}
+	}
+	return t.DeclRange
+}
+
+// CacheKey names the cached profile of a trace object at a given identity
+// and sampling.
+func CacheKey(source, identity string, o Options) string {
+	b, _ := json.Marshal([]any{source, identity, o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup, o.MaxContext})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// TraceOptions turns a spec trace block into profiling options.
+func TraceOptions(t *lang.Trace, specDir string, ro ReadOptions) Options {
+	o := Options{Source: t.Source, MaxContext: t.MaxContext, Read: ro, RowsPerGroup: 50_000}
+	if !strings.HasPrefix(o.Source, "s3://") && !filepath.IsAbs(o.Source) {
+		o.Source = filepath.Join(specDir, o.Source)
+	}
+	if t.Region != "" {
+		o.Read.Region = t.Region
+	}
+	o.Read.Anonymous = o.Read.Anonymous || t.Anonymous
+	if s := t.Sample; s != nil {
+		o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup = s.RowGroups, s.RowGroupIndices, s.All, s.RowsPerGroup
+	}
+	return o
+}
+
+// ProfileCached profiles a spec trace, reusing the state directory's cached
+// profile when the object is unchanged.
+func ProfileCached(ctx context.Context, t *lang.Trace, specDir string, ro ReadOptions) (Document, error) {
+	o := TraceOptions(t, specDir, ro)
+	obj, err := Open(ctx, o.Source, o.Read)
+	if err != nil {
+		return Document{}, err
+	}
+	defer obj.Close()
+	dir := filepath.Join(specDir, state.DefaultDir, "profiles")
+	file := filepath.Join(dir, CacheKey(t.Source, obj.Identity, o)+".json")
+	if data, err := os.ReadFile(file); err == nil {
+		if doc, _, err := Parse(data); err == nil {
+			return doc, nil
+		}
+	}
+	res, err := BuildFrom(ctx, obj, o)
+	if err != nil {
+		return Document{}, err
+	}
+	data, err := Encode(res.Document)
+	if err != nil {
+		return Document{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Document{}, fmt.Errorf("cache profile: %w", err)
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return Document{}, fmt.Errorf("cache profile: %w", err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return Document{}, errors.Join(fmt.Errorf("cache profile: %w", err), os.Remove(tmp))
+	}
+	return res.Document, nil
+}
