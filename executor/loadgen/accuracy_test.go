@@ -17,7 +17,8 @@ import (
 // the engine's flush times are recorded server-side, so the check isolates
 // the client's error. The engine's own distance from its configured TTFT
 // and ITL (Go timers on an idle runtime wake up to about 1 ms late) is
-// logged and bounded separately, more loosely.
+// logged and bounded separately, more loosely (5% or 2 ms): it also holds
+// the request's transit from client to engine.
 func TestRecoversConstantTiming(t *testing.T) {
 	for _, c := range []struct {
 		concurrency, requests, output int
@@ -56,7 +57,7 @@ func TestRecoversConstantTiming(t *testing.T) {
 			if math.Abs(got-truth) > tol {
 				t.Errorf("c=%d: %s p50 %.3f ms, but the engine's flushes say %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, tol)
 			}
-			if math.Abs(got-conf) > tol+1.5 {
+			if math.Abs(got-conf) > math.Max(0.05*conf, 2) {
 				t.Errorf("c=%d: %s p50 %.3f ms is far from the configured %.3f ms", c.concurrency, name, got, conf)
 			}
 		}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+func init() {
+	register(&command{
+		Name:     "bench",
+		Synopsis: "Benchmark one OpenAI-compatible server with the built-in load generator",
+		Run: func(env *cliEnv, args []string) int {
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return benchCmd(ctx, env, args)
+		},
+	})
+}
+
+// benchFlags holds the flags of bench that are not loadgen.Config fields.
+type benchFlags struct {
+	records   string
+	asJSON    bool
+	noStream  bool
+	apiKeyEnv string
+	wait      time.Duration
+	duration  time.Duration
+	grace     time.Duration
+	timeout   time.Duration
+	rampUp    time.Duration
+}
+
+func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("infercrane bench", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var cfg loadgen.Config
+	var bf benchFlags
+	fs.StringVar(&cfg.BaseURL, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (required)")
+	fs.StringVar(&cfg.Model, "model", "", "served model name (required)")
+	fs.StringVar(&cfg.API, "api", "chat", "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.IntVar(&cfg.InputTokens, "input-tokens", 0, "prompt length in tokens, chat template included (calibrated with /tokenize)")
+	fs.IntVar(&cfg.OutputTokens, "output-tokens", 0, "output length in tokens (max_tokens with ignore_eos)")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 0, "closed loop: requests in flight; with --request-rate: a cap on them")
+	fs.Float64Var(&cfg.RequestRate, "request-rate", 0, "open loop: requests per second")
+	fs.StringVar(&cfg.Arrival, "arrival", "poisson", "open-loop arrivals: constant, poisson or gamma")
+	fs.Float64Var(&cfg.Burstiness, "burstiness", 1, "gamma arrivals: shape (1 is Poisson, below 1 burstier)")
+	fs.IntVar(&cfg.Requests, "requests", 0, "measured requests (with --duration: an upper bound)")
+	fs.IntVar(&cfg.Warmup, "warmup", 0, "warmup requests, run first and excluded from statistics")
+	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of prompts and arrival schedules")
+	fs.StringVar(&cfg.TraceFile, "trace", "", "replay a JSONL trace of {timestamp_ms,input_tokens,output_tokens}")
+	fs.Float64Var(&cfg.TimeScale, "time-scale", 1, "trace replay: multiply gaps by this (0.5 replays twice as fast)")
+	fs.BoolVar(&cfg.H2C, "h2c", false, "speak HTTP/2 over cleartext (prior knowledge) instead of HTTP/1.1")
+	fs.DurationVar(&bf.duration, "duration", 0, "stop sending after this long instead of after --requests")
+	fs.DurationVar(&bf.grace, "grace", 30*time.Second, "with --duration: how long to wait for requests in flight")
+	fs.DurationVar(&bf.timeout, "timeout", 10*time.Minute, "per-request timeout")
+	fs.DurationVar(&bf.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time")
+	fs.StringVar(&bf.records, "records", "", "write per-request records (JSONL) to this file")
+	fs.BoolVar(&bf.asJSON, "json", false, "print the summary as JSON (the same document metrics --json prints)")
+	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
+	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
+	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for the server to answer GET /v1/models")
+	sloFlags(fs, &cfg.SLO)
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, `Usage: infercrane bench --url URL --model M --input-tokens N --output-tokens N
+       (--concurrency C | --request-rate R [--arrival poisson|gamma|constant]) --requests N
+       [--warmup N] [--seed S] [--records FILE] [--json] [--api chat|completions] [--no-stream]
+
+Runs one benchmark against an OpenAI-compatible server and prints its metrics.
+
+Flags:`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "infercrane bench: unexpected argument %q; every setting is a flag (see --help)\n", fs.Arg(0))
+		return 2
+	}
+	cfg.Streaming = !bf.noStream
+	cfg.DurationMs, cfg.GraceMs = bf.duration.Milliseconds(), bf.grace.Milliseconds()
+	cfg.TimeoutMs, cfg.RampUpMs = bf.timeout.Milliseconds(), bf.rampUp.Milliseconds()
+	if bf.grace == 0 {
+		cfg.GraceMs = 1 // zero means the default in loadgen; the user asked for none
+	}
+	if bf.apiKeyEnv != "" {
+		if cfg.APIKey = env.Getenv(bf.apiKeyEnv); cfg.APIKey == "" {
+			fmt.Fprintf(env.Stderr, "infercrane bench: environment variable %s is empty; export the token there or drop --api-key-env\n", bf.apiKeyEnv)
+			return 2
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if (set["arrival"] || set["burstiness"]) && cfg.RequestRate == 0 {
+		fmt.Fprintln(env.Stderr, "infercrane bench: --arrival needs --request-rate (it shapes an open-loop schedule)")
+		return 2
+	}
+	if bf.wait > 0 {
+		if err := waitReady(ctx, cfg.BaseURL, cfg.APIKey, bf.wait); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
+			return 1
+		}
+	}
+	prog := newProgressLine(env.Stderr)
+	res, err := loadgen.Run(ctx, cfg, loadgen.WithProgress(prog.update, prog.every))
+	prog.finish()
+	if res == nil {
+		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
+		return 1
+	}
+	code := 0
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
+		code = 1
+	}
+	if bf.records != "" {
+		if werr := writeRecordsFile(bf.records, res.Records); werr != nil {
+			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
+			code = 1
+		}
+	}
+	if bf.asJSON {
+		if c := writeSummaryJSON(env, res.Summary); c != 0 {
+			return c
+		}
+		return code
+	}
+	for _, c := range res.Calibrations {
+		if c.Method == loadgen.CalibrateTokenize {
+			fmt.Fprintf(env.Stdout, "Prompts:                 %d tokens = %d words (calibrated with /tokenize, %d calls)\n", c.TargetTokens, c.Words, c.Calls)
+		} else {
+			fmt.Fprintf(env.Stdout, "Prompts:                 %d tokens ~ %d words (approximate: the server has no /tokenize)\n", c.TargetTokens, c.Words)
+		}
+		if len(res.Calibrations) > 3 {
+			fmt.Fprintf(env.Stdout, "                         (and %d more prompt lengths)\n", len(res.Calibrations)-1)
+			break
+		}
+	}
+	writeSummaryTable(env.Stdout, res.Summary)
+	return code
+}
+
+func writeRecordsFile(path string, recs []loadgen.Record) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	if err := loadgen.WriteRecords(f, recs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// waitReady polls GET /v1/models until it answers 200 or limit passes.
+func waitReady(ctx context.Context, base, apiKey string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	url := strings.TrimRight(base, "/") + "/v1/models"
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("server URL %q: %v", base, err)
+		}
+		if apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the server at %s was not ready after %v (last: %s); start it or raise --wait", base, limit, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// progressLine renders loadgen progress on stderr: one line rewritten in
+// place on a terminal, a plain line every few seconds otherwise.
+type progressLine struct {
+	w     io.Writer
+	tty   bool
+	every time.Duration
+	wrote bool
+}
+
+func newProgressLine(w io.Writer) *progressLine {
+	p := &progressLine{w: w, every: 5 * time.Second}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.tty, p.every = true, 250*time.Millisecond
+	}
+	return p
+}
+
+func (p *progressLine) update(pr loadgen.Progress) {
+	phase := "bench"
+	if pr.Warmup {
+		phase = "warmup"
+	}
+	total := "?"
+	if pr.Total > 0 {
+		total = fmt.Sprint(pr.Total)
+	}
+	line := fmt.Sprintf("%s: %d/%s done, %d errors, %d in flight, %.0f tok/s, %.1fs",
+		phase, pr.Done, total, pr.Errors, pr.InFlight, pr.TokensPerSecond, pr.Elapsed.Seconds())
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.wrote = true
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *progressLine) finish() {
+	if p.tty && p.wrote {
+		fmt.Fprintln(p.w)
+	}
+}

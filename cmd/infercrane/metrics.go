@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+func init() {
+	register(&command{
+		Name:     "metrics",
+		Synopsis: "Recompute a run's metrics from its per-request records (JSONL)",
+		Run:      metricsCmd,
+	})
+}
+
+// sloFlags registers the goodput objectives shared by bench and metrics.
+func sloFlags(fs *flag.FlagSet, slo *loadgen.SLO) {
+	fs.Float64Var(&slo.TTFTMs, "slo-ttft", 0, "goodput objective: TTFT at most this many ms (0: unset)")
+	fs.Float64Var(&slo.TPOTMs, "slo-tpot", 0, "goodput objective: TPOT at most this many ms (0: unset)")
+	fs.Float64Var(&slo.LatencyMs, "slo-latency", 0, "goodput objective: end-to-end latency at most this many ms (0: unset)")
+}
+
+func metricsCmd(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("infercrane metrics", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	asJSON := fs.Bool("json", false, "print the summary as JSON (byte-identical to bench --json for the same records and SLOs)")
+	var slo loadgen.SLO
+	sloFlags(fs, &slo)
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane metrics RECORDS.jsonl [--json] [--slo-ttft MS] [--slo-tpot MS] [--slo-latency MS]\n\nRecomputes every statistic of a run from the records bench --records wrote.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleave(args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(env.Stderr, "infercrane metrics: give exactly one records file (JSONL, as written by bench --records)")
+		return 2
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	recs, err := loadgen.ReadRecords(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", err)
+		return 1
+	}
+	s := loadgen.Compute(recs, slo)
+	if *asJSON {
+		return writeSummaryJSON(env, s)
+	}
+	writeSummaryTable(env.Stdout, s)
+	return 0
+}
+
+// interleave moves positional arguments after the flags, so flags may follow
+// the file name.
+func interleave(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-") && a != "-":
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) && takesValue(a) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	return append(flags, pos...)
+}
+
+// takesValue reports whether a metrics flag needs a value.
+func takesValue(flagArg string) bool {
+	name := strings.TrimLeft(flagArg, "-")
+	return strings.HasPrefix(name, "slo-")
+}
+
+// writeSummaryJSON prints the summary document: the one rendering both bench
+// --json and metrics --json use.
+func writeSummaryJSON(env *cliEnv, s loadgen.Summary) int {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", b)
+	return 0
+}
+
+// writeSummaryTable prints the human summary of a run.
+func writeSummaryTable(w io.Writer, s loadgen.Summary) {
+	fmt.Fprintf(w, "Requests:                %d (%d succeeded, %d failed", s.Requests, s.Succeeded, s.Failed)
+	if s.Cancelled > 0 {
+		fmt.Fprintf(w, ", %d cancelled at the end", s.Cancelled)
+	}
+	fmt.Fprintln(w, ")")
+	if len(s.Failures) > 0 {
+		classes := make([]string, 0, len(s.Failures))
+		for c := range s.Failures {
+			classes = append(classes, c)
+		}
+		sort.Strings(classes)
+		parts := make([]string, len(classes))
+		for i, c := range classes {
+			parts[i] = fmt.Sprintf("%s=%d", c, s.Failures[c])
+		}
+		fmt.Fprintf(w, "Failures:                %s\n", strings.Join(parts, " "))
+	}
+	fmt.Fprintf(w, "Window:                  %.3f s\n", s.WindowSeconds)
+	fmt.Fprintf(w, "Request throughput:      %.3f req/s\n", s.RequestThroughput)
+	fmt.Fprintf(w, "Output token throughput: %.1f tok/s\n", s.OutputTokenThroughput)
+	fmt.Fprintf(w, "Total token throughput:  %.1f tok/s\n", s.TotalTokenThroughput)
+	fmt.Fprintf(w, "Tokens:                  %d in, %d out\n", s.InputTokens, s.OutputTokens)
+	if s.Goodput != nil {
+		fmt.Fprintf(w, "Goodput:                 %.3f req/s (%d good", *s.Goodput, s.Good)
+		if s.GoodFraction != nil {
+			fmt.Fprintf(w, ", good_fraction %.4f", *s.GoodFraction)
+		}
+		fmt.Fprintln(w, ")")
+	}
+	if s.RequestedRate != nil && s.AchievedRate != nil {
+		fmt.Fprintf(w, "Send rate:               %.3f req/s achieved, %.3f req/s scheduled\n", *s.AchievedRate, *s.RequestedRate)
+	}
+	if s.UsageMissing > 0 {
+		fmt.Fprintf(w, "Note: %d requests had no usage; their output tokens are the client's count\n", s.UsageMissing)
+	}
+	if s.PromptOffTarget > 0 {
+		fmt.Fprintf(w, "Note: %d requests' prompt_tokens differ from the requested input tokens\n", s.PromptOffTarget)
+	}
+	fmt.Fprintf(w, "\n%-26s %7s %9s %9s %9s %9s %9s %9s %9s %9s\n", "metric (ms)", "count", "mean", "std", "min", "p50", "p90", "p95", "p99", "max")
+	row := func(name string, d loadgen.Dist) {
+		fmt.Fprintf(w, "%-26s %7d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", name, d.Count, d.Mean, d.Std, d.Min, d.P50, d.P90, d.P95, d.P99, d.Max)
+	}
+	row("ttft", s.TTFTMs)
+	row("tpot", s.TPOTMs)
+	row("itl", s.ITLMs)
+	row("latency", s.LatencyMs)
+	if s.DispatchDelayMs != nil {
+		row("dispatch_delay", *s.DispatchDelayMs)
+		row("ttft_from_scheduled", *s.TTFTFromScheduledMs)
+		row("latency_from_scheduled", *s.LatencyFromScheduledMs)
+	}
+}
