@@ -13,11 +13,11 @@ const maxWindows = 10_000_000
 // groups. Gaps and windows never cross a row-group boundary: sampled groups
 // are far apart in time.
 type arrivalStats struct {
-	perSecond, perMinute   quantileSink
-	secCount, secWindows   int64
-	minCount, minWindows   int64
-	gaps                   int64
-	gapSum, gapSumSq       float64 // seconds
+	perSecond, perMinute quantileSink
+	secCount, secWindows int64
+	minCount, minWindows int64
+	gaps                 int64
+	gapSum, gapSumSq     float64 // seconds
 }
 
 func newArrivalStats(newSink func() quantileSink) *arrivalStats {

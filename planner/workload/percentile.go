@@ -40,8 +40,11 @@ type exactSink struct {
 	sorted bool
 }
 
-func (e *exactSink) Add(x float64)            { e.values = append(e.values, x); e.sorted = false }
-func (e *exactSink) Merge(o quantileSink)     { e.values = append(e.values, o.(*exactSink).values...); e.sorted = false }
+func (e *exactSink) Add(x float64) { e.values = append(e.values, x); e.sorted = false }
+func (e *exactSink) Merge(o quantileSink) {
+	e.values = append(e.values, o.(*exactSink).values...)
+	e.sorted = false
+}
 func (e *exactSink) Count() int64             { return int64(len(e.values)) }
 func (e *exactSink) Percentiles() Percentiles { return percentilesOf(e.sortedValues()) }
 
