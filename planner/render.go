@@ -33,8 +33,11 @@ func WriteText(w io.Writer, p *Plan) error {
 	}
 	writeFindings(ew, p.Preflight)
 	writeAssumptions(ew, p)
-	if n := countSeverity(p.Preflight, SeverityError); n > 0 {
-		ew.printf("\n%s block this plan: fix them, then plan again.\n", plural(n, "preflight error"))
+	switch n := countSeverity(p.Preflight, SeverityError); {
+	case n == 1:
+		ew.printf("\n1 preflight error blocks this plan: fix it, then plan again.\n")
+	case n > 1:
+		ew.printf("\n%d preflight errors block this plan: fix them, then plan again.\n", n)
 	}
 	return ew.err
 }
