@@ -88,7 +88,12 @@ func NewExecutor(cfg map[string]any, opts ...Option) (*Executor, error) {
 		now:       time.Now,
 		live:      map[string]*deployed{},
 	}
-	e.newCloud = func() (Cloud, error) { return NewSDKCloud(c.Environment) }
+	e.newCloud = func() (Cloud, error) {
+		if tc, ok := cloudFromEnv(); ok {
+			return tc, nil
+		}
+		return NewSDKCloud(c.Environment)
+	}
 	for _, o := range opts {
 		o(e)
 	}
@@ -207,10 +212,10 @@ func (e *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 // startup copies the binary in, waits for /health and records the environment.
 func (e *Executor) startup(ctx context.Context, dep *deployed, bin string) (*executor.Server, error) {
 	if err := dep.sb.CopyIn(ctx, bin, RemoteBinary); err != nil {
-		return nil, fmt.Errorf("modal executor: copying the infercrane binary into sandbox %s: %w", dep.sb.ID(), err)
+		return nil, e.startupFailure(ctx, dep, fmt.Errorf("copying the infercrane binary in: %w", err))
 	}
 	if _, errOut, code, err := execOutput(ctx, dep.sb, []string{"chmod", "755", RemoteBinary}, time.Minute); err != nil || code != 0 {
-		return nil, fmt.Errorf("modal executor: making the copied binary executable in sandbox %s failed (code %d, %v): %s", dep.sb.ID(), code, err, clip(errOut, 200))
+		return nil, e.startupFailure(ctx, dep, fmt.Errorf("making the copied binary executable failed (code %d, %v): %s", code, err, clip(errOut, 200)))
 	}
 	if err := e.waitHealthy(ctx, dep); err != nil {
 		return nil, err
@@ -224,6 +229,25 @@ func (e *Executor) startup(ctx context.Context, dep *deployed, bin string) (*exe
 		Handle:       dep.sb.ID(),
 		Info:         info,
 	}, nil
+}
+
+// startupFailure explains a failed startup step, naming the server's exit
+// when the sandbox has already stopped (a crashing vllm serve).
+func (e *Executor) startupFailure(ctx context.Context, dep *deployed, err error) error {
+	if exitErr := serverExited(ctx, dep); exitErr != nil {
+		return exitErr
+	}
+	return fmt.Errorf("modal executor: sandbox %s: %w", dep.sb.ID(), err)
+}
+
+// serverExited returns an error when the sandbox's command has exited.
+func serverExited(ctx context.Context, dep *deployed) error {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if code, exited, err := dep.sb.Poll(pctx); err == nil && exited {
+		return fmt.Errorf("modal executor: vllm serve in sandbox %s exited with code %d before /health answered; the server's output is in %s", dep.sb.ID(), code, dep.log.where())
+	}
+	return nil
 }
 
 // explainCreate turns a failed Create into an error that says what to do.

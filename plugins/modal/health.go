@@ -48,11 +48,13 @@ func (e *Executor) waitHealthy(ctx context.Context, dep *deployed) error {
 	last := "no probe answered yet"
 	lastNote := start
 	for {
-		if code, exited, err := dep.sb.Poll(hctx); err == nil && exited {
-			return fmt.Errorf("modal executor: vllm serve in sandbox %s exited with code %d before /health answered; the server's output is in %s", dep.sb.ID(), code, dep.log.where())
+		if err := serverExited(hctx, dep); err != nil {
+			return err
 		}
 		out, errOut, code, err := execOutput(hctx, dep.sb, probeCommand(), 30*time.Second)
 		switch {
+		case hctx.Err() != nil:
+			// The deadline cut this probe short; keep the previous answer.
 		case err == nil && code == 0:
 			dep.log.note("server healthy after %s", e.now().Sub(start).Round(time.Second))
 			return nil

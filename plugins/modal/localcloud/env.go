@@ -1,6 +1,17 @@
 package localcloud
 
-import "os"
+import (
+	"os"
+
+	"github.com/infercrane/infercrane/plugins/modal"
+)
+
+func init() {
+	modal.SetTestCloud(func(getenv func(string) string) (modal.Cloud, bool) {
+		c, ok := FromEnv(getenv)
+		return c, ok
+	})
+}
 
 // Environment variables that select the local stand-in instead of Modal.
 const (

@@ -1,0 +1,152 @@
+package modal_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/plugins/modal"
+	"github.com/infercrane/infercrane/plugins/modal/localcloud"
+)
+
+// The whole path: a sandbox running the stand-in for vllm serve, the binary
+// copied in, /health awaited, the environment recorded, two runs of the real
+// load generator inside the sandbox, the results read back, and teardown
+// leaving nothing behind.
+func TestDeployRunTeardown(t *testing.T) {
+	f := newFixture(t, map[string]any{"secrets": []any{"hf"}, "volume": "hf-cache", "region": "us-east", "cloud": "aws"},
+		func(c *localcloud.Cloud) { c.Secrets = map[string]map[string]string{"hf": {"HF_TOKEN": "hf_x"}} })
+	d := f.deployment("dep1")
+	srv, err := f.exec.Deploy(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := f.cloud.Meta(srv.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What Modal was asked for.
+	sp := meta.Spec
+	if sp.GPU != "L4" || sp.Image != "vllm/vllm-openai:v0.22.1" || sp.App != "infercrane" || sp.Volume != "hf-cache" ||
+		sp.VolumeMount != "/root/.cache/huggingface" || !slices.Equal(sp.Secrets, []string{"hf"}) || sp.Region != "us-east" || sp.Cloud != "aws" ||
+		sp.Timeout.Minutes() != 30 || sp.IdleTimeout.Minutes() != 5 {
+		t.Fatalf("sandbox spec: %+v", sp)
+	}
+	cmd := strings.Join(sp.Command, " ")
+	for _, flag := range []string{"vllm serve Qwen/Qwen3-0.6B", "--revision c1899de289a04d12100db370d81485cdf75e47ca", "--max-model-len 4096",
+		"--max-num-seqs 64", "--max-num-batched-tokens 4096", "--seed 17", "--no-enable-log-requests", "--dtype bfloat16", "--port 8000"} {
+		if !strings.Contains(cmd, flag) {
+			t.Errorf("vllm command lacks %q: %s", flag, cmd)
+		}
+	}
+	for k, v := range map[string]string{"infercrane": "1", "screen": "smoke", "deployment": "dep1", "apply": "apply-1"} {
+		if sp.Tags[k] != v {
+			t.Errorf("tag %s = %q, want %q", k, sp.Tags[k], v)
+		}
+	}
+	if _, ok := sp.Tags["created_at"]; !ok {
+		t.Error("no created_at tag")
+	}
+	// What the evidence records about the environment.
+	for k, v := range map[string]string{"gpu": "NVIDIA L4", "gpu_compute_cap": "8.9", "gpu_count": "1", "vllm_version": "0.22.1",
+		"torch_version": "2.9.0+cu128", "sandbox_id": srv.Handle, "gpu_request": "L4", "image": "vllm/vllm-openai:v0.22.1"} {
+		if srv.Info[k] != v {
+			t.Errorf("Info[%s] = %q, want %q", k, srv.Info[k], v)
+		}
+	}
+	if _, bad := srv.Info["gpu_mismatch"]; bad {
+		t.Errorf("mismatch reported for a matching GPU: %v", srv.Info)
+	}
+	if srv.BaseURL != "http://127.0.0.1:8000" || srv.Model != "Qwen/Qwen3-0.6B" {
+		t.Fatalf("server: %+v", srv)
+	}
+
+	for run := 1; run <= 2; run++ {
+		res, err := f.exec.Run(t.Context(), srv, executor.RunSpec{Lane: "lane-a", Run: run, Load: load(6)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Requests != 6 || res.Summary.Succeeded != 6 || len(res.Records) != 6 {
+			t.Fatalf("run %d: summary %+v, %d records", run, res.Summary, len(res.Records))
+		}
+		for _, r := range res.Records {
+			if !r.OK() || r.OutputTokens != 8 || r.FirstTokenNs <= r.SentNs {
+				t.Fatalf("record %+v", r)
+			}
+		}
+		if res.GPUSeconds <= 0 || res.Summary.TTFTMs.P50 < 5 {
+			t.Fatalf("gpu seconds %v, ttft p50 %v ms (the stand-in's TTFT is 5 ms)", res.GPUSeconds, res.Summary.TTFTMs.P50)
+		}
+	}
+	if err := f.exec.Teardown(t.Context(), srv); err != nil {
+		t.Fatal(err)
+	}
+	f.mustBeGone(srv.Handle)
+	if err := f.exec.Teardown(t.Context(), srv); err != nil {
+		t.Fatalf("second teardown: %v", err)
+	}
+	left, err := f.exec.Leftovers(t.Context(), "apply-1")
+	if err != nil || len(left) != 0 {
+		t.Fatalf("leftovers %v, %v", left, err)
+	}
+	var rec modal.TeardownRecord
+	if err := json.Unmarshal([]byte(f.teardownRecord("dep1")), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Terminated || rec.SandboxID != srv.Handle || rec.Attempts != 1 || rec.RunGPUSeconds <= 0 || rec.GPUSeconds < rec.RunGPUSeconds || rec.StartupSeconds <= 0 {
+		t.Fatalf("teardown record %+v", rec)
+	}
+	log := f.logFile("dep1")
+	for _, want := range []string{"[infercrane] creating sandbox", "server healthy", "run 2 of lane lane-a: 6 of 6 requests succeeded", "terminated"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// Different deployments run in parallel sandboxes, each on its own server.
+func TestParallelDeployments(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	handles := make([]string, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := f.deployment(fmt.Sprintf("dep%d", i))
+			srv, err := f.exec.Deploy(t.Context(), d)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			handles[i] = srv.Handle
+			defer func() {
+				if err := f.exec.Teardown(t.Context(), srv); err != nil && errs[i] == nil {
+					errs[i] = err
+				}
+			}()
+			res, err := f.exec.Run(t.Context(), srv, executor.RunSpec{Lane: d.ID, Run: 1, Load: load(4)})
+			if err == nil && res.Summary.Succeeded != 4 {
+				err = fmt.Errorf("%d of 4 succeeded", res.Summary.Succeeded)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("deployment %d: %v", i, err)
+		}
+	}
+	if handles[0] == handles[1] || handles[1] == handles[2] {
+		t.Fatalf("deployments shared a sandbox: %v", handles)
+	}
+	for _, h := range handles {
+		f.mustBeGone(h)
+	}
+}

@@ -1,0 +1,154 @@
+package modal_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/plugins/modal"
+	"github.com/infercrane/infercrane/plugins/modal/localcloud"
+)
+
+// bin is a real infercrane binary built for these tests: inside the local
+// sandboxes its `sim serve` stands in for `vllm serve` and its `bench` is the
+// load generator, exactly as the real binary runs inside Modal's.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "modal-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "infercrane")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/infercrane/infercrane/cmd/infercrane").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building infercrane for the modal tests: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture is an executor wired to a local cloud.
+type fixture struct {
+	t     *testing.T
+	cloud *localcloud.Cloud
+	exec  *modal.Executor
+	logs  string
+
+	mu       sync.Mutex
+	progress []string
+}
+
+var fast = modal.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, Attempts: 4}
+
+func newFixture(t *testing.T, cfg map[string]any, tweak func(*localcloud.Cloud)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, cloud: localcloud.New(t.TempDir(), bin), logs: filepath.Join(t.TempDir(), "logs")}
+	f.cloud.SimArgs = []string{"--ttft", "5ms", "--itl", "1ms"}
+	if tweak != nil {
+		tweak(f.cloud)
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	cfg["binary"] = bin
+	e, err := modal.NewExecutor(cfg, modal.WithCloud(f.cloud), modal.WithPollInterval(50*time.Millisecond),
+		modal.WithCapacityBackoff(fast), modal.WithTerminateBackoff(fast),
+		modal.WithProgress(func(dep, line string) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.progress = append(f.progress, dep+": "+line)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.exec = e
+	t.Cleanup(func() {
+		// Nothing may outlive a test; kill what a failing test left.
+		if left := f.cloud.Running(); len(left) > 0 {
+			t.Errorf("sandboxes left running: %v", left)
+			for _, id := range left {
+				f.cloud.Kill(id)
+			}
+		}
+	})
+	return f
+}
+
+func (f *fixture) deployment(id string) executor.Deployment {
+	return executor.Deployment{
+		ID: id, ApplyID: "apply-1", Screen: "smoke", ModelID: "Qwen/Qwen3-0.6B", Revision: "c1899de289a04d12100db370d81485cdf75e47ca",
+		MaxContext: 4096, GPUType: "L4", GPUCount: 1, RuntimeEngine: "vllm", RuntimeVersion: "0.22.1", RuntimeDtype: "bfloat16",
+		GPUMemoryUtil: 0.9, MaxNumSeqs: 64, MaxBatchedTokens: 4096, Seed: 17, ExecutorType: "modal", LogDir: f.logs,
+	}
+}
+
+func load(requests int) loadgen.Config {
+	return loadgen.Config{API: "chat", Streaming: true, InputTokens: 32, OutputTokens: 8, Concurrency: 2, Requests: requests, Seed: 7}
+}
+
+func (f *fixture) progressText() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.progress, "\n")
+}
+
+// groupsAlive reports which of a sandbox's process groups still exist.
+func (f *fixture) groupsAlive(id string) []int {
+	m, err := f.cloud.Meta(id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var alive []int
+	for _, pg := range m.Pgids {
+		if err := syscall.Kill(-pg, 0); err == nil {
+			alive = append(alive, pg)
+		}
+	}
+	return alive
+}
+
+// mustBeGone fails unless the sandbox is terminated and none of its
+// processes is left.
+func (f *fixture) mustBeGone(id string) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(f.groupsAlive(id)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive := f.groupsAlive(id); len(alive) > 0 {
+		f.t.Fatalf("sandbox %s still has process groups %v", id, alive)
+	}
+	for _, r := range f.cloud.Running() {
+		if r == id {
+			f.t.Fatalf("sandbox %s still listed as running", id)
+		}
+	}
+}
+
+func (f *fixture) logFile(dep string) string {
+	b, err := os.ReadFile(filepath.Join(f.logs, "modal-"+dep+".log"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (f *fixture) teardownRecord(dep string) string {
+	b, err := os.ReadFile(filepath.Join(f.logs, "modal-"+dep+".json"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
