@@ -175,23 +175,24 @@ func (l *loader) setRaw(vd *variableDecl, raw, origin string) {
 		val = cty.StringVal(raw)
 	} else {
 		expr, d := hclsyntax.ParseExpression([]byte(raw), rng.Filename, hcl.InitialPos)
-		if d.HasErrors() {
-			if vd.v.Type == cty.DynamicPseudoType {
-				val = cty.StringVal(raw)
-			} else {
-				l.diags = append(l.diags, errorf(rng, "Invalid value for variable",
-					"The value for var.%s from %s is not a valid %s value. Quote lists and maps for your shell, for example -var 'tags=[\"a\",\"b\"]'.",
-					vd.v.Name, origin, typeexpr.TypeString(vd.v.Type)))
-				return
-			}
-		} else {
-			v, d := expr.Value(&hcl.EvalContext{Functions: l.functions})
-			if d.HasErrors() {
-				l.diags = append(l.diags, errorf(rng, "Invalid value for variable",
-					"The value for var.%s from %s must be a constant; it cannot refer to anything.", vd.v.Name, origin))
-				return
-			}
+		if !d.HasErrors() && len(expr.Variables()) == 0 {
+			v, d2 := expr.Value(&hcl.EvalContext{Functions: l.functions})
+			d = append(d, d2...)
 			val = v
+		}
+		switch {
+		case !d.HasErrors() && val != cty.NilVal:
+		case vd.v.Type == cty.DynamicPseudoType:
+			val = cty.StringVal(raw)
+		default:
+			shown := fmt.Sprintf("%q", raw)
+			if vd.v.Sensitive {
+				shown = "(sensitive)"
+			}
+			l.diags = append(l.diags, errorf(rng, "Invalid value for variable",
+				"The value %s for var.%s (from %s) is not a valid %s. Lists and maps use HCL syntax; quote them for your shell, for example -var 'tags=[\"a\",\"b\"]'.",
+				shown, vd.v.Name, origin, typeexpr.TypeString(vd.v.Type)))
+			return
 		}
 	}
 	l.assign(vd, val, rng, origin)
