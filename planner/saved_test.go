@@ -11,7 +11,7 @@ import (
 )
 
 // specDir writes a spec directory with a pinned profile and loads it.
-func specDir(t *testing.T) (string, *lang.Config) {
+func specDir(t testing.TB) (string, *lang.Config) {
 	t.Helper()
 	dir := t.TempDir()
 	src := strings.Join(strings.Split(hclBlocks, "\n---\n"), "\n\n")
