@@ -21,6 +21,10 @@ const (
 	EventNodeSkipped      = "node_skipped"
 	EventNote             = "note"
 	EventApplyFinished    = "apply_finished"
+	// EventPlan and EventReportWritten are emitted by the CLI around the
+	// runner's events: the plan about to be applied and the reports written.
+	EventPlan          = "plan"
+	EventReportWritten = "report_written"
 )
 
 // Event is one thing that happened during an apply. The -json stream is
@@ -53,4 +57,9 @@ type Event struct {
 	Elapsed float64 `json:"elapsed_s,omitempty"`
 	Error   string  `json:"error,omitempty"`
 	Message string  `json:"message,omitempty"`
+	// Files are the reports written (report_written).
+	Files []string `json:"files,omitempty"`
+	// ExitCode is the gates' exit code (report_written) or the apply's
+	// (apply_finished from the CLI).
+	ExitCode *int `json:"exit_code,omitempty"`
 }

@@ -56,6 +56,10 @@ type Outcome struct {
 	Errors []error
 	// Interrupted is true when the context was cancelled.
 	Interrupted bool
+	// TornDown lists the deployments torn down; TeardownFailed those whose
+	// teardown failed (something may be left running).
+	TornDown       []string
+	TeardownFailed []string
 }
 
 // Err joins the outcome's errors.
@@ -247,10 +251,10 @@ func (a *applyRun) deploy(d *deployment) error {
 		return err
 	}
 	d.acquired = true
-	desc := fmt.Sprintf("deploy of %s (%s on %s, executor %s)", d.id, l.Inputs.ModelID, l.Inputs.GPUType, typ)
-	a.r.busy.Store("deploy."+d.id, desc)
+	what := fmt.Sprintf("%s on %s, executor %s", l.Inputs.ModelID, l.Inputs.GPUType, typ)
+	a.r.busy.Store("deploy."+d.id, fmt.Sprintf("deploy of %s (%s)", d.id, what))
 	defer a.r.busy.Delete("deploy." + d.id)
-	a.r.emit(Event{Type: EventDeployStarted, Deployment: d.id, Executor: typ, Message: desc})
+	a.r.emit(Event{Type: EventDeployStarted, Deployment: d.id, Executor: typ, Message: what})
 	start := time.Now()
 	x, err := a.r.Open(a.ctx, typ, l.Inputs.ExecutorConfig)
 	if err != nil {
@@ -384,6 +388,13 @@ func (a *applyRun) teardown(d *deployment) error {
 	if c, ok := d.executor.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}
+	a.mu.Lock()
+	if err != nil {
+		a.out.TeardownFailed = append(a.out.TeardownFailed, d.id)
+	} else {
+		a.out.TornDown = append(a.out.TornDown, d.id)
+	}
+	a.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("teardown of deployment %s on executor %s: %w; check that nothing is left running", d.id, typ, err)
 		a.r.emit(Event{Type: EventTeardownFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Elapsed: time.Since(start).Seconds()})

@@ -49,14 +49,26 @@ func Launch(ctx context.Context, name string, newCmd func() *exec.Cmd, typ strin
 		logOut = io.Discard
 	}
 	c := &Client{Name: name, Path: newCmd().Path, newCmd: newCmd, typ: typ, cfg: raw, logOut: logOut}
-	if err := c.start(ctx); err != nil {
+	if err := c.start(ctx, true); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// start launches the process and configures the executor.
-func (c *Client) start(ctx context.Context) error {
+// launchUnconfigured starts a plugin only to read its schema.
+func launchUnconfigured(ctx context.Context, name string, newCmd func() *exec.Cmd, logOut io.Writer) (*Client, error) {
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	c := &Client{Name: name, Path: newCmd().Path, newCmd: newCmd, logOut: logOut}
+	if err := c.start(ctx, false); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// start launches the process and, when configure is set, configures the executor.
+func (c *Client) start(ctx context.Context, configure bool) error {
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginSet(&grpcPlugin{}),
@@ -64,6 +76,7 @@ func (c *Client) start(ctx context.Context) error {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin." + c.Name, Output: c.logOut, Level: hclog.Info}),
 		StartTimeout:     30 * time.Second,
+		Managed:          true,
 		Stderr:           c.logOut,
 		SyncStdout:       c.logOut,
 		SyncStderr:       c.logOut,
@@ -83,7 +96,7 @@ func (c *Client) start(ctx context.Context) error {
 	if err == nil {
 		err = json.Unmarshal(sr.SchemaJson, &c.schema)
 	}
-	if err == nil {
+	if err == nil && configure {
 		_, err = rpc.Configure(ctx, &executorpb.ConfigureRequest{Type: c.typ, ConfigJson: c.cfg})
 	}
 	if err != nil {
@@ -193,7 +206,7 @@ func (c *Client) Run(ctx context.Context, s *executor.Server, r executor.RunSpec
 func (c *Client) Teardown(ctx context.Context, s *executor.Server) error {
 	rpc, pc := c.conn()
 	if pc == nil || pc.Exited() {
-		if err := c.start(ctx); err != nil {
+		if err := c.start(ctx, true); err != nil {
 			return fmt.Errorf("executor plugin %s died and could not be restarted to tear down deployment %s: %w", c.Name, s.DeploymentID, err)
 		}
 		rpc, pc = c.conn()

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/state"
+	"github.com/infercrane/infercrane/plugins"
+)
+
+func init() {
+	register(&command{
+		Name:     "apply",
+		Synopsis: "Run a spec's (or a saved plan's) lanes, journal every run and write the reports",
+		Run:      runApply,
+	})
+}
+
+// applyOpts are apply's flags.
+type applyOpts struct {
+	pf          *planFlags
+	parallelism int
+	autoApprove bool
+	json        bool
+}
+
+func runApply(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	o := applyOpts{pf: addPlanFlags(fs)}
+	fs.IntVar(&o.parallelism, "parallelism", 1, "deployments up at once (runs on one deployment always run one after another)")
+	fs.BoolVar(&o.autoApprove, "auto-approve", false, "apply without asking (needed when not on a terminal)")
+	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines on stdout instead of the live display")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: infercrane apply [PATH | PLANFILE] [-var NAME=VALUE]... [-var-file FILE]... [-state DIR] [-replace LANE]... [-parallelism N] [-auto-approve] [-json]")
+		fmt.Fprintln(env.Stderr, "\nPlans the spec in PATH (default .), shows the plan, asks for approval and runs it; or runs")
+		fmt.Fprintln(env.Stderr, "the saved plan PLANFILE ('infercrane plan -out FILE') if none of its inputs changed.")
+		fmt.Fprintln(env.Stderr, "Exit status: 0 done and every gate passed, 1 an error, 3 a gate failed, 4 a gate was")
+		fmt.Fprintln(env.Stderr, "inconclusive, 130 interrupted (re-run to resume).")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 1
+	}
+	if len(pos) > 1 {
+		fmt.Fprintf(env.Stderr, "infercrane apply: one PATH or PLANFILE at most, got %d; run 'infercrane apply -h'\n", len(pos))
+		return 1
+	}
+	if o.parallelism < 1 {
+		fmt.Fprintln(env.Stderr, "infercrane apply: -parallelism must be at least 1")
+		return 1
+	}
+	path := "."
+	if len(pos) == 1 {
+		path = pos[0]
+	}
+	var job *applyJob
+	var code int
+	if isSpecPath(path) {
+		job, code = prepareSpec(env, path, o)
+	} else {
+		job, code = prepareSaved(env, path, o)
+	}
+	if job == nil {
+		return code
+	}
+	defer job.store.Close()
+	return job.run(env, o)
+}
+
+// applyJob is an approved plan with its locked state.
+type applyJob struct {
+	plan     *planner.Plan
+	saved    *planner.SavedPlan
+	cfg      *lang.Config // nil for a saved plan
+	store    *state.Store
+	stateDir string
+}
+
+// lockState opens the state directory, failing fast when another apply holds it.
+func lockState(env *cliEnv, dir string) *state.Store {
+	st, err := state.Open(dir, "infercrane apply")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return nil
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(env.Stderr, "Note: %s\n", n)
+	}
+	return st
+}
+
+// prepareSpec plans the spec with the state locked, shows the plan and
+// gets approval.
+func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
+	ps, ok := planSpec(env, path, o.pf, false)
+	if !ok {
+		return nil, 1
+	}
+	st := lockState(env, ps.stateDir)
+	if st == nil {
+		return nil, 1
+	}
+	// The state may have changed (or been repaired) between planning and
+	// locking: plan again under the lock.
+	if planner.StateDigest(st.Snapshot()) != planner.StateDigest(ps.snap) {
+		if ps, ok = planSpec(env, path, o.pf, false); !ok {
+			st.Close()
+			return nil, 1
+		}
+	}
+	job := &applyJob{plan: ps.plan, cfg: ps.cfg, store: st, stateDir: ps.stateDir,
+		saved: planner.NewSaved(ps.plan, ps.cfg, ps.snap, path, ps.stateDir)}
+	if code, ok := job.review(env, o); !ok {
+		st.Close()
+		return nil, code
+	}
+	return job, 0
+}
+
+// prepareSaved checks a saved plan against its inputs as they are now.
+func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
+	if len(o.pf.vars.vars) > 0 || len(o.pf.vars.files) > 0 || len(o.pf.replace) > 0 {
+		fmt.Fprintln(env.Stderr, "infercrane apply: a saved plan fixes its variables and replacements; give -var, -var-file and -replace to 'infercrane plan -out' instead")
+		return nil, 1
+	}
+	p, saved, err := planner.ReadPlanFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return nil, 1
+	}
+	if saved == nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %s is plan JSON, which records no input digests, so apply cannot check that it still holds; save the plan with 'infercrane plan -out FILE' and apply that\n", path)
+		return nil, 1
+	}
+	dir := saved.StateDir
+	if *o.pf.state != "" && filepath.Clean(*o.pf.state) != filepath.Clean(dir) {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %s was planned against the state in %s, not %s; drop -state or plan again\n", path, dir, *o.pf.state)
+		return nil, 1
+	}
+	st := lockState(env, dir)
+	if st == nil {
+		return nil, 1
+	}
+	cur, err := saved.CurrentInputs()
+	if err != nil {
+		st.Close()
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return nil, 1
+	}
+	if changes := saved.Changes(cur); len(changes) > 0 {
+		st.Close()
+		fmt.Fprintf(env.Stderr, "infercrane apply: the saved plan %s is stale; since it was made:\n", path)
+		for _, c := range changes {
+			fmt.Fprintf(env.Stderr, "  - %s\n", c)
+		}
+		fmt.Fprintln(env.Stderr, "Make a new plan with 'infercrane plan -out FILE' and apply that.")
+		return nil, 1
+	}
+	job := &applyJob{plan: p, saved: saved, store: st, stateDir: dir}
+	if code, ok := job.review(env, applyOpts{autoApprove: true, json: o.json}); !ok {
+		st.Close()
+		return nil, code
+	}
+	return job, 0
+}
+
+// review shows the plan and asks for approval; ok is false when apply
+// must stop, with code its exit status.
+func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
+	p := j.plan
+	if o.json {
+		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventPlan, Message: planner.SummaryLine(p),
+			LanesToRun: p.Totals.LanesToRun, RunsToDo: p.Totals.Runs})
+	} else if err := planner.WriteText(env.Stdout, p); err != nil {
+		return 1, false
+	}
+	if p.HasErrors() {
+		fmt.Fprintln(env.Stderr, "infercrane apply: the plan has preflight errors; fix them and apply again")
+		return 1, false
+	}
+	if !p.HasWork() && p.Totals.Dropped == 0 {
+		if !o.json {
+			fmt.Fprintln(env.Stdout, "\nNo changes: every lane is complete in the state. Nothing to run.")
+		}
+		return 0, true
+	}
+	if o.autoApprove {
+		return 0, true
+	}
+	in, isFile := env.Stdin.(*os.File)
+	if !isFile || !term.IsTerminal(int(in.Fd())) || o.json {
+		fmt.Fprintln(env.Stderr, "infercrane apply: not asking for approval without a terminal; review the plan and re-run with -auto-approve")
+		return 1, false
+	}
+	fmt.Fprintf(env.Stdout, "\nDo you want to run this plan? Only 'yes' will be accepted.\n  Enter a value: ")
+	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	if strings.TrimSpace(line) != "yes" {
+		fmt.Fprintln(env.Stderr, "Apply cancelled.")
+		return 1, false
+	}
+	return 0, true
+}
+
+// view picks the progress display.
+func view(env *cliEnv, o applyOpts, runsToDo int) progressView {
+	if o.json {
+		return newJSONView(env.Stdout)
+	}
+	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) && env.Getenv("TERM") != "dumb" {
+		return newBarsView(env.Stdout, runsToDo)
+	}
+	return newPlainView(env.Stdout)
+}
+
+// run applies the plan, then writes the reports.
+func (j *applyJob) run(env *cliEnv, o applyOpts) int {
+	planJSON, err := json.Marshal(j.saved)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: encode the plan: %v\n", err)
+		return 1
+	}
+	logDir, err := j.store.LogDir()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return 1
+	}
+	pluginLog, err := os.OpenFile(filepath.Join(logDir, "plugins.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return 1
+	}
+	defer pluginLog.Close()
+	reg := &plugins.Registry{Dirs: plugins.DefaultDirs(env.Getenv), LogOut: pluginLog,
+		Isolate: env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"}
+	v := view(env, o, j.plan.Totals.Runs)
+	r := &executor.Runner{Store: j.store, Open: reg.Open, Parallelism: o.parallelism, PlanJSON: planJSON, Events: v.Event}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := handleInterrupts(env, cancel, r.Busy)
+	out, err := r.Apply(ctx, j.plan)
+	stop()
+	v.Close()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return 1
+	}
+	code := 0
+	switch {
+	case out.Interrupted:
+		fmt.Fprintln(env.Stderr, "Apply interrupted: completed runs are journaled in "+j.stateDir+"; run apply again to resume.")
+		code = 130
+	case out.Err() != nil:
+		fmt.Fprintf(env.Stderr, "infercrane apply: %s\nCompleted runs are journaled in %s; fix the cause and run apply again to resume.\n", errText(out.Err()), j.stateDir)
+		code = 1
+	}
+	if rc := j.report(env, o, out); code == 0 {
+		code = rc
+	}
+	return code
+}
+
+// errText renders joined errors one per line.
+func errText(err error) string {
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		var lines []string
+		for _, e := range joined.Unwrap() {
+			lines = append(lines, e.Error())
+		}
+		return strings.Join(lines, "\n")
+	}
+	return err.Error()
+}
+
+// report writes the evidence and reports of the state and returns the
+// gates' exit code (0 when there is nothing to report).
+func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
+	cl := &report.Cleanup{State: "torn_down", DeploymentsTornDown: append([]string{}, out.TornDown...), ActiveGPUTasks: len(out.TeardownFailed)}
+	if len(out.TeardownFailed) > 0 {
+		cl.State = "teardown_failed"
+	}
+	opts := report.Options{Config: j.cfg, Cleanup: cl, InfercraneVersion: Version}
+	if env.Environ != nil {
+		opts.Secrets = report.SecretsFromEnv(env.Environ())
+	}
+	oc, err := report.Generate(j.stateDir, opts)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but the report failed: %v; run 'infercrane report %s' after fixing it\n", err, j.stateDir)
+		return 1
+	}
+	if o.json {
+		code := oc.ExitCode
+		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code})
+		return oc.ExitCode
+	}
+	fmt.Fprintln(env.Stdout)
+	printOutcome(env, oc)
+	fmt.Fprintf(env.Stdout, "Reports are in %s.\n", filepath.Join(j.stateDir, state.ReportsDir))
+	return oc.ExitCode
+}

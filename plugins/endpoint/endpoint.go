@@ -1,0 +1,154 @@
+// Package endpoint is the built-in "endpoint" executor: lanes run against
+// an OpenAI-compatible server that already exists. Nothing is started or
+// stopped; the API key is read from the environment variable the spec
+// names and is never written anywhere.
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/executor"
+)
+
+// Type is the executor type name.
+const Type = "endpoint"
+
+// Schema describes the endpoint executor block.
+func Schema() executor.Schema {
+	return executor.Schema{Attributes: []executor.Attribute{
+		{Name: "base_url", Type: executor.AttrString, Required: true, Doc: `the server's base URL, e.g. "http://10.0.0.5:8000" (a trailing /v1 is accepted)`},
+		{Name: "api_key_env", Type: executor.AttrString, Doc: "name of the environment variable holding the API key (the key itself never goes in the spec)"},
+		{Name: "model", Type: executor.AttrString, Doc: "served model name to request (default: the lane's model id)"},
+		{Name: "check_timeout", Type: executor.AttrDuration, Doc: `how long Deploy waits for the endpoint to answer (default "30s")`},
+	}}
+}
+
+// Executor talks to an existing endpoint.
+type Executor struct {
+	base    string
+	keyEnv  string
+	model   string
+	timeout time.Duration
+	getenv  func(string) string
+}
+
+// New makes an endpoint executor from the executor block's attributes.
+func New(cfg map[string]any) (executor.Executor, error) {
+	a := executor.Attrs(cfg)
+	if err := a.Check(Type, Schema()); err != nil {
+		return nil, err
+	}
+	base := strings.TrimRight(a.String("base_url", ""), "/")
+	base = strings.TrimSuffix(base, "/v1")
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf(`executor "endpoint": base_url %q must be an http:// or https:// URL such as "http://127.0.0.1:8000"`, a.String("base_url", ""))
+	}
+	return &Executor{base: base, keyEnv: a.String("api_key_env", ""), model: a.String("model", ""),
+		timeout: a.Duration("check_timeout", 30*time.Second), getenv: os.Getenv}, nil
+}
+
+// apiKey reads the key from the named environment variable.
+func (x *Executor) apiKey() (string, error) {
+	if x.keyEnv == "" {
+		return "", nil
+	}
+	key := x.getenv(x.keyEnv)
+	if key == "" {
+		return "", fmt.Errorf("the environment variable %s (api_key_env) is empty or unset; export the endpoint's API key in it", x.keyEnv)
+	}
+	return key, nil
+}
+
+// Deploy checks that the endpoint answers /v1/models with the key; it
+// starts nothing.
+func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+	key, err := x.apiKey()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	status, body, err := get(ctx, x.base+"/v1/models", key)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s does not answer: %w; check base_url and that the server is up", x.base, err)
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return nil, fmt.Errorf("endpoint %s refused the API key (HTTP %d); check the key in $%s", x.base, status, x.keyEnv)
+	case status != http.StatusOK:
+		return nil, fmt.Errorf("endpoint %s answered GET /v1/models with HTTP %d; is it an OpenAI-compatible server?", x.base, status)
+	}
+	model := x.model
+	if model == "" {
+		model = d.ModelID
+	}
+	if !servesModel(body, model) {
+		return nil, fmt.Errorf("endpoint %s does not serve model %q (see GET /v1/models); set model in the executor block to the served name", x.base, model)
+	}
+	info := map[string]string{"endpoint": x.base}
+	if st, b, err := get(ctx, x.base+"/version", key); err == nil && st == http.StatusOK {
+		var v struct {
+			Version string `json:"version"`
+		}
+		if json.Unmarshal(b, &v) == nil && v.Version != "" {
+			info["runtime_version"] = v.Version
+		}
+	}
+	return &executor.Server{DeploymentID: d.ID, BaseURL: x.base, Model: model, Handle: x.base, Info: info}, nil
+}
+
+// servesModel reports whether a /v1/models answer lists model.
+func servesModel(body []byte, model string) bool {
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return false
+	}
+	for _, m := range list.Data {
+		if m.ID == model {
+			return true
+		}
+	}
+	return false
+}
+
+func get(ctx context.Context, u, key string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, body, err
+}
+
+// Run drives one run with the built-in load generator.
+func (x *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
+	key, err := x.apiKey()
+	if err != nil {
+		return nil, err
+	}
+	return executor.RunLoad(ctx, s, r, key)
+}
+
+// Teardown does nothing: the endpoint was not started by InferCrane.
+func (x *Executor) Teardown(context.Context, *executor.Server) error { return nil }

@@ -1,0 +1,298 @@
+// Package local is the built-in "local" executor: each deployment is a
+// server process on this machine (`vllm serve ...` by default, or the
+// spec's command), in its own process group, with its log in the state
+// directory. Teardown stops the whole group (SIGTERM, then SIGKILL).
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infercrane/infercrane/executor"
+)
+
+// Type is the executor type name.
+const Type = "local"
+
+// Schema describes the local executor block.
+func Schema() executor.Schema {
+	return executor.Schema{Attributes: []executor.Attribute{
+		{Name: "command", Type: executor.AttrStringList, Doc: "server command instead of `vllm serve MODEL ...`; placeholders: " + placeholderDoc},
+		{Name: "host", Type: executor.AttrString, Doc: `address the server listens on (default "127.0.0.1")`},
+		{Name: "port", Type: executor.AttrNumber, Doc: "port for the server (default: a free port)"},
+		{Name: "health_timeout", Type: executor.AttrDuration, Doc: `how long to wait for GET /health to answer 200 (default "20m")`},
+		{Name: "stop_timeout", Type: executor.AttrDuration, Doc: `how long SIGTERM may take before SIGKILL (default "30s")`},
+		{Name: "env", Type: executor.AttrStringMap, Doc: "extra environment variables for the server"},
+		{Name: "served_model_name", Type: executor.AttrString, Doc: "model name to request (default: the lane's model id)"},
+	}}
+}
+
+// Executor starts server processes on this machine.
+type Executor struct {
+	command       []string
+	host          string
+	port          int
+	healthTimeout time.Duration
+	stopTimeout   time.Duration
+	env           map[string]string
+	served        string
+
+	mu    sync.Mutex
+	procs map[int]*proc // pgid -> process
+}
+
+// proc is a started server.
+type proc struct {
+	cmd    *exec.Cmd
+	pgid   int
+	log    string
+	exited chan struct{} // closed once the leader is reaped
+	err    error         // the leader's exit status, after exited
+	logF   *os.File
+}
+
+// New makes a local executor from the executor block's attributes.
+func New(cfg map[string]any) (executor.Executor, error) {
+	a := executor.Attrs(cfg)
+	if err := a.Check(Type, Schema()); err != nil {
+		return nil, err
+	}
+	x := &Executor{
+		command:       a.Strings("command"),
+		host:          a.String("host", "127.0.0.1"),
+		port:          int(a.Number("port", 0)),
+		healthTimeout: a.Duration("health_timeout", 20*time.Minute),
+		stopTimeout:   a.Duration("stop_timeout", 30*time.Second),
+		env:           a.StringMap("env"),
+		served:        a.String("served_model_name", ""),
+		procs:         map[int]*proc{},
+	}
+	if _, ok := cfg["command"]; ok && len(x.command) == 0 {
+		return nil, errors.New(`executor "local": command must name a program, e.g. ["vllm", "serve", "{model}", "--port", "{port}"]`)
+	}
+	return x, nil
+}
+
+func freePort(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port on %s: %w", host, err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Deploy starts the server and waits until GET /health answers 200. On any
+// failure (timeout, early exit, cancellation) the process group is stopped
+// before Deploy returns.
+func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+	port := x.port
+	if port == 0 {
+		var err error
+		if port, err = freePort(x.host); err != nil {
+			return nil, err
+		}
+	}
+	argv := vllmCommand(d, x.host, port)
+	if len(x.command) > 0 {
+		var err error
+		if argv, err = expand(x.command, d, x.host, port); err != nil {
+			return nil, err
+		}
+	}
+	logDir := d.LogDir
+	if logDir == "" {
+		logDir = os.TempDir()
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(logDir, "server-"+d.ID+".log")
+	logF, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open the server log: %w", err)
+	}
+	fmt.Fprintf(logF, "# %s infercrane: starting %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logF, logF
+	cmd.Env = os.Environ()
+	for k, v := range x.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	setProcAttrs(cmd)
+	if err := cmd.Start(); err != nil {
+		logF.Close()
+		return nil, fmt.Errorf("start the server %q: %w; install it or set command in the executor block", argv[0], err)
+	}
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, log: logPath, exited: make(chan struct{}), logF: logF}
+	live.Store(p.pgid, struct{}{})
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	x.mu.Lock()
+	x.procs[p.pgid] = p
+	x.mu.Unlock()
+
+	base := "http://" + net.JoinHostPort(x.host, strconv.Itoa(port))
+	if err := x.waitHealthy(ctx, p, base); err != nil {
+		x.stop(p)
+		return nil, err
+	}
+	model := x.served
+	if model == "" {
+		model = d.ModelID
+	}
+	info := map[string]string{"runtime": argv[0], "log": logPath}
+	if v := serverVersion(ctx, base, argv[0]); v != "" {
+		info["runtime_version"] = v
+	}
+	return &executor.Server{DeploymentID: d.ID, BaseURL: base, Model: model, Handle: "pgid:" + strconv.Itoa(p.pgid), Info: info}, nil
+}
+
+// waitHealthy polls /health until it answers 200, the process exits, the
+// timeout passes or ctx ends.
+func (x *Executor) waitHealthy(ctx context.Context, p *proc, base string) error {
+	deadline := time.NewTimer(x.healthTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.exited:
+			return fmt.Errorf("the server exited before becoming healthy (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10))
+		case <-deadline.C:
+			return fmt.Errorf("the server did not answer GET %s/health with 200 within %s; see its log %s, or raise health_timeout:\n%s", base, x.healthTimeout, p.log, tail(p.log, 10))
+		case <-tick.C:
+		}
+	}
+}
+
+// serverVersion asks GET /version, then `vllm --version` for vllm.
+func serverVersion(ctx context.Context, base, program string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/version", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		defer resp.Body.Close()
+		var v struct {
+			Version string `json:"version"`
+		}
+		if resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&v) == nil && v.Version != "" {
+			return v.Version
+		}
+	}
+	if filepath.Base(program) == "vllm" {
+		if out, err := exec.CommandContext(ctx, program, "--version").Output(); err == nil {
+			return strings.TrimSpace(string(out))
+		}
+	}
+	return ""
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + string(bytes.Join(lines, []byte("\n  ")))
+}
+
+func (x *Executor) lookup(s *executor.Server) (*proc, int) {
+	pgid, err := strconv.Atoi(strings.TrimPrefix(s.Handle, "pgid:"))
+	if err != nil || !strings.HasPrefix(s.Handle, "pgid:") {
+		return nil, 0
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.procs[pgid], pgid
+}
+
+// Run drives one run with the built-in load generator; if the server
+// process exits during the run, the run is cut short with an error naming
+// the exit and the log.
+func (x *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
+	p, _ := x.lookup(s)
+	if p == nil {
+		return nil, fmt.Errorf("server %s is not running (handle %q)", s.BaseURL, s.Handle)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-p.exited:
+			cancel(fmt.Errorf("the server process exited during the run (%v); see its log %s", p.err, p.log))
+		case <-ctx.Done():
+		}
+	}()
+	res, err := executor.RunLoad(ctx, s, r, "")
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return nil, cause
+	}
+	select {
+	case <-p.exited:
+		return nil, fmt.Errorf("the server process exited during the run (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10))
+	default:
+	}
+	return res, err
+}
+
+// Teardown stops the server's process group: SIGTERM, then SIGKILL after
+// stop_timeout. It also works from another process than the one that
+// started the server (the handle is the process group id), and stopping a
+// stopped server is a no-op.
+func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
+	p, pgid := x.lookup(s)
+	if p != nil {
+		return x.stop(p)
+	}
+	if pgid > 0 {
+		return stopGroup(pgid, x.stopTimeout)
+	}
+	return nil
+}
+
+func (x *Executor) stop(p *proc) error {
+	err := stopGroup(p.pgid, x.stopTimeout)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+	}
+	x.mu.Lock()
+	delete(x.procs, p.pgid)
+	x.mu.Unlock()
+	fmt.Fprintf(p.logF, "# %s infercrane: server stopped\n", time.Now().UTC().Format(time.RFC3339))
+	p.logF.Close()
+	if err != nil {
+		return fmt.Errorf("stop server process group %d: %w", p.pgid, err)
+	}
+	return nil
+}

@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package local
+
+import "syscall"
+
+func procAttrs() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
