@@ -206,3 +206,28 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerify feeds arbitrary files to Verify: it may refuse them but must
+// not panic, and a document it accepts with a matching digest must be one
+// whose canonical form hashes to that digest.
+func FuzzVerify(f *testing.F) {
+	ev, _ := BuildEvidence(fixtureInputSized(3, 2))
+	good, _ := json.Marshal(ev[0])
+	f.Add(good)
+	f.Add([]byte(`{"schema_version":"infercrane.screen-evidence/v1","digest":"sha256:00"}`))
+	f.Add([]byte(`{"schema_version":"infercrane.screen-evidence/v1","models":[{"campaigns":[1]}]}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "e.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Verify(p, "")
+		if err != nil || !res.DigestOK {
+			return
+		}
+		if d, err := Digest(data); err != nil || d != res.Recorded {
+			t.Fatalf("accepted digest %s, recomputed %s (%v)", res.Recorded, d, err)
+		}
+	})
+}

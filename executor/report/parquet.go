@@ -126,7 +126,7 @@ func RecordsSchema() *arrow.Schema {
 // parquetRowGroup bounds the rows per record batch and row group.
 const parquetRowGroup = 64 * 1024
 
-// WriteParquetFile writes every record of runs into one zstd-compressed
+// WriteParquetFile writes every record of runs into one Snappy-compressed
 // Parquet file (one row per request) that DuckDB, pandas and arrow read
 // directly. Error messages are redacted of secrets.
 func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
@@ -136,7 +136,13 @@ func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
 	}
 	defer os.Remove(tmp.Name())
 	schema := RecordsSchema()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(parquetRowGroup))
+	// Dictionary encoding only pays for the repetitive string columns; on
+	// the nanosecond timestamps it costs time and saves nothing.
+	popts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(parquetRowGroup), parquet.WithDictionaryDefault(false)}
+	for _, c := range []string{"lane", "model", "model_id", "shape", "gpu", "error_class"} {
+		popts = append(popts, parquet.WithDictionaryFor(c, true))
+	}
+	props := parquet.NewWriterProperties(popts...)
 	w, err := pqarrow.NewFileWriter(schema, tmp, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		tmp.Close()

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// campaignOf builds the fixture and returns the campaign of model name.
+func campaignOf(t *testing.T, in Input, model string) Campaign {
+	t.Helper()
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range evs[0].Models {
+		if m.Name == model {
+			return m.Campaigns[0]
+		}
+	}
+	t.Fatalf("no model %s", model)
+	return Campaign{}
+}
+
+func TestEvaluateGate(t *testing.T) {
+	c := campaignOf(t, fixtureInput(), "big")
+	cases := []struct {
+		name, src      string
+		minRuns        int
+		maxCV          float64
+		status, reason string
+	}{
+		{"pass", "lane.failed == 0 && lane.succeeded == 60", 0, 0, StatusPass, "holds"},
+		{"fail", "lane.ttft_p95_ms <= 10", 0, 0, StatusFail, "gate fail failed"},
+		{"functions", "max(lane.ttft_p99_ms, lane.ttft_p95_ms) < 1000", 0, 0, StatusPass, "holds"},
+		{"failure class", "lane.failures.timeout == 0", 0, 0, StatusPass, "holds"},
+		{"pooled", "lane.pooled.latency_p99_ms > 0", 0, 0, StatusPass, "holds"},
+		{"runs", "lane.runs == 3", 0, 0, StatusPass, "holds"},
+		{"missing metric", "lane.ttft_p42_ms < 5", 0, 0, StatusInconclusive, "metric lane.ttft_p42_ms is missing"},
+		{"cv with SLO", "lane.cv.goodput < 1", 0, 0, StatusPass, "holds"},
+		{"not lane", "var.x == 1", 0, 0, StatusInconclusive, `refers to "var"`},
+		{"not bool", "lane.failed + 1", 0, 0, StatusInconclusive, "not true or false"},
+		{"too few runs", "lane.failed == 0", 5, 0, StatusInconclusive, "3 completed run(s), the gate needs min_runs = 5"},
+		{"too few runs and false", "lane.failed > 0", 5, 0, StatusInconclusive, "(condition is false)"},
+		{"cv too high", "lane.failed == 0", 0, 0.001, StatusInconclusive, "above max_cv = 0.001"},
+		{"cv fine", "lane.failed == 0", 3, 0.5, StatusPass, "holds"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := mustGate(tc.name, tc.src, "gate "+tc.name+" failed", tc.minRuns, tc.maxCV)
+			res := evaluateGate(g, &c)
+			if res.Status != tc.status || !strings.Contains(res.Reason, tc.reason) {
+				t.Errorf("%s: %s (%q), want %s containing %q", tc.src, res.Status, res.Reason, tc.status, tc.reason)
+			}
+		})
+	}
+}
+
+func TestGateNeedsRunsAndCV(t *testing.T) {
+	in := fixtureInput()
+	for id := range in.Runs {
+		in.Runs[id] = in.Runs[id][:1]
+	}
+	c := campaignOf(t, in, "big")
+	res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0.2), &c)
+	if res.Status != StatusInconclusive || !strings.Contains(res.Reason, "needs at least 2 runs") {
+		t.Errorf("one run with max_cv: %+v", res)
+	}
+	res = evaluateGate(mustGate("g", "lane.cv.output_token_throughput < 0.1", "", 0, 0), &c)
+	if res.Status != StatusInconclusive || !strings.Contains(res.Reason, "lane.cv.output_token_throughput is missing") {
+		t.Errorf("cv of one run: %+v", res)
+	}
+	in.Runs["bbbb2222"] = nil
+	c = campaignOf(t, in, "big")
+	if res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0), &c); res.Status != StatusInconclusive || res.Reason != "no completed runs" {
+		t.Errorf("no runs: %+v", res)
+	}
+}
+
+// TestExitCodes: fail beats inconclusive beats pass.
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		gates map[string]string
+		want  int
+	}{
+		{map[string]string{"clean": "lane.runs > 0", "fast": "lane.failed >= 0", "stable": "true"}, ExitPass},
+		{map[string]string{"clean": "lane.runs > 0", "fast": "lane.nope == 1", "stable": "true"}, ExitInconclusive},
+		{map[string]string{"clean": "lane.failed == 0", "fast": "lane.nope == 1", "stable": "true"}, ExitFail},
+	} {
+		in := fixtureInput()
+		for name, src := range tc.gates {
+			in.Gates[name] = mustGate(name, src, "", 0, 0)
+		}
+		evs, err := BuildEvidence(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := evs[0].GateSummary.ExitCode; got != tc.want {
+			t.Errorf("%v: exit %d, want %d", tc.gates, got, tc.want)
+		}
+	}
+	if worseExit(ExitInconclusive, ExitFail) != ExitFail || worseExit(ExitFail, ExitInconclusive) != ExitFail || worseExit(ExitPass, ExitInconclusive) != ExitInconclusive {
+		t.Error("worseExit ranks fail over inconclusive over pass")
+	}
+}
+
+// TestUnknownGateIsInconclusive: a gate named by the screen but not defined.
+func TestUnknownGateIsInconclusive(t *testing.T) {
+	in := fixtureInput()
+	delete(in.Gates, "fast")
+	c := campaignOf(t, in, "small")
+	for _, g := range c.Gates {
+		if g.Gate == "fast" && g.Status != StatusInconclusive {
+			t.Errorf("%+v", g)
+		}
+	}
+}
