@@ -1,5 +1,7 @@
 package loadgen
 
+import "bytes"
+
 // A minimal allocation-free JSON walker for streamed chunks. It never
 // unescapes: strings are returned as their raw bytes, which is enough to tell
 // an empty string from a non-empty one and to compare plain keys.
@@ -37,25 +39,30 @@ func (s *jscan) eat(c byte) bool {
 	return false
 }
 
-// str reads a string and returns its raw (still escaped) contents.
+// str reads a string and returns its raw (still escaped) contents. It jumps
+// from quote to quote with IndexByte; a quote preceded by an odd number of
+// backslashes is escaped.
 func (s *jscan) str() ([]byte, bool) {
 	if !s.eat('"') {
 		return nil, false
 	}
 	start := s.i
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-		case '"':
-			v := s.b[start:s.i]
-			s.i++
-			return v, true
-		default:
-			s.i++
+	for {
+		j := bytes.IndexByte(s.b[s.i:], '"')
+		if j < 0 {
+			s.i = len(s.b)
+			return nil, false
+		}
+		q := s.i + j
+		bs := 0
+		for k := q - 1; k >= start && s.b[k] == '\\'; k-- {
+			bs++
+		}
+		s.i = q + 1
+		if bs%2 == 0 {
+			return s.b[start:q], true
 		}
 	}
-	return nil, false
 }
 
 // int reads a JSON number and returns its integer part (0 for non-integers
