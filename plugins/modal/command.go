@@ -85,6 +85,11 @@ func versionsCommand() []string {
 	return []string{"python3", "-c", "import vllm, torch; print(vllm.__version__); print(torch.__version__)"}
 }
 
+// tracePath is where a run's trace file is copied in the sandbox.
+func tracePath(r executor.RunSpec) string {
+	return path.Join(WorkDir, "traces", safeName(r.Lane)+"-"+strconv.Itoa(r.Run)+".jsonl")
+}
+
 // recordsPath is where a run's per-request records are written in the sandbox.
 func recordsPath(r executor.RunSpec) string {
 	return path.Join(WorkDir, "runs", safeName(r.Lane)+"-"+strconv.Itoa(r.Run)+".jsonl")
@@ -129,14 +134,30 @@ func BenchCommand(model string, c loadgen.Config, records string) []string {
 	if c.TimeoutMs > 0 {
 		argv = append(argv, "--timeout", fmt.Sprintf("%dms", c.TimeoutMs))
 	}
+	if c.GraceMs > 0 {
+		argv = append(argv, "--grace", fmt.Sprintf("%dms", c.GraceMs))
+	}
+	if c.RampUpMs > 0 {
+		argv = append(argv, "--ramp-up", fmt.Sprintf("%dms", c.RampUpMs))
+	}
+	if c.H2C {
+		argv = append(argv, "--h2c")
+	}
+	if c.TraceFile != "" {
+		// The caller copied the trace into the sandbox at c.TraceFile.
+		argv = append(argv, "--trace", c.TraceFile)
+		if c.TimeScale > 0 {
+			argv = append(argv, "--time-scale", ftoa(c.TimeScale))
+		}
+	}
 	if c.SLO.TTFTMs > 0 {
-		argv = append(argv, "--slo-ttft", ftoa(c.SLO.TTFTMs)+"ms")
+		argv = append(argv, "--slo-ttft", ftoa(c.SLO.TTFTMs))
 	}
 	if c.SLO.TPOTMs > 0 {
-		argv = append(argv, "--slo-tpot", ftoa(c.SLO.TPOTMs)+"ms")
+		argv = append(argv, "--slo-tpot", ftoa(c.SLO.TPOTMs))
 	}
 	if c.SLO.LatencyMs > 0 {
-		argv = append(argv, "--slo-latency", ftoa(c.SLO.LatencyMs)+"ms")
+		argv = append(argv, "--slo-latency", ftoa(c.SLO.LatencyMs))
 	}
 	return append(argv, "--records", records, "--json")
 }

@@ -171,6 +171,14 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("bench command lacks %q: %s", want, got)
 		}
 	}
+	c.SLO = loadgen.SLO{TTFTMs: 250, TPOTMs: 12.5}
+	c.TraceFile, c.TimeScale, c.GraceMs, c.H2C = "/infercrane/traces/t.jsonl", 0.5, 2000, true
+	got = strings.Join(BenchCommand("m", c, "/r.jsonl"), " ")
+	for _, want := range []string{"--slo-ttft 250", "--slo-tpot 12.5", "--trace /infercrane/traces/t.jsonl", "--time-scale 0.5", "--grace 2000ms", "--h2c"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("bench command lacks %q: %s", want, got)
+		}
+	}
 	if strings.Contains(got, "--no-stream") {
 		t.Error("streaming run asked for no streaming")
 	}

@@ -214,8 +214,10 @@ func (e *Executor) startup(ctx context.Context, dep *deployed, bin string) (*exe
 	if err := dep.sb.CopyIn(ctx, bin, RemoteBinary); err != nil {
 		return nil, e.startupFailure(ctx, dep, fmt.Errorf("copying the infercrane binary in: %w", err))
 	}
-	if _, errOut, code, err := execOutput(ctx, dep.sb, []string{"chmod", "755", RemoteBinary}, time.Minute); err != nil || code != 0 {
-		return nil, e.startupFailure(ctx, dep, fmt.Errorf("making the copied binary executable failed (code %d, %v): %s", code, err, clip(errOut, 200)))
+	for _, argv := range [][]string{{"chmod", "755", RemoteBinary}, {"mkdir", "-p", WorkDir + "/runs", WorkDir + "/traces"}} {
+		if _, errOut, code, err := execOutput(ctx, dep.sb, argv, time.Minute); err != nil || code != 0 {
+			return nil, e.startupFailure(ctx, dep, fmt.Errorf("preparing %s failed (%s: code %d, %v): %s", WorkDir, argv[0], code, err, clip(errOut, 200)))
+		}
 	}
 	if err := e.waitHealthy(ctx, dep); err != nil {
 		return nil, err

@@ -24,7 +24,14 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 		return nil, fmt.Errorf("%w (sandbox %q); deploy it with this executor first", errNoSandbox, s.Handle)
 	}
 	records := recordsPath(r)
-	argv := BenchCommand(s.Model, r.Load, records)
+	load := r.Load
+	if load.TraceFile != "" {
+		load.TraceFile = tracePath(r)
+		if err := dep.sb.CopyIn(ctx, r.Load.TraceFile, load.TraceFile); err != nil {
+			return nil, e.runFailure(ctx, dep, r, fmt.Errorf("copying the trace %s in: %w", r.Load.TraceFile, err), "")
+		}
+	}
+	argv := BenchCommand(s.Model, load, records)
 	dep.log.note("run %d of lane %s: starting the load generator", r.Run, r.Lane)
 	start := e.now()
 	p, err := dep.sb.Exec(ctx, argv, ExecOptions{Timeout: e.cfg.Timeout})

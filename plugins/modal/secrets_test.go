@@ -2,10 +2,10 @@ package modal_test
 
 import (
 	"context"
-	"strconv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
