@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -27,42 +28,46 @@ func TestRecoversConstantTiming(t *testing.T) {
 		// 256 streams at 50 ms per token keep the loopback pair (engine and
 		// client in one process on a 2-core machine) far from saturation.
 		{1, 8, 12, 50 * time.Millisecond, 5 * time.Millisecond},
-		{256, 512, 6, 200 * time.Millisecond, 50 * time.Millisecond},
+		{256, 512, 4, 200 * time.Millisecond, 100 * time.Millisecond},
 	} {
-		ts := startTruth(t, sim.Options{TTFT: c.ttft, ITL: c.itl})
-		cfg := baseConfig(ts.URL)
-		cfg.Concurrency, cfg.Requests, cfg.OutputTokens, cfg.Warmup = c.concurrency, c.requests, c.output, 2
-		cfg.RampUpMs = c.itl.Milliseconds() // streams out of lockstep
-		res, err := loadgen.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := res.Summary
-		if s.Requests != c.requests || s.Succeeded != c.requests || len(res.Records) != c.requests+2 {
-			t.Fatalf("c=%d: requests %d succeeded %d records %d, want %d", c.concurrency, s.Requests, s.Succeeded, len(res.Records), c.requests)
-		}
-		if s.OutputTokens != int64(c.output*c.requests) || s.ITLMs.Count != (c.output-1)*c.requests || s.PromptOffTarget != 0 {
-			t.Errorf("c=%d: output tokens %d, itl samples %d, prompts off target %d", c.concurrency, s.OutputTokens, s.ITLMs.Count, s.PromptOffTarget)
-		}
-		truthTTFT, truthITL, engineErr := ts.truth(res, c.ttft)
-		if e := loadgen.Percentile(engineErr, 50); e > 2 {
-			// The engine, in this process, missed its own schedule: the
-			// machine is starved of CPU and no timing here means anything.
-			t.Skipf("c=%d: the machine is too busy for a timing test (the engine itself missed its schedule by p50 %.1f ms); rerun on an idle machine", c.concurrency, e)
-		}
-		check := func(name string, got, truth float64, configured time.Duration) {
-			conf := float64(configured) / 1e6
-			tol := math.Min(0.02*conf, 0.5)
-			t.Logf("c=%d %s p50: measured %.3f ms, engine truth %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, conf, tol)
-			if math.Abs(got-truth) > tol {
-				t.Errorf("c=%d: %s p50 %.3f ms, but the engine's flushes say %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, tol)
+		t.Run(fmt.Sprintf("c=%d", c.concurrency), func(t *testing.T) {
+			ts := startTruth(t, sim.Options{TTFT: c.ttft, ITL: c.itl})
+			cfg := baseConfig(ts.URL)
+			cfg.Concurrency, cfg.Requests, cfg.OutputTokens, cfg.Warmup = c.concurrency, c.requests, c.output, 2
+			cfg.RampUpMs = c.itl.Milliseconds() // streams out of lockstep
+			res, err := loadgen.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if math.Abs(got-conf) > math.Max(0.05*conf, 2) {
-				t.Errorf("c=%d: %s p50 %.3f ms is far from the configured %.3f ms", c.concurrency, name, got, conf)
+			s := res.Summary
+			if s.Requests != c.requests || s.Succeeded != c.requests || len(res.Records) != c.requests+2 {
+				t.Fatalf("c=%d: requests %d succeeded %d records %d, want %d", c.concurrency, s.Requests, s.Succeeded, len(res.Records), c.requests)
 			}
-		}
-		check("ttft", s.TTFTMs.P50, loadgen.Percentile(truthTTFT, 50), c.ttft)
-		check("itl", s.ITLMs.P50, loadgen.Percentile(truthITL, 50), c.itl)
-		t.Logf("c=%d engine's own TTFT error p50 %.3f ms p99 %.3f ms", c.concurrency, loadgen.Percentile(engineErr, 50), loadgen.Percentile(engineErr, 99))
+			if s.OutputTokens != int64(c.output*c.requests) || s.ITLMs.Count != (c.output-1)*c.requests || s.PromptOffTarget != 0 {
+				t.Errorf("c=%d: output tokens %d, itl samples %d, prompts off target %d", c.concurrency, s.OutputTokens, s.ITLMs.Count, s.PromptOffTarget)
+			}
+			truthTTFT, truthITL, engineErr := ts.truth(res, c.ttft, c.itl)
+			t.Logf("c=%d engine's own lateness on every token: p50 %.3f ms p90 %.3f ms p99 %.3f ms", c.concurrency,
+				loadgen.Percentile(engineErr, 50), loadgen.Percentile(engineErr, 90), loadgen.Percentile(engineErr, 99))
+			if e := loadgen.Percentile(engineErr, 90); e > 2 {
+				// The engine shares this process and its scheduler with the
+				// client; when it misses its own deadlines the machine is
+				// starved of CPU and no timing here is meaningful.
+				t.Skipf("c=%d: the machine is too busy for a timing test (the engine itself was p90 %.1f ms late); rerun on an idle machine", c.concurrency, e)
+			}
+			check := func(name string, got, truth float64, configured time.Duration) {
+				conf := float64(configured) / 1e6
+				tol := math.Min(0.02*conf, 0.5)
+				t.Logf("c=%d %s p50: measured %.3f ms, engine truth %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, conf, tol)
+				if math.Abs(got-truth) > tol {
+					t.Errorf("c=%d: %s p50 %.3f ms, but the engine's flushes say %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, tol)
+				}
+				if math.Abs(got-conf) > math.Max(0.05*conf, 2) {
+					t.Errorf("c=%d: %s p50 %.3f ms is far from the configured %.3f ms", c.concurrency, name, got, conf)
+				}
+			}
+			check("ttft", s.TTFTMs.P50, loadgen.Percentile(truthTTFT, 50), c.ttft)
+			check("itl", s.ITLMs.P50, loadgen.Percentile(truthITL, 50), c.itl)
+		})
 	}
 }

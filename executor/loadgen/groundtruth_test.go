@@ -94,8 +94,9 @@ func (ts *truthServer) lag(res *loadgen.Result) []float64 {
 // truth returns what the engine actually did, from its flush times, in ms:
 // the TTFT the client should see (first-token flush minus the client's send
 // time) and every gap between token flushes, both sorted; and the engine's
-// own TTFT error (first-token flush minus arrival minus configured TTFT).
-func (ts *truthServer) truth(res *loadgen.Result, ttft time.Duration) (ttfts, itls, engineErr []float64) {
+// own lateness on every token (flush minus arrival minus the configured
+// TTFT + k*ITL).
+func (ts *truthServer) truth(res *loadgen.Result, ttft, itl time.Duration) (ttfts, itls, engineErr []float64) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for _, r := range res.Records {
@@ -104,7 +105,10 @@ func (ts *truthServer) truth(res *loadgen.Result, ttft time.Duration) (ttfts, it
 			continue
 		}
 		ttfts = append(ttfts, float64(int64(fl[1].Sub(res.Started))-r.SentNs)/1e6)
-		engineErr = append(engineErr, float64(fl[1].Sub(ts.arrival[r.Index])-ttft)/1e6)
+		for k := 1; k <= len(r.ChunkNs); k++ {
+			due := ttft + time.Duration(k-1)*itl
+			engineErr = append(engineErr, float64(fl[k].Sub(ts.arrival[r.Index])-due)/1e6)
+		}
 		for k := 2; k <= len(r.ChunkNs); k++ {
 			itls = append(itls, float64(fl[k].Sub(fl[k-1]))/1e6)
 		}
