@@ -50,3 +50,23 @@ func FuzzParseFaults(f *testing.F) {
 		}
 	})
 }
+
+func TestOptionsValidation(t *testing.T) {
+	for _, o := range []Options{
+		{Timing: "fast"},
+		{MaxModelLen: 1},
+		{TTFT: -1},
+		{Speedup: -1},
+		{GPUMemoryUtil: 1.5},
+		{Faults: Faults{FailRate: 2}},
+		{Faults: Faults{FailStatus: 404}},
+		{Faults: Faults{FailAt: map[int]int{0: 429}}},
+		{Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxModelLen: 100_000},
+		{Timing: TimingModel, ModelID: "Qwen/Qwen3-8B", GPU: "T4"},
+	} {
+		if e, err := New(o); err == nil {
+			e.Close()
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}

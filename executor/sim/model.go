@@ -62,6 +62,9 @@ func newModelTiming(o Options, m *metrics) (*modelTiming, error) {
 	if err != nil {
 		return nil, err
 	}
+	if arch.MaxPositions > 0 && o.MaxModelLen > arch.MaxPositions {
+		return nil, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, arch.ID, arch.MaxPositions)
+	}
 	capTokens := perf.KVCapacityTokens(arch, hw)
 	blocks := int(capTokens) / kvBlockSize
 	if blocks*kvBlockSize < o.MaxModelLen {
