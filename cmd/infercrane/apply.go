@@ -79,6 +79,9 @@ func runApply(env *cliEnv, args []string) int {
 		return code
 	}
 	defer job.store.Close()
+	if job.nothing {
+		return 0
+	}
 	return job.run(env, o)
 }
 
@@ -89,6 +92,8 @@ type applyJob struct {
 	cfg      *lang.Config // nil for a saved plan
 	store    *state.Store
 	stateDir string
+	// nothing is set when the plan has no work: apply stops after the plan.
+	nothing bool
 }
 
 // lockState opens the state directory, failing fast when another apply holds it.
@@ -197,6 +202,7 @@ func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
 		if !o.json {
 			fmt.Fprintln(env.Stdout, "\nNo changes: every lane is complete in the state. Nothing to run.")
 		}
+		j.nothing = true
 		return 0, true
 	}
 	if o.autoApprove {
