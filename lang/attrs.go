@@ -45,6 +45,15 @@ func (a *attrs) rangeOf(name string) hcl.Range {
 	return a.body
 }
 
+// ranges maps every set attribute to its expression's range.
+func (a *attrs) ranges() map[string]hcl.Range {
+	m := make(map[string]hcl.Range, len(a.exprs))
+	for k, e := range a.exprs {
+		m[k] = e.Range()
+	}
+	return m
+}
+
 // known reports whether the attribute has a known, non-null value.
 func (a *attrs) known(name string) bool {
 	v := a.vals[name]

@@ -57,7 +57,7 @@ func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		Name: in.name, ID: a.str("id"), Revision: a.str("revision"), MaxContext: int(a.int("max_context")),
 		Params: a.int("params"), Layers: int(a.int("layers")), Hidden: int(a.int("hidden")),
 		Heads: int(a.int("heads")), KVHeads: int(a.int("kv_heads")), HeadDim: int(a.int("head_dim")),
-		DeclRange: d.block.DefRange,
+		DeclRange: d.block.DefRange, AttrRanges: a.ranges(),
 	}
 	if a.known("id") && strings.TrimSpace(m.ID) == "" {
 		l.diags = append(l.diags, errorf(a.rangeOf("id"), "Invalid value for id",

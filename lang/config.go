@@ -59,6 +59,9 @@ type Trace struct {
 	// cty.DynamicVal while the trace is not profiled yet.
 	Value     cty.Value
 	DeclRange hcl.Range
+	// AttrRanges maps each attribute set in the block to its expression's
+	// range, so that later stages can point diagnostics at it.
+	AttrRanges map[string]hcl.Range
 }
 
 // TraceSample chooses which row groups and rows of a trace are profiled.
@@ -84,6 +87,9 @@ type Model struct {
 	KVHeads   int
 	HeadDim   int
 	DeclRange hcl.Range
+	// AttrRanges maps each attribute set in the block to its expression's
+	// range, so that later stages can point diagnostics at it.
+	AttrRanges map[string]hcl.Range
 }
 
 // GPU is an accelerator type from the catalog, with optional estimator overrides.
@@ -139,6 +145,9 @@ type Shape struct {
 	API              string // "chat" (default) or "completions"
 	SLO              SLO
 	DeclRange        hcl.Range
+	// AttrRanges maps each attribute set in the block to its expression's
+	// range, so that later stages can point diagnostics at it.
+	AttrRanges map[string]hcl.Range
 }
 
 // SLO holds the per-request objectives used for goodput; zero fields are unset.

@@ -47,6 +47,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		Streaming:        a.boolean("streaming"),
 		API:              a.str("api"),
 		DeclRange:        d.block.DefRange,
+		AttrRanges:       a.ranges(),
 	}
 	s.InputTokens = l.tokens(d, a, "input_tokens", s)
 	s.OutputTokens = l.tokens(d, a, "output_tokens", s)

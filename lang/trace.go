@@ -33,7 +33,7 @@ func (l *loader) decodeTrace(d *decl) {
 	t := &Trace{
 		Name: d.name, Source: a.str("source"), Region: a.str("region"), Anonymous: a.boolean("anonymous"),
 		Profile: a.str("profile"), Digest: a.str("digest"), MaxContext: int(a.int("max_context")),
-		Value: cty.DynamicVal, DeclRange: d.block.DefRange,
+		Value: cty.DynamicVal, DeclRange: d.block.DefRange, AttrRanges: a.ranges(),
 	}
 	l.cfg.Traces[d.name] = t
 	if a.known("source") && strings.TrimSpace(t.Source) == "" {
