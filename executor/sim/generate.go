@@ -232,7 +232,8 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	ctx := r.Context()
-	for k := 0; k < p.output; k++ {
+	// Wait for the first token (for the TTFT histogram), then the last.
+	for _, k := range [2]int{0, p.output - 1} {
 		if !e.timing.wait(ctx, e.stop, g, k, t) {
 			e.abortIfCrashed()
 			return
