@@ -36,6 +36,10 @@ type decl struct {
 	attr       *hcl.Attribute // locals only
 	// deps are the addresses this declaration refers to.
 	deps []string
+	// refs are the references behind deps.
+	refs []hcl.Traversal
+	// hasForEachInstances is set once for_each expanded into instances.
+	hasForEachInstances bool
 	// traces are the unprofiled traces this declaration depends on,
 	// directly or through other declarations.
 	traces map[string]bool

@@ -38,6 +38,7 @@ func (l *loader) evaluate() {
 			l.setValue(d.kind, d.name, cty.DynamicVal)
 			continue
 		}
+		l.checkInstanceKeys(d)
 		l.evalDecl(d)
 	}
 }
@@ -78,6 +79,7 @@ func (l *loader) evalDecl(d *decl) {
 	}
 	if insts[0].each != cty.NilVal {
 		l.setValue(d.kind, d.name, cty.ObjectVal(values))
+		d.hasForEachInstances = true
 	}
 	if d.failed {
 		// The declaration's references were reported already; evaluation

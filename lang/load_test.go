@@ -518,3 +518,42 @@ locals {
 		}
 	}
 }
+
+func TestScreenExpressions(t *testing.T) {
+	cfg := mustLoad(t, `
+variable "limits" {
+  type    = object({ ttft = number })
+  default = { ttft = 1 }
+}
+model "qwen" {
+  for_each = toset(["0.6b", "1.7b", "8b"])
+  id       = "Qwen/Qwen3-${upper(each.key)}"
+}
+gpu "g" {
+  type = "a100"
+}
+shape "s" {
+  input_tokens  = 10
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  slo {
+    ttft_ms = var.limits.ttft
+  }
+}
+screen "x" {
+  models = [for k, m in model.qwen : m if k != "8b"]
+  shapes = [shape.s]
+  gpus   = [gpu.g]
+}
+`, Options{Vars: []string{"limits={ttft = 500}"}, GPUTypes: testGPUTypes, IsGPUType: func(s string) bool { return s == "a100" }})
+	if got := strings.Join(cfg.Screens["x"].Models, ","); got != `qwen["0.6b"],qwen["1.7b"]` {
+		t.Errorf("models = %s", got)
+	}
+	if cfg.Models[`qwen["8b"]`].ID != "Qwen/Qwen3-8B" {
+		t.Errorf("interpolated id = %q", cfg.Models[`qwen["8b"]`].ID)
+	}
+	if cfg.Shapes["s"].SLO.TTFTMs != 500 {
+		t.Errorf("object variable from -var: %+v", cfg.Shapes["s"].SLO)
+	}
+}

@@ -59,6 +59,8 @@ func (l *loader) collectRefs(d *decl) {
 			dep, ok := l.checkRef(t, scope)
 			if !ok {
 				d.failed = true
+			} else if dep != "" {
+				d.refs = append(d.refs, t)
 			}
 			if ok && dep != "" && !seen[dep] {
 				seen[dep] = true
@@ -237,4 +239,37 @@ func cycleMembers(cycle []*decl) string {
 		n[i] = d.addr()
 	}
 	return strings.Join(n[:len(n)-1], ", ") + " and " + n[len(n)-1]
+}
+
+// checkInstanceKeys reports references such as model.qwen["3b"] whose key
+// is not one of the for_each keys of an already evaluated block.
+func (l *loader) checkInstanceKeys(d *decl) {
+	for _, t := range d.refs {
+		if len(t) < 3 || !forEachKinds[t.RootName()] {
+			continue
+		}
+		name, _ := stepName(t)
+		idx, ok := t[2].(hcl.TraverseIndex)
+		if !ok || !idx.Key.IsKnown() || idx.Key.IsNull() || idx.Key.Type().FriendlyName() != "string" {
+			continue
+		}
+		v := l.valueOf(t.RootName(), name)
+		target := l.decls[t.RootName()+"."+name]
+		if target == nil || !target.hasForEachInstances || !v.IsKnown() || !v.Type().IsObjectType() {
+			continue
+		}
+		key := idx.Key.AsString()
+		if v.Type().HasAttribute(key) {
+			continue
+		}
+		var keys []string
+		for k := range v.Type().AttributeTypes() {
+			keys = append(keys, k)
+		}
+		keys = sortedStrings(keys)
+		l.diags = append(l.diags, errorf(t.SourceRange(), fmt.Sprintf("No such %s instance", kindWord(t.RootName())),
+			"%s.%s has no instance %q: its for_each keys are %s.%s",
+			t.RootName(), name, key, quoteList(keys), didYouMean(key, keys)))
+		d.failed = true
+	}
 }

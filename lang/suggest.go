@@ -77,3 +77,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// sortedStrings sorts s in place and returns it.
+func sortedStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}

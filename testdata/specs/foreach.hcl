@@ -26,7 +26,7 @@ gate "g" {
 }
 
 screen "x" {
-  models   = [model.qwen["0.6b"], model.qwen["3b"]] # ERROR: Invalid index
+  models   = [model.qwen["0.6b"], model.qwen["3b"]] # ERROR: model.qwen has no instance "3b": its for_each keys are "0.6b" and "1.7b"
   shapes   = [shape.s]
   gpus     = [gpu.g]
   baseline = model.qwen # ERROR: baseline must be one model
