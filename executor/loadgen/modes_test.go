@@ -82,13 +82,13 @@ func TestOpenLoopRateAndCap(t *testing.T) {
 	url := startSim(t, sim.Options{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	for _, arrival := range []string{"constant", "poisson", "gamma"} {
 		cfg := baseConfig(url)
-		cfg.Concurrency, cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Requests, cfg.OutputTokens = 0, 100, arrival, 0.5, 40, 4
+		cfg.Concurrency, cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Requests, cfg.OutputTokens = 0, 200, arrival, 0.5, 30, 4
 		res, s := runAgainst(t, cfg)
-		if s.RequestedRate == nil || s.AchievedRate == nil || s.DispatchDelayMs == nil || s.Succeeded != 40 {
+		if s.RequestedRate == nil || s.AchievedRate == nil || s.DispatchDelayMs == nil || s.Succeeded != 30 {
 			t.Fatalf("%s: open-loop statistics missing: %+v", arrival, s)
 		}
-		if arrival == "constant" && math.Abs(*s.RequestedRate-100) > 1e-6 {
-			t.Errorf("constant schedule rate %g, want 100", *s.RequestedRate)
+		if arrival == "constant" && math.Abs(*s.RequestedRate-200) > 1e-6 {
+			t.Errorf("constant schedule rate %g, want 200", *s.RequestedRate)
 		}
 		if rel := *s.AchievedRate / *s.RequestedRate; rel < 0.9 || rel > 1.1 {
 			t.Errorf("%s: achieved %g vs requested %g", arrival, *s.AchievedRate, *s.RequestedRate)

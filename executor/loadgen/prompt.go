@@ -162,7 +162,7 @@ func (c *calibrator) calibrate(ctx context.Context, target int) (Calibration, er
 			return cal, nil
 		}
 		if err != nil {
-			return cal, fmt.Errorf("calibrate a %d-token prompt: %w (pass a server with /tokenize, or expect the documented approximation)", target, err)
+			return cal, fmt.Errorf("calibrate a %d-token prompt: %w; check that the server is up and answering at %s", target, err, c.base)
 		}
 		tried[k] = n
 		if better(n) {

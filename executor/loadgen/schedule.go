@@ -2,8 +2,11 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -99,7 +102,7 @@ type TraceEntry struct {
 	OutputTokens int     `json:"output_tokens"`
 }
 
-// ReadTrace reads a replay trace: one {"timestamp_ms","input_tokens",
+// ReadTrace reads a replay trace file: one {"timestamp_ms","input_tokens",
 // "output_tokens"} object a line, timestamps non-decreasing, token counts
 // positive.
 func ReadTrace(path string) ([]TraceEntry, error) {
@@ -108,31 +111,43 @@ func ReadTrace(path string) ([]TraceEntry, error) {
 		return nil, fmt.Errorf("open trace: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return ParseTrace(f, path)
+}
+
+// ParseTrace reads a replay trace from r; name labels its errors.
+func ParseTrace(r io.Reader, name string) ([]TraceEntry, error) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	var out []TraceEntry
 	for line := 1; sc.Scan(); line++ {
-		b := sc.Bytes()
+		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
 		var e TraceEntry
-		if err := json.Unmarshal(b, &e); err != nil {
-			return nil, fmt.Errorf("trace %s line %d: %v (want {\"timestamp_ms\":N,\"input_tokens\":N,\"output_tokens\":N})", path, line, err)
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil || dec.More() {
+			if err == nil {
+				err = errors.New("trailing data")
+			}
+			return nil, fmt.Errorf("trace %s line %d: %v (want {\"timestamp_ms\":N,\"input_tokens\":N,\"output_tokens\":N})", name, line, err)
 		}
-		if e.InputTokens < 1 || e.OutputTokens < 1 {
-			return nil, fmt.Errorf("trace %s line %d: input_tokens and output_tokens must be at least 1", path, line)
-		}
-		if len(out) > 0 && e.TimestampMs < out[len(out)-1].TimestampMs {
-			return nil, fmt.Errorf("trace %s line %d: timestamp_ms %g goes back in time; sort the trace by timestamp", path, line, e.TimestampMs)
+		switch {
+		case e.InputTokens < 1 || e.OutputTokens < 1:
+			return nil, fmt.Errorf("trace %s line %d: input_tokens and output_tokens must be at least 1", name, line)
+		case e.TimestampMs < 0 || math.IsNaN(e.TimestampMs) || math.IsInf(e.TimestampMs, 0) || e.TimestampMs > 1e12:
+			return nil, fmt.Errorf("trace %s line %d: timestamp_ms %g must be a non-negative number of milliseconds", name, line, e.TimestampMs)
+		case len(out) > 0 && e.TimestampMs < out[len(out)-1].TimestampMs:
+			return nil, fmt.Errorf("trace %s line %d: timestamp_ms %g goes back in time; sort the trace by timestamp", name, line, e.TimestampMs)
 		}
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read trace %s: %w", path, err)
+		return nil, fmt.Errorf("read trace %s: %w", name, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("trace %s has no requests", path)
+		return nil, fmt.Errorf("trace %s has no requests", name)
 	}
 	return out, nil
 }
