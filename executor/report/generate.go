@@ -26,8 +26,9 @@ const (
 // AllFormats are the formats Generate writes by default.
 var AllFormats = []string{FormatJSON, FormatMarkdown, FormatHTML, FormatParquet}
 
-// CleanupFile is where the runner's teardown facts are kept in the reports
-// directory, so that a later `infercrane report` can restate them.
+// CleanupFile is where the teardown facts of the last apply are kept in the
+// state's reports directory, so that a later `infercrane report` (to any
+// -out directory) can restate them.
 const CleanupFile = "cleanup.json"
 
 // Options control Generate.
@@ -94,7 +95,7 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 	}
 	oc := &Outcome{Evidence: evs, Warnings: warnings}
 	if opts.Cleanup != nil {
-		if err := writeJSONFile(filepath.Join(out, CleanupFile), opts.Cleanup); err != nil {
+		if err := saveCleanup(stateDir, opts.Cleanup); err != nil {
 			return nil, err
 		}
 	}
@@ -245,16 +246,7 @@ func LoadInput(stateDir string, opts Options) (*Input, []string, error) {
 		warnings = append(warnings, "the state's plan.json has no spec snapshot, so gates are inconclusive; re-run apply to record it")
 	}
 	if in.Cleanup == nil {
-		out := opts.OutDir
-		if out == "" {
-			out = filepath.Join(stateDir, state.ReportsDir)
-		}
-		if b, err := os.ReadFile(filepath.Join(out, CleanupFile)); err == nil {
-			var c Cleanup
-			if json.Unmarshal(b, &c) == nil {
-				in.Cleanup = &c
-			}
-		}
+		in.Cleanup = loadCleanup(stateDir)
 	}
 	for _, l := range plan.Lanes {
 		rec := snap.Lanes[l.ID]
@@ -324,4 +316,26 @@ func profileFacts(cfg *lang.Config, saved *planner.SavedPlan) (string, map[strin
 		src = nil
 	}
 	return strings.Join(digests, ","), src
+}
+
+// saveCleanup keeps the teardown facts of an apply in the state directory.
+func saveCleanup(stateDir string, c *Cleanup) error {
+	dir := filepath.Join(stateDir, state.ReportsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("record the teardown facts: %w", err)
+	}
+	return writeJSONFile(filepath.Join(dir, CleanupFile), c)
+}
+
+// loadCleanup reads the teardown facts the last apply kept, or nil.
+func loadCleanup(stateDir string) *Cleanup {
+	b, err := os.ReadFile(filepath.Join(stateDir, state.ReportsDir, CleanupFile))
+	if err != nil {
+		return nil
+	}
+	var c Cleanup
+	if json.Unmarshal(b, &c) != nil {
+		return nil
+	}
+	return &c
 }
