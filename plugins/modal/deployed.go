@@ -93,11 +93,13 @@ func (e *Executor) teardown(ctx context.Context, dep *deployed) error {
 		dep.log.note("sandbox %s terminated", dep.sb.ID())
 	}
 	// The output streams end with the sandbox; do not hang on a stuck one.
-	done := make(chan struct{})
-	go func() { dep.logs.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
+	if err == nil {
+		done := make(chan struct{})
+		go func() { dep.logs.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
 	}
 
 	dep.mu.Lock()

@@ -236,6 +236,9 @@ func (e *Executor) startup(ctx context.Context, dep *deployed, bin string) (*exe
 // startupFailure explains a failed startup step, naming the server's exit
 // when the sandbox has already stopped (a crashing vllm serve).
 func (e *Executor) startupFailure(ctx context.Context, dep *deployed, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("modal executor: cancelled while starting the server in sandbox %s: %w", dep.sb.ID(), ctx.Err())
+	}
 	if exitErr := serverExited(ctx, dep); exitErr != nil {
 		return exitErr
 	}

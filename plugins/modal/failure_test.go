@@ -133,7 +133,7 @@ func TestCancelDuringDeploy(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	_, err := f.exec.Deploy(ctx, f.deployment("dep1"))
-	wantErr(t, err, "cancelled while waiting for the server")
+	wantErr(t, err, "cancelled while", "sandbox sb-")
 	f.mustBeGone(sandboxID(t, err))
 }
 
