@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +34,7 @@ func init() {
 // benchFlags holds the flags of bench that are not loadgen.Config fields.
 type benchFlags struct {
 	records   string
+	result    string
 	asJSON    bool
 	noStream  bool
 	apiKeyEnv string
@@ -68,6 +70,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&bf.timeout, "timeout", 10*time.Minute, "per-request timeout")
 	fs.DurationVar(&bf.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time")
 	fs.StringVar(&bf.records, "records", "", "write per-request records (JSONL) to this file")
+	fs.StringVar(&bf.result, "result", "", "write the whole result (summary, records, calibrations) as one JSON document to this file (- for stdout, instead of the table)")
 	fs.BoolVar(&bf.asJSON, "json", false, "print the summary as JSON (the same document metrics --json prints)")
 	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
@@ -135,6 +138,15 @@ Flags:`)
 			code = 1
 		}
 	}
+	if bf.result != "" {
+		if werr := writeResultFile(env, bf.result, res); werr != nil {
+			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
+			code = 1
+		}
+		if bf.result == "-" {
+			return code
+		}
+	}
 	if bf.asJSON {
 		if c := writeSummaryJSON(env, res.Summary); c != 0 {
 			return c
@@ -166,6 +178,23 @@ func writeRecordsFile(path string, recs []loadgen.Record) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeResultFile writes res as JSON to path, or to stdout for "-".
+func writeResultFile(env *cliEnv, path string, res *loadgen.Result) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = env.Stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
 }
 
 // waitReady polls GET /v1/models until it answers 200 or limit passes.

@@ -29,16 +29,18 @@ type Progress struct {
 	Elapsed time.Duration
 }
 
-// Result is everything a run produced.
+// Result is everything a run produced. Its JSON form has the summary and
+// records under the same names as executor.RunResult, so a result printed
+// by a remote `bench --result -` decodes straight into one.
 type Result struct {
-	Summary Summary
+	Summary Summary `json:"summary"`
 	// Records holds every request, warmup included (flagged), in index order.
-	Records []Record
+	Records []Record `json:"records"`
 	// Calibrations says how prompts of each target length were sized.
-	Calibrations []Calibration
+	Calibrations []Calibration `json:"calibrations"`
 	// Started is the wall-clock time of the run's start (record times are
 	// offsets from it on the monotonic clock).
-	Started time.Time
+	Started time.Time `json:"started"`
 }
 
 type runOptions struct {
