@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,4 +231,74 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted digest %s, recomputed %s (%v)", res.Recorded, d, err)
 		}
 	})
+}
+
+// TestFormatsAgree generates every format and checks that the Markdown and
+// HTML tables show the JSON's figures, and that the Parquet rows recompute
+// the JSON's throughput and mean per-run p95 TTFT.
+func TestFormatsAgree(t *testing.T) {
+	_, oc := generateFixture(t, Options{})
+	files := map[string]string{}
+	for _, f := range oc.Files {
+		files[filepath.Ext(f)] = f
+	}
+	md, _ := os.ReadFile(files[".md"])
+	page, _ := os.ReadFile(files[".html"])
+	var ev Evidence
+	raw, _ := os.ReadFile(files[".json"])
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	pc := readParquet(t, files[".parquet"])
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			a := &c.Aggregate
+			tput := withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs))
+			row := "| " + m.Model + " | " + c.Profile + " | " + c.GPUType + " | 3 | " + tput + " | " + fmtPtr(a.TTFTP95Ms) + " | " + fmtPtr(a.TPOTP95Ms) + " | " + fmtPtr(a.LatencyP95Ms) + " |"
+			if !strings.Contains(string(md), row) {
+				t.Errorf("Markdown lacks the row %q", row)
+			}
+			cells := `<td class="num">` + tput + `</td><td class="num">` + fmtPtr(a.TTFTP95Ms) + `</td>`
+			if !strings.Contains(string(page), cells) {
+				t.Errorf("HTML lacks %q", cells)
+			}
+			// Recompute from the Parquet rows of this lane.
+			type acc struct {
+				first, last int64
+				tokens      int64
+				ttft        []float64
+			}
+			runs := map[int64]*acc{}
+			for i, lane := range pc.strings["lane"] {
+				if lane != c.Lane {
+					continue
+				}
+				r := pc.ints["run"][i]
+				x := runs[r]
+				if x == nil {
+					x = &acc{first: pc.ints["sent_ns"][i]}
+					runs[r] = x
+				}
+				x.first = min(x.first, pc.ints["sent_ns"][i])
+				x.last = max(x.last, pc.ints["done_ns"][i])
+				if pc.strings["error_class"][i] == "" {
+					x.tokens += pc.ints["output_tokens"][i]
+					x.ttft = append(x.ttft, pc.floats["ttft_ms"][i])
+				}
+			}
+			var tokens int64
+			var window, p95 float64
+			for _, x := range runs {
+				tokens += x.tokens
+				window += float64(x.last-x.first) / 1e9
+				p95 += numpyPercentile(x.ttft, 95) / float64(len(runs))
+			}
+			if got := float64(tokens) / window; math.Abs(got-a.OutputTokenThroughput) > 1e-9*got {
+				t.Errorf("%s: Parquet gives %v tok/s, JSON %v", c.Lane, got, a.OutputTokenThroughput)
+			}
+			if math.Abs(p95-*a.TTFTP95Ms) > 1e-6 {
+				t.Errorf("%s: Parquet gives p95 TTFT %v, JSON %v", c.Lane, p95, *a.TTFTP95Ms)
+			}
+		}
+	}
 }

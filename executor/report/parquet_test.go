@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,6 +20,7 @@ type parquetContent struct {
 	schema  *arrow.Schema
 	strings map[string][]string
 	ints    map[string][]int64
+	floats  map[string][]float64 // NaN for null
 	nulls   map[string]int
 }
 
@@ -34,7 +36,7 @@ func readParquet(t *testing.T, path string) parquetContent {
 		t.Fatalf("read %s back: %v", path, err)
 	}
 	defer tbl.Release()
-	pc := parquetContent{rows: tbl.NumRows(), schema: tbl.Schema(), strings: map[string][]string{}, ints: map[string][]int64{}, nulls: map[string]int{}}
+	pc := parquetContent{rows: tbl.NumRows(), schema: tbl.Schema(), strings: map[string][]string{}, ints: map[string][]int64{}, floats: map[string][]float64{}, nulls: map[string]int{}}
 	for i := 0; i < int(tbl.NumCols()); i++ {
 		col := tbl.Column(i)
 		name := col.Name()
@@ -44,6 +46,14 @@ func readParquet(t *testing.T, path string) parquetContent {
 			case *array.String:
 				for j := 0; j < a.Len(); j++ {
 					pc.strings[name] = append(pc.strings[name], a.Value(j))
+				}
+			case *array.Float64:
+				for j := 0; j < a.Len(); j++ {
+					v := a.Value(j)
+					if a.IsNull(j) {
+						v = math.NaN()
+					}
+					pc.floats[name] = append(pc.floats[name], v)
 				}
 			case *array.Int64:
 				for j := 0; j < a.Len(); j++ {
