@@ -158,7 +158,8 @@ type SLO struct {
 }
 
 // Gate is an acceptance condition over a lane's metrics. Condition refers to
-// `lane.*` and is evaluated by the report package, not by lang.
+// `lane.*` only and is evaluated by the report package (or Check), not by
+// lang.
 type Gate struct {
 	Name         string
 	Condition    hcl.Expression
@@ -168,9 +169,6 @@ type Gate struct {
 	// MaxCV makes the gate inconclusive when a throughput CV exceeds it (0: unset).
 	MaxCV     float64
 	DeclRange hcl.Range
-
-	// ctx holds var, local and the functions for Check.
-	ctx *hcl.EvalContext
 }
 
 // Screen is a campaign: the cross product of its models, shapes and GPUs.

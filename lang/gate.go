@@ -20,7 +20,6 @@ func (l *loader) decodeGate(d *decl, in instance, body hcl.Body, ctx *hcl.EvalCo
 	g := &Gate{
 		Name: in.name, Condition: a.exprs["condition"], ErrorMessage: a.str("error_message"),
 		MinRuns: int(a.int("min_runs")), MaxCV: a.float("max_cv"), DeclRange: d.block.DefRange,
-		ctx: ctx,
 	}
 	l.diags = appendIf(l.diags,
 		numCheck(a, "min_runs", nonNegative, "0 or more", "With fewer runs the gate is inconclusive."),
@@ -39,11 +38,7 @@ func (g *Gate) Check(lane cty.Value) (bool, hcl.Diagnostics) {
 		return false, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate has no condition",
 			Detail: fmt.Sprintf("gate %q has no condition to evaluate.", g.Name), Subject: g.DeclRange.Ptr()}}
 	}
-	ctx := &hcl.EvalContext{Functions: Functions(), Variables: map[string]cty.Value{}}
-	if g.ctx != nil {
-		ctx = g.ctx.NewChild()
-	}
-	ctx.Variables = map[string]cty.Value{"lane": lane}
+	ctx := &hcl.EvalContext{Functions: Functions(), Variables: map[string]cty.Value{"lane": lane}}
 	v, diags := g.Condition.Value(ctx)
 	if diags.HasErrors() {
 		return false, diags

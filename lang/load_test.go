@@ -377,14 +377,8 @@ func TestTraceResolved(t *testing.T) {
 
 func TestGateCheck(t *testing.T) {
 	cfg := mustLoad(t, `
-variable "max_ttft" {
-  default = 200
-}
-locals {
-  slack = 1.5
-}
 gate "fast" {
-  condition     = lane.failed == 0 && lane.ttft_p95_ms <= var.max_ttft * local.slack
+  condition     = lane.failed == 0 && lane.ttft_p95_ms <= 200 * 1.5
   error_message = "too slow"
 }`, testOptions())
 	g := cfg.Gates["fast"]

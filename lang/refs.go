@@ -53,7 +53,7 @@ func (l *loader) collectRefs(d *decl) {
 	for _, e := range exprs {
 		scope := refScope{each: forEachKinds[d.kind] && l.hasForEach(d)}
 		if d.kind == "gate" && e.name == "condition" {
-			scope = refScope{lane: true, only: []string{"var", "local", "lane"}}
+			scope = refScope{lane: true, only: []string{"lane"}}
 		}
 		for _, t := range e.expr.Variables() {
 			dep, ok := l.checkRef(t, scope)
@@ -87,7 +87,7 @@ func (l *loader) checkRef(t hcl.Traversal, scope refScope) (string, bool) {
 	rng := t.SourceRange()
 	if scope.only != nil && !contains(scope.only, root) {
 		l.diags = append(l.diags, errorf(rng, "Invalid reference in gate condition",
-			"A gate condition may refer to lane.METRIC, var.NAME and local.NAME only; %s is not available there.", root))
+			"A gate condition may refer to lane.METRIC only (it is stored in plans and evaluated after the runs); %s is not available there. Write thresholds as literal numbers.", root))
 		return "", false
 	}
 	switch root {

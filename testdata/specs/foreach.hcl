@@ -21,7 +21,7 @@ shape "s" {
 }
 
 gate "g" {
-  condition     = lane.failed == model.qwen # ERROR: A gate condition may refer to lane.METRIC, var.NAME and local.NAME only
+  condition     = lane.failed == model.qwen # ERROR: A gate condition may refer to lane.METRIC only
   error_message = "x"
 }
 
