@@ -1,0 +1,137 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestArrivalsMeanAndDeterminism(t *testing.T) {
+	for _, kind := range []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma} {
+		for _, burst := range []float64{0.25, 1, 4} {
+			a, err := newArrivals(50, kind, burst, 9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := newArrivals(50, kind, burst, 9)
+			var last int64
+			const n = 20000
+			for i := 0; i < n; i++ {
+				x, y := a.next(), b.next()
+				if x != y || x < last {
+					t.Fatalf("%s: arrival %d: %d vs %d (previous %d)", kind, i, x, y, last)
+				}
+				last = x
+			}
+			rate := float64(n-1) / (float64(last) / 1e9)
+			if math.Abs(rate-50)/50 > 0.03 {
+				t.Errorf("%s burstiness %g: mean rate %g, want 50", kind, burst, rate)
+			}
+		}
+	}
+	if _, err := newArrivals(0, ArrivalPoisson, 1, 1); err == nil {
+		t.Error("a zero rate must be refused")
+	}
+}
+
+// instantTransport answers every generation request at once with a
+// two-token stream and has no /tokenize: it isolates the client's own
+// scheduling from any server.
+type instantTransport struct{ body []byte }
+
+func (it instantTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	status := 200
+	if r.URL.Path == "/tokenize" {
+		status = 404
+	}
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(it.body)), Request: r}, nil
+}
+
+// TestOpenLoopDoesNotDrift sends 1,000 requests at 2,000 req/s through an
+// instant transport: the achieved send rate must match the schedule (no
+// accumulated drift), whatever the timer granularity.
+func TestOpenLoopDoesNotDrift(t *testing.T) {
+	body := vllmBody(2)
+	cfg := Config{BaseURL: "http://loadgen.invalid", Model: "m", Streaming: true, InputTokens: 8, OutputTokens: 2,
+		RequestRate: 2000, Arrival: ArrivalConstant, Requests: 1000, Seed: 1}
+	res, err := Run(context.Background(), cfg, WithTransport(instantTransport{body}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Succeeded != 1000 {
+		t.Fatalf("succeeded %d: %v", s.Succeeded, s.Failures)
+	}
+	t.Logf("requested %.1f req/s, achieved %.1f, dispatch delay p50 %.3f ms p99 %.3f ms", *s.RequestedRate, *s.AchievedRate, s.DispatchDelayMs.P50, s.DispatchDelayMs.P99)
+	if rel := *s.AchievedRate / *s.RequestedRate; rel < 0.97 || rel > 1.03 {
+		t.Errorf("achieved %.1f req/s against %.1f scheduled", *s.AchievedRate, *s.RequestedRate)
+	}
+	// The last request leaves on time: lag does not accumulate.
+	last := res.Records[len(res.Records)-1]
+	if lag := time.Duration(last.SentNs - last.ScheduledNs); lag > 50*time.Millisecond {
+		t.Errorf("the last request left %v after its time", lag)
+	}
+}
+
+// BenchmarkSchedule measures the open-loop dispatcher alone (instant
+// transport) at 1,000 and 10,000 req/s: dispatch delay p50/p99 and the
+// achieved over requested rate, next to the same ratio for a baseline
+// dispatcher that sleeps each gap relative to the previous send (the usual
+// `await asyncio.sleep(gap)` loop, which drifts) run in the same process.
+func BenchmarkSchedule(b *testing.B) {
+	body := vllmBody(2)
+	for _, rate := range []float64{1000, 10000} {
+		b.Run("rate="+itoa(int(rate)), func(b *testing.B) {
+			var p50, p99, ratio, naive float64
+			for b.Loop() {
+				naive += naiveSchedule(rate, int(rate/2), 1)
+				cfg := Config{BaseURL: "http://loadgen.invalid", Model: "m", Streaming: true, InputTokens: 8, OutputTokens: 2,
+					RequestRate: rate, Arrival: ArrivalPoisson, Requests: int(rate / 2), Seed: 1}
+				res, err := Run(context.Background(), cfg, WithTransport(instantTransport{body}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := res.Summary
+				p50 += s.DispatchDelayMs.P50
+				p99 += s.DispatchDelayMs.P99
+				ratio += *s.AchievedRate / *s.RequestedRate
+			}
+			k := float64(b.N)
+			b.ReportMetric(p50/k, "delay-p50-ms")
+			b.ReportMetric(p99/k, "delay-p99-ms")
+			b.ReportMetric(ratio/k, "achieved/requested")
+			b.ReportMetric(naive/k, "baseline-achieved/requested")
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// naiveSchedule sends n Poisson arrivals by sleeping each gap after the
+// previous send, and returns the achieved over the scheduled rate.
+func naiveSchedule(rate float64, n int, seed int64) float64 {
+	a, _ := newArrivals(rate, ArrivalPoisson, 1, seed)
+	start := time.Now()
+	prev, last := int64(0), int64(0)
+	done := make(chan struct{}, n)
+	for i := 0; i < n; i++ {
+		at := a.next()
+		time.Sleep(time.Duration(at - prev))
+		prev, last = at, at
+		go func() { done <- struct{}{} }()
+	}
+	el := time.Since(start)
+	for i := 0; i < n; i++ {
+		<-done
+	}
+	return float64(last) / float64(el)
+}
