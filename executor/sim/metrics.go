@@ -68,6 +68,10 @@ type metrics struct {
 	successLength    atomic.Int64
 	successStop      atomic.Int64
 	preemptions      atomic.Int64
+	// timelineResets counts model-mode steps that started more than maxLag
+	// behind the simulated timeline (a machine too busy, or a Speedup too
+	// high, for the engine to keep time); figures measured then run slow.
+	timelineResets atomic.Int64
 	ttft             *histogram
 	e2e              *histogram
 }
@@ -94,6 +98,7 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"length\"} %d\n", labels, m.successLength.Load())
 	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"stop\"} %d\n", labels, m.successStop.Load())
+	fmt.Fprintf(w, "# HELP infercrane:sim_timeline_resets_total Model-mode steps that started over 50 ms behind the simulated timeline.\n# TYPE infercrane:sim_timeline_resets_total counter\ninfercrane:sim_timeline_resets_total{%s} %d\n", labels, m.timelineResets.Load())
 	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
 	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
 }

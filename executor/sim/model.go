@@ -289,6 +289,9 @@ func (mt *modelTiming) loop() {
 		secs := perf.StepSeconds(mt.arch, mt.hw, st.prefill, st.decode, st.kv) / mt.speedup
 		now := time.Now()
 		if end.IsZero() || now.Sub(end) > maxLag {
+			if !end.IsZero() {
+				mt.metrics.timelineResets.Add(1)
+			}
 			end = now
 		}
 		end = end.Add(time.Duration(math.Round(secs * float64(time.Second))))

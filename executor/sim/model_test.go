@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -75,22 +76,34 @@ func TestModelModeMatchesEstimate(t *testing.T) {
 		hw.Assume.GPUMemoryUtilization = 0.9
 		est := perf.EstimateWorkload(arch, hw, perf.Workload{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: 4 * c})
 		stagger := time.Duration(est.LatencyMs / float64(c) * float64(time.Millisecond))
-		tpot, latency, window := closedLoop(t, url, c, 4, in, out, stagger)
-		tpotMs := float64(tpot) / 1e6
-		// Throughput at the full concurrency: c streams, each out tokens per
-		// mean latency. (The window throughput also counts the clients' own
-		// gaps between requests, which depend on the machine's load.)
-		tput := float64(c*out) / latency.Seconds()
-		t.Logf("c=%d: tpot %.3f ms (estimate %.3f), latency %.1f ms (estimate %.1f), throughput %.0f tok/s (estimate %.0f; window %.0f)",
-			c, tpotMs, est.TPOTMs, float64(latency)/1e6, est.LatencyMs, tput, est.OutputTokenThroughput, window)
-		if raceEnabled {
-			continue // the race detector slows the clients too much to compare
+		// A machine busy with other work delays the clients and the
+		// engine alike; a wrong scheduler fails every attempt, a busy
+		// machine rarely three in a row.
+		var problems []string
+		for attempt := 1; attempt <= 3; attempt++ {
+			tpot, latency, window := closedLoop(t, url, c, 4, in, out, stagger)
+			tpotMs := float64(tpot) / 1e6
+			// Throughput at the full concurrency: c streams, each out tokens
+			// per mean latency. (The window throughput also counts the
+			// clients' own gaps between requests.)
+			tput := float64(c*out) / latency.Seconds()
+			t.Logf("c=%d attempt %d: tpot %.3f ms (estimate %.3f), latency %.1f ms (estimate %.1f), throughput %.0f tok/s (estimate %.0f; window %.0f)",
+				c, attempt, tpotMs, est.TPOTMs, float64(latency)/1e6, est.LatencyMs, tput, est.OutputTokenThroughput, window)
+			problems = problems[:0]
+			if rel := math.Abs(tpotMs-est.TPOTMs) / est.TPOTMs; rel > 0.15 {
+				problems = append(problems, fmt.Sprintf("c=%d: TPOT %.3f ms is %.0f%% off the estimate %.3f ms", c, tpotMs, rel*100, est.TPOTMs))
+			}
+			if rel := math.Abs(tput-est.OutputTokenThroughput) / est.OutputTokenThroughput; rel > 0.15 {
+				problems = append(problems, fmt.Sprintf("c=%d: throughput %.0f tok/s is %.0f%% off the estimate %.0f", c, tput, rel*100, est.OutputTokenThroughput))
+			}
+			if len(problems) == 0 || raceEnabled {
+				break // under the race detector the figures are only logged
+			}
 		}
-		if rel := math.Abs(tpotMs-est.TPOTMs) / est.TPOTMs; rel > 0.15 {
-			t.Errorf("c=%d: TPOT %.3f ms is %.0f%% off the estimate %.3f ms", c, tpotMs, rel*100, est.TPOTMs)
-		}
-		if rel := math.Abs(tput-est.OutputTokenThroughput) / est.OutputTokenThroughput; rel > 0.15 {
-			t.Errorf("c=%d: throughput %.0f tok/s is %.0f%% off the estimate %.0f", c, tput, rel*100, est.OutputTokenThroughput)
+		if !raceEnabled {
+			for _, p := range problems {
+				t.Error(p)
+			}
 		}
 	}
 }
