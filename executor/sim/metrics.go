@@ -72,8 +72,8 @@ type metrics struct {
 	// behind the simulated timeline (a machine too busy, or a Speedup too
 	// high, for the engine to keep time); figures measured then run slow.
 	timelineResets atomic.Int64
-	ttft             *histogram
-	e2e              *histogram
+	ttft           *histogram
+	e2e            *histogram
 }
 
 func newMetrics() *metrics {
