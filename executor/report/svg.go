@@ -8,37 +8,49 @@ import (
 )
 
 // The plots are hand-made SVG: self-contained, no scripts, no network.
+// Every plot is an <svg class="plot"> whose data-points attribute counts
+// the values drawn, so tests (and people) can tell an empty plot.
+
+// Layout, in SVG user units.
 const (
-	plotW, plotH                           = 640, 320
-	padLeft, padRight, padTop, padBottom   = 64, 16, 32, 48
-	innerW, innerH                         = plotW - padLeft - padRight, plotH - padTop - padBottom
-	legendRow                              = 14
-	maxSeriesPoints                        = 240
-	svgOpen                                = `<svg class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d" data-points="%d" aria-label="%s">`
-	noDataText                             = `<text x="%d" y="%d" text-anchor="middle" class="nodata">no data</text>`
-	axisStyle, gridStyle                   = `stroke="#444" stroke-width="1"`, `stroke="#ddd" stroke-width="1"`
-	fontAttrs                              = `font-family="sans-serif" font-size="11"`
-	titleAttrs                             = `font-family="sans-serif" font-size="13" font-weight="bold"`
-	whiskerWidth                           = 1.5
-	barGap                                 = 0.15
-	refLineStyle                           = `stroke="#b00" stroke-dasharray="4 3" stroke-width="1"`
-	markerRadius                           = 3.5
-	legendSwatch                           = 10
-	legendX                                = padLeft + 8
-	legendY                                = padTop + 8
-	legendMax                              = 8
-	axisTicks                              = 5
-	plotTitleY                             = 18
-	xLabelY                                = plotH - 10
-	yLabelX                                = 14
-	tickLabelOffset                        = 4
-	defaultStroke                          = 1.8
-	seriesOpacity                          = "0.9"
-	palette0, palette1, palette2, palette3 = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"
-	palette4, palette5, palette6, palette7 = "#9467bd", "#8c564b", "#e377c2", "#17becf"
+	plotW, plotH    = 640, 320
+	padLeft         = 64
+	padRight        = 16
+	padTop          = 32
+	padBottom       = 48
+	innerW, innerH  = plotW - padLeft - padRight, plotH - padTop - padBottom
+	plotTitleY      = 18
+	xLabelY         = plotH - 10
+	yLabelX         = 14
+	tickLabelOffset = 4
+	axisTicks       = 5
+	legendX         = padLeft + 8
+	legendY         = padTop + 8
+	legendRow       = 14
+	legendSwatch    = 10
+	legendMax       = 8
+	// maxSeriesPoints bounds the points of one CDF line.
+	maxSeriesPoints = 240
+	barGap          = 0.15 // fraction of a bar group's width left empty on each side
+	markerRadius    = 3.5
+	whiskerWidth    = 1.5
+	defaultStroke   = 1.8
 )
 
-var palette = []string{palette0, palette1, palette2, palette3, palette4, palette5, palette6, palette7}
+// Styles.
+const (
+	svgOpen       = `<svg class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d" data-points="%d" aria-label="%s">`
+	noDataText    = `<text x="%d" y="%d" text-anchor="middle" class="nodata">no data</text>`
+	axisStyle     = `stroke="#444" stroke-width="1"`
+	gridStyle     = `stroke="#ddd" stroke-width="1"`
+	refLineStyle  = `stroke="#b00" stroke-dasharray="4 3" stroke-width="1"`
+	fontAttrs     = `font-family="sans-serif" font-size="11"`
+	titleAttrs    = `font-family="sans-serif" font-size="13" font-weight="bold"`
+	seriesOpacity = "0.9"
+)
+
+// palette colours series in order (the Tableau 10 colours).
+var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
 
 // series is one named line of a line chart.
 type series struct {
@@ -242,7 +254,7 @@ func intervalChart(title string, rows []intervalRow) string {
 		fmt.Fprintf(&sb, `<text x="%d" y="%.1f" %s>%s</text>`, 8, y+4, fontAttrs, html.EscapeString(r.label))
 		colour := "#777"
 		if r.signif {
-			colour = palette0
+			colour = palette[0]
 		}
 		if r.ci != nil {
 			fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"/>`, xs.at(r.ci.Low), y, xs.at(r.ci.High), y, colour, whiskerWidth)
