@@ -186,6 +186,7 @@ func (c *client) readStream(parent context.Context, body io.Reader, rec *Record)
 		}
 		if bytes.Equal(payload, doneMarker) {
 			sawDone = true
+			rec.DoneNs = c.since(at)
 			continue
 		}
 		if perr := parseChunk(payload, &ci); perr != nil {
@@ -210,7 +211,9 @@ func (c *client) readStream(parent context.Context, body io.Reader, rec *Record)
 			rec.PromptTokens, rec.OutputTokens = ci.promptTokens, ci.completionTokens
 		}
 	}
-	rec.DoneNs = c.since(time.Now())
+	if !sawDone {
+		rec.DoneNs = c.since(time.Now())
+	}
 	if failErr == nil && !sawDone {
 		failErr = ErrStreamBroken
 	}
