@@ -257,12 +257,43 @@ func (x *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return nil, cause
 	}
-	select {
-	case <-p.exited:
-		return nil, fmt.Errorf("the server process exited during the run (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10))
-	default:
+	if err != nil {
+		return nil, err
 	}
-	return res, err
+	// A crash can end the run (its requests fail) before the exit is seen:
+	// a run counts only if the server is still healthy after it.
+	if herr := healthy(ctx, s.BaseURL); herr != nil {
+		select {
+		case <-p.exited:
+		case <-time.After(2 * time.Second):
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("the server process exited during the run (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10))
+		default:
+			return nil, fmt.Errorf("the server stopped answering GET /health during the run (%v); see its log %s", herr, p.log)
+		}
+	}
+	return res, nil
+}
+
+// healthy asks GET /health once.
+func healthy(ctx context.Context, base string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // Teardown stops the server's process group: SIGTERM, then SIGKILL after
