@@ -28,7 +28,17 @@ func (b *graphBuilder) edge(from, to string) { b.g.Edges = append(b.g.Edges, Edg
 // Deployments appear in the order of their first lane (lanes are sorted by
 // key), so the graph of a plan is as stable as the plan.
 func buildGraph(p *Plan) Graph {
-	b := &graphBuilder{g: Graph{Nodes: []Node{}, Edges: []Edge{}}}
+	// Size the graph up front: per lane with work, its runs plus preflight,
+	// aggregate and gates; per deployment deploy and teardown; per screen
+	// compare and report.
+	nodes := 0
+	for _, l := range p.Lanes {
+		if l.Work() {
+			nodes += l.RunsToDo() + 5
+		}
+	}
+	nodes += 2 * len(p.Screens)
+	b := &graphBuilder{g: Graph{Nodes: make([]Node, 0, nodes), Edges: make([]Edge, 0, 2*nodes)}}
 	var deps []string
 	onDep := map[string][]*Lane{}
 	traces := map[string]bool{}
