@@ -11,8 +11,9 @@ import (
 // decodeBody extracts and evaluates a block body against specs. It returns
 // nil attrs when the body's structure is wrong.
 func (l *loader) decodeBody(d *decl, body hcl.Body, ctx *hcl.EvalContext, specs []attrSpec, blocks ...hcl.BlockHeaderSchema) (*attrs, *hcl.BodyContent) {
-	content, diags := body.Content(schemaFor(specs, blocks...))
-	l.diags = append(l.diags, diags...)
+	schema := schemaFor(specs, blocks...)
+	content, diags := body.Content(schema)
+	l.diags = append(l.diags, withHints(diags, fmt.Sprintf("A %s block", d.kind), schema)...)
 	a, diags := decodeAttrs(content, body.MissingItemRange(), specs, ctx)
 	l.diags = append(l.diags, diags...)
 	l.requireKnown(d, a, "input_tokens", "output_tokens")

@@ -66,7 +66,7 @@ func (d *decl) defRange() hcl.Range {
 func (l *loader) declare(files []*hcl.File) {
 	for _, f := range files {
 		content, d := f.Body.Content(topSchema)
-		l.diags = append(l.diags, d...)
+		l.diags = append(l.diags, withHints(d, "A spec", topSchema)...)
 		for _, b := range content.Blocks {
 			switch b.Type {
 			case "infercrane":

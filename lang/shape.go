@@ -90,7 +90,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 			continue
 		}
 		sc, diags := b.Body.Content(schemaFor(sloSpecs))
-		l.diags = append(l.diags, diags...)
+		l.diags = append(l.diags, withHints(diags, "An slo block", schemaFor(sloSpecs))...)
 		sa, diags := decodeAttrs(sc, b.Body.MissingItemRange(), sloSpecs, ctx)
 		l.diags = append(l.diags, diags...)
 		l.requireKnown(d, sa)

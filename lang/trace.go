@@ -76,7 +76,7 @@ func (l *loader) decodeTrace(d *decl) {
 
 func (l *loader) decodeSample(d *decl, b *hcl.Block, ctx *hcl.EvalContext) *TraceSample {
 	c, diags := b.Body.Content(schemaFor(sampleSpecs))
-	l.diags = append(l.diags, diags...)
+	l.diags = append(l.diags, withHints(diags, "A sample block", schemaFor(sampleSpecs))...)
 	a, diags := decodeAttrs(c, b.Body.MissingItemRange(), sampleSpecs, ctx)
 	l.diags = append(l.diags, diags...)
 	l.requireKnown(d, a)

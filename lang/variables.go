@@ -53,7 +53,7 @@ func (l *loader) declareVariable(b *hcl.Block) {
 	l.varDecls[name] = vd
 
 	content, diags := b.Body.Content(variableSchema)
-	l.diags = append(l.diags, diags...)
+	l.diags = append(l.diags, withHints(diags, "A variable block", variableSchema)...)
 	if a, ok := content.Attributes["type"]; ok {
 		ty, d := typeexpr.TypeConstraint(a.Expr)
 		l.diags = append(l.diags, d...)
