@@ -325,9 +325,12 @@ func (e *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 	return err
 }
 
-// Close terminates every sandbox this executor still has running. The runner
-// may call it as a last resort; Teardown of each server is the normal path.
-func (e *Executor) Close(ctx context.Context) error {
+// Close terminates every sandbox this executor still has running (io.Closer:
+// the runner calls it after teardown, as a last resort; Teardown of each
+// server is the normal path).
+func (e *Executor) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	e.mu.Lock()
 	deps := make([]*deployed, 0, len(e.live))
 	for _, d := range e.live {

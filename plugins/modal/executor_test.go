@@ -150,3 +150,34 @@ func TestParallelDeployments(t *testing.T) {
 		f.mustBeGone(h)
 	}
 }
+
+// The GPU Modal actually gave is recorded, and a different one is flagged.
+func TestGPUMismatchRecorded(t *testing.T) {
+	f := newFixture(t, nil, func(c *localcloud.Cloud) { c.GPUName, c.ComputeCap = "NVIDIA H200", "9.0" })
+	d := f.deployment("dep1")
+	d.GPUType, d.GPUCount = "H100", 2
+	srv, err := f.exec.Deploy(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.exec.Teardown(t.Context(), srv)
+	if srv.Info["gpu"] != "NVIDIA H200" || srv.Info["gpu_count"] != "2" || srv.Info["gpu_mismatch"] != "requested H100:2, got NVIDIA H200" {
+		t.Fatalf("info %v", srv.Info)
+	}
+	if m, _ := f.cloud.Meta(srv.Handle); !strings.Contains(strings.Join(m.Spec.Command, " "), "--tensor-parallel-size 2") {
+		t.Fatalf("two GPUs without tensor parallelism: %v", m.Spec.Command)
+	}
+}
+
+// Close, the runner's last resort, terminates whatever is still up.
+func TestCloseTerminatesEverything(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	srv, err := f.exec.Deploy(t.Context(), f.deployment("dep1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.exec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.mustBeGone(srv.Handle)
+}

@@ -85,9 +85,7 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 // runFailure explains a failed run, telling a killed sandbox apart from a
 // failing load generator.
 func (e *Executor) runFailure(ctx context.Context, dep *deployed, r executor.RunSpec, err error, stderr string) error {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if code, exited, perr := dep.sb.Poll(pctx); perr == nil && exited {
+	if code, exited := e.stopped(ctx, dep); exited {
 		err = fmt.Errorf("modal executor: sandbox %s stopped during run %d of lane %s (exit code %d): %w; Modal stops sandboxes at their timeout (%s), on preemption and when out of memory; the server's output is in %s", dep.sb.ID(), r.Run, r.Lane, code, err, e.cfg.Timeout, dep.log.where())
 	} else {
 		err = fmt.Errorf("modal executor: run %d of lane %s in sandbox %s failed: %w", r.Run, r.Lane, dep.sb.ID(), err)
@@ -97,6 +95,27 @@ func (e *Executor) runFailure(ctx context.Context, dep *deployed, r executor.Run
 	}
 	dep.log.note("%v", err)
 	return err
+}
+
+// stopped reports whether the sandbox has exited. A sandbox killed under a
+// running command may report its exit a moment after the command's stream
+// broke, so it asks a few times over about two seconds.
+func (e *Executor) stopped(ctx context.Context, dep *deployed) (int, bool) {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for i := 0; ; i++ {
+		if code, exited, err := dep.sb.Poll(pctx); err == nil && exited {
+			return code, true
+		}
+		if i == 4 {
+			return 0, false
+		}
+		select {
+		case <-pctx.Done():
+			return 0, false
+		case <-time.After(min(e.poll, 500*time.Millisecond)):
+		}
+	}
 }
 
 // readRecords reads a run's JSONL records back out of the sandbox.

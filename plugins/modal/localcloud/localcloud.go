@@ -55,7 +55,8 @@ type Cloud struct {
 	// ServeCommand, when set, replaces the `vllm serve` mapping: it gets the
 	// sandbox's port and the vllm argv and returns the command to run.
 	ServeCommand func(port int, vllmArgv []string) []string
-	// What the emulated image reports.
+	// What the emulated image reports; an empty GPUName reports the GPU the
+	// sandbox asked for ("NVIDIA L40S" for "L40S"), one line per GPU.
 	GPUName, ComputeCap, VLLMVersion, TorchVersion string
 	// Secrets maps Modal Secret names to their environment variables.
 	Secrets map[string]map[string]string
@@ -80,9 +81,10 @@ type Hooks struct {
 }
 
 // New returns a local cloud keeping its sandboxes under dir and using bin
-// for `sim serve`. The emulated image reports an L4.
+// for `sim serve`. The emulated image has the GPUs asked for, vLLM 0.22.1
+// and torch 2.9.0.
 func New(dir, bin string) *Cloud {
-	return &Cloud{Dir: dir, Bin: bin, GPUName: "NVIDIA L4", ComputeCap: "8.9", VLLMVersion: "0.22.1", TorchVersion: "2.9.0+cu128"}
+	return &Cloud{Dir: dir, Bin: bin, VLLMVersion: "0.22.1", TorchVersion: "2.9.0+cu128"}
 }
 
 // Meta is a sandbox's record on disk.

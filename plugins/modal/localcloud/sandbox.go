@@ -115,7 +115,7 @@ func (s *sandbox) Exec(ctx context.Context, argv []string, opts modal.ExecOption
 	}
 	switch argv[0] {
 	case "nvidia-smi":
-		return printed(fmt.Sprintf("%s, %s\n", s.c.GPUName, s.c.ComputeCap)), nil
+		return printed(nvidiaSMI(m.Spec.GPU, s.c.GPUName, s.c.ComputeCap)), nil
 	case "python3":
 		return printed(fmt.Sprintf("%s\n%s\n", s.c.VLLMVersion, s.c.TorchVersion)), nil
 	}
@@ -186,4 +186,30 @@ func printed(out string) *process {
 	p.stderr.Close()
 	close(p.done)
 	return p
+}
+
+// computeCaps are the compute capabilities of the catalog's GPUs.
+var computeCaps = map[string]string{"T4": "7.5", "L4": "8.9", "A10G": "8.6", "A10": "8.6", "L40S": "8.9",
+	"A100-40GB": "8.0", "A100-80GB": "8.0", "A100": "8.0", "H100": "9.0", "H200": "9.0", "B200": "10.0"}
+
+// nvidiaSMI answers `nvidia-smi --query-gpu=name,compute_cap
+// --format=csv,noheader` for a sandbox's GPU request.
+func nvidiaSMI(request, name, capab string) string {
+	typ, count := request, 1
+	if i := strings.LastIndexByte(typ, ':'); i >= 0 {
+		fmt.Sscan(typ[i+1:], &count)
+		typ = typ[:i]
+	}
+	typ = strings.ToUpper(strings.TrimSuffix(typ, "!"))
+	if name == "" {
+		name = "NVIDIA " + typ
+	}
+	if capab == "" {
+		capab = computeCaps[typ]
+	}
+	var b strings.Builder
+	for range max(count, 1) {
+		fmt.Fprintf(&b, "%s, %s\n", name, capab)
+	}
+	return b.String()
 }
