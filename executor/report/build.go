@@ -143,6 +143,9 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 		ev.ObservedAt = in.ObservedAt.UTC().Format(time.RFC3339)
 	default:
 		ev.ObservedAt = lastFinish
+		if t, err := time.Parse(time.RFC3339Nano, lastFinish); err == nil {
+			ev.ObservedAt = t.UTC().Format(time.RFC3339)
+		}
 	}
 	return seal(ev, in.Secrets)
 }
@@ -222,10 +225,8 @@ func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environme
 		ProfileRuns: sc.Runs, RandomSeed: sc.Seed, Streaming: len(lanes) > 0,
 		Runtime: Runtime{Args: []string{}},
 	}
-	seen := map[string]bool{}
 	add := func(list *[]string, v string) {
-		if v != "" && !seen[list2key(list, v)] {
-			seen[list2key(list, v)] = true
+		if v != "" && !contains(*list, v) {
 			*list = append(*list, v)
 		}
 	}
@@ -263,8 +264,6 @@ func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environme
 	sort.Strings(env.Executor)
 	return env
 }
-
-func list2key(list *[]string, v string) string { return fmt.Sprintf("%p/%s", list, v) }
 
 func contains(list []string, v string) bool {
 	for _, x := range list {

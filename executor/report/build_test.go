@@ -156,3 +156,33 @@ func TestBuildEvidenceDeterministic(t *testing.T) {
 		t.Fatal("two builds of the same input differ")
 	}
 }
+
+// TestTimeSeriesInFlight: requests in flight never exceed what the records
+// say overlapped, and fall to zero at the end.
+func TestTimeSeriesInFlight(t *testing.T) {
+	// Closed loop at concurrency 2: each request starts when one finishes.
+	var recs []loadgen.Record
+	for i := 0; i < 10; i++ {
+		slot := int64(i / 2)
+		recs = append(recs, loadgen.Record{SentNs: slot * 1e6, DoneNs: (slot + 1) * 1e6, LastTokenNs: (slot + 1) * 1e6, OutputTokens: 3, ChunkNs: []int64{slot*1e6 + 1e5, slot*1e6 + 5e5, (slot + 1) * 1e6}})
+	}
+	inflight, tokens := timeSeries(recs)
+	if len(inflight) != plotBins || len(tokens) != plotBins {
+		t.Fatalf("%d/%d points", len(inflight), len(tokens))
+	}
+	for _, p := range inflight[:plotBins-1] {
+		if p[1] != 2 {
+			t.Fatalf("in flight %v at %vs, want 2 throughout", p[1], p[0])
+		}
+	}
+	if last := inflight[plotBins-1]; last[1] != 0 || last[0] != 0.005 {
+		t.Errorf("last point %v, want 0 in flight at 0.005 s", last)
+	}
+	var total float64
+	for _, p := range tokens {
+		total += p[1] * 0.005 / plotBins
+	}
+	if math.Abs(total-30) > 1e-9 {
+		t.Errorf("tokens/s integrate to %v tokens, want 30", total)
+	}
+}

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
 // plotBins is the number of time bins of the time-series plots.
-const plotBins = 120
+const plotBins = 60
 
 // laneLabel names a campaign in plots.
 func laneLabel(model, shape, gpu string) string { return model + " · " + shape + " · " + gpu }
@@ -54,44 +55,56 @@ func requestTimes(recs []loadgen.Record) (ttft, tpot, lat []float64) {
 	return
 }
 
-// timeSeries bins a run into plotBins steps and returns the requests in
-// flight at each step's end and the output tokens/s within each step.
+// timeSeries samples a run at plotBins equal steps: the requests in flight
+// at each step's end (sent and not yet done) and the output tokens/s that
+// arrived within the step.
 func timeSeries(recs []loadgen.Record) (inflight, tokens [][2]float64) {
 	var start, end int64 = -1, 0
+	sent := make([]int64, 0, len(recs))
+	done := make([]int64, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if start < 0 || r.SentNs < start {
 			start = r.SentNs
 		}
 		end = max(end, r.DoneNs)
+		sent = append(sent, r.SentNs)
+		done = append(done, r.DoneNs)
 	}
 	if start < 0 || end <= start {
 		return nil, nil
 	}
+	slices.Sort(sent)
+	slices.Sort(done)
 	width := float64(end-start) / plotBins
 	counts := make([]float64, plotBins)
-	delta := make([]float64, plotBins+1)
 	bin := func(ns int64) int { return min(plotBins-1, max(0, int(float64(ns-start)/width))) }
 	for i := range recs {
 		r := &recs[i]
-		delta[bin(r.SentNs)]++
-		delta[bin(r.DoneNs)+1]--
-		if len(r.ChunkNs) > 0 {
+		switch {
+		case len(r.ChunkNs) > 0:
 			for _, c := range r.ChunkNs {
 				counts[bin(c)]++
 			}
 			if extra := r.OutputTokens - len(r.ChunkNs); extra > 0 && r.OK() {
 				counts[bin(r.ChunkNs[len(r.ChunkNs)-1])] += float64(extra)
 			}
-		} else if r.OK() {
+		case r.OK():
 			counts[bin(r.LastTokenNs)] += float64(r.OutputTokens)
 		}
 	}
-	level := 0.0
+	// upTo counts the sorted times <= t.
+	upTo := func(sorted []int64, t int64) int {
+		n, _ := slices.BinarySearch(sorted, t+1)
+		return n
+	}
 	for b := 0; b < plotBins; b++ {
-		level += delta[b]
-		t := float64(b+1) * width / 1e9
-		inflight = append(inflight, [2]float64{t, level})
+		tNs := start + int64(float64(b+1)*width)
+		if b == plotBins-1 {
+			tNs = end
+		}
+		t := float64(tNs-start) / 1e9
+		inflight = append(inflight, [2]float64{t, float64(upTo(sent, tNs) - upTo(done, tNs))})
 		tokens = append(tokens, [2]float64{t, counts[b] / (width / 1e9)})
 	}
 	return inflight, tokens
