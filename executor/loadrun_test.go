@@ -1,0 +1,86 @@
+package executor
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP vllm:num_requests_running Number of requests running.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} 3
+vllm:num_requests_waiting{model_name="m"} 1.5e1
+vllm:prefix_cache_hits_total{model_name="m"} 7
+vllm:prefix_cache_hits_total{model_name="n"} 2
+vllm:e2e_request_latency_seconds_bucket{le="0.1",model_name="m"} 4
+vllm:e2e_request_latency_seconds_sum{model_name="m"} 0.25
+process_cpu_seconds_total 12
+vllm:broken{model_name="m" 1
+`
+	got := ParseMetrics(strings.NewReader(text))
+	want := map[string]float64{
+		"vllm:num_requests_running":            3,
+		"vllm:num_requests_waiting":            15,
+		"vllm:prefix_cache_hits_total":         9,
+		"vllm:e2e_request_latency_seconds_sum": 0.25,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if ParseMetrics(strings.NewReader("no metrics here\n")) != nil {
+		t.Error("want nil without vllm samples")
+	}
+}
+
+// FuzzParseMetrics checks that arbitrary exposition text never panics and
+// yields only vllm: names that are not histogram buckets.
+func FuzzParseMetrics(f *testing.F) {
+	f.Add("vllm:a 1\n")
+	f.Add("vllm:b{x=\"}\"} NaN\n")
+	f.Add("vllm:c_bucket{le=\"+Inf\"} 3\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for name, v := range ParseMetrics(strings.NewReader(text)) {
+			if !strings.HasPrefix(name, "vllm:") || strings.HasSuffix(name, "_bucket") {
+				t.Fatalf("name %q", name)
+			}
+			_ = math.IsNaN(v)
+		}
+	})
+}
+
+func TestAttrsCheck(t *testing.T) {
+	s := Schema{Attributes: []Attribute{
+		{Name: "url", Type: AttrString, Required: true, Doc: "the URL"},
+		{Name: "n", Type: AttrNumber},
+		{Name: "wait", Type: AttrDuration},
+		{Name: "args", Type: AttrStringList},
+		{Name: "env", Type: AttrStringMap},
+	}}
+	ok := Attrs{"url": "x", "n": 2.0, "wait": "3s", "args": []any{"a"}, "env": map[string]any{"K": "v"}}
+	if err := ok.Check("t", s); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a    Attrs
+		want string
+	}{
+		{Attrs{}, `needs attribute "url" (the URL)`},
+		{Attrs{"url": "x", "nope": 1.0}, `no attribute "nope"; valid attributes: url, n, wait, args, env`},
+		{Attrs{"url": 3.0}, `attribute "url": want string`},
+		{Attrs{"url": "x", "wait": "soon"}, `want a duration`},
+		{Attrs{"url": "x", "args": []any{1.0}}, `want list(string)`},
+	} {
+		if err := c.a.Check("t", s); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.a, err, c.want)
+		}
+	}
+	if ok.Number("n", 0) != 2 || ok.Duration("wait", 0).Seconds() != 3 || ok.Strings("args")[0] != "a" || ok.StringMap("env")["K"] != "v" || ok.String("missing", "d") != "d" {
+		t.Error("accessors")
+	}
+}
