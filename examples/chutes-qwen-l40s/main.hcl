@@ -33,7 +33,7 @@ trace "chutes" {
 
   # The pinned profile; plan refuses a profile whose digest differs.
   profile     = "profiles/chutes.json"
-  digest      = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+  digest      = "sha256:fc88149b14f24e73c49b841df7e32db2be2a2e3e10c7cfbd834b1617310d5c7e"
   max_context = local.max_context
 }
 
