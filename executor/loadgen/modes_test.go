@@ -90,9 +90,7 @@ func TestOpenLoopRateAndCap(t *testing.T) {
 		if arrival == "constant" && math.Abs(*s.RequestedRate-200) > 1e-6 {
 			t.Errorf("constant schedule rate %g, want 200", *s.RequestedRate)
 		}
-		if rel := *s.AchievedRate / *s.RequestedRate; rel < 0.9 || rel > 1.1 {
-			t.Errorf("%s: achieved %g vs requested %g", arrival, *s.AchievedRate, *s.RequestedRate)
-		}
+		// (That the achieved rate keeps up is TestOpenLoopDoesNotDrift's job.)
 		// The same seed gives the same schedule.
 		again, _ := runAgainst(t, cfg)
 		for i := range res.Records {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -72,13 +73,21 @@ func TestOpenLoopDoesNotDrift(t *testing.T) {
 		t.Fatalf("succeeded %d: %v", s.Succeeded, s.Failures)
 	}
 	t.Logf("requested %.1f req/s, achieved %.1f, dispatch delay p50 %.3f ms p99 %.3f ms", *s.RequestedRate, *s.AchievedRate, s.DispatchDelayMs.P50, s.DispatchDelayMs.P99)
-	if rel := *s.AchievedRate / *s.RequestedRate; rel < 0.97 || rel > 1.03 {
-		t.Errorf("achieved %.1f req/s against %.1f scheduled", *s.AchievedRate, *s.RequestedRate)
+	// Drift is lag that grows along the run: compare the median lag of the
+	// first and the last 100 requests (a momentary stall of a busy machine
+	// moves neither median; a relative-sleep scheduler loses ~0.1-1 ms per
+	// request and fails by far).
+	median := func(rs []Record) float64 {
+		var d []float64
+		for _, r := range rs {
+			d = append(d, float64(r.SentNs-r.ScheduledNs)/1e6)
+		}
+		sort.Float64s(d)
+		return Percentile(d, 50)
 	}
-	// The last request leaves on time: lag does not accumulate.
-	last := res.Records[len(res.Records)-1]
-	if lag := time.Duration(last.SentNs - last.ScheduledNs); lag > 50*time.Millisecond {
-		t.Errorf("the last request left %v after its time", lag)
+	first, last := median(res.Records[:100]), median(res.Records[900:])
+	if last-first > 5 {
+		t.Errorf("the schedule drifts: median lag %.3f ms over the first 100 requests, %.3f ms over the last 100", first, last)
 	}
 }
 
