@@ -81,7 +81,7 @@ func Cleanup(ctx context.Context, cloud Cloud, opts CleanupOptions) (CleanupRepo
 	for _, in := range infos {
 		it := CleanupItem{ID: in.ID, Screen: in.Tags[TagScreen], Deployment: in.Tags[TagDeployment], Apply: in.Tags[TagApply], CreatedAt: in.Tags[TagCreatedAt], AgeSeconds: -1}
 		if t, err := time.Parse(time.RFC3339, it.CreatedAt); err == nil {
-			it.AgeSeconds = opts.Now.Sub(t).Seconds()
+			it.AgeSeconds = max(0, opts.Now.Sub(t).Seconds()) // a clock ahead of ours means new
 		}
 		switch {
 		case it.AgeSeconds >= 0 && it.AgeSeconds < opts.OlderThan.Seconds():

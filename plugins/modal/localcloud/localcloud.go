@@ -427,17 +427,32 @@ func (c *Cloud) addPgid(id string, pgid int) {
 	}
 }
 
+// killGroups kills each process group, and the process of that id in case
+// it does not lead a group of its own.
 func killGroups(pgids []int) {
 	for _, pg := range pgids {
 		if pg > 1 {
 			syscall.Kill(-pg, syscall.SIGKILL)
+			syscall.Kill(pg, syscall.SIGKILL)
 		}
 	}
 }
 
+// alive reports whether pid runs; a zombie (killed, not yet reaped by a
+// parent that never will) counts as dead.
 func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	// /proc/PID/stat is "pid (comm) state ..."; comm may hold spaces.
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
 }
 
 func exitCode(ps *os.ProcessState, err error) int {
