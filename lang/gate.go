@@ -41,7 +41,7 @@ func (g *Gate) Check(lane cty.Value) (bool, hcl.Diagnostics) {
 	ctx := &hcl.EvalContext{Functions: Functions(), Variables: map[string]cty.Value{"lane": lane}}
 	v, diags := g.Condition.Value(ctx)
 	if diags.HasErrors() {
-		return false, diags
+		return false, Explain(diags)
 	}
 	b, err := convert.Convert(v, cty.Bool)
 	if err != nil || b.IsNull() || !b.IsKnown() {

@@ -113,7 +113,7 @@ func load(dir string, spec, autoVars []source, opts Options) (*Config, hcl.Diagn
 	l.loadVariables(autoVars)
 	l.evaluate()
 	l.finish()
-	diags := dedupe(l.diags)
+	diags := Explain(dedupe(l.diags))
 	sortDiags(diags)
 	return l.cfg, diags
 }

@@ -395,8 +395,8 @@ gate "fast" {
 		t.Errorf("a failed request should fail the gate")
 	}
 	_, d := g.Check(cty.ObjectVal(map[string]cty.Value{"failed": cty.Zero}))
-	if !d.HasErrors() || d[0].Subject == nil {
-		t.Errorf("a missing metric should be a located diagnostic: %v", d)
+	if !d.HasErrors() || d[0].Subject == nil || !strings.Contains(d[0].Detail, "It has: failed.") {
+		t.Errorf("a missing metric should be a located diagnostic listing the metrics: %v", d)
 	}
 }
 
