@@ -228,8 +228,8 @@ func (r *runner) sizes(i int) (int, int) {
 	return r.cfg.InputTokens, r.cfg.OutputTokens
 }
 
-// makeJob builds request number index of a phase (warmup indexes are
-// negative-free: they come first in the records, measured ones follow).
+// makeJob builds the request with record index index (warmup requests take
+// the first indexes, measured ones follow) and the sizes of entry sizeIndex.
 func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
 	in, out := r.sizes(sizeIndex)
 	cal, _ := r.cal.calibrate(context.Background(), in) // cached by calibrateAll
