@@ -28,9 +28,12 @@ func SummaryLine(p *Plan) string {
 func WriteText(w io.Writer, p *Plan) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", SummaryLine(p))
+	inSpec := map[string]bool{}
 	for _, s := range p.Screens {
+		inSpec[s.Name] = true
 		writeScreen(ew, p, s)
 	}
+	writeGoneScreens(ew, p, inSpec)
 	writeFindings(ew, p.Preflight)
 	writeAssumptions(ew, p)
 	switch n := countSeverity(p.Preflight, SeverityError); {
@@ -53,11 +56,30 @@ func writeScreen(ew *errWriter, p *Plan, s *Screen) {
 		ew.printf(", baseline %s", s.Baseline)
 	}
 	ew.printf(".\n")
+	writeLaneTable(ew, p, s.Name, t)
+}
+
+// writeGoneScreens lists the drop lanes of screens no longer in the spec.
+func writeGoneScreens(ew *errWriter, p *Plan, inSpec map[string]bool) {
+	gone := map[string]int{}
+	for _, l := range p.Lanes {
+		if !inSpec[l.Screen] {
+			gone[l.Screen]++
+		}
+	}
+	for _, name := range sortedKeys(gone) {
+		ew.printf("\nScreen %q is no longer in the spec: %s to drop.\n", name, plural(gone[name], "lane"))
+		writeLaneTable(ew, p, name, Totals{})
+	}
+}
+
+// writeLaneTable renders the lanes of one screen with their notes.
+func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT\tTPOT\tOUT TOK/S\tGPU-S\tCOST")
 	var notes []string
 	for _, l := range p.Lanes {
-		if l.Screen != s.Name {
+		if l.Screen != screen {
 			continue
 		}
 		runs := fmt.Sprint(l.RunsToDo())
