@@ -13,7 +13,11 @@ import (
 func (l *loader) decodeBody(d *decl, body hcl.Body, ctx *hcl.EvalContext, specs []attrSpec, blocks ...hcl.BlockHeaderSchema) (*attrs, *hcl.BodyContent) {
 	schema := schemaFor(specs, blocks...)
 	content, diags := body.Content(schema)
-	l.diags = append(l.diags, withHints(diags, fmt.Sprintf("A %s block", d.kind), schema)...)
+	hint := schema
+	if forEachKinds[d.kind] {
+		hint = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{{Name: "for_each"}}, schema.Attributes...), Blocks: schema.Blocks}
+	}
+	l.diags = append(l.diags, withHints(diags, fmt.Sprintf("A %s block", d.kind), hint)...)
 	a, diags := decodeAttrs(content, body.MissingItemRange(), specs, ctx)
 	l.diags = append(l.diags, diags...)
 	l.requireKnown(d, a, "input_tokens", "output_tokens")
