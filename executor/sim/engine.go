@@ -24,6 +24,7 @@ type Engine struct {
 	opts    Options
 	timing  timing
 	metrics *metrics
+	clock   *preciseClock // nil where the OS has no precise timer
 	mux     *http.ServeMux
 	started time.Time
 	created int64 // unix seconds, stamped into responses
@@ -56,13 +57,17 @@ func New(opts Options) (*Engine, error) {
 	e.created = e.started.Unix()
 	switch o.Timing {
 	case TimingModel:
-		mt, err := newModelTiming(o, e.metrics)
+		mt, err := newModelTiming(o, e.metrics, nil)
 		if err != nil {
 			return nil, err
 		}
+		mt.clock = newPreciseClock()
+		e.clock = mt.clock
+		go mt.loop()
 		e.timing = mt
 	default:
 		e.timing = &constantTiming{ttft: o.TTFT, itl: o.ITL}
+		e.clock = newPreciseClock()
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, true) })
@@ -97,6 +102,9 @@ func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
 		close(e.stop)
 		e.timing.close()
+		if e.clock != nil {
+			e.clock.close()
+		}
 	})
 }
 

@@ -185,12 +185,12 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous)
-	t := time.NewTimer(time.Hour)
-	t.Stop()
+	sl := newSleeper(e.clock)
 	ctx := r.Context()
 	cut := e.opts.Faults.CutAfter
+	ct, _ := e.timing.(*constantTiming)
 	for k := 0; k < p.output; k++ {
-		if !e.timing.wait(ctx, e.stop, g, k, t) {
+		if !e.timing.wait(ctx, e.stop, g, k, sl) {
 			e.abortIfCrashed()
 			return
 		}
@@ -213,6 +213,9 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 		if err := rc.Flush(); err != nil {
 			return
 		}
+		if ct != nil {
+			e.metrics.lateness.observe(time.Since(ct.due(g, k)).Seconds())
+		}
 		if cut > 0 && k+1 == cut {
 			panic(http.ErrAbortHandler)
 		}
@@ -229,12 +232,11 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 
 // whole waits for every token, then writes one JSON body.
 func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *genPlan) {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
+	sl := newSleeper(e.clock)
 	ctx := r.Context()
 	// Wait for the first token (for the TTFT histogram), then the last.
 	for _, k := range [2]int{0, p.output - 1} {
-		if !e.timing.wait(ctx, e.stop, g, k, t) {
+		if !e.timing.wait(ctx, e.stop, g, k, sl) {
 			e.abortIfCrashed()
 			return
 		}

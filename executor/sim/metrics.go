@@ -11,7 +11,9 @@ import (
 // vLLM's histogram buckets (seconds) for the metrics the engine exports.
 var (
 	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
-	e2eBuckets  = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+	// latenessBuckets resolve the constant mode's emission error.
+	latenessBuckets = []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3}
+	e2eBuckets      = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 )
 
 // histogram is a Prometheus histogram with fixed buckets.
@@ -74,10 +76,13 @@ type metrics struct {
 	timelineResets atomic.Int64
 	ttft           *histogram
 	e2e            *histogram
+	// lateness is, in constant mode, how long after its due time each
+	// token's flush returned: the engine's own timing error.
+	lateness *histogram
 }
 
 func newMetrics() *metrics {
-	return &metrics{ttft: newHistogram(ttftBuckets), e2e: newHistogram(e2eBuckets)}
+	return &metrics{ttft: newHistogram(ttftBuckets), e2e: newHistogram(e2eBuckets), lateness: newHistogram(latenessBuckets)}
 }
 
 // write renders the Prometheus text exposition format.
@@ -101,4 +106,24 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	fmt.Fprintf(w, "# HELP infercrane:sim_timeline_resets_total Model-mode steps that started over 50 ms behind the simulated timeline.\n# TYPE infercrane:sim_timeline_resets_total counter\ninfercrane:sim_timeline_resets_total{%s} %d\n", labels, m.timelineResets.Load())
 	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
 	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
+	m.lateness.write(w, "infercrane:sim_token_lateness_seconds", "Constant mode: time from each token's due time to the return of its flush.", labels)
+}
+
+// quantile estimates the q-quantile from the buckets: the upper bound of
+// the bucket that holds it (+Inf as math.Inf(1)).
+func (h *histogram) quantile(q float64) float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.count == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(h.count)))
+	var cum uint64
+	for i, le := range h.buckets {
+		cum += h.counts[i]
+		if cum >= max(rank, 1) {
+			return le
+		}
+	}
+	return math.Inf(1)
 }

@@ -34,6 +34,7 @@ type modelTiming struct {
 	speedup     float64
 	overhead    time.Duration
 	metrics     *metrics
+	clock       *preciseClock
 
 	mu         sync.Mutex
 	waiting    []*mseq // FIFO; preempted requests go back to the front
@@ -57,7 +58,7 @@ type mseq struct {
 	gone      bool
 }
 
-func newModelTiming(o Options, m *metrics) (*modelTiming, error) {
+func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, error) {
 	arch, hw, err := o.hardware()
 	if err != nil {
 		return nil, err
@@ -76,11 +77,11 @@ func newModelTiming(o Options, m *metrics) (*modelTiming, error) {
 		maxSeqs: o.MaxNumSeqs, budget: o.MaxBatchedTokens, maxWaiting: o.MaxWaiting,
 		totalBlocks: blocks, speedup: o.Speedup, metrics: m,
 		overhead: time.Duration(hw.Assume.RequestOverheadMs / o.Speedup * float64(time.Millisecond)),
+		clock:    clock,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	go mt.loop()
 	return mt, nil
 }
 
@@ -106,9 +107,9 @@ func (mt *modelTiming) kick() {
 	}
 }
 
-func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, t *time.Timer) bool {
+func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *sleeper) bool {
 	if k == g.stallAt && g.stallFor > 0 {
-		if !sleepUntil(ctx, stop, t, time.Now().Add(g.stallFor)) {
+		if !s.until(ctx, stop, time.Now().Add(g.stallFor)) {
 			return false
 		}
 	}
@@ -269,8 +270,7 @@ const maxLag = 50 * time.Millisecond
 
 func (mt *modelTiming) loop() {
 	defer close(mt.done)
-	t := time.NewTimer(time.Hour)
-	t.Stop()
+	sl := newSleeper(mt.clock)
 	var st step
 	var end time.Time // end of the previous step on the simulated timeline
 	for {
@@ -295,14 +295,8 @@ func (mt *modelTiming) loop() {
 			end = now
 		}
 		end = end.Add(time.Duration(math.Round(secs * float64(time.Second))))
-		if d := time.Until(end); d > 0 {
-			t.Reset(d)
-			select {
-			case <-t.C:
-			case <-mt.stop:
-				t.Stop()
-				return
-			}
+		if !sl.until(context.Background(), mt.stop, end) {
+			return
 		}
 		mt.mu.Lock()
 		mt.finishStep(&st)

@@ -28,7 +28,7 @@ type timing interface {
 	admit(g *genState) error
 	// wait blocks until token k (0-based) of g is due and returns false when
 	// ctx ends or stop closes first.
-	wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, t *time.Timer) bool
+	wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *sleeper) bool
 	// release forgets g, finished or abandoned.
 	release(g *genState)
 	// gauges reports the running and waiting requests and the KV-cache usage
@@ -36,24 +36,6 @@ type timing interface {
 	gauges() (running, waiting int, kvUsage float64)
 	// close stops background work.
 	close()
-}
-
-// sleepUntil waits on t until deadline; it returns false when ctx or stop
-// ends first. One timer serves a whole stream.
-func sleepUntil(ctx context.Context, stop <-chan struct{}, t *time.Timer, deadline time.Time) bool {
-	d := time.Until(deadline)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t.Reset(d)
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-	case <-stop:
-	}
-	t.Stop()
-	return false
 }
 
 // constantTiming gives every request the same TTFT and ITL.
@@ -66,12 +48,17 @@ func (c *constantTiming) admit(g *genState) error { c.running.Add(1); return nil
 
 func (c *constantTiming) release(g *genState) { c.running.Add(-1) }
 
-func (c *constantTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, t *time.Timer) bool {
+func (c *constantTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *sleeper) bool {
+	return s.until(ctx, stop, c.due(g, k))
+}
+
+// due is when token k of g is due.
+func (c *constantTiming) due(g *genState, k int) time.Time {
 	due := g.arrival.Add(c.ttft + time.Duration(k)*c.itl)
 	if g.stallAt >= 0 && k >= g.stallAt {
 		due = due.Add(g.stallFor)
 	}
-	return sleepUntil(ctx, stop, t, due)
+	return due
 }
 
 func (c *constantTiming) gauges() (int, int, float64) { return int(c.running.Load()), 0, 0 }
