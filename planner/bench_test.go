@@ -1,7 +1,11 @@
 package planner
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/infercrane/infercrane/lang"
 	"testing"
@@ -54,4 +58,51 @@ func BenchmarkBuildScaling(b *testing.B) {
 	b.ReportMetric(float64(tl.Nanoseconds())/float64(b.N)/10000, "ns/lane@10k")
 	b.ReportMetric(float64(tl)/float64(ts), "time_ratio")
 	b.ReportMetric(float64(bl)/float64(bs), "bytes_ratio")
+}
+
+// writeSpec writes an HCL spec of models x shapes x 2 GPUs lanes to dir.
+func writeSpec(b *testing.B, dir string, models, shapes int) {
+	var s strings.Builder
+	s.WriteString("gpu \"l40s\" {\n  type = \"L40S\"\n}\n\ngpu \"h100\" {\n  type = \"H100\"\n}\n\n")
+	s.WriteString("runtime \"vllm\" {\n  engine  = \"vllm\"\n  version = \"0.22.1\"\n}\n\nexecutor \"modal\" {\n  type = \"modal\"\n}\n\n")
+	var ms, ss []string
+	for i := 0; i < models; i++ {
+		fmt.Fprintf(&s, "model \"m%d\" {\n  id          = \"gen/m%d\"\n  revision    = \"r\"\n  max_context = 32768\n  params      = %d\n  layers      = 24\n  hidden      = 2048\n  heads       = 16\n  kv_heads    = 8\n}\n\n", i, i, 500_000_000+i*1_000_000)
+		ms = append(ms, fmt.Sprintf("model.m%d", i))
+	}
+	for i := 0; i < shapes; i++ {
+		fmt.Fprintf(&s, "shape \"s%d\" {\n  input_tokens      = %d\n  output_tokens     = 128\n  template_headroom = 256\n  concurrency       = 4\n  requests          = 32\n}\n\n", i, 256+i)
+		ss = append(ss, fmt.Sprintf("shape.s%d", i))
+	}
+	fmt.Fprintf(&s, "screen \"gen\" {\n  models   = [%s]\n  shapes   = [%s]\n  gpus     = [gpu.l40s, gpu.h100]\n  runtime  = runtime.vllm\n  executor = executor.modal\n  runs     = 3\n  seed     = 1\n}\n",
+		strings.Join(ms, ", "), strings.Join(ss, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(s.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkPlanSpec is the whole of `infercrane plan` but the rendering:
+// load a generated HCL spec of 1,000 or 10,000 lanes with the spec
+// language, then build the plan and its canonical JSON.
+func BenchmarkPlanSpec(b *testing.B) {
+	for _, size := range []struct {
+		name           string
+		models, shapes int
+	}{{"lanes=1000", 50, 10}, {"lanes=10000", 500, 10}} {
+		dir := b.TempDir()
+		writeSpec(b, dir, size.models, size.shapes)
+		b.Run(size.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				cfg, diags := lang.Load(dir, lang.Options{})
+				if diags.HasErrors() {
+					b.Fatal(diags)
+				}
+				p, _ := Build(cfg, nil, Options{})
+				if _, err := Marshal(p); err != nil || len(p.Lanes) != size.models*size.shapes*2 {
+					b.Fatal("wrong plan")
+				}
+			}
+		})
+	}
 }
