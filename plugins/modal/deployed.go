@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,7 +36,7 @@ func (dep *deployed) copyLogs() {
 	stdout, stderr := dep.sb.Logs()
 	for _, r := range []struct {
 		name string
-		src  interface{ Read([]byte) (int, error) }
+		src  io.Reader
 	}{{"server", stdout}, {"server:stderr", stderr}} {
 		if r.src == nil {
 			continue

@@ -161,6 +161,10 @@ func (e *Executor) Spec(d executor.Deployment) (SandboxSpec, error) {
 	}, nil
 }
 
+// errUnscheduled marks a create that waited health_timeout for a GPU; it is
+// not retried.
+var errUnscheduled = errors.New("sandbox never scheduled")
+
 // Deploy creates the deployment's sandbox and waits until vLLM is healthy.
 // When anything fails after the sandbox exists, it is terminated before
 // Deploy returns.
@@ -183,11 +187,19 @@ func (e *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	}
 	log.note("creating sandbox: app %s, image %s, gpu %s", spec.App, spec.Image, spec.GPU)
 	var sb Sandbox
-	err = retry(ctx, e.capacity, isCapacity, func(n int, wait time.Duration, err error) {
+	retryable := func(err error) bool { return isCapacity(err) && !errors.Is(err, errUnscheduled) }
+	err = retry(ctx, e.capacity, retryable, func(n int, wait time.Duration, err error) {
 		log.note("Modal has no capacity or rate-limited us (attempt %d): %v; retrying in %s", n, err, wait)
 	}, func() error {
+		// Modal queues a sandbox until a GPU is free; wait no longer than
+		// the server itself may take to start.
+		actx, cancel := context.WithTimeout(ctx, e.cfg.HealthTimeout)
+		defer cancel()
 		var cerr error
-		sb, cerr = cloud.Create(ctx, spec)
+		sb, cerr = cloud.Create(actx, spec)
+		if cerr != nil && ctx.Err() == nil && actx.Err() != nil {
+			cerr = fmt.Errorf("%w: %w: no %s was scheduled within health_timeout (%s)", ErrCapacity, errUnscheduled, spec.GPU, e.cfg.HealthTimeout)
+		}
 		return cerr
 	})
 	if err != nil {

@@ -80,6 +80,23 @@ func TestCapacityGivesUp(t *testing.T) {
 	}
 }
 
+// Modal queueing the sandbox for want of a GPU ends at health_timeout.
+func TestCreateNeverScheduled(t *testing.T) {
+	var calls atomic.Int32
+	f := newFixture(t, map[string]any{"health_timeout": "500ms"}, func(c *localcloud.Cloud) {
+		c.Hooks.BeforeCreate = func(modal.SandboxSpec) error {
+			calls.Add(1)
+			time.Sleep(time.Second) // waiting for scheduling
+			return context.DeadlineExceeded
+		}
+	})
+	_, err := f.exec.Deploy(t.Context(), f.deployment("dep1"))
+	wantErr(t, err, "no L4 was scheduled within health_timeout (500ms)")
+	if calls.Load() != 1 {
+		t.Fatalf("%d creates; a scheduling timeout must not be retried", calls.Load())
+	}
+}
+
 // A create that started a sandbox but reported failure leaves no orphan:
 // Deploy finds it by its tags and terminates it.
 func TestFailedCreateLeavesNoOrphan(t *testing.T) {

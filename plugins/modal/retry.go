@@ -15,7 +15,7 @@ type Backoff struct {
 }
 
 // DefaultCapacityBackoff retries rate limits and capacity shortages for
-// about four minutes before giving up.
+// about three minutes before giving up.
 var DefaultCapacityBackoff = Backoff{Base: 2 * time.Second, Max: 60 * time.Second, Attempts: 8}
 
 // DefaultTerminateBackoff retries a failed Terminate three times.
