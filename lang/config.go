@@ -15,6 +15,10 @@ type Config struct {
 	// Files holds the source of every file read, keyed by path, for
 	// snippets in diagnostics and for the spec digest.
 	Files map[string][]byte
+	// VarFiles lists the variable files read (*.auto.vars.hcl, then
+	// -var-file files), which are also in Files. They may hold secrets:
+	// never copy their contents into plans or evidence.
+	VarFiles []string
 	// RequiredVersion is the infercrane block's version constraint, if any.
 	RequiredVersion string
 

@@ -197,8 +197,8 @@ locals {
 	if cfg.Shapes["s"].Requests != 128 {
 		t.Errorf("shape did not see the variable: %d", cfg.Shapes["s"].Requests)
 	}
-	if _, ok := cfg.Files[vf]; !ok {
-		t.Errorf("var file not recorded in Files")
+	if _, ok := cfg.Files[vf]; !ok || len(cfg.VarFiles) != 2 || cfg.VarFiles[1] != vf {
+		t.Errorf("var files not recorded: %v", cfg.VarFiles)
 	}
 
 	_, diags := Load(dir, Options{Vars: []string{"reqests=3"}})

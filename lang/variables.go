@@ -123,6 +123,7 @@ func (l *loader) loadVariables(autoVars []source) {
 	}
 	for _, s := range autoVars {
 		l.cfg.Files[s.name] = s.src
+		l.cfg.VarFiles = append(l.cfg.VarFiles, s.name)
 		l.varFile(s.name, s.src)
 	}
 	for _, p := range l.opts.VarFiles {
@@ -133,6 +134,7 @@ func (l *loader) loadVariables(autoVars []source) {
 			continue
 		}
 		l.cfg.Files[p] = src
+		l.cfg.VarFiles = append(l.cfg.VarFiles, p)
 		l.varFile(p, src)
 	}
 	for _, kv := range l.opts.Vars {
