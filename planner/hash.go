@@ -79,12 +79,17 @@ func specFiles(cfg *lang.Config) map[string][]byte {
 	return out
 }
 
-// relPath makes p relative to dir when it lies below it.
+// relPath makes p relative to dir when it lies below it; other paths (a
+// -var-file elsewhere) become absolute, so they can be found again from
+// any directory.
 func relPath(dir, p string) string {
 	if dir != "" {
 		if r, err := filepath.Rel(dir, p); err == nil && !filepath.IsAbs(r) && r != ".." && !hasDotDotPrefix(r) {
 			return filepath.ToSlash(r)
 		}
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return filepath.ToSlash(abs)
 	}
 	return filepath.ToSlash(p)
 }

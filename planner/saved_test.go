@@ -132,3 +132,34 @@ func TestLoadSavedRefusesTampering(t *testing.T) {
 }
 
 func keys(m map[string]string) []string { return sortedKeys(m) }
+
+func TestSavedPlanVarFileOutsideSpecDir(t *testing.T) {
+	dir, _ := specDir(t)
+	vars := filepath.Join(t.TempDir(), "extra.vars.hcl")
+	if err := os.WriteFile(vars, []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Dir(vars)) // given relative to the working directory, outside the spec dir
+	cfg, diags := lang.Load(dir, lang.Options{VarFiles: []string{"extra.vars.hcl"}})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s := NewSaved(build(t, cfg), cfg, nil, dir, filepath.Join(dir, ".infercrane"))
+	if _, ok := s.Inputs.Spec[filepath.ToSlash(vars)]; !ok {
+		t.Fatalf("var file outside the spec dir not recorded by absolute path: %v", s.Inputs.Spec)
+	}
+	cur, err := s.CurrentInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := s.Changes(cur); len(ch) != 0 {
+		t.Errorf("unchanged inputs reported as changed: %v", ch)
+	}
+	if err := os.WriteFile(vars, []byte("# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ = s.CurrentInputs()
+	if ch := s.Changes(cur); len(ch) != 1 || !strings.Contains(ch[0], "extra.vars.hcl changed") {
+		t.Errorf("changes %v", ch)
+	}
+}
