@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 
 // fixture is an executor wired to a local cloud.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	cloud *localcloud.Cloud
 	exec  *modal.Executor
 	logs  string
@@ -52,7 +52,7 @@ type fixture struct {
 
 var fast = modal.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, Attempts: 4}
 
-func newFixture(t *testing.T, cfg map[string]any, tweak func(*localcloud.Cloud)) *fixture {
+func newFixture(t testing.TB, cfg map[string]any, tweak func(*localcloud.Cloud)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, cloud: localcloud.New(t.TempDir(), bin), logs: filepath.Join(t.TempDir(), "logs")}
 	f.cloud.SimArgs = []string{"--ttft", "5ms", "--itl", "1ms"}
