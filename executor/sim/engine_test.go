@@ -26,14 +26,17 @@ func start(t testing.TB, opts Options) (string, *Engine) {
 }
 
 func chatBody(model, content string, maxTokens int, stream bool) map[string]any {
-	return map[string]any{
-		"model":          model,
-		"messages":       []map[string]any{{"role": "user", "content": content}},
-		"max_tokens":     maxTokens,
-		"ignore_eos":     true,
-		"stream":         stream,
-		"stream_options": map[string]any{"include_usage": true},
+	b := map[string]any{
+		"model":      model,
+		"messages":   []map[string]any{{"role": "user", "content": content}},
+		"max_tokens": maxTokens,
+		"ignore_eos": true,
+		"stream":     stream,
 	}
+	if stream {
+		b["stream_options"] = map[string]any{"include_usage": true}
+	}
+	return b
 }
 
 func TestChatStreamShapeAndUsage(t *testing.T) {

@@ -131,6 +131,10 @@ func (e *Engine) plan(w http.ResponseWriter, req *genRequest, chat bool, n int64
 			p.output, p.finish = max(natural, req.MinTokens), "stop"
 		}
 	}
+	if req.StreamOptions != nil && !req.Stream {
+		writeError(w, 400, "BadRequestError", "stream_options", "Stream options can only be defined when `stream=True`.")
+		return p, false
+	}
 	if so := req.StreamOptions; so != nil {
 		p.includeUsage = so.IncludeUsage
 		p.continuous = so.ContinuousUsageStats

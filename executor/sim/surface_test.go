@@ -150,6 +150,10 @@ func TestMaxTokensAndEOS(t *testing.T) {
 	if a.Choices[0].Text != b.Choices[0].Text {
 		t.Fatal("same seed, different text")
 	}
+	// stream_options without stream is refused, as vLLM does
+	if st := postJSON(t, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 2, "stream_options": map[string]any{"include_usage": true}}, nil); st != 400 {
+		t.Fatalf("stream_options without stream: %d", st)
+	}
 	// exactly at the limit is accepted, one over is the vLLM 400
 	var e struct{ Error apiError }
 	if st := postJSON(t, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 999}, nil); st != 200 {
