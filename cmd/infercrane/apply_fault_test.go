@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/infercrane/infercrane/executor"
 )
@@ -33,6 +34,7 @@ func (r *applyRig) resume(wantRuns int) string {
 }
 
 func TestApplySIGINTTearsDownAndResumes(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigSpec(localBlock(), 3))
 	run := r.start()
 	run.until(t, "a finished run", isRunFinished)
@@ -55,6 +57,7 @@ func TestApplySIGINTTearsDownAndResumes(t *testing.T) {
 }
 
 func TestApplySIGKILLLeavesNothingAndResumes(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigSpec(localBlock(), 3))
 	run := r.start()
 	run.until(t, "a finished run", isRunFinished)
@@ -70,6 +73,7 @@ func TestApplySIGKILLLeavesNothingAndResumes(t *testing.T) {
 }
 
 func TestApplyServerNeverHealthy(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, strings.Replace(rigSpec(localBlock("--slow-start", "1h"), 2), `health_timeout = "20s"`, `health_timeout = "1s"`, 1))
 	code, _, errOut := r.apply()
 	if code != 1 || !strings.Contains(errOut, "did not answer GET") || !strings.Contains(errOut, "/health with 200 within 1s") {
@@ -81,6 +85,7 @@ func TestApplyServerNeverHealthy(t *testing.T) {
 }
 
 func TestApplyServerCrashMidRun(t *testing.T) {
+	t.Parallel()
 	// The server reads extra flags from a file, so the fault can be removed
 	// without changing the spec (and so the lane's identity).
 	block := `executor "x" {
@@ -105,6 +110,7 @@ func TestApplyServerCrashMidRun(t *testing.T) {
 }
 
 func TestApplyPluginKilledMidRun(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigSpec(simBlock, 3))
 	r.env = append(r.env, "INFERCRANE_EXECUTOR_ISOLATION=process")
 	run := r.start()
@@ -134,6 +140,7 @@ func TestApplyPluginKilledMidRun(t *testing.T) {
 }
 
 func TestApplyUnwritableJournalDir(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigSpec(simBlock, 2))
 	runs := filepath.Join(r.dir, ".infercrane", "runs")
 	if err := os.MkdirAll(runs, 0o755); err != nil {
@@ -187,6 +194,7 @@ func (r *applyRig) unprivileged() {
 }
 
 func TestSecondApplyFailsFastNamingHolder(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigSpec(simBlock, 3))
 	run := r.start()
 	run.until(t, "a run starting", func(e executor.Event) bool { return e.Type == executor.EventRunStarted })
@@ -200,4 +208,36 @@ func TestSecondApplyFailsFastNamingHolder(t *testing.T) {
 		t.Fatalf("first apply: exit %d\n%s", code, run.stderr)
 	}
 	r.noLeftovers()
+}
+
+func TestApplyInterruptTwiceSaysWhatIsLeftThriceForceQuits(t *testing.T) {
+	t.Parallel()
+	// The server's group ignores SIGTERM (only SIGKILL ends it), so the
+	// teardown after the first interrupt waits for stop_timeout.
+	block := `executor "x" {
+  type           = "local"
+  command        = ["sh", "-c", "trap '' TERM; infercrane sim serve --port {port} --model {model} --ttft 5ms --itl 20ms & exec sleep 300"]
+  health_timeout = "20s"
+  stop_timeout   = "60s"
+}`
+	r := newRig(t, rigSpec(block, 3))
+	run := r.start()
+	run.until(t, "a run starting", func(e executor.Event) bool { return e.Type == executor.EventRunStarted })
+	run.cmd.Process.Signal(os.Interrupt)
+	run.until(t, "the teardown starting", func(e executor.Event) bool { return e.Type == executor.EventTeardownStarted })
+	run.cmd.Process.Signal(os.Interrupt)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(run.stderr.String(), "Still cleaning up: teardown of deployment") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	run.cmd.Process.Signal(os.Interrupt)
+	_, code := run.wait(t)
+	stderr := run.stderr.String()
+	if code != 130 || !strings.Contains(stderr, "Still cleaning up: teardown of deployment") || !strings.Contains(stderr, "Force quitting") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	r.noLeftovers()
+	// The state is consistent: the next apply takes over and completes.
+	r.write(rigSpec(localBlock(), 3))
+	r.resume(3)
 }

@@ -14,6 +14,7 @@ import (
 // TestApplyWithExternalPluginBinary builds the example plugin from plugins/
 // and applies a spec whose executor type it provides.
 func TestApplyWithExternalPluginBinary(t *testing.T) {
+	t.Parallel()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go toolchain to build the plugin with")
@@ -50,6 +51,7 @@ func TestApplyWithExternalPluginBinary(t *testing.T) {
 // with an API key from the environment and checks the key appears in no
 // file of the state directory and in no output.
 func TestApplyEndpointNeverWritesTheKey(t *testing.T) {
+	t.Parallel()
 	srv, err := sim.Listen("127.0.0.1:0", sim.Options{Model: "Qwen/Qwen3-0.6B", TTFT: time.Millisecond, ITL: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -138,8 +139,26 @@ func (r *applyRig) apply(args ...string) (int, string, string) {
 type running struct {
 	cmd    *exec.Cmd
 	events chan executor.Event
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	done   chan int
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (r *applyRig) start(args ...string) *running {
@@ -149,7 +168,7 @@ func (r *applyRig) start(args ...string) *running {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	run := &running{cmd: cmd, events: make(chan executor.Event, 1000), stderr: &bytes.Buffer{}, done: make(chan int, 1)}
+	run := &running{cmd: cmd, events: make(chan executor.Event, 1000), stderr: &syncBuffer{}, done: make(chan int, 1)}
 	cmd.Stderr = run.stderr
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
