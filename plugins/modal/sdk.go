@@ -26,7 +26,14 @@ type sdkCloud struct {
 // active) profile of ~/.modal.toml. environment overrides the profile's.
 // No network call is made until the first request.
 func NewSDKCloud(environment string) (Cloud, error) {
-	c, err := sdk.NewClientWithOptions(&sdk.ClientParams{Environment: environment})
+	return newSDKCloud(&sdk.ClientParams{Environment: environment})
+}
+
+// newSDKCloud is NewSDKCloud with the SDK's parameters (tests pass a fake
+// control plane).
+func newSDKCloud(params *sdk.ClientParams) (Cloud, error) {
+	environment := params.Environment
+	c, err := sdk.NewClientWithOptions(params)
 	if err != nil {
 		return nil, fmt.Errorf("modal: setting up the Modal client failed: %v; %s", err, authHint)
 	}
