@@ -210,4 +210,3 @@ func TestSDKListByTag(t *testing.T) {
 		t.Fatalf("missing app: %v, %v", infos, err)
 	}
 }
-
