@@ -1,13 +1,16 @@
 package loadgen_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,33 +51,68 @@ func TestPromptsHitTheTargetExactly(t *testing.T) {
 
 func TestWarmupExcludedAndDeterministic(t *testing.T) {
 	var mu sync.Mutex
-	var bodies []string
+	bodies := map[string]string{} // X-Request-Id -> request body
 	e, err := sim.New(quick)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
 			mu.Lock()
-			bodies = append(bodies, r.Header.Get("X-Request-Id"))
+			bodies[r.Header.Get("X-Request-Id")] = string(b)
 			mu.Unlock()
 		}
 		e.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cfg := baseConfig(srv.URL)
-	cfg.Warmup, cfg.Requests = 3, 5
-	res, s := runAgainst(t, cfg)
-	if s.Requests != 5 || len(res.Records) != 8 || len(bodies) != 8 {
-		t.Fatalf("warmup must run but not count: %d requests, %d records, %d sent", s.Requests, len(res.Records), len(bodies))
+	run := func(seed int64) (*loadgen.Result, map[string]string) {
+		mu.Lock()
+		bodies = map[string]string{}
+		mu.Unlock()
+		cfg := baseConfig(srv.URL)
+		cfg.Warmup, cfg.Requests, cfg.Seed = 3, 5, seed
+		res, _ := runAgainst(t, cfg)
+		mu.Lock()
+		defer mu.Unlock()
+		return res, bodies
 	}
+	res, first := run(7)
+	s := res.Summary
+	if s.Requests != 5 || len(res.Records) != 8 || len(first) != 8 {
+		t.Fatalf("warmup must run but not count: %d requests, %d records, %d sent", s.Requests, len(res.Records), len(first))
+	}
+	var warmupDone int64
 	for i, r := range res.Records {
 		if r.Index != i || r.Warmup != (i < 3) {
 			t.Errorf("record %d: index %d warmup %v", i, r.Index, r.Warmup)
 		}
+		if r.Warmup {
+			warmupDone = max(warmupDone, r.DoneNs)
+		} else if r.SentNs < warmupDone {
+			t.Errorf("measured request %d was sent before the warmup ended", i)
+		}
 	}
-	if first := res.Records[3].SentNs; first < res.Records[2].DoneNs {
-		t.Errorf("measured requests must start after warmup ends")
+	_, again := run(7)
+	_, other := run(8)
+	distinct := map[string]bool{}
+	for id, body := range first {
+		if again[id] != body {
+			t.Errorf("request %s differs under the same seed", id)
+		}
+		if other[id] == body {
+			t.Errorf("request %s is the same under another seed", id)
+		}
+		for _, want := range []string{`"max_tokens":16`, `"ignore_eos":true`, `"stream":true`, `"stream_options":{"include_usage":true}`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("request %s lacks %s: %s", id, want, body)
+			}
+		}
+		distinct[body] = true
+	}
+	if len(distinct) != len(first) {
+		t.Errorf("every request must have its own prompt: %d distinct of %d", len(distinct), len(first))
 	}
 }
 
