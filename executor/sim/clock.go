@@ -35,17 +35,24 @@ type waiter struct {
 
 type waiterHeap []*waiter
 
-func (h waiterHeap) Len() int           { return len(h) }
+// Len is part of heap.Interface.
+func (h waiterHeap) Len() int { return len(h) }
+
+// Less orders waiters by due time (heap.Interface).
 func (h waiterHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+
+// Swap is part of heap.Interface; it keeps each waiter's index current.
 func (h waiterHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].idx, h[j].idx = i, j
 }
+// Push is part of heap.Interface.
 func (h *waiterHeap) Push(x any) {
 	w := x.(*waiter)
 	w.idx = len(*h)
 	*h = append(*h, w)
 }
+// Pop is part of heap.Interface; a popped waiter's index becomes -1.
 func (h *waiterHeap) Pop() any {
 	old := *h
 	w := old[len(old)-1]
