@@ -302,3 +302,48 @@ func TestFormatsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyNamesChangedRecords: a records file edited after the run no
+// longer matches the SHA-256 the journal recorded, and verify says so.
+func TestVerifyNamesChangedRecords(t *testing.T) {
+	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
+	recs := filepath.Join(dir, "runs", "bbbb2222", "2.jsonl")
+	b, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same size (the state would drop a run whose size changed), one digit different.
+	i := bytes.Index(b, []byte(`"status":200`))
+	b[i+len(`"status":`)] = '3'
+	if err := os.WriteFile(recs, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(oc.Files[0], dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() || len(res.Differences) == 0 || !strings.Contains(res.Differences[0], "records of lane bbbb2222 run 2: SHA-256") {
+		t.Fatalf("differences %v", res.Differences)
+	}
+}
+
+// TestGatesFromSnapshotWarns: an attribute that cannot be evaluated from
+// the snapshot is named, and the gate still evaluates its condition.
+func TestGatesFromSnapshotWarns(t *testing.T) {
+	gates, warnings := GatesFromSnapshot(map[string]string{
+		"a.hcl":      "gate \"g\" {\n  condition = lane.failed == 0\n  min_runs = local.n\n}\n",
+		"b.hcl":      "gate \"broken\" {",
+		"notes.txt":  "gate \"ignored\" {}",
+		"c.vars.hcl": "",
+	}, nil)
+	if g := gates["g"]; g == nil || g.ConditionText != "lane.failed == 0" || g.MinRuns != 0 {
+		t.Fatalf("gate g: %+v", gates["g"])
+	}
+	if _, ok := gates["ignored"]; ok {
+		t.Error("a non-HCL file was read")
+	}
+	joined := strings.Join(warnings, "\n")
+	if !strings.Contains(joined, "gate g: min_runs could not be evaluated") || !strings.Contains(joined, "b.hcl does not parse") {
+		t.Errorf("warnings: %q", warnings)
+	}
+}
