@@ -111,16 +111,19 @@ func (e *Executor) getCloud() (Cloud, error) {
 	return e.cloud, e.cloudErr
 }
 
-// binaryPath resolves the binary once per executor.
-func (e *Executor) binaryPath(cacheDir string) (string, error) {
+// binaryPath resolves the binary once per executor; a built one goes to the
+// user's cache directory.
+func (e *Executor) binaryPath() (string, error) {
 	e.binMu.Lock()
 	defer e.binMu.Unlock()
 	if e.binary != "" {
 		return e.binary, nil
 	}
-	if cacheDir == "" {
-		cacheDir = filepath.Join(os.TempDir(), "infercrane-modal")
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
 	}
+	cacheDir := filepath.Join(base, "infercrane", "modal")
 	b, err := ResolveBinary(e.cfg.Binary, cacheDir)
 	if err != nil {
 		return "", err
@@ -173,7 +176,7 @@ func (e *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	if err != nil {
 		return nil, err
 	}
-	bin, err := e.binaryPath(filepath.Join(d.LogDir, "..", "cache"))
+	bin, err := e.binaryPath()
 	if err != nil {
 		return nil, err
 	}
