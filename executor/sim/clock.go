@@ -46,12 +46,14 @@ func (h waiterHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].idx, h[j].idx = i, j
 }
+
 // Push is part of heap.Interface.
 func (h *waiterHeap) Push(x any) {
 	w := x.(*waiter)
 	w.idx = len(*h)
 	*h = append(*h, w)
 }
+
 // Pop is part of heap.Interface; a popped waiter's index becomes -1.
 func (h *waiterHeap) Pop() any {
 	old := *h
