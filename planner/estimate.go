@@ -156,6 +156,7 @@ func round(x float64, d int) float64 {
 // roundEstimate rounds every figure of e for display and hashing.
 func roundEstimate(e Estimate) Estimate {
 	e.TTFTMs = round(e.TTFTMs, 3)
+	e.TTFTP95Ms = round(e.TTFTP95Ms, 3)
 	e.TPOTMs = round(e.TPOTMs, 3)
 	e.LatencyMs = round(e.LatencyMs, 3)
 	e.OutputTokenThroughput = round(e.OutputTokenThroughput, 3)

@@ -76,7 +76,7 @@ func writeGoneScreens(ew *errWriter, p *Plan, inSpec map[string]bool) {
 // writeLaneTable renders the lanes of one screen with their notes.
 func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT\tTPOT\tOUT TOK/S\tGPU-S\tCOST")
+	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT P95\tTPOT\tOUT TOK/S\tGPU-S\tCOST")
 	var notes []string
 	for _, l := range p.Lanes {
 		if l.Screen != screen {
@@ -88,7 +88,7 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 		}
 		ttft, tpot, tps, gpus, cost := "?", "?", "?", "?", "?"
 		if e := l.Estimate; e.Available {
-			ttft, tpot, tps = fmtMs(e.TTFTMs), fmtMs(e.TPOTMs), fmtInt(int64(e.OutputTokenThroughput+0.5))
+			ttft, tpot, tps = fmtMs(e.TTFTP95Ms), fmtMs(e.TPOTMs), fmtInt(int64(e.OutputTokenThroughput+0.5))
 			gpus, cost = fmtInt(int64(e.GPUSeconds+0.5)), fmtUSD(e.CostUSD)
 		}
 		if l.Action == ActionDrop {
@@ -132,7 +132,7 @@ func writeFindings(ew *errWriter, fs []Finding) {
 }
 
 func writeAssumptions(ew *errWriter, p *Plan) {
-	ew.printf("\nAssumptions: predictions are steady-state figures of a roofline model (prefill compute-bound at a fraction of peak FLOPS (MFU), decode memory-bound at a fraction of peak bandwidth, plus per-step and per-request overheads), not percentiles. GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block.\n")
+	ew.printf("\nAssumptions: predictions are steady-state figures of a roofline model (prefill compute-bound at a fraction of peak FLOPS (MFU), decode memory-bound at a fraction of peak bandwidth, plus per-step and per-request overheads); TTFT P95 includes the opening burst when a closed loop's first requests are 5%% or more of a run. GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block.\n")
 	for _, a := range p.Assumptions {
 		src := "catalog"
 		if len(a.Overridden) > 0 {

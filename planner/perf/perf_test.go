@@ -123,3 +123,25 @@ func TestEstimateWorkload(t *testing.T) {
 		t.Errorf("saturated open loop %v vs closed loop at the cap %v", capped.RequestThroughput, closed.RequestThroughput)
 	}
 }
+
+func TestTTFTP95(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	h := hw("L40S", 1)
+	overhead := h.Assume.RequestOverheadMs / 1000
+	// 8 of 32 requests open the run together: their joint prefill is the p95.
+	e := EstimateWorkload(m, h, Workload{InputTokens: 1024, OutputTokens: 128, Concurrency: 8, Requests: 32})
+	if want := (StepSeconds(m, h, 8*1024, 0, 0) + overhead) * 1000; !near(e.TTFTP95Ms, want, 1e-9) || e.TTFTP95Ms <= e.TTFTMs {
+		t.Errorf("burst p95 %v, want %v (mean %v)", e.TTFTP95Ms, want, e.TTFTMs)
+	}
+	// 8 of 1,000: the opening burst is under 5% of the run; steady state sets it.
+	e = EstimateWorkload(m, h, Workload{InputTokens: 1024, OutputTokens: 128, Concurrency: 8, Requests: 1000})
+	decode := (e.TTFTMs/1000 - StepSeconds(m, h, 1024, 0, 0) - overhead) * 2
+	if want := (StepSeconds(m, h, 1024, 0, 0) + overhead + 0.95*decode) * 1000; !near(e.TTFTP95Ms, want, 1e-6) {
+		t.Errorf("steady p95 %v, want %v", e.TTFTP95Ms, want)
+	}
+	// One stream never waits: p95 is the prefill.
+	e = EstimateWorkload(m, h, Workload{InputTokens: 1024, OutputTokens: 128, Concurrency: 1, Requests: 32})
+	if !near(e.TTFTP95Ms, e.TTFTMs, 1e-9) {
+		t.Errorf("c=1 p95 %v != mean %v", e.TTFTP95Ms, e.TTFTMs)
+	}
+}

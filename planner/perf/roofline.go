@@ -90,7 +90,13 @@ type Workload struct {
 
 // Estimate is the predicted behaviour of a workload in steady state.
 type Estimate struct {
-	TTFTMs                float64 `json:"ttft_ms"`
+	TTFTMs float64 `json:"ttft_ms"`
+	// TTFTP95Ms is the predicted 95th percentile of TTFT over one run. In
+	// steady state a new request waits for the step in progress; in a
+	// closed loop the first Concurrency requests also arrive together and
+	// prefill in one batch, which sets the p95 when they are at least 5% of
+	// the run's requests.
+	TTFTP95Ms             float64 `json:"ttft_p95_ms"`
 	TPOTMs                float64 `json:"tpot_ms"`
 	LatencyMs             float64 `json:"latency_ms"`
 	OutputTokenThroughput float64 `json:"output_token_throughput"`
@@ -109,6 +115,7 @@ func EstimateWorkload(m ModelArch, h Hardware, w Workload) Estimate {
 	overhead := h.Assume.RequestOverheadMs / 1000
 
 	var e Estimate
+	var decodeStep, prefillStep float64
 	// Open loop: the number in flight follows Little's law, capped by the
 	// concurrency limit; iterate to the fixed point.
 	inflight := c
@@ -128,6 +135,10 @@ func EstimateWorkload(m ModelArch, h Hardware, w Workload) Estimate {
 		tpot := decode + float64(b-1)/float64(out)*math.Max(withPrefill-decode, 0)
 		latency := ttft + float64(out-1)*tpot
 		e = Estimate{TTFTMs: ttft * 1000, TPOTMs: tpot * 1000, LatencyMs: latency * 1000}
+		decodeStep, prefillStep = 0, prefill
+		if b > 1 {
+			decodeStep = decode
+		}
 		e.RequestThroughput = float64(b) / latency
 		if w.RequestRate <= 0 {
 			break
@@ -139,6 +150,12 @@ func EstimateWorkload(m ModelArch, h Hardware, w Workload) Estimate {
 		}
 		inflight = (inflight + next) / 2
 	}
+	p95 := prefillStep + overhead + 0.95*decodeStep
+	if w.RequestRate <= 0 && c > 1 && c/float64(max(w.Requests, 1)) >= 0.05 {
+		burst := StepSeconds(m, h, int(c)*in, 0, 0) + overhead
+		p95 = math.Max(p95, burst)
+	}
+	e.TTFTP95Ms = p95 * 1000
 	e.OutputTokenThroughput = e.RequestThroughput * float64(out)
 	if e.RequestThroughput > 0 {
 		e.RunSeconds = float64(max(w.Requests, 1)) / e.RequestThroughput
