@@ -32,5 +32,9 @@ lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	$(GO) vet $(PKGS)
 
+## integration: real vLLM (CPU build) on a tiny local model; see scripts/integration
+integration:
+	bash scripts/integration/run.sh
+
 clean:
 	rm -rf bin

@@ -1,0 +1,549 @@
+//go:build integration
+
+// The integration tests run InferCrane against real vLLM (the CPU build) on a
+// tiny random-weight Qwen3 model. `make integration` prepares both (see
+// scripts/integration/setup-vllm.sh) and sets VLLM_VENV and TINY_MODEL.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/sim"
+)
+
+const tinyModelName = "tiny-qwen3"
+
+// integrationEnv returns the vLLM virtualenv and the tiny model directory.
+func integrationEnv(t *testing.T) (venv, model string) {
+	t.Helper()
+	venv, model = os.Getenv("VLLM_VENV"), os.Getenv("TINY_MODEL")
+	if venv == "" || model == "" {
+		t.Fatal("VLLM_VENV and TINY_MODEL must be set: run `make integration`")
+	}
+	return venv, model
+}
+
+// buildInfercrane compiles the CLI so the apply under test is a real process.
+func buildInfercrane(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "infercrane")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// copySpec copies an example spec directory into a fresh directory.
+func copySpec(t *testing.T, example string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(example))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(example, "*.hcl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// vllmProcesses lists the PIDs whose command line mentions the tiny model.
+func vllmProcesses(model string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte(model)) {
+			pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return pids
+}
+
+func runCLI(t *testing.T, bin string, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", bin, args, err)
+	}
+	return string(out), code
+}
+
+// TestIntegrationVLLMApply screens the tiny model on real vLLM with the local
+// executor and checks the evidence against what the requests asked for.
+func TestIntegrationVLLMApply(t *testing.T) {
+	venv, model := integrationEnv(t)
+	bin := buildInfercrane(t)
+	spec := copySpec(t, "../../examples/local-vllm-cpu")
+	env := []string{
+		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"INFERCRANE_VAR_model_dir=" + model,
+	}
+
+	start := time.Now()
+	out, code := runCLI(t, bin, env, "apply", "-auto-approve", spec)
+	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if code != 0 {
+		logs, _ := filepath.Glob(filepath.Join(spec, ".infercrane", "logs", "*"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("== %s (tail)\n%s", l, tail(string(b), 4000))
+		}
+		t.Fatalf("apply exited %d", code)
+	}
+	if left := vllmProcesses(model); len(left) > 0 {
+		t.Fatalf("vLLM processes left after apply:\n%s", strings.Join(left, "\n"))
+	}
+
+	evPath := filepath.Join(spec, ".infercrane", "reports", "vllm_cpu.evidence.json")
+	raw, err := os.ReadFile(evPath)
+	if err != nil {
+		t.Fatalf("no evidence: %v", err)
+	}
+	var ev struct {
+		Models []struct {
+			Campaigns []struct {
+				Profile  string `json:"profile"`
+				Workload struct {
+					InputTokens  int `json:"input_tokens"`
+					OutputTokens int `json:"output_tokens"`
+				} `json:"workload"`
+				Aggregate map[string]any `json:"aggregate"`
+				Runs      []any          `json:"runs"`
+			} `json:"campaigns"`
+		} `json:"models"`
+		Cleanup map[string]any `json:"cleanup"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Models) != 1 || len(ev.Models[0].Campaigns) != 2 {
+		t.Fatalf("want 1 model with 2 campaigns, got %s", tail(string(raw), 2000))
+	}
+	for _, c := range ev.Models[0].Campaigns {
+		if len(c.Runs) != 2 {
+			t.Errorf("%s: %d runs, want 2", c.Profile, len(c.Runs))
+		}
+		if f, _ := c.Aggregate["failed"].(float64); f != 0 {
+			t.Errorf("%s: %v failed requests", c.Profile, f)
+		}
+	}
+	if !bytes.Contains(raw, []byte("vllm:")) {
+		t.Errorf("evidence has no scraped vllm: metrics")
+	}
+	if n, _ := ev.Cleanup["active_gpu_tasks"].(float64); n != 0 {
+		t.Errorf("cleanup reports %v active tasks", n)
+	}
+
+	// Every request: output tokens equal max_tokens (ignore_eos), and the
+	// server-reported prompt length equals the requested one (calibrated with
+	// vLLM's real tokenizer and chat template).
+	recFiles, _ := filepath.Glob(filepath.Join(spec, ".infercrane", "runs", "*", "*.jsonl"))
+	if len(recFiles) != 4 {
+		t.Fatalf("want 4 record files (2 lanes x 2 runs), got %v", recFiles)
+	}
+	total := 0
+	for _, f := range recFiles {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := loadgen.ReadRecords(fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			total++
+			if !r.OK() {
+				t.Errorf("%s #%d failed: %s %s", f, r.Index, r.ErrorClass, r.Error)
+			}
+			if r.OutputTokens != r.MaxTokens || r.UsageMissing {
+				t.Errorf("%s #%d: %d output tokens, max_tokens %d (usage missing %v)", f, r.Index, r.OutputTokens, r.MaxTokens, r.UsageMissing)
+			}
+			if r.PromptTokens != r.InputTokens {
+				t.Errorf("%s #%d: server counted %d prompt tokens, requested %d", f, r.Index, r.PromptTokens, r.InputTokens)
+			}
+		}
+	}
+	if total != 2*4+2*8 {
+		t.Errorf("%d records, want %d", total, 2*4+2*8)
+	}
+
+	// The next plan shows both lanes as unchanged.
+	out, code = runCLI(t, bin, env, "plan", "-detailed-exitcode", spec)
+	if code != 0 {
+		t.Errorf("plan after apply: exit %d, want 0 (nothing to do)\n%s", code, out)
+	}
+}
+
+// TestIntegrationVLLMPlanRejectsOverflow: a shape with no room for the chat
+// template is rejected at plan time, before any server starts.
+func TestIntegrationVLLMPlanRejectsOverflow(t *testing.T) {
+	_, model := integrationEnv(t)
+	bin := buildInfercrane(t)
+	spec := copySpec(t, "../../examples/local-vllm-cpu")
+	extra := `
+shape "overflow" {
+  input_tokens      = 900
+  output_tokens     = 124
+  template_headroom = 32
+  concurrency       = 1
+  requests          = 1
+}
+
+screen "overflow" {
+  models   = [model.tiny_qwen3]
+  shapes   = [shape.overflow]
+  gpus     = [gpu.cpu]
+  runtime  = runtime.vllm_cpu
+  executor = executor.local
+  runs     = 1
+}
+`
+	if err := os.WriteFile(filepath.Join(spec, "overflow.hcl"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCLI(t, bin, []string{"INFERCRANE_VAR_model_dir=" + model}, "plan", spec)
+	if code != 1 {
+		t.Fatalf("plan exit %d, want 1:\n%s", code, out)
+	}
+	for _, want := range []string{"900", "32", "124", "1024", "overflow"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+	if left := vllmProcesses(model); len(left) > 0 {
+		t.Fatalf("plan started vLLM:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startVLLM starts `vllm serve` on the tiny model in its own process group and
+// stops the whole group when the test ends.
+func startVLLM(t *testing.T, venv, model string) string {
+	t.Helper()
+	port := freePort(t)
+	logf, err := os.Create(filepath.Join(t.TempDir(), "vllm.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(venv, "bin", "vllm"), "serve", model,
+		"--served-model-name", tinyModelName, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--max-model-len", "1024", "--dtype", "float32", "--seed", "17", "--max-num-seqs", "8",
+		"--no-enable-log-requests", "-O0", "--enforce-eager")
+	cmd.Env = append(os.Environ(), "VLLM_TARGET_DEVICE=cpu", "VLLM_CPU_KVCACHE_SPACE=1",
+		"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		logf.Close()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(20 * time.Minute)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url
+			}
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	b, _ := os.ReadFile(logf.Name())
+	t.Fatalf("vLLM did not become healthy:\n%s", tail(string(b), 4000))
+	return ""
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// exchange is one HTTP request and what came back.
+type exchange struct {
+	status int
+	body   []byte
+}
+
+func post(t *testing.T, url, path string, body any) exchange {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return exchange{resp.StatusCode, out}
+}
+
+func get(t *testing.T, url, path string) exchange {
+	t.Helper()
+	resp, err := http.Get(url + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return exchange{resp.StatusCode, out}
+}
+
+// sseFrames splits an SSE body into its data payloads, failing on any line
+// that is not `data: ...` or the blank separator.
+func sseFrames(t *testing.T, who string, body []byte) []string {
+	t.Helper()
+	var frames []string
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	expectBlank := false
+	for sc.Scan() {
+		line := sc.Text()
+		if expectBlank {
+			if line != "" {
+				t.Errorf("%s: SSE event not followed by a blank line: %q", who, line)
+			}
+			expectBlank = false
+			continue
+		}
+		if !strings.HasPrefix(line, "data: ") {
+			t.Errorf("%s: SSE line without `data: `: %q", who, line)
+			continue
+		}
+		frames = append(frames, strings.TrimPrefix(line, "data: "))
+		expectBlank = true
+	}
+	return frames
+}
+
+// keysOf returns the sorted top-level keys of a JSON object.
+func keysOf(t *testing.T, who string, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: not a JSON object: %v: %s", who, err, b)
+	}
+	return m
+}
+
+// TestIntegrationSimMatchesVLLM sends the same requests to real vLLM and to
+// the simulated engine and compares what a client can observe: status codes,
+// SSE framing, the usage chunk, error bodies, /v1/models and /tokenize.
+func TestIntegrationSimMatchesVLLM(t *testing.T) {
+	venv, model := integrationEnv(t)
+	real := startVLLM(t, venv, model)
+	eng, err := sim.New(sim.Options{Model: tinyModelName, MaxModelLen: 1024, Timing: "constant", TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: eng}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close(); eng.Close() })
+	simURL := "http://" + l.Addr().String()
+	servers := map[string]string{"vllm": real, "sim": simURL}
+
+	long := strings.Repeat("hello ", 1100)
+	cases := []struct {
+		name       string
+		path       string
+		body       map[string]any
+		wantStatus int
+		check      func(t *testing.T, who string, ex exchange)
+	}{
+		{"stream chat with usage", "/v1/chat/completions", map[string]any{
+			"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": "hello"}},
+			"max_tokens": 5, "ignore_eos": true, "stream": true, "stream_options": map[string]bool{"include_usage": true},
+		}, 200, func(t *testing.T, who string, ex exchange) {
+			frames := sseFrames(t, who, ex.body)
+			if len(frames) < 3 || frames[len(frames)-1] != "[DONE]" {
+				t.Fatalf("%s: stream does not end with [DONE]: %q", who, frames)
+			}
+			first := keysOf(t, who, []byte(frames[0]))
+			if first["object"] != "chat.completion.chunk" {
+				t.Errorf("%s: object %v", who, first["object"])
+			}
+			last := keysOf(t, who, []byte(frames[len(frames)-2]))
+			if ch, _ := last["choices"].([]any); ch == nil || len(ch) != 0 {
+				t.Errorf("%s: usage chunk choices = %v, want []", who, last["choices"])
+			}
+			u, _ := last["usage"].(map[string]any)
+			if u["completion_tokens"] != float64(5) || u["prompt_tokens"] == nil || u["total_tokens"] == nil {
+				t.Errorf("%s: usage %v", who, u)
+			}
+			tokens := 0
+			for _, f := range frames[:len(frames)-2] {
+				m := keysOf(t, who, []byte(f))
+				for _, c := range m["choices"].([]any) {
+					d := c.(map[string]any)["delta"].(map[string]any)
+					if s, _ := d["content"].(string); s != "" {
+						tokens++
+					}
+				}
+			}
+			if tokens != 5 {
+				t.Errorf("%s: %d token chunks, want 5", who, tokens)
+			}
+		}},
+		{"non-stream completions", "/v1/completions", map[string]any{
+			"model": tinyModelName, "prompt": "hello", "max_tokens": 3, "ignore_eos": true,
+		}, 200, func(t *testing.T, who string, ex exchange) {
+			m := keysOf(t, who, ex.body)
+			u, _ := m["usage"].(map[string]any)
+			if m["object"] != "text_completion" || u["completion_tokens"] != float64(3) {
+				t.Errorf("%s: %s", who, ex.body)
+			}
+		}},
+		{"prompt over the context", "/v1/chat/completions", map[string]any{
+			"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": long}}, "max_tokens": 10, "stream": true,
+		}, 400, func(t *testing.T, who string, ex exchange) {
+			e, _ := keysOf(t, who, ex.body)["error"].(map[string]any)
+			if e["type"] != "BadRequestError" || e["param"] != "input_tokens" || e["code"] != float64(400) {
+				t.Errorf("%s: error body %s", who, ex.body)
+			}
+			if c := loadgen.Classify(ex.status, ex.body, nil); c != loadgen.FailContextOverflow {
+				t.Errorf("%s: classified %q, want context_overflow", who, c)
+			}
+		}},
+		{"max_tokens over the context", "/v1/chat/completions", map[string]any{
+			"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": "hello"}}, "max_tokens": 2000,
+		}, 400, func(t *testing.T, who string, ex exchange) {
+			e, _ := keysOf(t, who, ex.body)["error"].(map[string]any)
+			if e["type"] != "BadRequestError" || e["param"] != "max_tokens" {
+				t.Errorf("%s: error body %s", who, ex.body)
+			}
+		}},
+		{"prompt plus max_tokens over the context", "/v1/completions", map[string]any{
+			"model": tinyModelName, "prompt": strings.Repeat("hello ", 1000), "max_tokens": 100, "ignore_eos": true,
+		}, 200, func(t *testing.T, who string, ex exchange) {
+			// vLLM clamps max_tokens to the room left in the context.
+			u, _ := keysOf(t, who, ex.body)["usage"].(map[string]any)
+			if u["total_tokens"] != float64(1024) {
+				t.Errorf("%s: usage %v, want total_tokens 1024 (max_tokens clamped)", who, u)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for who, url := range servers {
+				ex := post(t, url, c.path, c.body)
+				if ex.status != c.wantStatus {
+					t.Errorf("%s: status %d, want %d: %s", who, ex.status, c.wantStatus, tail(string(ex.body), 500))
+					continue
+				}
+				c.check(t, who, ex)
+			}
+		})
+	}
+
+	t.Run("models and tokenize", func(t *testing.T) {
+		for who, url := range servers {
+			m := keysOf(t, who, get(t, url, "/v1/models").body)
+			data, _ := m["data"].([]any)
+			if m["object"] != "list" || len(data) != 1 {
+				t.Fatalf("%s: /v1/models %v", who, m)
+			}
+			d := data[0].(map[string]any)
+			if d["id"] != tinyModelName || d["max_model_len"] != float64(1024) || d["object"] != "model" {
+				t.Errorf("%s: model entry %v", who, d)
+			}
+			tk := keysOf(t, who, post(t, url, "/tokenize", map[string]any{"model": tinyModelName, "prompt": "hello world"}).body)
+			toks, _ := tk["tokens"].([]any)
+			if tk["count"] != float64(len(toks)) || tk["max_model_len"] != float64(1024) {
+				t.Errorf("%s: /tokenize %v", who, tk)
+			}
+			tc := keysOf(t, who, post(t, url, "/tokenize", map[string]any{"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": "hello world"}}}).body)
+			if n, _ := tc["count"].(float64); n <= float64(len(toks)) {
+				t.Errorf("%s: chat /tokenize counts %v tokens, no more than the bare prompt's %d: the chat template is missing", who, n, len(toks))
+			}
+		}
+	})
+
+	// The load generator against the real server: calibrated prompts get the
+	// exact prompt length through Qwen3's tokenizer and chat template, and a
+	// prompt too long for the context is classified from vLLM's own 400.
+	t.Run("loadgen calibration and forced overflow", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		res, err := loadgen.Run(ctx, loadgen.Config{BaseURL: real, Model: tinyModelName, API: "chat", Streaming: true,
+			InputTokens: 200, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 17})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Records {
+			if !r.OK() || r.PromptTokens != 200 || r.OutputTokens != 8 {
+				t.Errorf("record %d: ok=%v prompt %d output %d (%s)", r.Index, r.OK(), r.PromptTokens, r.OutputTokens, r.Error)
+			}
+		}
+		res, err = loadgen.Run(ctx, loadgen.Config{BaseURL: real, Model: tinyModelName, API: "chat", Streaming: true,
+			InputTokens: 1100, OutputTokens: 8, Concurrency: 1, Requests: 2, Seed: 17})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Failures[loadgen.FailContextOverflow] != 2 {
+			t.Errorf("failures %v, want 2 context_overflow", res.Summary.Failures)
+		}
+	})
+}
