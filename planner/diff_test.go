@@ -116,3 +116,18 @@ func genConfig(models, shapes, gpus int) *lang.Config {
 	cfg.Screens[s.Name] = s
 	return cfg
 }
+
+func TestDiffRunsChange(t *testing.T) {
+	old := build(t, fixture())
+	cfg := fixture()
+	cfg.Screens["qwen_l40s"].Runs = 5
+	d := Diff(old, build(t, cfg))
+	if len(d.Changed) != 4 || d.Unchanged != 0 || d.CostDeltaUSD <= 0 {
+		t.Fatalf("diff %+v", d)
+	}
+	for _, c := range d.Changed {
+		if c.OldID != c.NewID || strings.Join(c.ChangedInputs, ",") != "runs" || c.Values["runs"] != [2]any{2, 5} {
+			t.Errorf("change %+v: more runs keep the lane ID and are named", c)
+		}
+	}
+}
