@@ -3,6 +3,8 @@ package modal
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -286,4 +288,20 @@ func FuzzParseConfigDurations(f *testing.F) {
 			t.Fatalf("accepted out-of-range config %+v", c)
 		}
 	})
+}
+
+func TestResolveBinary(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ResolveBinary(self, t.TempDir()); err != nil || got != self {
+		t.Fatalf("a linux/amd64 executable refused: %q, %v", got, err)
+	}
+	text := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(text, []byte("not a program"), 0o644)
+	_, err = ResolveBinary(text, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "not a Linux executable") || !strings.Contains(err.Error(), "GOOS=linux GOARCH=amd64") {
+		t.Fatalf("got %v", err)
+	}
 }
