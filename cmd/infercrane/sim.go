@@ -28,8 +28,8 @@ func init() {
 
 // simServe parses the flags of `sim serve`, serves until ctx ends (a signal)
 // or the engine crashes by fault injection, and returns the exit code:
-// 0 after a clean shutdown, 2 for bad flags, 1 when serving fails, 3 after
-// an injected crash.
+// 0 after a clean shutdown, 2 for bad flags or values, 1 when serving fails
+// (a port taken), 3 after an injected crash.
 func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs := flag.NewFlagSet("infercrane sim serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -85,6 +85,10 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if *port < 0 || *port > 65535 {
 		fmt.Fprintf(env.Stderr, "infercrane sim serve: port %d is out of range; use 0..65535\n", *port)
+		return 2
+	}
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", err)
 		return 2
 	}
 	s, err := sim.Listen(net.JoinHostPort(*host, strconv.Itoa(*port)), o)

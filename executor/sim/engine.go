@@ -72,13 +72,13 @@ func New(opts Options) (*Engine, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, false) })
-	mux.HandleFunc("GET /v1/models", e.models)
+	mux.HandleFunc("GET /v1/models", e.ready(e.models))
 	mux.HandleFunc("GET /health", e.health)
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]string{"version": Version})
 	})
-	mux.HandleFunc("POST /tokenize", e.tokenize)
-	mux.HandleFunc("POST /detokenize", e.detokenize)
+	mux.HandleFunc("POST /tokenize", e.ready(e.tokenize))
+	mux.HandleFunc("POST /detokenize", e.ready(e.detokenize))
 	mux.HandleFunc("GET /metrics", e.serveMetrics)
 	e.mux = mux
 	return e, nil
@@ -136,6 +136,17 @@ func (e *Engine) crash() {
 // starting reports whether the slow-start fault still holds the engine.
 func (e *Engine) starting() bool {
 	return e.opts.Faults.SlowStart > 0 && time.Since(e.started) < e.opts.Faults.SlowStart
+}
+
+// ready wraps h so that it answers 503 during a slow start.
+func (e *Engine) ready(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if e.starting() {
+			writeError(w, 503, "ServiceUnavailableError", "", "the engine is still starting; wait until /health answers 200")
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (e *Engine) health(w http.ResponseWriter, r *http.Request) {

@@ -81,6 +81,9 @@ func TestSlowStartHealth(t *testing.T) {
 	if res := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a", "max_tokens": 1}); res.status != 503 {
 		t.Fatalf("generation during slow start: %d, want 503", res.status)
 	}
+	if st := get("/v1/models"); st != 503 {
+		t.Fatalf("/v1/models during slow start: %d, want 503", st)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for get("/health") != 200 {
 		if time.Now().After(deadline) {

@@ -59,18 +59,9 @@ type mseq struct {
 }
 
 func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, error) {
-	arch, hw, err := o.hardware()
+	arch, hw, blocks, err := o.modelLimits()
 	if err != nil {
 		return nil, err
-	}
-	if arch.MaxPositions > 0 && o.MaxModelLen > arch.MaxPositions {
-		return nil, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, arch.ID, arch.MaxPositions)
-	}
-	capTokens := perf.KVCapacityTokens(arch, hw)
-	blocks := int(capTokens) / kvBlockSize
-	if blocks*kvBlockSize < o.MaxModelLen {
-		return nil, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d; lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
-			arch.ID, hw.Count, hw.GPU.Name, blocks*kvBlockSize, o.MaxModelLen)
 	}
 	mt := &modelTiming{
 		arch: arch, hw: hw,
@@ -83,6 +74,24 @@ func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, e
 		done:     make(chan struct{}),
 	}
 	return mt, nil
+}
+
+// modelLimits resolves the model and GPU and sizes the KV cache in blocks,
+// refusing what vLLM refuses at start-up.
+func (o Options) modelLimits() (perf.ModelArch, perf.Hardware, int, error) {
+	arch, hw, err := o.hardware()
+	if err != nil {
+		return arch, hw, 0, err
+	}
+	if arch.MaxPositions > 0 && o.MaxModelLen > arch.MaxPositions {
+		return arch, hw, 0, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, arch.ID, arch.MaxPositions)
+	}
+	blocks := int(perf.KVCapacityTokens(arch, hw)) / kvBlockSize
+	if blocks*kvBlockSize < o.MaxModelLen {
+		return arch, hw, 0, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d; lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
+			arch.ID, hw.Count, hw.GPU.Name, blocks*kvBlockSize, o.MaxModelLen)
+	}
+	return arch, hw, blocks, nil
 }
 
 func (mt *modelTiming) admit(g *genState) error {

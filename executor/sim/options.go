@@ -148,14 +148,21 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.Timing == TimingModel {
-		if _, _, err := o.hardware(); err != nil {
-			return o, err
-		}
 		if o.MaxBatchedTokens < 1 || o.MaxNumSeqs < 1 {
 			return o, fmt.Errorf("model mode needs max num seqs and max batched tokens of at least 1")
 		}
+		if _, _, _, err := o.modelLimits(); err != nil {
+			return o, err
+		}
 	}
 	return o, nil
+}
+
+// Validate reports whether New would accept the options, with an error
+// that names what to change.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
 }
 
 func checkFailStatus(st int) error {
