@@ -197,30 +197,26 @@ func writeResultFile(env *cliEnv, path string, res *loadgen.Result) error {
 	return nil
 }
 
-// waitReady polls GET /v1/models until it answers 200 or limit passes.
+// waitReady polls GET /health until it answers 200 (vLLM answers 503 or
+// nothing while loading), or GET /v1/models for servers without /health,
+// until limit passes.
 func waitReady(ctx context.Context, base, apiKey string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	url := strings.TrimRight(base, "/") + "/v1/models"
-	var last string
+	base = strings.TrimRight(base, "/")
+	path, last := "/health", ""
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fmt.Errorf("server URL %q: %v", base, err)
-		}
-		if apiKey != "" {
-			req.Header.Set("Authorization", "Bearer "+apiKey)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
+		status, err := getStatus(ctx, base+path, apiKey)
+		switch {
+		case err != nil:
 			last = err.Error()
+		case status == http.StatusOK:
+			return nil
+		case status == http.StatusNotFound && path == "/health":
+			path = "/v1/models"
+			continue
+		default:
+			last = fmt.Sprintf("GET %s: HTTP %d", path, status)
 		}
 		select {
 		case <-ctx.Done():
@@ -228,6 +224,24 @@ func waitReady(ctx context.Context, base, apiKey string, limit time.Duration) er
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// getStatus returns the status of GET url.
+func getStatus(ctx context.Context, url, apiKey string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // progressLine renders loadgen progress on stderr: one line rewritten in
