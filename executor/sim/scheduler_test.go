@@ -1,10 +1,15 @@
 package sim
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"github.com/infercrane/infercrane/planner/perf"
+)
 
 // newTestScheduler builds a model-mode scheduler without its loop, so a
 // test can step it by hand.
-func newTestScheduler(t *testing.T, o Options) *modelTiming {
+func newTestScheduler(t testing.TB, o Options) *modelTiming {
 	t.Helper()
 	o.Timing, o.ModelID, o.GPU = TimingModel, "Qwen/Qwen3-0.6B", "L40S"
 	o, err := o.withDefaults()
@@ -79,5 +84,32 @@ func TestSchedulerMaxNumSeqsAndBudget(t *testing.T) {
 	}
 	if used != mt.usedBlocks {
 		t.Fatalf("blocks held %d, accounted %d", used, mt.usedBlocks)
+	}
+}
+
+// BenchmarkSchedulerStep times one model-mode scheduling round (schedule and
+// finishStep) with n sequences in a closed loop (a finished one is replaced
+// at once), and reports the largest --speedup at which the scheduler alone
+// would still keep time: the simulated step durations over the wall time
+// the rounds cost.
+func BenchmarkSchedulerStep(b *testing.B) {
+	for _, n := range []int{32, 256, 1024} {
+		b.Run(fmt.Sprintf("seqs=%d", n), func(b *testing.B) {
+			mt := newTestScheduler(b, Options{MaxNumSeqs: n, MaxModelLen: 4096})
+			var st step
+			simulated, scheduled := 0.0, 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for len(mt.running)+len(mt.waiting) < n {
+					enqueue(mt, 256, 256)
+				}
+				mt.schedule(&st)
+				scheduled += len(st.seqs)
+				simulated += perf.StepSeconds(mt.arch, mt.hw, st.prefill, st.decode, st.kv)
+				mt.finishStep(&st)
+			}
+			b.ReportMetric(simulated/b.Elapsed().Seconds(), "max-speedup")
+			b.ReportMetric(float64(scheduled)/float64(b.N), "seqs/step")
+		})
 	}
 }
