@@ -63,6 +63,8 @@ func newS3Client(ctx context.Context, o ReadOptions) (*s3.Client, string, error)
 			so.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		so.UsePathStyle = o.PathStyle
+		// Ranged GETs carry no whole-object checksum; do not log about it.
+		so.DisableLogOutputChecksumValidationSkipped = true
 	})
 	return client, cfg.Region, nil
 }
