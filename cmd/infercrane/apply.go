@@ -228,7 +228,10 @@ func view(env *cliEnv, o applyOpts, runsToDo int) progressView {
 		return newJSONView(env.Stdout)
 	}
 	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) && env.Getenv("TERM") != "dumb" {
-		return newBarsView(env.Stdout, runsToDo)
+		// A terminal of unknown width cannot show bars.
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return newBarsView(env.Stdout, runsToDo)
+		}
 	}
 	return newPlainView(env.Stdout)
 }

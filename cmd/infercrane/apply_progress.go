@@ -126,7 +126,7 @@ func (rb *runBar) stats() string {
 }
 
 func newBarsView(w io.Writer, runsToDo int) *barsView {
-	v := &barsView{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond)), runs: map[string]*runBar{}}
+	v := &barsView{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh()), runs: map[string]*runBar{}}
 	v.plain = newPlainView(v.p)
 	v.total = v.p.AddBar(int64(max(runsToDo, 1)),
 		mpb.PrependDecorators(decor.Name("runs ", decor.WC{W: 6}), decor.CountersNoUnit("%d/%d", decor.WC{W: 8})),
