@@ -551,3 +551,18 @@ screen "x" {
 		t.Errorf("object variable from -var: %+v", cfg.Shapes["s"].SLO)
 	}
 }
+
+func TestLaneMetrics(t *testing.T) {
+	src := `
+gate "g" {
+  condition     = lane.ttft_p95ms < 100 && lane.failures.timeout == 0
+  error_message = "slow"
+}`
+	mustLoad(t, src, testOptions())
+	opts := testOptions()
+	opts.LaneMetrics = []string{"failed", "failures", "ttft_p95_ms", "ttft_p99_ms"}
+	got := loadErr(t, src, opts)
+	if !strings.Contains(got, `A lane has no metric "ttft_p95ms". Did you mean "ttft_p95_ms"?`) || strings.Contains(got, "failures") && strings.Count(got, "Error:") != 1 {
+		t.Errorf("got:\n%s", got)
+	}
+}

@@ -34,6 +34,11 @@ type Options struct {
 	// spellings the catalog understands). Nil accepts the GPUTypes names,
 	// ignoring case.
 	IsGPUType func(string) bool
+	// LaneMetrics are the names a gate condition may use after lane. (the
+	// report's lane object: "failed", "ttft_p95_ms", "failures", ...); a
+	// gate that uses another name is an error that suggests the closest.
+	// Nil skips the check.
+	LaneMetrics []string
 	// Version is the running infercrane version ("0.1.0"), checked against
 	// infercrane { required_version }. Empty skips the check.
 	Version string

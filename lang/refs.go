@@ -97,6 +97,11 @@ func (l *loader) checkRef(t hcl.Traversal, scope refScope) (string, bool) {
 				"lane.METRIC is only available in a gate's condition, where it holds one lane's aggregate metrics."))
 			return "", false
 		}
+		if name, ok := stepName(t); ok && l.opts.LaneMetrics != nil && !contains(l.opts.LaneMetrics, name) {
+			l.diags = append(l.diags, errorf(rng, "Unknown lane metric",
+				"A lane has no metric %q.%s Gate conditions can use: %s.", name, didYouMean(name, l.opts.LaneMetrics), strings.Join(l.opts.LaneMetrics, ", ")))
+			return "", false
+		}
 		return "", true
 	case "each":
 		if !scope.each {

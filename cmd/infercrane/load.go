@@ -19,6 +19,10 @@ var executorSchemas map[string]lang.ExecutorSchema
 // sets it from its init. Nil leaves every trace unprofiled.
 var resolveTrace func(*lang.Trace, string) (cty.Value, hcl.Diagnostics)
 
+// laneMetrics lists the names gate conditions may use after lane.; the
+// report wiring sets it from its init. Nil skips the check.
+var laneMetrics []string
+
 // varFlags collects -var and -var-file flags.
 type varFlags struct {
 	vars  multiFlag
@@ -50,6 +54,7 @@ func loadConfig(env *cliEnv, path string, vf *varFlags) (*lang.Config, hcl.Diagn
 		ResolveTrace:    resolveTrace,
 		GPUTypes:        perf.GPUNames(),
 		IsGPUType:       func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
+		LaneMetrics:     laneMetrics,
 		Version:         Version,
 	}
 	if env.Environ != nil {
