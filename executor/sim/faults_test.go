@@ -121,12 +121,23 @@ func TestCrashDropsConnections(t *testing.T) {
 }
 
 func TestQueueFullIs503(t *testing.T) {
-	url, _ := start(t, Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxNumSeqs: 1, MaxWaiting: 1})
+	url, e := start(t, Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxNumSeqs: 1, MaxWaiting: 1})
 	body := map[string]any{"prompt": "a", "max_tokens": 200, "ignore_eos": true, "stream": true}
 	results := make(chan int, 3)
-	for i := 0; i < 3; i++ {
+	// one running, then one waiting, then one rejected
+	for _, want := range [][2]int{{1, 0}, {1, 1}, {1, 1}} {
 		go func() { results <- post(t, http.DefaultClient, url+"/v1/completions", body).status }()
-		time.Sleep(50 * time.Millisecond) // one running, one waiting, one rejected
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r, w, _ := e.timing.gauges()
+			if r == want[0] && w == want[1] {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("running %d waiting %d, want %v", r, w, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 	count := map[int]int{}
 	for i := 0; i < 3; i++ {
