@@ -5,27 +5,44 @@ package loadgen
 
 // Config describes one benchmark run against one server.
 type Config struct {
-	BaseURL string `json:"base_url"` // e.g. http://127.0.0.1:8000
-	Model   string `json:"model"`
+	// BaseURL is the server's root, e.g. http://127.0.0.1:8000 (no /v1).
+	BaseURL string `json:"base_url"`
+	// Model is the served model name sent with every request.
+	Model string `json:"model"`
 	// APIKey is sent as a bearer token; it is never serialised.
-	APIKey       string  `json:"-"`
-	API          string  `json:"api"` // "chat" or "completions"
-	Streaming    bool    `json:"streaming"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	Concurrency  int     `json:"concurrency"`
-	RequestRate  float64 `json:"request_rate,omitempty"` // open loop when > 0
-	Arrival      string  `json:"arrival,omitempty"`      // constant, poisson, gamma
-	Burstiness   float64 `json:"burstiness,omitempty"`   // gamma shape
-	Requests     int     `json:"requests"`
-	Warmup       int     `json:"warmup,omitempty"`
+	APIKey string `json:"-"`
+	// API is "chat" (/v1/chat/completions, the default) or "completions".
+	API string `json:"api"`
+	// Streaming asks for SSE streams; false asks for whole answers, for
+	// which ttft, tpot and itl are not observable.
+	Streaming bool `json:"streaming"`
+	// InputTokens is the prompt length the server should count (chat
+	// template included); OutputTokens the forced output length.
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Concurrency is the closed loop's requests in flight, or with
+	// RequestRate or TraceFile a cap on them (0: no cap).
+	Concurrency int `json:"concurrency"`
+	// RequestRate (requests/s) makes the run open loop when > 0, with
+	// Arrival constant, poisson (default) or gamma of shape Burstiness
+	// (1 is Poisson, below 1 burstier).
+	RequestRate float64 `json:"request_rate,omitempty"`
+	Arrival     string  `json:"arrival,omitempty"`
+	Burstiness  float64 `json:"burstiness,omitempty"`
+	// Requests is the number of measured requests; Warmup requests run
+	// first and are excluded from the statistics.
+	Requests int `json:"requests"`
+	Warmup   int `json:"warmup,omitempty"`
 	// DurationMs stops the run by time instead of count (0: by count).
 	DurationMs int64 `json:"duration_ms,omitempty"`
-	// TraceFile replays a JSONL trace of {timestamp_ms,input_tokens,output_tokens}.
+	// TraceFile replays a JSONL trace of {timestamp_ms,input_tokens,output_tokens};
+	// TimeScale multiplies its gaps (0: 1; 0.5 replays twice as fast).
 	TraceFile string  `json:"trace_file,omitempty"`
 	TimeScale float64 `json:"time_scale,omitempty"`
-	Seed      int64   `json:"seed"`
-	SLO       SLO     `json:"slo"`
+	// Seed fixes prompts and arrival schedules.
+	Seed int64 `json:"seed"`
+	// SLO holds the goodput objectives.
+	SLO SLO `json:"slo"`
 	// TimeoutMs bounds one request (0: 10 minutes).
 	TimeoutMs int64 `json:"timeout_ms,omitempty"`
 	// GraceMs is how long a duration-bounded run waits for requests still in
