@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -318,5 +319,27 @@ func TestDeterministicJSON(t *testing.T) {
 	tampered := strings.Replace(string(a), `"runs": 2`, `"runs": 3`, 1)
 	if _, err := Unmarshal([]byte(tampered)); err == nil || !strings.Contains(err.Error(), "edited") {
 		t.Errorf("a tampered plan must be refused, got %v", err)
+	}
+}
+
+func TestIdenticalLanesInTwoScreensGetDistinctIDs(t *testing.T) {
+	cfg := fixture()
+	twin := *cfg.Screens["qwen_l40s"]
+	twin.Name = "twin"
+	cfg.Screens["twin"] = &twin
+	p := build(t, cfg)
+	seen := map[string]string{}
+	for _, l := range p.Lanes {
+		if other, dup := seen[l.ID]; dup {
+			t.Fatalf("lanes %s and %s share ID %s", other, l.Key, l.ID)
+		}
+		seen[l.ID] = l.Key
+	}
+	checkGraph(t, p)
+	// The IDs depend only on the set of colliding lanes: planning again,
+	// with the screens' lists reversed, gives the same IDs.
+	twin.Models = []string{"qwen17", "qwen06"}
+	if again := build(t, cfg); fmt.Sprint(laneIDs(again)) != fmt.Sprint(laneIDs(p)) {
+		t.Error("colliding lane IDs are not stable")
 	}
 }
