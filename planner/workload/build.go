@@ -21,6 +21,9 @@ type Options struct {
 	RowGroupIndices []int
 	// All scans every row group; percentiles then come from a Sketch.
 	All bool
+	// Sketch computes percentiles with a Sketch even for a sample (always
+	// on with All): memory stays bounded whatever the number of rows.
+	Sketch bool
 	// RowsPerGroup inspects only the first N rows of each group (0: all).
 	RowsPerGroup int
 	// MaxContext clips derived shapes to a context window (0: no clipping).
@@ -87,10 +90,10 @@ func BuildFrom(ctx context.Context, obj *Object, o Options) (*Result, error) {
 	obj.planExtents(t.extents(groups))
 
 	newSink := func() quantileSink { return &exactSink{} }
-	if o.All {
+	if o.All || o.Sketch {
 		newSink = func() quantileSink { return NewSketch(SketchRelativeError) }
 	}
-	merged, err := scanGroups(ctx, t, groups, int64(o.RowsPerGroup), max(1, o.Workers, defaultWorkers(o)), newSink, func(done int, st *groupStats) {
+	merged, err := scanGroups(ctx, t, groups, int64(o.RowsPerGroup), defaultWorkers(o), newSink, func(done int, st *groupStats) {
 		if o.Progress != nil {
 			o.Progress(Progress{GroupsDone: done, GroupsTotal: len(groups), RowsInspected: st.rows, BytesRead: obj.BytesRead()})
 		}
@@ -249,7 +252,7 @@ func assemble(o Options, obj *Object, t *trace, groups []int, method string, st 
 		MethodologyBoundary: DefaultMethodologyBoundary,
 		Traffic:             st.traffic(t.hasFunc),
 	}
-	if o.All {
+	if o.All || o.Sketch {
 		doc.Sampling.QuantileRelativeError = SketchRelativeError
 	}
 	doc, err := Seal(doc)
