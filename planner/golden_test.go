@@ -2,6 +2,7 @@ package planner
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,9 +56,27 @@ func TestGoldenPlans(t *testing.T) {
 					t.Fatalf("%v (run with -update to create it)", err)
 				}
 				if got != string(want) {
-					t.Errorf("%s differs from the golden file; if the change is intended, run go test ./planner -run Golden -update and review the diff.\ngot:\n%s", path, got)
+					t.Errorf("%s differs from the golden file at %s; if the change is intended, run go test ./planner -run Golden -update and review the diff", path, firstDifference(string(want), got))
 				}
 			}
 		})
 	}
+}
+
+// firstDifference describes the first line where got differs from want.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, wl, gl)
+		}
+	}
+	return "no line (equal)"
 }

@@ -19,7 +19,9 @@ const (
 )
 
 // Plan is the compiled, reviewable form of a spec. It is plain data: the
-// JSON form (-json, -out) is this struct.
+// JSON form (-json, -out) is this struct. Fields added to it (or to the
+// types it holds) after format_version 1 must be omitempty, so a plan an
+// earlier release wrote re-encodes to the same bytes and keeps its digest.
 type Plan struct {
 	FormatVersion     string `json:"format_version"`
 	InfercraneVersion string `json:"infercrane_version"`

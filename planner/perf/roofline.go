@@ -96,7 +96,7 @@ type Estimate struct {
 	// closed loop the first Concurrency requests also arrive together and
 	// prefill in one batch, which sets the p95 when they are at least 5% of
 	// the run's requests.
-	TTFTP95Ms             float64 `json:"ttft_p95_ms"`
+	TTFTP95Ms             float64 `json:"ttft_p95_ms,omitempty"`
 	TPOTMs                float64 `json:"tpot_ms"`
 	LatencyMs             float64 `json:"latency_ms"`
 	OutputTokenThroughput float64 `json:"output_token_throughput"`
