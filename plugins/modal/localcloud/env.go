@@ -2,6 +2,7 @@ package localcloud
 
 import (
 	"os"
+	"strings"
 
 	"github.com/infercrane/infercrane/plugins/modal"
 )
@@ -19,6 +20,8 @@ const (
 	EnvDir = "INFERCRANE_MODAL_LOCAL"
 	// EnvBin names the infercrane binary for `sim serve` (default: this executable).
 	EnvBin = "INFERCRANE_MODAL_LOCAL_BIN"
+	// EnvSimArgs holds extra `sim serve` flags, separated by spaces.
+	EnvSimArgs = "INFERCRANE_MODAL_LOCAL_SIM_ARGS"
 	// EnvTest is set by InferCrane's test harness.
 	EnvTest = "INFERCRANE_TEST"
 )
@@ -36,5 +39,7 @@ func FromEnv(getenv func(string) string) (*Cloud, bool) {
 	if bin == "" {
 		bin, _ = os.Executable()
 	}
-	return New(dir, bin), true
+	c := New(dir, bin)
+	c.SimArgs = strings.Fields(getenv(EnvSimArgs))
+	return c, true
 }

@@ -103,13 +103,11 @@ type Meta struct {
 
 // box is a sandbox started by this process.
 type box struct {
-	mu     sync.Mutex
-	meta   Meta
-	stdout *pipe
-	stderr *pipe
-	done   chan struct{} // closed when the main command exited
-	code   int
-	timer  *time.Timer
+	mu    sync.Mutex
+	meta  Meta
+	done  chan struct{} // closed when the main command exited
+	code  int
+	timer *time.Timer
 }
 
 func (c *Cloud) dir(id string) string  { return filepath.Join(c.Dir, id) }
@@ -140,14 +138,26 @@ func (c *Cloud) Create(ctx context.Context, spec modal.SandboxSpec) (modal.Sandb
 	if err != nil {
 		return nil, err
 	}
-	b := &box{stdout: newPipe(), stderr: newPipe(), done: make(chan struct{})}
+	b := &box{done: make(chan struct{})}
 	b.meta = Meta{ID: id, App: spec.App, Spec: spec, Tags: spec.Tags, Port: port, CreatedAt: time.Now().UTC()}
 	argv := c.mainCommand(id, port, spec.Command)
 	b.meta.Command = argv
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Dir = c.root(id)
-	cmd.Stdout, cmd.Stderr = b.stdout, b.stderr
+	// The server writes to files, as a container's output does not depend
+	// on the client that created it staying alive.
+	outF, err := os.Create(filepath.Join(c.dir(id), "stdout"))
+	if err != nil {
+		return nil, err
+	}
+	defer outF.Close()
+	errF, err := os.Create(filepath.Join(c.dir(id), "stderr"))
+	if err != nil {
+		return nil, err
+	}
+	defer errF.Close()
+	cmd.Stdout, cmd.Stderr = outF, errF
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("local sandbox: starting %v: %w", argv, err)
@@ -171,8 +181,6 @@ func (c *Cloud) Create(ctx context.Context, spec modal.SandboxSpec) (modal.Sandb
 		b.meta.ExitCode = &code
 		c.save(&b.meta)
 		b.mu.Unlock()
-		b.stdout.Close()
-		b.stderr.Close()
 		close(b.done)
 	}()
 	if spec.Timeout > 0 {
@@ -376,6 +384,7 @@ func (c *Cloud) Kill(id string) {
 		<-b.done
 		return
 	}
+	waitGone(m.Pgids, 5*time.Second)
 	code := 137
 	m.ExitCode = &code
 	c.save(m)
@@ -408,8 +417,27 @@ func (c *Cloud) terminate(id string) error {
 		return err
 	}
 	killGroups(m.Pgids)
+	waitGone(m.Pgids, 5*time.Second)
 	m.Terminated = true
 	return c.save(m)
+}
+
+// waitGone waits until none of pids runs, for at most d: a kill is
+// delivered asynchronously, and Terminate returns once it took effect.
+func waitGone(pids []int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		left := false
+		for _, p := range pids {
+			if p > 1 && alive(p) {
+				left = true
+			}
+		}
+		if !left {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // addPgid records an exec's process group so Terminate kills it too.

@@ -23,10 +23,45 @@ type sandbox struct {
 func (s *sandbox) ID() string { return s.id }
 
 func (s *sandbox) Logs() (io.Reader, io.Reader) {
-	if b := s.c.box(s.id); b != nil {
-		return b.stdout, b.stderr
+	b := s.c.box(s.id)
+	if b == nil {
+		return nil, nil
 	}
-	return nil, nil
+	return s.follow("stdout", b.done), s.follow("stderr", b.done)
+}
+
+// follow reads a file the server writes, like `tail -f`, until the server
+// has exited and everything is read.
+func (s *sandbox) follow(name string, done <-chan struct{}) io.Reader {
+	f, err := os.Open(filepath.Join(s.c.dir(s.id), name))
+	if err != nil {
+		return nil
+	}
+	return &follower{f: f, done: done}
+}
+
+type follower struct {
+	f    *os.File
+	done <-chan struct{}
+}
+
+func (r *follower) Read(p []byte) (int, error) {
+	for {
+		n, err := r.f.Read(p)
+		if n > 0 || err != io.EOF {
+			return n, err
+		}
+		select {
+		case <-r.done:
+			// One last read catches what was written just before the exit.
+			if n, _ := r.f.Read(p); n > 0 {
+				return n, nil
+			}
+			r.f.Close()
+			return 0, io.EOF
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func (s *sandbox) Poll(ctx context.Context) (int, bool, error) {
