@@ -190,7 +190,9 @@ type Interval struct {
 }
 
 // Comparison holds the ratios of one candidate over the baseline on one
-// shape and GPU. Ratios are keyed "<candidate>_over_<baseline>_<metric>".
+// shape and GPU. In JSON the ratios are members of the comparison itself,
+// named "<candidate>_over_<baseline>_<metric>" as the design's evidence
+// has them (see MarshalJSON).
 type Comparison struct {
 	Profile        string           `json:"profile"`
 	GPU            string           `json:"gpu"`
@@ -198,7 +200,7 @@ type Comparison struct {
 	CandidateModel string           `json:"candidate_model"`
 	Baseline       string           `json:"baseline"`
 	BaselineModel  string           `json:"baseline_model"`
-	Ratios         map[string]Ratio `json:"ratios"`
+	Ratios         map[string]Ratio `json:"-"`
 }
 
 // Ratio is candidate / baseline of one aggregate metric.

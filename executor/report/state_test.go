@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -70,15 +69,4 @@ func writeStateFixtureOf(t *testing.T, dir string, in Input) {
 	if err := saved.Save(filepath.Join(dir, state.PlanFile)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestWriteScriptFixture writes a small fixture state directory for the
-// CLI testscripts when INFERCRANE_WRITE_STATE_FIXTURE names a directory
-// (testdata/script/report_*.txtar embed its files); otherwise it skips.
-func TestWriteScriptFixture(t *testing.T) {
-	dir := os.Getenv("INFERCRANE_WRITE_STATE_FIXTURE")
-	if dir == "" {
-		t.Skip("set INFERCRANE_WRITE_STATE_FIXTURE=DIR to write the testscript state fixture")
-	}
-	writeStateFixtureOf(t, dir, fixtureInputSized(6, 4))
 }
