@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -122,25 +121,29 @@ func TestCompletionsStreamAndWhole(t *testing.T) {
 
 func TestConstantTimingGroundTruth(t *testing.T) {
 	ttft, itl := 20*time.Millisecond, 4*time.Millisecond
-	url, _ := start(t, Options{Model: "m", TTFT: ttft, ITL: itl})
+	url, e := start(t, Options{Model: "m", TTFT: ttft, ITL: itl})
 	res := post(t, http.DefaultClient, url+"/v1/chat/completions", chatBody("m", "hi", 20, true))
 	if len(res.times) != 20 {
 		t.Fatalf("got %d token chunks", len(res.times))
 	}
 	// Lower bounds are exact: the engine never sends token k before
 	// TTFT + k x ITL after the request arrived.
-	gaps := make([]float64, 0, 19)
 	for k, at := range res.times {
 		if due := ttft + time.Duration(k)*itl; at < due {
 			t.Fatalf("token %d arrived after %v, before it was due at %v", k, at, due)
 		}
-		if k > 0 {
-			gaps = append(gaps, float64(at-res.times[k-1]))
-		}
 	}
-	sort.Float64s(gaps)
-	if med := time.Duration(gaps[len(gaps)/2]); med < itl/2 || med > itl+20*time.Millisecond {
-		t.Fatalf("median ITL %v, configured %v", med, itl)
+	// The client's own gaps depend on how busy the machine is; the engine's
+	// record of its flushes does not: every token left on time, give or
+	// take a busy machine's scheduling delay.
+	e.metrics.lateness.mu.Lock()
+	got := e.metrics.lateness.count
+	e.metrics.lateness.mu.Unlock()
+	if got != 20 {
+		t.Fatalf("the engine recorded %d token flushes, want 20", got)
+	}
+	if p50 := e.metrics.lateness.quantile(0.5); p50 > 0.010 {
+		t.Fatalf("the engine flushed tokens %v s late at the median", p50)
 	}
 }
 
