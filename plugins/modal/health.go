@@ -56,7 +56,7 @@ func (e *Executor) waitHealthy(ctx context.Context, dep *deployed) error {
 		case hctx.Err() != nil:
 			// The deadline cut this probe short; keep the previous answer.
 		case err == nil && code == 0:
-			dep.log.note("server healthy after %s", e.now().Sub(start).Round(time.Second))
+			dep.log.note("server healthy after %s", e.now().Sub(start).Round(100*time.Millisecond))
 			return nil
 		case err != nil:
 			last = err.Error()
