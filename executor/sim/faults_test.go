@@ -66,7 +66,7 @@ func TestStallPausesStream(t *testing.T) {
 }
 
 func TestSlowStartHealth(t *testing.T) {
-	url, _ := start(t, Options{Model: "m", Faults: Faults{SlowStart: 150 * time.Millisecond}})
+	url, _ := start(t, Options{Model: "m", Faults: Faults{SlowStart: 500 * time.Millisecond}})
 	get := func(path string) int {
 		resp, err := http.Get(url + path)
 		if err != nil {
