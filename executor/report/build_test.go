@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
@@ -193,5 +194,40 @@ func TestDigestPinned(t *testing.T) {
 	const want = "sha256:3290f9f5193add226ed4299f92a5ef8dbad5c0c13d38ce15c2f7039534ab4587"
 	if got := buildFixture(t).Digest; got != want {
 		t.Errorf("digest %s, pinned %s; if the evidence changed on purpose, update the pin (and the golden files)", got, want)
+	}
+}
+
+// TestLaneWithoutRuns: an apply interrupted before a lane ran still gives
+// a document (every format renders), with the lane's gates inconclusive
+// and no comparison with it.
+func TestLaneWithoutRuns(t *testing.T) {
+	in := fixtureInput()
+	delete(in.Runs, "aaaa1111")
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := evs[0]
+	small := ev.Models[0].Campaigns[0]
+	if len(small.Runs) != 0 || small.Aggregate.TTFTP95Ms != nil || len(small.CoefficientOfVariation) != 0 {
+		t.Errorf("empty lane has figures: %+v", small.Aggregate)
+	}
+	for _, g := range small.Gates {
+		if g.Status != StatusInconclusive {
+			t.Errorf("gate %s on a lane without runs: %s", g.Gate, g.Status)
+		}
+	}
+	if len(ev.Comparisons) != 0 {
+		t.Errorf("comparisons: %+v", ev.Comparisons)
+	}
+	var md, page strings.Builder
+	if err := WriteMarkdown(&md, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, ev, screenRecords(&in, ev)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| Org/Small-0.6B | chat | L40S | 0 | 0.0 | – | – | – | 0 |") {
+		t.Errorf("Markdown row of the empty lane:\n%s", md.String())
 	}
 }

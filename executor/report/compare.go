@@ -43,7 +43,9 @@ func compare(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]run
 			}
 			c.Ratios[key] = r
 		}
-		out = append(out, c)
+		if len(c.Ratios) > 0 { // a side without runs has nothing to compare
+			out = append(out, c)
+		}
 	}
 	return out
 }
