@@ -61,6 +61,9 @@ func (it instantTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // instant transport: the achieved send rate must match the schedule (no
 // accumulated drift), whatever the timer granularity.
 func TestOpenLoopDoesNotDrift(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector slows the client below 2,000 req/s; run without -race")
+	}
 	body := vllmBody(2)
 	cfg := Config{BaseURL: "http://loadgen.invalid", Model: "m", Streaming: true, InputTokens: 8, OutputTokens: 2,
 		RequestRate: 2000, Arrival: ArrivalConstant, Requests: 1000, Seed: 1}
