@@ -168,15 +168,15 @@ func TestTimeSeriesInFlight(t *testing.T) {
 		recs = append(recs, loadgen.Record{SentNs: slot * 1e6, DoneNs: (slot + 1) * 1e6, LastTokenNs: (slot + 1) * 1e6, OutputTokens: 3, ChunkNs: []int64{slot*1e6 + 1e5, slot*1e6 + 5e5, (slot + 1) * 1e6}})
 	}
 	inflight, tokens := timeSeries(recs)
-	if len(inflight) != plotBins || len(tokens) != plotBins {
+	if len(inflight) != plotBins+1 || len(tokens) != plotBins {
 		t.Fatalf("%d/%d points", len(inflight), len(tokens))
 	}
-	for _, p := range inflight[:plotBins-1] {
+	for _, p := range inflight[:plotBins] {
 		if p[1] != 2 {
 			t.Fatalf("in flight %v at %vs, want 2 throughout", p[1], p[0])
 		}
 	}
-	if last := inflight[plotBins-1]; last[1] != 0 || last[0] != 0.005 {
+	if last := inflight[plotBins]; last[1] != 0 || last[0] != 0.005 {
 		t.Errorf("last point %v, want 0 in flight at 0.005 s", last)
 	}
 	var total float64

@@ -56,8 +56,8 @@ func requestTimes(recs []loadgen.Record) (ttft, tpot, lat []float64) {
 }
 
 // timeSeries samples a run at plotBins equal steps: the requests in flight
-// at each step's end (sent and not yet done) and the output tokens/s that
-// arrived within the step.
+// at the first send and at each step's end (sent and not yet done), and the
+// output tokens/s that arrived within each step.
 func timeSeries(recs []loadgen.Record) (inflight, tokens [][2]float64) {
 	var start, end int64 = -1, 0
 	sent := make([]int64, 0, len(recs))
@@ -98,6 +98,7 @@ func timeSeries(recs []loadgen.Record) (inflight, tokens [][2]float64) {
 		n, _ := slices.BinarySearch(sorted, t+1)
 		return n
 	}
+	inflight = append(inflight, [2]float64{0, float64(upTo(sent, start) - upTo(done, start))})
 	for b := 0; b < plotBins; b++ {
 		tNs := start + int64(float64(b+1)*width)
 		if b == plotBins-1 {
