@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
@@ -294,5 +296,65 @@ func TestReplaceRerunsLane(t *testing.T) {
 	snap, _ = state.Load(dir)
 	if got := actions(plan(t, snap)); got != "a:noop:2 b:noop:2" {
 		t.Fatalf("after replace: %s", got)
+	}
+}
+
+// fingerprint is what must not depend on interruptions: per lane and run,
+// every request's index, token counts and status.
+func fingerprint(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	snap, err := state.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for id, l := range snap.Lanes {
+		for _, r := range l.Results {
+			f, err := os.Open(r.RecordsPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := loadgen.ReadRecords(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, rec := range recs {
+				fmt.Fprintf(&b, "%d:%d/%d/%d/%d/%d ", rec.Index, rec.InputTokens, rec.PromptTokens, rec.MaxTokens, rec.OutputTokens, rec.Status)
+			}
+			out[fmt.Sprintf("%s/%d", id, r.Run)] = b.String()
+		}
+	}
+	return out
+}
+
+func TestResumedApplyRecordsWhatAnUninterruptedOneDoes(t *testing.T) {
+	whole := t.TempDir()
+	if out, _ := apply(t, whole, newSimExec(), context.Background(), 1); out.Err() != nil {
+		t.Fatal(out.Err())
+	}
+	split := t.TempDir()
+	x := newSimExec()
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen atomic.Int32
+	x.onRun = func(RunSpec) {
+		if seen.Add(1) == 2 {
+			cancel()
+		}
+	}
+	apply(t, split, x, ctx, 1)
+	x.onRun = nil
+	if out, _ := apply(t, split, x, context.Background(), 1); out.Err() != nil {
+		t.Fatal(out.Err())
+	}
+	a, b := fingerprint(t, whole), fingerprint(t, split)
+	if len(a) != 4 || len(a) != len(b) {
+		t.Fatalf("runs: %d vs %d", len(a), len(b))
+	}
+	for k, v := range a {
+		if b[k] != v {
+			t.Errorf("run %s differs:\n whole %s\n split %s", k, v, b[k])
+		}
 	}
 }
