@@ -305,3 +305,21 @@ func TestResolveBinary(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func FuzzParseGPUQuery(f *testing.F) {
+	for _, s := range []string{"NVIDIA L4, 8.9\n", "NVIDIA H100 80GB HBM3, 9.0\nNVIDIA H100 80GB HBM3, 9.0\n", "", ",\n,", "No devices were found"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		name, capab, n := parseGPUQuery(out)
+		if n > strings.Count(out, "\n")+1 || n < 0 {
+			t.Fatalf("%d GPUs from %d lines", n, strings.Count(out, "\n")+1)
+		}
+		if n == 0 && (name != "" || capab != "") {
+			t.Fatalf("no GPU but name %q cap %q", name, capab)
+		}
+		if strings.ContainsAny(name+capab, "\n") {
+			t.Fatalf("a field spans lines: %q %q", name, capab)
+		}
+	})
+}
