@@ -57,9 +57,14 @@ func (c *chunker) token(id int, finish string, done int) {
 		c.buf = append(c.buf, tokenJSON[id]...)
 		c.buf = append(c.buf, `,"logprobs":null,"finish_reason":`...)
 	}
-	if finish == "" {
+	switch {
+	case finish == "" && c.chat:
+		// vLLM leaves stop_reason unset (so absent) on chat chunks
+		// until the last one.
+		c.buf = append(c.buf, `null}]`...)
+	case finish == "":
 		c.buf = append(c.buf, `null,"stop_reason":null}]`...)
-	} else {
+	default:
 		c.buf = append(c.buf, '"')
 		c.buf = append(c.buf, finish...)
 		c.buf = append(c.buf, `","stop_reason":null}]`...)
