@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -57,40 +56,41 @@ func (it instantTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(it.body)), Request: r}, nil
 }
 
-// TestOpenLoopDoesNotDrift sends 1,000 requests at 2,000 req/s through an
-// instant transport: the achieved send rate must match the schedule (no
-// accumulated drift), whatever the timer granularity.
+// TestOpenLoopDoesNotDrift sends 1,500 requests at 2,000 req/s through an
+// instant transport: the lag behind the schedule must not accumulate,
+// whatever the timer granularity.
 func TestOpenLoopDoesNotDrift(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector slows the client below 2,000 req/s; run without -race")
 	}
 	body := vllmBody(2)
 	cfg := Config{BaseURL: "http://loadgen.invalid", Model: "m", Streaming: true, InputTokens: 8, OutputTokens: 2,
-		RequestRate: 2000, Arrival: ArrivalConstant, Requests: 1000, Seed: 1}
+		RequestRate: 2000, Arrival: ArrivalConstant, Requests: 1500, Seed: 1}
 	res, err := Run(context.Background(), cfg, WithTransport(instantTransport{body}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := res.Summary
-	if s.Succeeded != 1000 {
+	if s.Succeeded != 1500 {
 		t.Fatalf("succeeded %d: %v", s.Succeeded, s.Failures)
 	}
 	t.Logf("requested %.1f req/s, achieved %.1f, dispatch delay p50 %.3f ms p99 %.3f ms", *s.RequestedRate, *s.AchievedRate, s.DispatchDelayMs.P50, s.DispatchDelayMs.P99)
-	// Drift is lag that grows along the run: compare the median lag of the
-	// first and the last 100 requests (a momentary stall of a busy machine
-	// moves neither median; a relative-sleep scheduler loses ~0.1-1 ms per
-	// request and fails by far).
-	median := func(rs []Record) float64 {
-		var d []float64
+	// Drift is lag that grows along the run. Compare the smallest lag of
+	// the first and the last 200 requests (100 ms each): after a momentary
+	// stall of a busy machine the dispatcher catches up within the window,
+	// so the minimum stays small; a relative-sleep scheduler loses ~0.1-1 ms
+	// per request and its minimum grows by far more than the bound.
+	least := func(rs []Record) float64 {
+		m := math.Inf(1)
 		for _, r := range rs {
-			d = append(d, float64(r.SentNs-r.ScheduledNs)/1e6)
+			m = math.Min(m, float64(r.SentNs-r.ScheduledNs)/1e6)
 		}
-		sort.Float64s(d)
-		return Percentile(d, 50)
+		return m
 	}
-	first, last := median(res.Records[:100]), median(res.Records[900:])
+	n := len(res.Records)
+	first, last := least(res.Records[:200]), least(res.Records[n-200:])
 	if last-first > 5 {
-		t.Errorf("the schedule drifts: median lag %.3f ms over the first 100 requests, %.3f ms over the last 100", first, last)
+		t.Errorf("the schedule drifts: least lag %.3f ms over the first 200 requests, %.3f ms over the last 200", first, last)
 	}
 }
 
