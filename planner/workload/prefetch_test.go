@@ -85,4 +85,3 @@ func TestPrefetchReaderServesExactBytesWithinExtents(t *testing.T) {
 		}
 	}
 }
-
