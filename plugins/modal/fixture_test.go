@@ -19,23 +19,38 @@ import (
 
 // bin is a real infercrane binary built for these tests: inside the local
 // sandboxes its `sim serve` stands in for `vllm serve` and its `bench` is the
-// load generator, exactly as the real binary runs inside Modal's.
-var bin string
+// load generator, exactly as the real binary runs inside Modal's. It is built
+// on first use, so unit tests and fuzzing do not pay for it.
+var (
+	bin      string
+	binDir   string
+	binOnce  sync.Once
+	binError error
+)
+
+func buildBinary(t testing.TB) {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binError = os.MkdirTemp("", "modal-test-")
+		if binError != nil {
+			return
+		}
+		bin = filepath.Join(binDir, "infercrane")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/infercrane/infercrane/cmd/infercrane").CombinedOutput()
+		if err != nil {
+			binError = fmt.Errorf("building infercrane for the modal tests: %v\n%s", err, out)
+		}
+	})
+	if binError != nil {
+		t.Fatal(binError)
+	}
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "modal-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "infercrane")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/infercrane/infercrane/cmd/infercrane").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building infercrane for the modal tests: %v\n%s", err, out)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 
@@ -54,6 +69,7 @@ var fast = modal.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond, Atte
 
 func newFixture(t testing.TB, cfg map[string]any, tweak func(*localcloud.Cloud)) *fixture {
 	t.Helper()
+	buildBinary(t)
 	f := &fixture{t: t, cloud: localcloud.New(t.TempDir(), bin), logs: filepath.Join(t.TempDir(), "logs")}
 	f.cloud.SimArgs = []string{"--ttft", "5ms", "--itl", "1ms"}
 	if tweak != nil {
