@@ -201,6 +201,10 @@ func convertAttr(v cty.Value, sp attrSpec, rng hcl.Range) (cty.Value, hcl.Diagno
 }
 
 // checkWhole reports a number that is not a whole number in int64 range.
+// wide64 names the whole-number attributes that may exceed 32 bits: a seed,
+// and a model's parameter count (8B-parameter models are common).
+var wide64 = map[string]bool{"seed": true, "params": true}
+
 func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
 	bf := v.AsBigFloat()
 	if bf.IsInf() || !bf.IsInt() {
@@ -211,7 +215,7 @@ func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
 			Subject:  rng.Ptr(),
 		}
 	}
-	if i, acc := bf.Int64(); acc != big.Exact || (name != "seed" && (i > math.MaxInt32 || i < math.MinInt32)) {
+	if i, acc := bf.Int64(); acc != big.Exact || (!wide64[name] && (i > math.MaxInt32 || i < math.MinInt32)) {
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid value for " + name,

@@ -566,3 +566,18 @@ gate "g" {
 		t.Errorf("got:\n%s", got)
 	}
 }
+
+// TestWideWholeNumbers: a parameter count over 2^31 is valid (8B models),
+// while other counts keep the 32-bit bound.
+func TestWideWholeNumbers(t *testing.T) {
+	src := strings.Replace(minimal, `id = "Qwen/Qwen3-0.6B"`, `id = "org/llama-like"
+  params = 8030261248`, 1)
+	cfg := mustLoad(t, src, testOptions())
+	if got := cfg.Models["m"].Params; got != 8030261248 {
+		t.Fatalf("params = %d, want 8030261248", got)
+	}
+	msg := loadErr(t, strings.Replace(minimal, "requests      = 4", "requests      = 8030261248", 1), testOptions())
+	if !strings.Contains(msg, "requests is too large") {
+		t.Fatalf("want a too-large error for requests, got:\n%s", msg)
+	}
+}

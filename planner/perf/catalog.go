@@ -35,6 +35,10 @@ var gpus = []GPU{
 	{"H100", 80, 3350, 989, 0.001097, 0.45, 0.8},
 	{"H200", 141, 4800, 989, 0.001261, 0.45, 0.8},
 	{"B200", 180, 8000, 2250, 0.001736, 0.45, 0.8},
+	// CPU is the host processor, for local runs of vLLM's CPU build (tiny models
+	// in integration tests): a modest host's memory for the KV cache, its DDR
+	// bandwidth and AVX2 throughput, and no price.
+	{"CPU", 16, 20, 0.2, 0, 0.3, 0.5},
 }
 
 // gpuAliases maps other spellings to catalog names.

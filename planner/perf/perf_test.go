@@ -17,7 +17,7 @@ func TestCatalogLookups(t *testing.T) {
 	if _, ok := LookupGPU("TPUv5"); ok {
 		t.Error("unknown GPU found")
 	}
-	if n := GPUNames(); len(n) != 9 || n[0] != "T4" || n[8] != "B200" {
+	if n := GPUNames(); len(n) != 10 || n[0] != "T4" || n[8] != "B200" || n[9] != "CPU" {
 		t.Errorf("GPUNames = %v", n)
 	}
 	// Published figures of design section 8.
