@@ -231,3 +231,45 @@ func TestLaneWithoutRuns(t *testing.T) {
 		t.Errorf("Markdown row of the empty lane:\n%s", md.String())
 	}
 }
+
+// TestBootstrapProperties: identical runs give a zero-width interval at the
+// point estimate and a CV of 0; two lanes with the same records compare as
+// 1.0 and not significant; the same seed gives the same intervals.
+func TestBootstrapProperties(t *testing.T) {
+	in := fixtureInput()
+	same := makeRecords(20, 16, 40, 5, 0.1, nil)
+	for _, id := range []string{"aaaa1111", "bbbb2222"} {
+		for i := range in.Runs[id] {
+			in.Runs[id][i].Records = same
+		}
+	}
+	ev, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ev[0].Models[0].Campaigns[0]
+	iv := c.ConfidenceIntervals.Intervals["output_token_throughput"]
+	if iv.Low != iv.High || math.Abs(iv.Low-c.Aggregate.OutputTokenThroughput) > 1e-9 {
+		t.Errorf("identical runs: interval %+v around %v", iv, c.Aggregate.OutputTokenThroughput)
+	}
+	if c.CoefficientOfVariation["output_token_throughput"] != 0 {
+		t.Errorf("identical runs: cv %v", c.CoefficientOfVariation["output_token_throughput"])
+	}
+	for k, r := range ev[0].Comparisons[0].Ratios {
+		if math.Abs(r.Value-1) > 1e-12 || r.Significant {
+			t.Errorf("%s between identical lanes: %+v", k, r)
+		}
+	}
+	// Different runs: intervals contain the estimate and are reproducible.
+	a, _ := BuildEvidence(fixtureInput())
+	b, _ := BuildEvidence(fixtureInput())
+	ca, cb := a[0].Models[0].Campaigns[0], b[0].Models[0].Campaigns[0]
+	for m, iv := range ca.ConfidenceIntervals.Intervals {
+		if iv != cb.ConfidenceIntervals.Intervals[m] {
+			t.Errorf("%s: %+v then %+v with the same seed", m, iv, cb.ConfidenceIntervals.Intervals[m])
+		}
+		if iv.Low > iv.High {
+			t.Errorf("%s: interval %+v upside down", m, iv)
+		}
+	}
+}
