@@ -148,9 +148,12 @@ func errorTypeFor(status int) string {
 	return "InternalServerError"
 }
 
-// usage is the OpenAI usage object.
+// usage is the OpenAI usage object of a whole (non-streamed) answer; vLLM
+// 0.32 leaves the token details null.
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens            int `json:"prompt_tokens"`
+	TotalTokens             int `json:"total_tokens"`
+	CompletionTokens        int `json:"completion_tokens"`
+	PromptTokensDetails     any `json:"prompt_tokens_details"`
+	CompletionTokensDetails any `json:"completion_tokens_details"`
 }

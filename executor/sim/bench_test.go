@@ -172,7 +172,7 @@ func BenchmarkConstantTiming(b *testing.B) {
 // chunk bytes the engine would, one flush per token, with no engine logic.
 func baselineSSE(tokens int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ch := newChunker(false, "cmpl-x", 1, "m", 1, false)
+		ch := newChunker(false, "cmpl-x", 1, "m", 1, false, "")
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
 		rc := http.NewResponseController(w)
@@ -260,6 +260,7 @@ func BenchmarkChunkFormat(b *testing.B) {
 		Logprobs     *string `json:"logprobs"`
 		FinishReason *string `json:"finish_reason"`
 		StopReason   *string `json:"stop_reason"`
+		TokenIDs     []int   `json:"token_ids"`
 	}
 	type chunk struct {
 		ID      string   `json:"id"`
@@ -269,7 +270,7 @@ func BenchmarkChunkFormat(b *testing.B) {
 		Choices []choice `json:"choices"`
 	}
 	id := wordIDs[" the"]
-	ch := newChunker(true, "chatcmpl-sim-1", 1, "m", 10, false)
+	ch := newChunker(true, "chatcmpl-sim-1", 1, "m", 10, false, "vllm-0.32.0-0123abcd")
 	b.ReportAllocs()
 	b.ResetTimer()
 	began := time.Now()

@@ -9,15 +9,17 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Version is what /version reports: the vLLM API generation the engine
-// imitates, marked as simulated.
-const Version = "0.22.1+infercrane.sim"
+// DefaultVersion is what /version reports unless Options.Version says
+// otherwise: the vLLM release whose HTTP behaviour the engine mirrors.
+const DefaultVersion = "0.32.0"
 
 // Engine is a simulated engine; it is an http.Handler. Close it when done.
 type Engine struct {
@@ -28,6 +30,9 @@ type Engine struct {
 	mux     *http.ServeMux
 	started time.Time
 	created int64 // unix seconds, stamped into responses
+	// fingerprint is the system_fingerprint of responses:
+	// "vllm-<version>-<8 hex digits>", fixed for the engine's options.
+	fingerprint string
 
 	requests atomic.Int64  // generation requests received
 	seq      atomic.Uint64 // response id counter
@@ -55,6 +60,7 @@ func New(opts Options) (*Engine, error) {
 		crashedCh: make(chan struct{}),
 	}
 	e.created = e.started.Unix()
+	e.fingerprint = fingerprint(o)
 	switch o.Timing {
 	case TimingModel:
 		mt, err := newModelTiming(o, e.metrics, nil)
@@ -75,7 +81,7 @@ func New(opts Options) (*Engine, error) {
 	mux.HandleFunc("GET /v1/models", e.ready(e.models))
 	mux.HandleFunc("GET /health", e.health)
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]string{"version": Version})
+		writeJSON(w, 200, map[string]string{"version": e.opts.Version})
 	})
 	mux.HandleFunc("POST /tokenize", e.ready(e.tokenize))
 	mux.HandleFunc("POST /detokenize", e.ready(e.detokenize))
@@ -167,6 +173,11 @@ func (e *Engine) models(w http.ResponseWriter, r *http.Request) {
 		"data": []map[string]any{{
 			"id": e.opts.Model, "object": "model", "created": e.created, "owned_by": "vllm",
 			"root": root, "parent": nil, "max_model_len": e.opts.MaxModelLen,
+			"permission": []map[string]any{{
+				"id": "modelperm-sim-" + e.fingerprint[len(e.fingerprint)-8:], "object": "model_permission", "created": e.created,
+				"allow_create_engine": false, "allow_sampling": true, "allow_logprobs": true, "allow_search_indices": false,
+				"allow_view": true, "allow_fine_tuning": false, "organization": "*", "group": nil, "is_blocking": false,
+			}},
 		}},
 	})
 }
@@ -245,4 +256,12 @@ func (e *Engine) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// fingerprint derives the engine's system_fingerprint from its version,
+// model and seed, so equal options give equal fingerprints.
+func fingerprint(o Options) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", o.Version, o.Model, o.Seed)
+	return fmt.Sprintf("vllm-%s-%08x", o.Version, h.Sum32())
 }

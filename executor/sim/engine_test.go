@@ -147,8 +147,10 @@ func TestConstantTimingGroundTruth(t *testing.T) {
 	}
 }
 
-func TestContextOverflowIsVLLM400(t *testing.T) {
-	url, _ := start(t, Options{Model: "m", MaxModelLen: 64})
+// TestContextOverflowRejectMode: with ContextReject a prompt that fits but
+// leaves too little room for max_tokens is older vLLM's 400.
+func TestContextOverflowRejectMode(t *testing.T) {
+	url, _ := start(t, Options{Model: "m", MaxModelLen: 64, ContextOverflow: ContextReject})
 	res := post(t, http.DefaultClient, url+"/v1/chat/completions", chatBody("m", strings.Repeat(" the", 40), 30, true))
 	if res.status != 400 {
 		t.Fatalf("status %d, want 400", res.status)
@@ -161,7 +163,7 @@ func TestContextOverflowIsVLLM400(t *testing.T) {
 	}
 	e := body.Error
 	if e.Type != "BadRequestError" || e.Param == nil || *e.Param != "input_tokens" || e.Code != 400 ||
-		!strings.Contains(e.Message, "maximum context length is 64 tokens") {
+		!strings.Contains(e.Message, "maximum context length is 64 tokens") || !strings.Contains(e.Message, "you requested 30 output tokens") {
 		t.Fatalf("error body %s", res.body)
 	}
 }

@@ -94,23 +94,8 @@ func (e *Engine) plan(w http.ResponseWriter, req *genRequest, chat bool, n int64
 		}
 		p.prompt = count
 	}
-	maxLen := e.opts.MaxModelLen
-	maxTokens := maxLen - p.prompt
-	requested := req.MaxTokens
-	if chat && req.MaxCompletionTokens != nil {
-		requested = req.MaxCompletionTokens
-	}
-	if requested != nil {
-		maxTokens = *requested
-	}
-	if p.prompt+max(maxTokens, 0) > maxLen || p.prompt >= maxLen {
-		writeError(w, 400, "BadRequestError", "input_tokens",
-			"This model's maximum context length is %d tokens. However, you requested %d output tokens and your prompt contains %d input tokens, for a total of %d tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=%d)",
-			maxLen, max(maxTokens, 0), p.prompt, p.prompt+max(maxTokens, 0), p.prompt)
-		return p, false
-	}
-	if maxTokens < 1 {
-		writeError(w, 400, "BadRequestError", "max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
+	maxTokens, ok := e.outputBudget(w, req, chat, p.prompt)
+	if !ok {
 		return p, false
 	}
 	if req.MinTokens < 0 || req.MinTokens > maxTokens {
@@ -188,7 +173,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
-	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous)
+	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous, e.fingerprint)
 	sl := newSleeper(e.clock)
 	ctx := r.Context()
 	cut := e.opts.Faults.CutAfter
@@ -254,26 +239,32 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 		text.WriteString(pieces[outputToken(p.rng, k)])
 	}
 	u := usage{PromptTokens: p.prompt, CompletionTokens: p.output, TotalTokens: p.prompt + p.output}
+	// The null members of vLLM 0.32's bodies.
+	var null any
 	id := e.responseID(p.chat, g.id)
 	var body map[string]any
 	if p.chat {
 		body = map[string]any{
 			"id": id, "object": "chat.completion", "created": e.created, "model": e.opts.Model,
 			"choices": []map[string]any{{
-				"index":         0,
-				"message":       map[string]any{"role": "assistant", "content": text.String(), "reasoning_content": nil, "tool_calls": []any{}},
-				"logprobs":      nil,
+				"index": 0,
+				"message": map[string]any{"role": "assistant", "content": text.String(), "refusal": null, "annotations": null,
+					"audio": null, "function_call": null, "tool_calls": []any{}, "reasoning": null},
+				"logprobs":      null,
 				"finish_reason": p.finish,
-				"stop_reason":   nil,
+				"stop_reason":   null,
+				"token_ids":     null,
 			}},
-			"usage": u, "prompt_logprobs": nil,
+			"service_tier": null, "system_fingerprint": e.fingerprint,
+			"usage": u, "prompt_logprobs": null, "prompt_token_ids": null,
 		}
 	} else {
 		body = map[string]any{
 			"id": id, "object": "text_completion", "created": e.created, "model": e.opts.Model,
 			"choices": []map[string]any{{
-				"index": 0, "text": text.String(), "logprobs": nil, "finish_reason": p.finish, "stop_reason": nil, "prompt_logprobs": nil,
+				"index": 0, "text": text.String(), "logprobs": null, "finish_reason": p.finish, "stop_reason": null, "prompt_logprobs": null,
 			}},
+			"service_tier": null, "system_fingerprint": e.fingerprint,
 			"usage": u,
 		}
 	}

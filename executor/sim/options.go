@@ -28,6 +28,13 @@ type Options struct {
 	Model string
 	// MaxModelLen is the context window, prompt plus output; default 8192.
 	MaxModelLen int
+	// ContextOverflow is ContextClamp (default: vLLM 0.32 lowers max_tokens
+	// to the room the prompt leaves and answers 200) or ContextReject (older
+	// vLLM: HTTP 400 when prompt plus max_tokens exceeds MaxModelLen).
+	ContextOverflow string
+	// Version is what /version reports and system_fingerprint carries;
+	// default DefaultVersion.
+	Version string
 	// Timing is TimingConstant (default) or TimingModel.
 	Timing string
 	// TTFT and ITL are the constant mode's time to first token and
@@ -100,6 +107,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxModelLen == 0 {
 		o.MaxModelLen = 8192
 	}
+	if o.ContextOverflow == "" {
+		o.ContextOverflow = ContextClamp
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
 	if o.GPUCount == 0 {
 		o.GPUCount = 1
 	}
@@ -121,6 +134,8 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.Timing != TimingConstant && o.Timing != TimingModel:
 		return o, fmt.Errorf("timing %q is not known; use %q or %q", o.Timing, TimingConstant, TimingModel)
+	case o.ContextOverflow != ContextClamp && o.ContextOverflow != ContextReject:
+		return o, fmt.Errorf("context overflow policy %q is not known; use %q (vLLM 0.32: shorten max_tokens) or %q (older vLLM: answer 400)", o.ContextOverflow, ContextClamp, ContextReject)
 	case o.MaxModelLen < 2:
 		return o, fmt.Errorf("max model len %d is too small; use at least 2", o.MaxModelLen)
 	case o.TTFT < 0 || o.ITL < 0:
