@@ -38,7 +38,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	k := fs.Int("row-groups", 0, "profile K row groups spread over 10%..90% of the file (default 3)")
 	indices := fs.String("row-group-indices", "", "profile these row groups: i,j,k")
 	all := fs.Bool("all", false, "full scan: every row group, in parallel, with sketch percentiles")
-	rows := fs.Int("rows-per-group", -1, "inspect the first N rows of each group (0: all; default 50000, or all with --all)")
+	rows := fs.Int("rows-per-group", 50_000, "inspect the first N rows of each group (0: all; --all reads all unless set)")
 	maxCtx := fs.Int("max-context", 0, "clip derived shapes to this context window (0: no clipping)")
 	out := fs.String("out", "", "write the profile document to FILE")
 	workers := fs.Int("workers", 4, "row groups read at once")
@@ -76,11 +76,10 @@ func runProfileTrace(env *cliEnv, args []string) int {
 		Source: pos[0], RowGroups: *k, All: *all, RowsPerGroup: *rows, MaxContext: *maxCtx, Workers: *workers,
 		Name: *name, License: *license, Citation: *citation, Read: s3Options(env, *region, *anonymous, *endpoint, *pathStyle),
 	}
-	if o.RowsPerGroup < 0 {
-		o.RowsPerGroup = 50_000
-		if *all {
-			o.RowsPerGroup = 0
-		}
+	rowsSet := false
+	fs.Visit(func(f *flag.Flag) { rowsSet = rowsSet || f.Name == "rows-per-group" })
+	if *all && !rowsSet {
+		o.RowsPerGroup = 0
 	}
 	if *indices != "" {
 		for _, part := range strings.Split(*indices, ",") {
