@@ -45,6 +45,7 @@ type Executor struct {
 
 	mu   sync.Mutex
 	live map[string]*deployed // by sandbox id
+	gone map[string]bool      // sandboxes this executor terminated
 }
 
 // Option adjusts an Executor made by NewExecutor.
@@ -87,6 +88,7 @@ func NewExecutor(cfg map[string]any, opts ...Option) (*Executor, error) {
 		poll:      2 * time.Second,
 		now:       time.Now,
 		live:      map[string]*deployed{},
+		gone:      map[string]bool{},
 	}
 	e.newCloud = func() (Cloud, error) {
 		if tc, ok := cloudFromEnv(); ok {
@@ -323,6 +325,12 @@ func (e *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 	if dep := e.lookup(s.Handle); dep != nil {
 		return e.teardown(ctx, dep)
 	}
+	e.mu.Lock()
+	gone := e.gone[s.Handle]
+	e.mu.Unlock()
+	if gone {
+		return nil
+	}
 	cloud, err := e.getCloud()
 	if err != nil {
 		return err
@@ -395,4 +403,5 @@ func (e *Executor) untrack(id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, id)
+	e.gone[id] = true
 }

@@ -86,8 +86,10 @@ func TestDeployRunTeardown(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mustBeGone(srv.Handle)
-	if err := f.exec.Teardown(t.Context(), srv); err != nil {
-		t.Fatalf("second teardown: %v", err)
+	terminates := 0
+	f.cloud.Hooks.BeforeTerminate = func(string) error { terminates++; return nil }
+	if err := f.exec.Teardown(t.Context(), srv); err != nil || terminates != 0 {
+		t.Fatalf("second teardown: %v, %d more terminates", err, terminates)
 	}
 	left, err := f.exec.Leftovers(t.Context(), "apply-1")
 	if err != nil || len(left) != 0 {
