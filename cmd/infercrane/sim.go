@@ -44,6 +44,8 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	)
 	fs.StringVar(&o.Model, "model", "", "served model name (default: --model-id, else \"sim\")")
 	fs.IntVar(&o.MaxModelLen, "max-model-len", 8192, "context window: prompt plus output tokens")
+	fs.StringVar(&o.ContextOverflow, "context-overflow", sim.ContextClamp, "prompt + max_tokens over the window: clamp (vLLM 0.32: shorten the output) or reject (older vLLM: HTTP 400)")
+	fs.StringVar(&o.Version, "vllm-version", sim.DefaultVersion, "vLLM version reported by /version and in system_fingerprint")
 	fs.StringVar(&o.Timing, "timing", sim.TimingConstant, "timing mode: constant or model")
 	fs.DurationVar(&o.TTFT, "ttft", 50*time.Millisecond, "constant mode: time to first token")
 	fs.DurationVar(&o.ITL, "itl", 5*time.Millisecond, "constant mode: inter-token latency")
@@ -103,6 +105,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	} else {
 		fmt.Fprintf(env.Stderr, "infercrane sim: model %q timing=constant (ttft=%v, itl=%v), max_model_len=%d\n", eo.Model, eo.TTFT, eo.ITL, eo.MaxModelLen)
 	}
+	fmt.Fprintf(env.Stderr, "infercrane sim: vLLM %s behaviour, context overflow=%s\n", eo.Version, eo.ContextOverflow)
 	fmt.Fprintf(env.Stdout, "listening on %s\n", s.URL)
 	code := 0
 	select {

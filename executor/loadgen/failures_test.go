@@ -40,8 +40,14 @@ func TestFailureClassesFromSim(t *testing.T) {
 		{"stream cut", sim.Faults{CutAfter: 3}, nil, map[string]int{loadgen.FailStreamBroken: 8}},
 		{"stall past the timeout", sim.Faults{StallAfter: 2, StallFor: 2 * time.Second},
 			func(c *loadgen.Config) { c.TimeoutMs = 150 }, map[string]int{loadgen.FailTimeout: 8}},
-		{"context overflow", sim.Faults{}, func(c *loadgen.Config) { c.InputTokens, c.OutputTokens = 8000, 400 },
+		{"prompt alone over the context", sim.Faults{}, func(c *loadgen.Config) { c.InputTokens, c.OutputTokens = 8300, 10 },
 			map[string]int{loadgen.FailContextOverflow: 8}},
+		{"prompt fills the context", sim.Faults{}, func(c *loadgen.Config) { c.InputTokens, c.OutputTokens = 8192, 10 },
+			map[string]int{loadgen.FailContextOverflow: 8}},
+		{"max_tokens clamped to the context", sim.Faults{}, func(c *loadgen.Config) { c.InputTokens, c.OutputTokens = 8000, 400 },
+			map[string]int{loadgen.FailTruncated: 8}},
+		{"max_tokens clamped, whole answers", sim.Faults{}, func(c *loadgen.Config) { c.InputTokens, c.OutputTokens, c.Streaming = 8000, 400, false },
+			map[string]int{loadgen.FailTruncated: 8}},
 		{"unknown model", sim.Faults{}, func(c *loadgen.Config) { c.Model = "nope" },
 			map[string]int{loadgen.FailBadRequest: 8}},
 	}
@@ -75,6 +81,34 @@ func TestFailureClassesFromSim(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTruncatedAgainstClampingSim reproduces what real vLLM 0.32 did to a
+// 1000+100 shape on a 1024 window: 200 answers of 24 tokens, which the load
+// generator must fail as truncated, naming both counts and the cause.
+func TestTruncatedAgainstClampingSim(t *testing.T) {
+	url := startSim(t, sim.Options{MaxModelLen: 1024, ContextOverflow: sim.ContextClamp, TTFT: time.Millisecond, ITL: time.Millisecond})
+	cfg := baseConfig(url)
+	cfg.InputTokens, cfg.OutputTokens, cfg.Concurrency, cfg.Requests = 1000, 100, 2, 2
+	res, s := runAgainst(t, cfg)
+	if s.Failures[loadgen.FailTruncated] != 2 || s.Succeeded != 0 || s.OutputTokens != 0 || s.TPOTMs.Count != 0 {
+		t.Fatalf("summary %+v, want 2 truncated and no statistics from them", s)
+	}
+	r := res.Records[0]
+	for _, want := range []string{"24 of the 100 requested output tokens", "prompt (1000 tokens) left only 24 tokens of context", "vLLM clamps max_tokens", "reserve more context or shorten the shape"} {
+		if !strings.Contains(r.Error, want) {
+			t.Errorf("error %q lacks %q", r.Error, want)
+		}
+	}
+	if r.OutputTokens != 24 || r.PromptTokens != 1000 {
+		t.Errorf("record %+v", r)
+	}
+	// The same shape against the older, rejecting behaviour is an overflow.
+	url = startSim(t, sim.Options{MaxModelLen: 1024, ContextOverflow: sim.ContextReject, TTFT: time.Millisecond, ITL: time.Millisecond})
+	cfg.BaseURL = url
+	if _, s := runAgainst(t, cfg); s.Failures[loadgen.FailContextOverflow] != 2 {
+		t.Fatalf("reject mode: %v, want 2 context_overflow", s.Failures)
 	}
 }
 
@@ -126,8 +160,12 @@ func TestOutcomesSimNeverProduces(t *testing.T) {
 		{"error event", tok + `data: {"error":{"message":"engine died","code":500}}` + "\n\n", loadgen.FailStreamBroken, true, false},
 		{"malformed chunk", tok + "data: {not json\n\n", loadgen.FailStreamBroken, true, false},
 		{"clean end without DONE", tok, loadgen.FailStreamBroken, true, false},
-		{"usage missing", tok + tok + "data: [DONE]\n\n", "", true, true},
+		{"usage missing", strings.Repeat(tok, 16) + "data: [DONE]\n\n", "", true, true},
+		{"usage missing, short", tok + tok + "data: [DONE]\n\n", loadgen.FailTruncated, true, true},
+		{"usage says short", tok + `data: {"choices":[],"usage":{"prompt_tokens":64,"completion_tokens":1}}` + "\n\ndata: [DONE]\n\n", loadgen.FailTruncated, true, false},
 		{"whole answer", `{"choices":[{"message":{"content":"hi there"}}],"usage":{"prompt_tokens":64,"completion_tokens":16}}`, "", false, false},
+		{"whole answer, no usage", `{"choices":[{"message":{"content":"hi there"}}]}`, "", false, false},
+		{"whole answer, short", `{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":64,"completion_tokens":3}}`, loadgen.FailTruncated, false, false},
 		{"whole answer, nothing", `{"choices":[{"message":{"content":""}}],"usage":{"prompt_tokens":64,"completion_tokens":0}}`, loadgen.FailNoTokens, false, false},
 	}
 	for _, c := range cases {
@@ -143,7 +181,7 @@ func TestOutcomesSimNeverProduces(t *testing.T) {
 			if r.ErrorClass != c.class {
 				t.Fatalf("class %q, want %q (error %q)", r.ErrorClass, c.class, r.Error)
 			}
-			if c.missing && (!r.UsageMissing || r.OutputTokens != 2 || s.UsageMissing != 3) {
+			if c.missing && c.class == "" && (!r.UsageMissing || r.OutputTokens != 16 || s.UsageMissing != 3) {
 				t.Errorf("usage missing: %+v", r)
 			}
 			if c.name == "whole answer" && (r.OutputTokens != 16 || !r.NonStreaming || s.TTFTMs.Count != 0 || s.LatencyMs.Count != 3) {

@@ -228,9 +228,29 @@ func (c *client) finish(parent context.Context, rec *Record, usage bool, failErr
 	if failErr == nil && rec.ClientTokens == 0 {
 		failErr = ErrNoTokens
 	}
+	if failErr == nil {
+		failErr = c.truncation(rec, usage)
+	}
 	if failErr != nil {
 		c.fail(parent, rec, rec.Status, errText, failErr)
 	}
+}
+
+// truncation returns an error wrapping ErrTruncated when rec, asked with
+// ignore_eos, came back with fewer output tokens than its max_tokens. The
+// count is usage.completion_tokens, or the client's count of token chunks
+// when a stream had no usage (a whole answer without usage cannot be
+// counted, so it is not judged).
+func (c *client) truncation(rec *Record, usage bool) error {
+	if !usage && !c.stream || rec.OutputTokens >= rec.MaxTokens {
+		return nil
+	}
+	prompt := ""
+	if rec.PromptTokens > 0 {
+		prompt = fmt.Sprintf(" (%d tokens)", rec.PromptTokens)
+	}
+	return fmt.Errorf("%w: %d of the %d requested output tokens arrived although ignore_eos was set; the prompt%s left only %d tokens of context; vLLM clamps max_tokens to the context window instead of rejecting the request; reserve more context or shorten the shape",
+		ErrTruncated, rec.OutputTokens, rec.MaxTokens, prompt, rec.OutputTokens)
 }
 
 // wholeResponse is the part of a non-streaming answer the client reads.

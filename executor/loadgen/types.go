@@ -73,6 +73,11 @@ const (
 	FailNoTokens        = "no_tokens"
 	FailConnection      = "connection"
 	FailBadRequest      = "bad_request"
+	// FailTruncated marks an answer that otherwise succeeded but carried
+	// fewer output tokens than the max_tokens asked for with ignore_eos:
+	// vLLM 0.32 clamps max_tokens to the room the prompt leaves in the
+	// context window instead of rejecting the request.
+	FailTruncated = "truncated"
 	// FailCancelled marks a request cut off when a duration-bounded run's
 	// grace period ended; such records count in Summary.Cancelled only.
 	FailCancelled = "cancelled"

@@ -21,6 +21,10 @@ import (
 // otherwise: the vLLM release whose HTTP behaviour the engine mirrors.
 const DefaultVersion = "0.32.0"
 
+// Version is the version an engine with default options reports; the
+// executors stamp it into their run info. It equals DefaultVersion.
+const Version = DefaultVersion
+
 // Engine is a simulated engine; it is an http.Handler. Close it when done.
 type Engine struct {
 	opts    Options
