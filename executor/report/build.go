@@ -51,8 +51,12 @@ type RunData struct {
 	RecordsFile   string
 	RecordsSHA256 string
 	Server        map[string]string
-	StartedAt     string
-	FinishedAt    string
+	// ServerMetrics are the server's Prometheus samples scraped during the run.
+	ServerMetrics map[string]float64
+	// GPUSeconds is the GPU time the run was measured to use (0: unknown).
+	GPUSeconds float64
+	StartedAt  string
+	FinishedAt string
 }
 
 // laneSLO is the loadgen form of a lane's objectives.
@@ -164,8 +168,9 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 			Arrival: li.Arrival, Warmup: li.Warmup, API: li.API, Streaming: li.Streaming,
 			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
 		},
-		Runs:  []RunEvidence{},
-		Gates: []GateResult{},
+		Runs:       []RunEvidence{},
+		Gates:      []GateResult{},
+		GPUSeconds: GPUSeconds{Estimated: l.Estimate.GPUSeconds},
 	}
 	runs := append([]RunData(nil), in.Runs[l.ID]...)
 	sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
@@ -183,8 +188,9 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		records = append(records, r.Records)
 		c.Runs = append(c.Runs, RunEvidence{
 			Run: r.Run, Metrics: runMetrics(s, withSLO), RecordsFile: r.RecordsFile, RecordsSHA256: r.RecordsSHA256,
-			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ServerMetrics: r.ServerMetrics, GPUSeconds: r.GPUSeconds,
 		})
+		c.GPUSeconds.Measured += r.GPUSeconds
 		if r.FinishedAt > finish {
 			finish = r.FinishedAt
 		}

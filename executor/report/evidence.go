@@ -103,6 +103,15 @@ type Campaign struct {
 	ConfidenceIntervals    ConfidenceIntervals `json:"confidence_intervals"`
 	Runs                   []RunEvidence       `json:"runs"`
 	Gates                  []GateResult        `json:"gates"`
+	// GPUSeconds sets the plan's estimate beside what the runs measured.
+	GPUSeconds GPUSeconds `json:"gpu_seconds"`
+}
+
+// GPUSeconds compares a lane's planned and measured GPU time. Measured is 0
+// when the executor cannot measure it (the simulated engine bills nothing).
+type GPUSeconds struct {
+	Estimated float64 `json:"estimated"`
+	Measured  float64 `json:"measured"`
 }
 
 // Workload is what each run of a campaign asked for.
@@ -170,6 +179,10 @@ type RunEvidence struct {
 	RecordsSHA256 string `json:"records_sha256"`
 	StartedAt     string `json:"started_at,omitempty"`
 	FinishedAt    string `json:"finished_at,omitempty"`
+	// ServerMetrics are the server's Prometheus samples (vllm:*) scraped
+	// during the run, when it exposes /metrics.
+	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
+	GPUSeconds    float64            `json:"gpu_seconds,omitempty"`
 }
 
 // ConfidenceIntervals are seeded bootstrap intervals over runs.

@@ -275,7 +275,8 @@ func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
 	if err != nil {
 		return RunData{}, fmt.Errorf("%s: %w", rr.RecordsPath, err)
 	}
-	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
+	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server,
+		ServerMetrics: rr.ServerMetrics, GPUSeconds: rr.GPUSeconds, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
 	rd.RecordsFile = rr.RecordsPath
 	if rel, err := filepath.Rel(stateDir, rr.RecordsPath); err == nil {
 		rd.RecordsFile = filepath.ToSlash(rel)
