@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/state"
 	"github.com/zclconf/go-cty/cty"
@@ -61,23 +60,11 @@ func resolvePinned(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
 	return Value(doc), nil
 }
 
-// attrRange finds the range of a trace block attribute's expression by
-// re-reading the spec file; it falls back to the block's range.
+// attrRange is the range of a trace block attribute's expression, or the
+// block's range when the attribute is not set.
 func attrRange(t *lang.Trace, attr string) hcl.Range {
-	src, err := os.ReadFile(t.DeclRange.Filename)
-	if err != nil {
-		return t.DeclRange
-	}
-	f, diags := hclsyntax.ParseConfig(src, t.DeclRange.Filename, hcl.InitialPos)
-	if diags.HasErrors() {
-		return t.DeclRange
-	}
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		if b.Type == "trace" && len(b.Labels) == 1 && b.Labels[0] == t.Name {
-			if a, ok := b.Body.Attributes[attr]; ok {
-				return a.Expr.Range()
-			}
-		}
+	if r, ok := t.AttrRanges[attr]; ok {
+		return r
 	}
 	return t.DeclRange
 }

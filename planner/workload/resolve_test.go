@@ -87,7 +87,8 @@ func TestResolvePinnedDigestMismatchAtDigestAttribute(t *testing.T) {
 	src := "trace \"c\" {\n  source  = \"x.parquet\"\n  profile = \"profiles/p.json\"\n  digest  = \"sha256:" + strings.Repeat("ab", 32) + "\"\n}\n"
 	os.WriteFile(spec, []byte(src), 0o644)
 	tr := &lang.Trace{Name: "c", Source: "x.parquet", Profile: "profiles/p.json", Digest: "sha256:" + strings.Repeat("ab", 32),
-		DeclRange: hcl.Range{Filename: spec, Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 10}}}
+		DeclRange:  hcl.Range{Filename: spec, Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 10}},
+		AttrRanges: map[string]hcl.Range{"digest": {Filename: spec, Start: hcl.Pos{Line: 4, Column: 13}, End: hcl.Pos{Line: 4, Column: 86}}}}
 	_, diags := Resolve(context.Background(), tr, dir, ReadOptions{})
 	if !diags.HasErrors() || diags[0].Subject == nil || diags[0].Subject.Start.Line != 4 || diags[0].Subject.Start.Column != 13 {
 		t.Fatalf("diags %v subject %+v", diags, diags[0].Subject)
