@@ -152,3 +152,6 @@ func (x *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 
 // Teardown does nothing: the endpoint was not started by InferCrane.
 func (x *Executor) Teardown(context.Context, *executor.Server) error { return nil }
+
+// Schema implements executor.Describer.
+func (x *Executor) Schema() executor.Schema { return Schema() }

@@ -327,3 +327,6 @@ func (x *Executor) stop(p *proc) error {
 	}
 	return nil
 }
+
+// Schema implements executor.Describer.
+func (x *Executor) Schema() executor.Schema { return Schema() }

@@ -118,3 +118,6 @@ func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 	}
 	return srv.Shutdown(ctx)
 }
+
+// Schema implements executor.Describer.
+func (x *Executor) Schema() executor.Schema { return Schema() }

@@ -52,3 +52,10 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDescriber(t *testing.T) {
+	x, _ := New(nil)
+	if d, ok := x.(executor.Describer); !ok || len(d.Schema().Attributes) != len(Schema().Attributes) {
+		t.Fatal("the sim executor does not describe its schema")
+	}
+}
