@@ -45,6 +45,13 @@ func TestClampsMaxTokensToTheContext(t *testing.T) {
 	if u := whole.Usage; u.PromptTokens != 1000 || u.CompletionTokens != 24 || u.TotalTokens != 1024 || whole.Choices[0].FinishReason != "length" {
 		t.Fatalf("usage %+v finish %q, want 1000+24=1024, length", u, whole.Choices[0].FinishReason)
 	}
+	// The integration test's text prompt: "hello " is one token a word here
+	// as in Qwen's tokenizer, so the clamp lands on the same total.
+	var text struct{ Usage usage }
+	postJSON(t, url+"/v1/completions", map[string]any{"prompt": strings.Repeat("hello ", 1000), "max_tokens": 100, "ignore_eos": true}, &text)
+	if text.Usage.TotalTokens != 1024 || text.Usage.PromptTokens != 1001 {
+		t.Fatalf("text prompt: usage %+v, want 1001 + 23 = 1024", text.Usage)
+	}
 	body["stream"], body["stream_options"] = true, map[string]any{"include_usage": true}
 	res := post(t, http.DefaultClient, url+"/v1/completions", body)
 	chunks := res.chunks(t)

@@ -64,6 +64,7 @@ sometimes rarely soon today tomorrow yesterday together alone again almost
 enough perhaps maybe indeed already yet even ever every nothing something
 everything anything someone everyone power energy signal pattern reason
 result method process problem solution example number field circle square
+hello
 `)
 
 // vocabWords is the de-duplicated vocabulary in first-seen order.
