@@ -138,7 +138,7 @@ func writeAssumptions(ew *errWriter, p *Plan) {
 		if len(a.Overridden) > 0 {
 			src = "spec sets " + strings.Join(a.Overridden, ", ")
 		}
-		ew.printf("  gpu %s: %d x %s (%.0f GB, %.0f GB/s, %.0f TFLOPS BF16); prefill MFU %.2f, decode efficiency %.2f, $%.6f per GPU-second; load %.1f GB/s + %.0f s start, %.1f ms per step, %.1f ms per request (%s)\n",
+		ew.printf("  gpu %s: %d x %s (%.0f GB, %.0f GB/s, %g TFLOPS BF16); prefill MFU %.2f, decode efficiency %.2f, $%.6f per GPU-second; load %.1f GB/s + %.0f s start, %.1f ms per step, %.1f ms per request (%s)\n",
 			a.GPU, a.Count, a.GPUType, a.MemoryGB, a.BandwidthGBs, a.BF16TFLOPS, a.PrefillMFU, a.DecodeEfficiency, a.PricePerSecond,
 			a.LoadBandwidthGBs, a.ServerStartSeconds, a.StepOverheadMs, a.RequestOverheadMs, src)
 	}
