@@ -126,6 +126,9 @@ func writeSummaryTable(w io.Writer, s loadgen.Summary) {
 			parts[i] = fmt.Sprintf("%s=%d", c, s.Failures[c])
 		}
 		fmt.Fprintf(w, "Failures:                %s\n", strings.Join(parts, " "))
+		if s.Failures[loadgen.FailTruncated] > 0 {
+			fmt.Fprintln(w, "                         truncated: answers shorter than max_tokens although ignore_eos was set; the prompt left too little context (vLLM clamps max_tokens instead of rejecting): lower --input-tokens or --output-tokens, or raise the server's context window")
+		}
 	}
 	fmt.Fprintf(w, "Window:                  %.3f s\n", s.WindowSeconds)
 	fmt.Fprintf(w, "Request throughput:      %.3f req/s\n", s.RequestThroughput)
