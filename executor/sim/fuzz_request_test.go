@@ -22,6 +22,12 @@ func FuzzRequestBody(f *testing.F) {
 		`{"prompt":"a","max_tokens":-1}`,
 		`{"prompt":"a","min_tokens":9,"max_tokens":2}`,
 		`{"prompt":"a","n":2}`,
+		`{"prompt":"` + strings.Repeat(" the", 70) + `","max_tokens":3}`,
+		`{"prompt":"` + strings.Repeat(" the", 60) + `","max_tokens":10,"ignore_eos":true,"stream":true}`,
+		`{"prompt":"` + strings.Repeat(" the", 64) + `"}`,
+		`{"prompt":"a","max_tokens":65}`,
+		`{"messages":[{"role":"user","content":"a"}],"max_completion_tokens":9223372036854775807}`,
+		`{"prompt":"a","max_tokens":-9223372036854775808}`,
 		`not json`,
 	} {
 		f.Add(s)
