@@ -17,6 +17,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 func init() {
@@ -235,22 +237,8 @@ func profNum(x float64) string {
 	return strconv.FormatFloat(x, 'f', 1, 64)
 }
 
-func profThousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// profThousands renders n with thousands separators ("6,122,413,756").
+func profThousands(n int64) string { return message.NewPrinter(language.English).Sprint(n) }
 
 func profBytes(n int64) string {
 	const unit = 1024
