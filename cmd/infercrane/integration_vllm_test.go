@@ -385,6 +385,31 @@ func keysOf(t *testing.T, who string, b []byte) map[string]any {
 	return m
 }
 
+// promptOfTokens finds a completions prompt of exactly n tokens on the
+// server, by counting with its /tokenize.
+func promptOfTokens(t *testing.T, url string, n int) string {
+	t.Helper()
+	count := func(p string) int {
+		m := keysOf(t, url, post(t, url, "/tokenize", map[string]any{"model": tinyModelName, "prompt": p}).body)
+		c, _ := m["count"].(float64)
+		return int(c)
+	}
+	words := n
+	for i := 0; i < 20; i++ {
+		p := strings.TrimSuffix(strings.Repeat("the ", words), " ")
+		got := count(p)
+		if got == n {
+			return p
+		}
+		words += n - got
+		if words < 1 {
+			words = 1
+		}
+	}
+	t.Fatalf("%s: could not size a prompt of %d tokens", url, n)
+	return ""
+}
+
 // TestIntegrationSimMatchesVLLM sends the same requests to real vLLM and to
 // the simulated engine and compares what a client can observe: status codes,
 // SSE framing, the usage chunk, error bodies, /v1/models and /tokenize.
@@ -406,17 +431,25 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 	servers := map[string]string{"vllm": real, "sim": simURL}
 
 	long := strings.Repeat("hello ", 1100)
+	fixed := func(body map[string]any) func(string) map[string]any {
+		return func(string) map[string]any { return body }
+	}
+	// The two servers tokenize differently: size a 1000-token prompt for each.
+	prompt1000 := map[string]string{}
+	for who, url := range servers {
+		prompt1000[who] = promptOfTokens(t, url, 1000)
+	}
 	cases := []struct {
 		name       string
 		path       string
-		body       map[string]any
+		body       func(who string) map[string]any
 		wantStatus int
 		check      func(t *testing.T, who string, ex exchange)
 	}{
-		{"stream chat with usage", "/v1/chat/completions", map[string]any{
+		{"stream chat with usage", "/v1/chat/completions", fixed(map[string]any{
 			"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": "hello"}},
 			"max_tokens": 5, "ignore_eos": true, "stream": true, "stream_options": map[string]bool{"include_usage": true},
-		}, 200, func(t *testing.T, who string, ex exchange) {
+		}), 200, func(t *testing.T, who string, ex exchange) {
 			frames := sseFrames(t, who, ex.body)
 			if len(frames) < 3 || frames[len(frames)-1] != "[DONE]" {
 				t.Fatalf("%s: stream does not end with [DONE]: %q", who, frames)
@@ -447,18 +480,18 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 				t.Errorf("%s: %d token chunks, want 5", who, tokens)
 			}
 		}},
-		{"non-stream completions", "/v1/completions", map[string]any{
+		{"non-stream completions", "/v1/completions", fixed(map[string]any{
 			"model": tinyModelName, "prompt": "hello", "max_tokens": 3, "ignore_eos": true,
-		}, 200, func(t *testing.T, who string, ex exchange) {
+		}), 200, func(t *testing.T, who string, ex exchange) {
 			m := keysOf(t, who, ex.body)
 			u, _ := m["usage"].(map[string]any)
 			if m["object"] != "text_completion" || u["completion_tokens"] != float64(3) {
 				t.Errorf("%s: %s", who, ex.body)
 			}
 		}},
-		{"prompt over the context", "/v1/chat/completions", map[string]any{
+		{"prompt over the context", "/v1/chat/completions", fixed(map[string]any{
 			"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": long}}, "max_tokens": 10, "stream": true,
-		}, 400, func(t *testing.T, who string, ex exchange) {
+		}), 400, func(t *testing.T, who string, ex exchange) {
 			e, _ := keysOf(t, who, ex.body)["error"].(map[string]any)
 			if e["type"] != "BadRequestError" || e["param"] != "input_tokens" || e["code"] != float64(400) {
 				t.Errorf("%s: error body %s", who, ex.body)
@@ -467,16 +500,16 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 				t.Errorf("%s: classified %q, want context_overflow", who, c)
 			}
 		}},
-		{"max_tokens over the context", "/v1/chat/completions", map[string]any{
+		{"max_tokens over the context", "/v1/chat/completions", fixed(map[string]any{
 			"model": tinyModelName, "messages": []map[string]string{{"role": "user", "content": "hello"}}, "max_tokens": 2000,
-		}, 400, func(t *testing.T, who string, ex exchange) {
+		}), 400, func(t *testing.T, who string, ex exchange) {
 			e, _ := keysOf(t, who, ex.body)["error"].(map[string]any)
 			if e["type"] != "BadRequestError" || e["param"] != "max_tokens" {
 				t.Errorf("%s: error body %s", who, ex.body)
 			}
 		}},
-		{"prompt plus max_tokens over the context", "/v1/completions", map[string]any{
-			"model": tinyModelName, "prompt": strings.Repeat("hello ", 1000), "max_tokens": 100, "ignore_eos": true,
+		{"prompt plus max_tokens over the context", "/v1/completions", func(who string) map[string]any {
+			return map[string]any{"model": tinyModelName, "prompt": prompt1000[who], "max_tokens": 100, "ignore_eos": true}
 		}, 200, func(t *testing.T, who string, ex exchange) {
 			// vLLM clamps max_tokens to the room left in the context.
 			u, _ := keysOf(t, who, ex.body)["usage"].(map[string]any)
@@ -488,7 +521,7 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for who, url := range servers {
-				ex := post(t, url, c.path, c.body)
+				ex := post(t, url, c.path, c.body(who))
 				if ex.status != c.wantStatus {
 					t.Errorf("%s: status %d, want %d: %s", who, ex.status, c.wantStatus, tail(string(ex.body), 500))
 					continue
