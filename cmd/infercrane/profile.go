@@ -342,7 +342,7 @@ func renderValidate(env *cliEnv, res validateOutput) {
 	if !res.Valid {
 		return
 	}
-	fmt.Fprintln(env.Stdout, "\nBench inputs per shape (as a spec shape block):")
+	fmt.Fprintln(env.Stdout, "\nBench inputs per shape (a spec shape block, then the infercrane bench command):")
 	for _, s := range res.Shapes {
 		fmt.Fprintf(env.Stdout, "\nshape %q {\n  input_tokens  = %d\n  output_tokens = %d\n  concurrency   = %d\n  requests      = %d\n  streaming     = %v\n",
 			workload.ShapeKey(s.Name), s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests, s.Streaming)
@@ -350,5 +350,20 @@ func renderValidate(env *cliEnv, res validateOutput) {
 			fmt.Fprintf(env.Stdout, "  arrival       = %q\n  request_rate  = %v\n", s.ArrivalPattern, s.RequestRate)
 		}
 		fmt.Fprintln(env.Stdout, "}")
+		fmt.Fprintf(env.Stdout, "# infercrane bench --url URL --model MODEL %s\n", benchArgs(s))
 	}
+}
+
+// benchArgs is the `infercrane bench` command line that runs one profile shape.
+func benchArgs(s workload.Shape) string {
+	args := fmt.Sprintf("--input-tokens %d --output-tokens %d --requests %d", s.InputTokens, s.OutputTokens, s.Requests)
+	if s.ArrivalPattern != "" {
+		args += fmt.Sprintf(" --request-rate %v --arrival %s --concurrency %d", s.RequestRate, s.ArrivalPattern, s.Concurrency)
+	} else {
+		args += fmt.Sprintf(" --concurrency %d", s.Concurrency)
+	}
+	if !s.Streaming {
+		args += " --no-stream"
+	}
+	return args
 }
