@@ -83,6 +83,13 @@ const (
 	FailCancelled = "cancelled"
 )
 
+// FailureClasses lists every class a failed request can have (cancelled
+// requests are not failures), in the order reports show them.
+var FailureClasses = []string{
+	FailContextOverflow, FailTruncated, FailRateLimited, FailServerError, FailTimeout,
+	FailStreamBroken, FailNoTokens, FailConnection, FailBadRequest,
+}
+
 // Record is what the client saw of one request. Times are nanoseconds since
 // the run's start on the monotonic clock. Every statistic of a run can be
 // recomputed from its records.

@@ -29,10 +29,7 @@ type GateSpec struct {
 
 // failureClasses are the classes always present in lane.failures, so that
 // `lane.failures.timeout == 0` works on a lane without timeouts.
-var failureClasses = []string{
-	loadgen.FailContextOverflow, loadgen.FailRateLimited, loadgen.FailServerError, loadgen.FailTimeout,
-	loadgen.FailStreamBroken, loadgen.FailNoTokens, loadgen.FailConnection, loadgen.FailBadRequest,
-}
+var failureClasses = loadgen.FailureClasses
 
 // laneValue is the `lane` object a gate condition sees: every aggregate
 // figure by its evidence name, plus runs, failures.<class>, cv.<metric>

@@ -33,6 +33,7 @@ func TestEvaluateGate(t *testing.T) {
 		{"fail", "lane.ttft_p95_ms <= 10", 0, 0, StatusFail, "gate fail failed"},
 		{"functions", "max(lane.ttft_p99_ms, lane.ttft_p95_ms) < 1000", 0, 0, StatusPass, "holds"},
 		{"failure class", "lane.failures.timeout == 0", 0, 0, StatusPass, "holds"},
+		{"truncated class", "lane.failures.truncated == 0", 0, 0, StatusPass, "holds"},
 		{"pooled", "lane.pooled.latency_p99_ms > 0", 0, 0, StatusPass, "holds"},
 		{"runs", "lane.runs == 3", 0, 0, StatusPass, "holds"},
 		{"missing metric", "lane.ttft_p42_ms < 5", 0, 0, StatusInconclusive, "metric lane.ttft_p42_ms is missing"},
