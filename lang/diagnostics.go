@@ -27,7 +27,7 @@ func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string][]byt
 		b.WriteByte('\n')
 		if d.Subject != nil {
 			r := *d.Subject
-			fmt.Fprintf(&b, "\n  on %s line %d:\n", r.Filename, r.Start.Line)
+			fmt.Fprintf(&b, "\n  on %s line %d, column %d:\n", r.Filename, r.Start.Line, r.Start.Column)
 			if line, lineStart, ok := sourceLine(files[r.Filename], r.Start); ok {
 				prefix := fmt.Sprintf("  %d: ", r.Start.Line)
 				fmt.Fprintf(&b, "%s%s\n", prefix, line)

@@ -18,7 +18,7 @@ func TestWriteDiagnostics(t *testing.T) {
 	}
 	var b strings.Builder
 	WriteDiagnostics(&b, d, files)
-	want := "Error: Bad id\n\n  on a.hcl line 2:\n  2: \tid = 42x\n     \t     ^^^\n\nFix it.\n\nWarning: No location\n"
+	want := "Error: Bad id\n\n  on a.hcl line 2, column 7:\n  2: \tid = 42x\n     \t     ^^^\n\nFix it.\n\nWarning: No location\n"
 	if b.String() != want {
 		t.Errorf("got:\n%q\nwant:\n%q", b.String(), want)
 	}
