@@ -37,6 +37,7 @@ func replay(dir string, entries []*Entry) *Snapshot {
 	}
 	snap := &Snapshot{Dir: abs, Lanes: map[string]*LaneRecord{}}
 	results := map[string]map[int]*RunRecord{}
+	sizes := map[*RunRecord]int64{}
 	for _, e := range entries {
 		switch e.Type {
 		case EntryDrop:
@@ -64,20 +65,17 @@ func replay(dir string, entries []*Entry) *Snapshot {
 			r.Lane = e.Lane
 			rel := r.RecordsPath
 			r.RecordsPath = filepath.Join(abs, filepath.FromSlash(rel))
-			if problem := checkRecords(r.RecordsPath, e.RecordsSize); problem != "" {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("run %d of lane %s is not counted: %s; the next apply redoes it", r.Run, e.Lane, problem))
-				if m := results[e.Lane]; m != nil {
-					delete(m, r.Run)
-				}
-				continue
-			}
 			if results[e.Lane] == nil {
 				results[e.Lane] = map[int]*RunRecord{}
 			}
 			results[e.Lane][r.Run] = &r
+			sizes[&r] = e.RecordsSize
 		}
 	}
-	for id, l := range snap.Lanes {
+	// Only the entries still in force are checked: a run redone later (or a
+	// lane dropped) rewrote or left the records file an older entry names.
+	for _, id := range snap.LaneIDs() {
+		l := snap.Lanes[id]
 		m := results[id]
 		l.Completed = l.Completed[:0]
 		l.Results = nil
@@ -85,6 +83,15 @@ func replay(dir string, entries []*Entry) *Snapshot {
 			l.Completed = append(l.Completed, n)
 		}
 		sort.Ints(l.Completed)
+		kept := l.Completed[:0]
+		for _, n := range l.Completed {
+			if problem := checkRecords(m[n].RecordsPath, sizes[m[n]]); problem != "" {
+				snap.Warnings = append(snap.Warnings, fmt.Sprintf("run %d of lane %s is not counted: %s; the next apply redoes it", n, id, problem))
+				continue
+			}
+			kept = append(kept, n)
+		}
+		l.Completed = kept
 		for _, n := range l.Completed {
 			l.Results = append(l.Results, m[n])
 		}

@@ -234,3 +234,43 @@ func FuzzParseJournal(f *testing.F) {
 		}
 	})
 }
+
+// A rerun rewrites a run's records file; the superseded journal entry must
+// not produce a "not counted" warning for the run that is counted.
+func TestRedoneRunGivesNoStaleWarning(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "st")
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartLane("aa11", "scr/m/sh/g", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s, "aa11", 1)
+	if err := s.Drop("aa11", "rerun forced"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartLane("aa11", "scr/m/sh/g", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = s.CommitRun(RunRecord{Lane: "aa11", Run: 1, Summary: json.RawMessage(`{"requests":3}`)}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "{\"index\":0}\n{\"index\":1}\n{\"index\":2}\n")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Warnings) != 0 {
+		t.Errorf("warnings: %v", snap.Warnings)
+	}
+	if l := snap.Lanes["aa11"]; l == nil || fmt.Sprint(l.Completed) != "[1]" {
+		t.Errorf("lane: %+v", l)
+	}
+}
