@@ -343,3 +343,20 @@ func TestIdenticalLanesInTwoScreensGetDistinctIDs(t *testing.T) {
 		t.Error("colliding lane IDs are not stable")
 	}
 }
+
+// A model and a runtime used both on the sim executor and on a billed one
+// are warned about whichever screen's lanes sort first.
+func TestPinningWarningsWhenASimScreenSortsFirst(t *testing.T) {
+	cfg := fixture()
+	cfg.Models["qwen06"].Revision = ""
+	cfg.Runtimes["vllm"].Version = ""
+	sim := *cfg.Screens["qwen_l40s"]
+	sim.Name, sim.Executor = "a_sim", ""
+	cfg.Screens["a_sim"] = &sim
+	p := build(t, cfg)
+	for _, re := range []string{`^model "qwen06" has no pinned revision$`, `^runtime "vllm" has no pinned version$`} {
+		if got := findingsMatching(p, re); len(got) != 1 {
+			t.Errorf("want one warning %s, got %+v", re, p.Preflight)
+		}
+	}
+}

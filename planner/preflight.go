@@ -53,15 +53,23 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 		screenChecks(cfg, s, f)
 	}
 	models, runtimes, gpus := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	// Models and runtimes that some lane runs on a real engine: pinning
+	// warnings hold for them whichever lane is checked first.
+	pinned := map[string]bool{}
+	for _, l := range lanes {
+		if l.Inputs.ExecutorType != "sim" {
+			pinned["model."+l.Model], pinned["runtime."+l.Runtime] = true, true
+		}
+	}
 	pending := map[string][]string{} // trace -> lane keys
 	for _, l := range lanes {
 		if !models[l.Model] {
 			models[l.Model] = true
-			modelChecks(l, f)
+			modelChecks(l, pinned["model."+l.Model], f)
 		}
 		if l.Runtime != "" && !runtimes[l.Runtime] {
 			runtimes[l.Runtime] = true
-			if l.Inputs.RuntimeVersion == "" && l.Inputs.ExecutorType != "sim" {
+			if l.Inputs.RuntimeVersion == "" && pinned["runtime."+l.Runtime] {
 				f.add(SeverityWarning, "", "", fmt.Sprintf("runtime %q has no pinned version", l.Runtime),
 					fmt.Sprintf("Without version, results depend on whatever %s release the executor installs. Set version = \"X.Y.Z\" in runtime %q.", orDefault(l.Inputs.RuntimeEngine, "the engine"), l.Runtime))
 			}
@@ -138,9 +146,9 @@ func screenChecks(cfg *lang.Config, s *Screen, f *findings) {
 	}
 }
 
-func modelChecks(l *lanePlan, f *findings) {
+func modelChecks(l *lanePlan, realEngine bool, f *findings) {
 	m := l.blocks.model
-	if m.Revision == "" && l.Inputs.ExecutorType != "sim" {
+	if m.Revision == "" && realEngine {
 		f.add(SeverityWarning, "", "", fmt.Sprintf("model %q has no pinned revision", m.Name),
 			fmt.Sprintf("Without a revision, %s may change under the screen. Set revision = \"<commit hash>\" in model %q.", m.ID, m.Name))
 	}
