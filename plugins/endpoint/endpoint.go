@@ -82,6 +82,8 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 		return nil, fmt.Errorf("endpoint %s does not answer: %w; check base_url and that the server is up", x.base, err)
 	}
 	switch {
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && x.keyEnv == "":
+		return nil, fmt.Errorf("endpoint %s wants an API key (HTTP %d) and none was sent; set api_key_env in the executor block to the name of the environment variable holding it", x.base, status)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return nil, fmt.Errorf("endpoint %s refused the API key (HTTP %d); check the key in $%s", x.base, status, x.keyEnv)
 	case status != http.StatusOK:

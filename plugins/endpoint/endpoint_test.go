@@ -68,6 +68,12 @@ func TestRefusedKeyAndMissingKey(t *testing.T) {
 	if _, err := e.Deploy(context.Background(), executor.Deployment{ModelID: "m"}); err != nil {
 		t.Fatal(err)
 	}
+	// No api_key_env: the endpoint wants a key that was never sent.
+	y, _ := New(map[string]any{"base_url": hs.URL})
+	_, err = y.Deploy(context.Background(), executor.Deployment{ModelID: "m"})
+	if err == nil || !strings.Contains(err.Error(), "set api_key_env") || strings.Contains(err.Error(), "$") {
+		t.Fatalf("got %v", err)
+	}
 }
 
 func TestConfigErrors(t *testing.T) {
