@@ -124,8 +124,10 @@ func TestCrashAndRefusedConnection(t *testing.T) {
 	e.OnCrash(func() { srv.Listener.Close(); srv.CloseClientConnections() })
 	cfg := baseConfig(srv.URL)
 	// Six streams: the first four arrivals are mid-stream when the fifth
-	// crashes the engine; everything after cannot connect.
-	cfg.Concurrency, cfg.Requests, cfg.OutputTokens = 6, 12, 200
+	// crashes the engine; everything after cannot connect. The workers
+	// start 20 ms apart, so the first four have their headers before the
+	// fifth arrives even on a busy machine.
+	cfg.Concurrency, cfg.Requests, cfg.OutputTokens, cfg.RampUpMs = 6, 12, 200, 120
 	_, s := runAgainst(t, cfg)
 	if s.Succeeded != 0 || s.Failures[loadgen.FailStreamBroken] != 4 || s.Failures[loadgen.FailConnection] != 8 {
 		t.Errorf("after a crash: %+v, want 4 stream_broken and 8 connection", s.Failures)
