@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -50,7 +51,8 @@ func fmtUSD(x float64) string {
 	case x < 0.01:
 		return fmt.Sprintf("$%.4f", x)
 	default:
-		return "$" + fmtInt(int64(x)) + fmt.Sprintf("%.2f", x-float64(int64(x)))[1:]
+		cents := int64(math.Round(x * 100))
+		return "$" + fmtInt(cents/100) + fmt.Sprintf(".%02d", cents%100)
 	}
 }
 
