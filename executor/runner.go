@@ -256,7 +256,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	defer a.r.busy.Delete("deploy." + d.id)
 	a.r.emit(Event{Type: EventDeployStarted, Deployment: d.id, Executor: typ, Message: what})
 	start := time.Now()
-	x, err := a.r.Open(a.ctx, typ, l.Inputs.ExecutorConfig)
+	x, err := safeOpen(a.ctx, a.r.Open, typ, l.Inputs.ExecutorConfig)
 	if err != nil {
 		err = fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err)
 		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})

@@ -358,3 +358,33 @@ func TestResumedApplyRecordsWhatAnUninterruptedOneDoes(t *testing.T) {
 		}
 	}
 }
+
+// A panic while opening one deployment's executor is an error like an
+// executor's own panic: the other deployment is still torn down.
+func TestOpenerPanicIsAnErrorAndTearsDown(t *testing.T) {
+	dir := t.TempDir()
+	x := newSimExec()
+	st, err := state.Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var opens atomic.Int32
+	r := &Runner{Store: st, Parallelism: 2, Open: func(context.Context, string, map[string]any) (Executor, error) {
+		if opens.Add(1) == 2 {
+			panic("factory bug")
+		}
+		return x, nil
+	}}
+	out, err := r.Apply(context.Background(), plan(t, st.Snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *PanicError
+	if !errors.As(out.Err(), &pe) || pe.Op != "Open" {
+		t.Fatalf("want a PanicError in Open, got %v", out.Err())
+	}
+	if x.live.Load() != 0 || x.teardowns.Load() != 1 || out.RunsCompleted != 2 {
+		t.Fatalf("live %d teardowns %d outcome %+v", x.live.Load(), x.teardowns.Load(), out)
+	}
+}

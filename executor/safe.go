@@ -24,6 +24,11 @@ func protect(op string, err *error) {
 	}
 }
 
+func safeOpen(ctx context.Context, open Opener, typ string, cfg map[string]any) (x Executor, err error) {
+	defer protect("Open", &err)
+	return open(ctx, typ, cfg)
+}
+
 func safeDeploy(ctx context.Context, x Executor, d Deployment) (s *Server, err error) {
 	defer protect("Deploy", &err)
 	s, err = x.Deploy(ctx, d)
