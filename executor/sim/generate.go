@@ -122,7 +122,8 @@ func (e *Engine) plan(w http.ResponseWriter, req *genRequest, chat bool, n int64
 	}
 	if so := req.StreamOptions; so != nil {
 		p.includeUsage = so.IncludeUsage
-		p.continuous = so.ContinuousUsageStats
+		// vLLM honours continuous_usage_stats only together with include_usage.
+		p.continuous = so.IncludeUsage && so.ContinuousUsageStats
 	}
 	return p, true
 }

@@ -195,3 +195,29 @@ func TestContextOverflowOption(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestContinuousUsageNeedsIncludeUsage: like vLLM, continuous_usage_stats
+// adds usage to every chunk only together with include_usage; alone it adds
+// nothing.
+func TestContinuousUsageNeedsIncludeUsage(t *testing.T) {
+	url, _ := start(t, Options{Model: "m"})
+	for _, include := range []bool{false, true} {
+		body := chatBody("m", "hello", 3, true)
+		body["stream_options"] = map[string]any{"include_usage": include, "continuous_usage_stats": true}
+		res := post(t, http.DefaultClient, url+"/v1/chat/completions", body)
+		chunks := res.chunks(t)
+		withUsage := 0
+		for _, c := range chunks {
+			if _, ok := c["usage"]; ok {
+				withUsage++
+			}
+		}
+		want := 0
+		if include {
+			want = len(chunks) // role, 3 tokens and the usage chunk
+		}
+		if res.status != 200 || withUsage != want {
+			t.Errorf("include_usage=%v: %d of %d chunks carry usage, want %d", include, withUsage, len(chunks), want)
+		}
+	}
+}
