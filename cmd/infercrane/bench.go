@@ -74,7 +74,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&bf.asJSON, "json", false, "print the summary as JSON (the same document metrics --json prints)")
 	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
-	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for the server to answer GET /v1/models")
+	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
 	sloFlags(fs, &cfg.SLO)
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, `Usage: infercrane bench --url URL --model M --input-tokens N --output-tokens N
