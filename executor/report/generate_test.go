@@ -164,6 +164,45 @@ func TestVerifyNamesRecomputedFigure(t *testing.T) {
 	}
 }
 
+// TestVerifyNamesForgedGate turns a failed gate into a pass (status and
+// gate summary) and re-seals the digest; the records still decide the gate.
+func TestVerifyNamesForgedGate(t *testing.T) {
+	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
+	ev := oc.Evidence[0]
+	forged := false
+	for mi := range ev.Models {
+		for ci := range ev.Models[mi].Campaigns {
+			gs := ev.Models[mi].Campaigns[ci].Gates
+			for gi := range gs {
+				if gs[gi].Status == StatusFail && !forged {
+					gs[gi].Status, gs[gi].Reason = StatusPass, "the condition holds"
+					forged = true
+				}
+			}
+		}
+	}
+	if !forged {
+		t.Fatal("the fixture has no failed gate")
+	}
+	ev.GateSummary.Fail--
+	ev.GateSummary.Pass++
+	ev.GateSummary.ExitCode = ExitPass
+	ev.Digest = ""
+	d, _ := Digest(ev)
+	ev.Digest = d
+	b, _ := json.MarshalIndent(ev, "", "  ")
+	path := filepath.Join(t.TempDir(), "forged.json")
+	os.WriteFile(path, b, 0o644)
+	res, err := Verify(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(res.Differences, "\n")
+	if res.OK() || !strings.Contains(all, ".status: the evidence has pass, the records give fail") || !strings.Contains(all, "gate_summary.fail") {
+		t.Fatalf("forged gate not named: %v", res.Differences)
+	}
+}
+
 // TestSecretsAppearInNoOutput puts a fake key where a careless server would
 // echo it (a record's error message) and a runtime flag, and greps every file.
 func TestSecretsAppearInNoOutput(t *testing.T) {

@@ -103,6 +103,7 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	c := &comparer{res: res}
 	c.diff("models", keyed(doc["models"], "name"), keyed(want["models"], "name"))
 	c.diff("comparisons", keyed(doc["comparisons"], "candidate", "profile", "gpu"), keyed(want["comparisons"], "candidate", "profile", "gpu"))
+	c.diff("gate_summary", doc["gate_summary"], want["gate_summary"])
 	sort.Strings(res.Differences)
 	return res, nil
 }
@@ -216,9 +217,18 @@ func (c *comparer) diff(path string, got, want any) {
 			c.res.Checked++
 			c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: the evidence has %s, the records give no value", path, fmtNum(g)))
 		}
+	case string:
+		// Strings are descriptive, except a gate's status: the decision the
+		// records must still give.
+		if strings.HasSuffix(path, ".status") && strings.Contains(path, ".gates[") {
+			c.res.Checked++
+			if g, _ := got.(string); g != w {
+				c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: the evidence has %v, the records give %s", path, got, w))
+			}
+		}
 	default:
-		// Strings, booleans and arrays of them are descriptive, not figures;
-		// arrays of numbers (none today) would be compared element-wise.
+		// Booleans and arrays of them are descriptive, not figures; arrays
+		// of numbers (none today) would be compared element-wise.
 		if wa, ok := want.([]any); ok {
 			ga, _ := got.([]any)
 			for i := range wa {
