@@ -111,7 +111,11 @@ Flags:`)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if (set["arrival"] || set["burstiness"]) && cfg.RequestRate == 0 {
-		fmt.Fprintln(env.Stderr, "infercrane bench: --arrival needs --request-rate (it shapes an open-loop schedule)")
+		name := "--arrival"
+		if !set["arrival"] {
+			name = "--burstiness"
+		}
+		fmt.Fprintf(env.Stderr, "infercrane bench: %s needs --request-rate (it shapes an open-loop schedule)\n", name)
 		return 2
 	}
 	if bf.wait > 0 {
