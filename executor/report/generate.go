@@ -41,7 +41,7 @@ type Options struct {
 	// gates are read from the spec snapshot in the state's plan.json.
 	Config *lang.Config
 	// Cleanup are the teardown facts of the apply that just ran; nil reads
-	// them from OutDir/cleanup.json when an earlier apply left them.
+	// them from STATE_DIR/reports/cleanup.json when an earlier apply left them.
 	Cleanup *Cleanup
 	// ObservedAt overrides the evidence timestamp (zero: the last run's
 	// finish time, so regenerating from the same state is reproducible).
