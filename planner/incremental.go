@@ -112,15 +112,20 @@ func applyState(lanes []*lanePlan, snap *state.Snapshot, replace map[string]bool
 	return drops
 }
 
-// completed counts the distinct completed runs of rec within 1..runs.
+// completed is how many of rec's runs are complete from run 1 on without a
+// gap. The DAG schedules runs completed+1..runs and the runner skips any of
+// those already done, so a missing earlier run (its records lost, say) is
+// redone instead of being hidden by a later one that completed.
 func completed(rec *state.LaneRecord, runs int) int {
 	seen := map[int]bool{}
 	for _, n := range rec.Completed {
-		if n >= 1 && n <= runs {
-			seen[n] = true
-		}
+		seen[n] = true
 	}
-	return len(seen)
+	n := 0
+	for n < runs && seen[n+1] {
+		n++
+	}
+	return n
 }
 
 // dropLane describes a state lane that is no longer in the spec.

@@ -130,3 +130,27 @@ func TestReplaceForcesRerun(t *testing.T) {
 		t.Errorf("unknown -replace target: %v", diags)
 	}
 }
+
+// TestMissingEarlierRunIsRedone: with run 2 complete but run 1 missing (its
+// records lost), the lane is not counted as half done from the end: run 1 is
+// scheduled again (run 2 too; the runner skips it as done).
+func TestMissingEarlierRunIsRedone(t *testing.T) {
+	first := build(t, fixture())
+	snap := writeState(t, t.TempDir(), first.Lanes[:1], []int{0})
+	rec := snap.Lanes[first.Lanes[0].ID]
+	rec.Completed = []int{2}
+	p, _ := Build(fixture(), snap, Options{})
+	l := p.Lane(first.Lanes[0].ID)
+	if l == nil || l.Action == ActionNoop || l.RunsDone != 0 || l.RunsToDo() != 2 {
+		t.Fatalf("lane with only run 2 complete: %+v", l)
+	}
+	var runs []string
+	for _, n := range p.Graph.Nodes {
+		if n.Kind == NodeRun && n.Lane == l.ID {
+			runs = append(runs, n.ID)
+		}
+	}
+	if len(runs) != 2 || !strings.HasSuffix(runs[0], ".1") {
+		t.Errorf("run nodes %v, want runs 1 and 2", runs)
+	}
+}
