@@ -75,8 +75,8 @@ func (x *simExec) Deploy(ctx context.Context, d Deployment) (*Server, error) {
 		return nil, err
 	}
 	x.deploys.Add(1)
-	if n := x.live.Add(1); n > x.maxLive.Load() {
-		x.maxLive.Store(n)
+	n := x.live.Add(1)
+	for m := x.maxLive.Load(); n > m && !x.maxLive.CompareAndSwap(m, n); m = x.maxLive.Load() {
 	}
 	x.mu.Lock()
 	x.servers[s.URL] = s
