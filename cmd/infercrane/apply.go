@@ -54,7 +54,7 @@ func runApply(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.Stderr, "infercrane apply: one PATH or PLANFILE at most, got %d; run 'infercrane apply -h'\n", len(pos))

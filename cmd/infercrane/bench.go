@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,10 +86,7 @@ Flags:`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return flagErrorCode(err, 2)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "infercrane bench: unexpected argument %q; every setting is a flag (see --help)\n", fs.Arg(0))

@@ -38,7 +38,7 @@ func runCleanup(env *cliEnv, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return flagErrorCode(err, 2)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "infercrane cleanup: unexpected argument %q; see infercrane cleanup -h\n", fs.Arg(0))

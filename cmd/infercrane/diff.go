@@ -30,7 +30,7 @@ func runDiff(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) != 2 {
 		fmt.Fprintln(env.Stderr, "infercrane diff: give OLD and NEW; run 'infercrane diff -h'")

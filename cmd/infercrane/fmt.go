@@ -34,7 +34,7 @@ func runFmt(env *cliEnv, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	paths := fs.Args()
 	if len(paths) == 0 {

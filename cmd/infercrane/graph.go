@@ -28,7 +28,7 @@ func runGraph(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.Stderr, "infercrane graph: one PATH at most, got %d; run 'infercrane graph -h'\n", len(pos))

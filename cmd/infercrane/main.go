@@ -6,6 +6,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -69,6 +71,16 @@ func run(args []string) int {
 	}
 	fmt.Fprintf(env.Stderr, "infercrane: unknown command %q; run 'infercrane help' for the list\n", args[0])
 	return 1
+}
+
+// flagErrorCode is a command's exit code after parsing its flags failed: 0
+// when the user asked for -h (the flag package printed the usage), otherwise
+// code (the flag package already said what was wrong).
+func flagErrorCode(err error, code int) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return code
 }
 
 func usage(w io.Writer) {

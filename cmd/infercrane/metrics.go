@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,10 +38,7 @@ func metricsCmd(env *cliEnv, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleave(args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return flagErrorCode(err, 2)
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(env.Stderr, "infercrane metrics: give exactly one records file (JSONL, as written by bench --records)")

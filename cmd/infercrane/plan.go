@@ -94,7 +94,7 @@ func runPlan(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.Stderr, "infercrane plan: one PATH at most, got %d; run 'infercrane plan -h'\n", len(pos))

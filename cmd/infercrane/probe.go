@@ -26,7 +26,7 @@ func runProbe(env *cliEnv, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return flagErrorCode(err, 2)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -58,7 +58,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(env.Stderr, "infercrane profile trace: give exactly one SOURCE (a .parquet path or s3://bucket/key); run 'infercrane profile trace -h'")
@@ -273,7 +273,7 @@ func runProfileValidate(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) != 1 || (*output != "human" && *output != "json") {
 		fmt.Fprintln(env.Stderr, "infercrane profile validate: give one FILE and --output human or json; run 'infercrane profile validate -h'")

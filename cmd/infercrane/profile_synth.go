@@ -29,7 +29,7 @@ func runProfileSynth(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(env.Stderr, "infercrane profile synth: give one output FILE; run 'infercrane profile synth -h'")

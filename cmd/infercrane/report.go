@@ -32,7 +32,7 @@ func runReport(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.Stderr, "infercrane report: one STATE_DIR at most, got %d; run 'infercrane report -h'\n", len(pos))

@@ -26,7 +26,7 @@ func runShow(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(env.Stderr, "infercrane show: give exactly one plan FILE; run 'infercrane show -h'")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -66,10 +65,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return flagErrorCode(err, 2)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "infercrane sim serve: unexpected argument %q; every setting is a flag (see --help)\n", fs.Arg(0))

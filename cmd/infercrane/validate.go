@@ -40,7 +40,7 @@ func runValidate(env *cliEnv, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if fs.NArg() > 1 {
 		fmt.Fprintf(env.Stderr, "infercrane validate: one PATH at most, got %d; run 'infercrane validate -h'\n", fs.NArg())

@@ -27,7 +27,7 @@ func runVerify(env *cliEnv, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 1
+		return flagErrorCode(err, 1)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(env.Stderr, "infercrane verify: give exactly one evidence FILE; run 'infercrane verify -h'")
