@@ -175,6 +175,9 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	l.Deployment = DeploymentID(in)
 	l.arch, l.missing = ModelArch(b.model)
 	l.hw, l.hwOK = hardware(b.gpu, in)
+	if l.hwOK && len(l.missing) == 0 {
+		l.Perf = &perf.Lane{Model: l.arch, Hardware: l.hw}
+	}
 	return l
 }
 

@@ -77,7 +77,12 @@ type Lane struct {
 	RunsDone       int        `json:"runs_done"`
 	RequestsPerRun int        `json:"requests_per_run"`
 	Inputs         LaneInputs `json:"inputs"`
-	Estimate       Estimate   `json:"estimate"`
+	// Perf is the performance model's input for the lane after every
+	// override (model, gpu and runtime blocks): the estimate is computed
+	// from it and the simulated engine serves from it. Nil when the model's
+	// architecture or the GPU type is unknown.
+	Perf     *perf.Lane `json:"perf,omitempty"`
+	Estimate Estimate   `json:"estimate"`
 	// Notes are lane-specific remarks for the reviewer (pending trace
 	// values, estimates unavailable).
 	Notes []string `json:"notes,omitempty"`

@@ -11,15 +11,15 @@ import (
 
 // GPU is one accelerator type of the catalog.
 type GPU struct {
-	Name           string  // canonical catalog name, e.g. "L40S"
-	MemoryGB       float64 // usable device memory in GB (1e9 bytes)
-	BandwidthGBs   float64 // peak HBM/GDDR bandwidth in GB/s
-	BF16TFLOPS     float64 // dense BF16 peak, no sparsity
-	PricePerSecond float64 // Modal's published on-demand USD price per GPU-second
+	Name           string  `json:"name"`             // canonical catalog name, e.g. "L40S"
+	MemoryGB       float64 `json:"memory_gb"`        // usable device memory in GB (1e9 bytes)
+	BandwidthGBs   float64 `json:"bandwidth_gbs"`    // peak HBM/GDDR bandwidth in GB/s
+	BF16TFLOPS     float64 `json:"bf16_tflops"`      // dense BF16 peak, no sparsity
+	PricePerSecond float64 `json:"price_per_second"` // Modal's published on-demand USD price per GPU-second
 	// PrefillMFU is the assumed fraction of peak FLOPS reached in prefill.
-	PrefillMFU float64
+	PrefillMFU float64 `json:"prefill_mfu"`
 	// DecodeEfficiency is the assumed fraction of peak bandwidth reached in decode.
-	DecodeEfficiency float64
+	DecodeEfficiency float64 `json:"decode_efficiency"`
 }
 
 // Published figures (design section 8). Efficiency defaults: llm-d's roofline
@@ -74,16 +74,16 @@ func GPUNames() []string {
 
 // ModelArch holds the architecture facts of a model (from its config.json).
 type ModelArch struct {
-	ID            string
-	Params        int64
-	Layers        int
-	Hidden        int
-	Heads         int
-	KVHeads       int
-	HeadDim       int
-	Vocab         int
-	TiedEmbedding bool
-	MaxPositions  int
+	ID            string `json:"id"`
+	Params        int64  `json:"params"`
+	Layers        int    `json:"layers"`
+	Hidden        int    `json:"hidden"`
+	Heads         int    `json:"heads"`
+	KVHeads       int    `json:"kv_heads"`
+	HeadDim       int    `json:"head_dim"`
+	Vocab         int    `json:"vocab,omitempty"`
+	TiedEmbedding bool   `json:"tied_embedding,omitempty"`
+	MaxPositions  int    `json:"max_positions,omitempty"`
 }
 
 var models = []ModelArch{

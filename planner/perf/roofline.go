@@ -5,14 +5,14 @@ import "math"
 // Assumptions are the constants of the roofline model that are not facts of
 // the hardware. The plan prints them; a spec may override them per GPU.
 type Assumptions struct {
-	PrefillMFU           float64 // fraction of peak FLOPS in prefill
-	DecodeEfficiency     float64 // fraction of peak bandwidth in decode
-	StepOverheadMs       float64 // scheduler and launch overhead per engine step
-	RequestOverheadMs    float64 // HTTP, tokenisation, detokenisation per request
-	LoadBandwidthGBs     float64 // weight loading speed from the model cache
-	ServerStartSeconds   float64 // engine start-up besides weight loading (graphs, warmup)
-	ActivationReserveGB  float64 // memory kept free for activations and the CUDA context
-	GPUMemoryUtilization float64 // fraction of device memory the engine may use
+	PrefillMFU           float64 `json:"prefill_mfu"`            // fraction of peak FLOPS in prefill
+	DecodeEfficiency     float64 `json:"decode_efficiency"`      // fraction of peak bandwidth in decode
+	StepOverheadMs       float64 `json:"step_overhead_ms"`       // scheduler and launch overhead per engine step
+	RequestOverheadMs    float64 `json:"request_overhead_ms"`    // HTTP, tokenisation, detokenisation per request
+	LoadBandwidthGBs     float64 `json:"load_bandwidth_gbs"`     // weight loading speed from the model cache
+	ServerStartSeconds   float64 `json:"server_start_seconds"`   // engine start-up besides weight loading (graphs, warmup)
+	ActivationReserveGB  float64 `json:"activation_reserve_gb"`  // memory kept free for activations and the CUDA context
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"` // fraction of device memory the engine may use
 }
 
 // DefaultAssumptions returns the catalog defaults for g.
@@ -32,10 +32,10 @@ func DefaultAssumptions(g GPU) Assumptions {
 // Hardware is a deployment's accelerators: Count GPUs of one type, with the
 // model held at BytesPerElem bytes per parameter (2 for bf16).
 type Hardware struct {
-	GPU          GPU
-	Count        int
-	BytesPerElem int
-	Assume       Assumptions
+	GPU          GPU         `json:"gpu"`
+	Count        int         `json:"count"`
+	BytesPerElem int         `json:"bytes_per_elem"`
+	Assume       Assumptions `json:"assumptions"`
 }
 
 func (h Hardware) count() float64 { return float64(max(h.Count, 1)) }
