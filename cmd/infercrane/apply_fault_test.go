@@ -210,6 +210,35 @@ func TestSecondApplyFailsFastNamingHolder(t *testing.T) {
 	r.noLeftovers()
 }
 
+// TestDeletedLockFileStillRefusesSecondApply deletes the state's lock file
+// while an apply runs: a second apply is still refused (the lock is an
+// flock on the state directory) and names the holder.
+func TestDeletedLockFileStillRefusesSecondApply(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigSpec(simBlock, 3))
+	run := r.start()
+	run.until(t, "a run starting", func(e executor.Event) bool { return e.Type == executor.EventRunStarted })
+	if err := os.Remove(filepath.Join(r.dir, ".infercrane", "lock")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := r.apply()
+	want := fmt.Sprintf("is locked by PID %d", run.cmd.Process.Pid)
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("second apply after the lock file was deleted: exit %d, want %q in stderr:\n%s", code, want, errOut)
+	}
+	evs, code := run.wait(t)
+	if code != 0 {
+		t.Fatalf("first apply: exit %d\n%s", code, run.stderr)
+	}
+	if n := count(evs, executor.EventRunFinished); n != 3 {
+		t.Fatalf("first apply finished %d runs, want 3", n)
+	}
+	r.noLeftovers()
+	if line := r.planLine(); !strings.HasPrefix(line, "Plan: 0 lanes to run") {
+		t.Fatalf("after the apply, plan says %q", line)
+	}
+}
+
 func TestApplyInterruptTwiceSaysWhatIsLeftThriceForceQuits(t *testing.T) {
 	t.Parallel()
 	// The server's group ignores SIGTERM (only SIGKILL ends it), so the

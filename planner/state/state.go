@@ -1,8 +1,10 @@
 // Package state defines the state directory that apply writes and plan
 // reads (".infercrane/" next to the spec by default):
 //
-//	lock            JSON {pid, host, started_at} of the apply holding the state
-//	                (an flock(2) lock: a killed holder releases it)
+//	lock            JSON {pid, host, started_at} of the apply holding the state;
+//	                the lock itself is an flock(2) on the state directory's
+//	                descriptor (a killed holder releases it, and deleting
+//	                this file frees nothing)
 //	journal.jsonl   append-only, fsynced journal; one JSON entry a line, each
 //	                with a CRC so a torn or corrupt tail is detected
 //	plan.json       the plan (with its spec snapshot) the last apply ran

@@ -274,3 +274,65 @@ func TestRedoneRunGivesNoStaleWarning(t *testing.T) {
 		t.Errorf("lane: %+v", l)
 	}
 }
+
+// TestDeletedLockFileDoesNotFreeTheState deletes the lock file (and then
+// the whole lock info) while the state is held: a second Open is still
+// refused and names the holder, because the lock is an flock on the
+// directory, and Held sees it without taking it.
+func TestDeletedLockFileDoesNotFreeTheState(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, pid := Held(dir); !held || pid != os.Getpid() {
+		t.Fatalf("Held while locked = %v, %d", held, pid)
+	}
+	if err := os.Remove(filepath.Join(dir, LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, "apply")
+	var le *LockedError
+	if !errors.As(err, &le) || le.Holder.PID != os.Getpid() {
+		t.Fatalf("second Open after the lock file was deleted: want LockedError naming PID %d, got %v", os.Getpid(), err)
+	}
+	// The refused Open must not have written its own info.
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); err == nil {
+		if info := readLockInfoPath(filepath.Join(dir, LockFile)); info != nil && info.PID != os.Getpid() {
+			t.Fatalf("the refused Open rewrote the lock file: %+v", info)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if held, _ := Held(dir); held {
+		t.Fatal("Held after Close")
+	}
+	s2, err := Open(dir, "apply")
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s2.Close()
+}
+
+// TestRemovedStateDirStopsWrites removes the state directory while a store
+// holds it: the next write fails and says so, rather than journaling into
+// a directory nobody can see while a new apply locks a new one.
+func TestRemovedStateDirStopsWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "st")
+	s, err := Open(dir, "apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.StartLane("aa11", "k", 1, map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	err = s.StartLane("bb22", "k", 1, map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "removed or replaced") {
+		t.Fatalf("write after the directory was removed: %v", err)
+	}
+}

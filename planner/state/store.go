@@ -182,6 +182,10 @@ func (s *Store) append(e *Entry) error {
 	if s.journal == nil {
 		return errors.New("the state store is closed")
 	}
+	if err := s.lock.check(s.dir); err != nil {
+		s.broken = err
+		return err
+	}
 	e.Seq = s.seq + 1
 	e.At = time.Now().UTC().Format(time.RFC3339Nano)
 	line, err := encodeEntry(e)
