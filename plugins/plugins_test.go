@@ -1,9 +1,13 @@
 package plugins
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -18,10 +22,129 @@ import (
 // TestMain doubles as a plugin process serving the sim executor.
 func TestMain(m *testing.M) {
 	if os.Getenv("PLUGINS_TEST_SERVE") != "" {
-		Serve(func(typ string, cfg map[string]any) (executor.Executor, error) { return sim.New(cfg) }, sim.Schema())
+		Serve(func(typ string, cfg map[string]any) (executor.Executor, error) {
+			x, err := sim.New(cfg)
+			if log := os.Getenv("PLUGINS_TEST_CALLS"); log != "" && err == nil {
+				x = &callLog{Executor: x, path: log}
+			}
+			return x, err
+		}, sim.Schema())
+		return
+	}
+	if os.Getenv("PLUGINS_TEST_HOST") != "" {
+		hostAndHang()
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// callLog is an executor that appends "deploy ID" and "teardown ID" lines
+// to a file, so a test can see from outside what a plugin process did.
+type callLog struct {
+	executor.Executor
+	path string
+}
+
+func (c *callLog) note(line string) {
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		fmt.Fprintln(f, line)
+		f.Close()
+	}
+}
+
+func (c *callLog) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+	s, err := c.Executor.Deploy(ctx, d)
+	if err == nil {
+		c.note("deploy " + d.ID + " " + s.BaseURL)
+	}
+	return s, err
+}
+
+func (c *callLog) Teardown(ctx context.Context, s *executor.Server) error {
+	err := c.Executor.Teardown(ctx, s)
+	c.note(fmt.Sprintf("teardown %s %v", s.DeploymentID, err))
+	return err
+}
+
+// hostAndHang is a host process: it launches the plugin, deploys once,
+// prints the plugin's PID and waits to be killed.
+func hostAndHang() {
+	c, err := Launch(context.Background(), "testsim", func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_HOST=")
+		return cmd
+	}, "testsim", map[string]any{"timing": "constant"}, nil)
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	if _, err := c.Deploy(context.Background(), executor.Deployment{ID: "d1", ModelID: "m", MaxContext: 4096}); err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Println("DEPLOYED", c.pc.ReattachConfig().Pid)
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+// TestPluginTearsDownWhenItsHostIsKilled runs a host process that deploys
+// through a plugin whose Deploy and Teardown are logged to a file, kills
+// the host with SIGKILL and checks that the plugin tears the deployment
+// down (its engine stops answering) and exits.
+func TestPluginTearsDownWhenItsHostIsKilled(t *testing.T) {
+	calls := filepath.Join(t.TempDir(), "calls.log")
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "PLUGINS_TEST_HOST=1", "PLUGINS_TEST_CALLS="+calls)
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var pluginPID int
+	if _, serr := fmt.Sscanf(line, "DEPLOYED %d", &pluginPID); err != nil || serr != nil {
+		t.Fatalf("host said %q (%v)", line, err)
+	}
+	t.Cleanup(func() { syscall.Kill(pluginPID, syscall.SIGKILL) })
+	data, _ := os.ReadFile(calls)
+	var id, url string
+	if _, err := fmt.Sscanf(string(data), "deploy %s %s", &id, &url); err != nil || id != "d1" {
+		t.Fatalf("calls before the kill: %q", data)
+	}
+	if resp, err := http.Get(url + "/health"); err != nil {
+		t.Fatalf("the deployed engine does not answer: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	if err := host.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	host.Wait()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		data, _ = os.ReadFile(calls)
+		if strings.Contains(string(data), "teardown d1 <nil>") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no teardown within 15s of the host's death; calls:\n%s", data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if resp, err := http.Get(url + "/health"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the engine still answers after the teardown")
+	}
+	for syscall.Kill(pluginPID, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin process %d did not exit", pluginPID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func launch(t *testing.T) *Client {

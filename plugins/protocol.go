@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -25,16 +26,19 @@ const pluginName = "executor"
 // Factory makes an executor of type typ from an executor block's attributes.
 type Factory func(typ string, cfg map[string]any) (executor.Executor, error)
 
-// grpcPlugin is the go-plugin glue: on the plugin side it serves factory's
-// executors, on the host side it hands out an executorpb client.
+// grpcPlugin is the go-plugin glue: on the plugin side it serves srv (the
+// one instance Serve also watches the host with), on the host side it
+// hands out an executorpb client.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	factory Factory
-	schema  executor.Schema
+	srv *server
 }
 
 func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	executorpb.RegisterExecutorServer(s, &server{factory: p.factory, schema: p.schema})
+	if p.srv == nil {
+		return errors.New("executor plugin: no executor to serve")
+	}
+	executorpb.RegisterExecutorServer(s, p.srv)
 	return nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,11 +27,17 @@ import (
 // If the host dies without ending the plugin, the plugin tears down every
 // server it deployed and exits.
 func Serve(factory Factory, schema executor.Schema) {
+	// The host reads this process's stdout and stderr through pipes: once
+	// it is gone, a write there must fail (EPIPE), not kill the process by
+	// SIGPIPE before it has torn down.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// The watcher must see the very instance gRPC serves: it holds what
+	// was deployed.
 	srv := &server{factory: factory, schema: schema}
 	go srv.watchParent(os.Getppid(), time.Second)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         pluginSet(&grpcPlugin{factory: factory, schema: schema}),
+		Plugins:         pluginSet(&grpcPlugin{srv: srv}),
 		GRPCServer:      plugin.DefaultGRPCServer,
 		Logger:          hclog.New(&hclog.LoggerOptions{Name: "executor", Output: os.Stderr, JSONFormat: true}),
 	})
