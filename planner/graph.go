@@ -72,9 +72,12 @@ func buildGraph(p *Plan) Graph {
 				b.edge(nodeID(NodeProfile, t), pre)
 			}
 			last := pre
-			for i := l.RunsDone + 1; i <= l.Runs; i++ {
+			for i := 1; i <= l.Runs; i++ {
+				if l.RunDone(i) {
+					continue // complete in the state
+				}
 				run := b.node(Node{ID: nodeID(NodeRun, l.ID) + "." + strconv.Itoa(i), Kind: NodeRun, Lane: l.ID, Deployment: d, Screen: l.Screen, Run: i})
-				if i == l.RunsDone+1 {
+				if last == pre {
 					b.edge(pre, run)
 				}
 				if prev != "" {

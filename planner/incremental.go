@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -82,7 +83,11 @@ func applyState(lanes []*lanePlan, snap *state.Snapshot, replace map[string]bool
 				l.Reason = fmt.Sprintf("complete in the state (%d of %d runs)", done, l.Runs)
 			case done > 0:
 				l.Action, l.RunsDone = ActionRun, done
+				l.RunsComplete = completeList(rec, l.Runs)
 				l.Reason = fmt.Sprintf("%d of %d runs done; the rest run", done, l.Runs)
+				if missing := missingRuns(l.Lane); len(missing) > 0 && l.RunsComplete != nil {
+					l.Reason = fmt.Sprintf("%d of %d runs done; run %s to do", done, l.Runs, joinInts(missing))
+				}
 			default:
 				l.Action, l.Reason = ActionRun, "no completed run in the state"
 			}
@@ -112,20 +117,58 @@ func applyState(lanes []*lanePlan, snap *state.Snapshot, replace map[string]bool
 	return drops
 }
 
-// completed is how many of rec's runs are complete from run 1 on without a
-// gap. The DAG schedules runs completed+1..runs and the runner skips any of
-// those already done, so a missing earlier run (its records lost, say) is
-// redone instead of being hidden by a later one that completed.
+// completed is how many of rec's runs 1..runs are complete. A missing
+// earlier run (its records lost, say) is redone and the later ones that
+// completed are not: the plan lists them (completeList) and the DAG has a
+// node only for each missing run, so plan, progress and apply count the
+// same runs.
 func completed(rec *state.LaneRecord, runs int) int {
-	seen := map[int]bool{}
-	for _, n := range rec.Completed {
-		seen[n] = true
-	}
 	n := 0
-	for n < runs && seen[n+1] {
-		n++
+	for _, r := range rec.Completed {
+		if r >= 1 && r <= runs {
+			n++
+		}
 	}
 	return n
+}
+
+// completeList is the complete runs of rec among 1..runs when they are not
+// simply 1..N (nil then: RunsDone says it all).
+func completeList(rec *state.LaneRecord, runs int) []int {
+	var out []int
+	gap := false
+	for _, r := range rec.Completed { // sorted
+		if r < 1 || r > runs {
+			continue
+		}
+		if r != len(out)+1 {
+			gap = true
+		}
+		out = append(out, r)
+	}
+	if !gap {
+		return nil
+	}
+	return out
+}
+
+// missingRuns lists the runs of l that are to do, in order.
+func missingRuns(l *Lane) []int {
+	var out []int
+	for n := 1; n <= l.Runs; n++ {
+		if !l.RunDone(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // dropLane describes a state lane that is no longer in the spec.

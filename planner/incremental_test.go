@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -132,8 +133,8 @@ func TestReplaceForcesRerun(t *testing.T) {
 }
 
 // TestMissingEarlierRunIsRedone: with run 2 complete but run 1 missing (its
-// records lost), the lane is not counted as half done from the end: run 1 is
-// scheduled again (run 2 too; the runner skips it as done).
+// records lost), run 1 is scheduled again and run 2 is not: the plan counts
+// exactly the one run apply makes (it counted 2, or 3 of 3, before).
 func TestMissingEarlierRunIsRedone(t *testing.T) {
 	first := build(t, fixture())
 	snap := writeState(t, t.TempDir(), first.Lanes[:1], []int{0})
@@ -141,16 +142,35 @@ func TestMissingEarlierRunIsRedone(t *testing.T) {
 	rec.Completed = []int{2}
 	p, _ := Build(fixture(), snap, Options{})
 	l := p.Lane(first.Lanes[0].ID)
-	if l == nil || l.Action == ActionNoop || l.RunsDone != 0 || l.RunsToDo() != 2 {
+	if l == nil || l.Action != ActionRun || l.RunsDone != 1 || l.RunsToDo() != 1 || !l.RunDone(2) || l.RunDone(1) {
 		t.Fatalf("lane with only run 2 complete: %+v", l)
 	}
+	if !strings.Contains(l.Reason, "run 1 to do") {
+		t.Errorf("reason %q does not name the missing run", l.Reason)
+	}
 	var runs []string
+	allRuns := 0
 	for _, n := range p.Graph.Nodes {
+		if n.Kind == NodeRun {
+			allRuns++
+		}
 		if n.Kind == NodeRun && n.Lane == l.ID {
 			runs = append(runs, n.ID)
 		}
 	}
-	if len(runs) != 2 || !strings.HasSuffix(runs[0], ".1") {
-		t.Errorf("run nodes %v, want runs 1 and 2", runs)
+	if len(runs) != 1 || !strings.HasSuffix(runs[0], ".1") {
+		t.Errorf("run nodes %v, want run 1 only", runs)
+	}
+	if p.Totals.Runs != allRuns {
+		t.Errorf("plan totals %d runs, the graph has %d run nodes", p.Totals.Runs, allRuns)
+	}
+	// A saved plan keeps the list.
+	data, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Lane
+	if err := json.Unmarshal(data, &back); err != nil || back.RunsToDo() != 1 || !back.RunDone(2) {
+		t.Fatalf("round trip: %+v %v", back, err)
 	}
 }

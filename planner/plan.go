@@ -73,8 +73,12 @@ type Lane struct {
 	ChangedInputs []string `json:"changed_inputs"`
 	// Supersedes is the ID of the lane in the state that a rerun replaces.
 	Supersedes     string     `json:"supersedes,omitempty"`
-	Runs           int        `json:"runs"`
+	Runs int `json:"runs"`
+	// RunsDone counts the lane's runs (of 1..Runs) complete in the state;
+	// RunsComplete lists them when they are not simply 1..RunsDone (a gap:
+	// an earlier run's records were lost), so exactly the others run.
 	RunsDone       int        `json:"runs_done"`
+	RunsComplete   []int      `json:"runs_complete,omitempty"`
 	RequestsPerRun int        `json:"requests_per_run"`
 	Inputs         LaneInputs `json:"inputs"`
 	// Perf is the performance model's input for the lane after every
@@ -97,6 +101,20 @@ func (l *Lane) RunsToDo() int {
 		return 0
 	}
 	return max(l.Runs-l.RunsDone, 0)
+}
+
+// RunDone reports whether run n (1-based) of the lane is complete in the
+// state the plan was made against, so apply does not make it.
+func (l *Lane) RunDone(n int) bool {
+	if l.RunsComplete == nil {
+		return n <= l.RunsDone
+	}
+	for _, c := range l.RunsComplete {
+		if c == n {
+			return true
+		}
+	}
+	return false
 }
 
 // LaneInputs are everything that affects a lane's results. The executor runs

@@ -270,3 +270,45 @@ func TestApplyInterruptTwiceSaysWhatIsLeftThriceForceQuits(t *testing.T) {
 	r.write(rigSpec(localBlock(), 3))
 	r.resume(3)
 }
+
+// TestGapInCompletedRunsCountsOneRun loses the records of run 1 of 3: plan,
+// the progress display and apply all count the one run that is redone
+// (they counted 3 while apply made 1).
+func TestGapInCompletedRunsCountsOneRun(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigSpec(simBlock, 3))
+	if code, out, errOut := r.apply(); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	lost, _ := filepath.Glob(filepath.Join(r.dir, ".infercrane", "runs", "*", "1.jsonl"))
+	if len(lost) != 1 {
+		t.Fatalf("records of run 1: %v", lost)
+	}
+	if err := os.Remove(lost[0]); err != nil {
+		t.Fatal(err)
+	}
+	if line := r.planLine(); !strings.Contains(line, "1 lane to run (1 run, 4 requests)") {
+		t.Fatalf("plan after losing run 1: %q", line)
+	}
+	run := r.start()
+	evs, code := run.wait(t)
+	if code != 0 {
+		t.Fatalf("apply: exit %d\n%s", code, run.stderr)
+	}
+	var started executor.Event
+	var runs []int
+	for _, e := range evs {
+		switch e.Type {
+		case executor.EventApplyStarted:
+			started = e
+		case executor.EventRunFinished:
+			runs = append(runs, e.Run)
+		}
+	}
+	if started.RunsToDo != 1 || fmt.Sprint(runs) != "[1]" {
+		t.Fatalf("apply_started says %d runs to do; runs finished %v (want 1 and [1])", started.RunsToDo, runs)
+	}
+	if line := r.planLine(); !strings.HasPrefix(line, "Plan: 0 lanes to run") {
+		t.Fatalf("after the apply, plan says %q", line)
+	}
+}
