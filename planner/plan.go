@@ -72,8 +72,8 @@ type Lane struct {
 	Reason        string   `json:"reason,omitempty"`
 	ChangedInputs []string `json:"changed_inputs"`
 	// Supersedes is the ID of the lane in the state that a rerun replaces.
-	Supersedes     string     `json:"supersedes,omitempty"`
-	Runs int `json:"runs"`
+	Supersedes string `json:"supersedes,omitempty"`
+	Runs       int    `json:"runs"`
 	// RunsDone counts the lane's runs (of 1..Runs) complete in the state;
 	// RunsComplete lists them when they are not simply 1..RunsDone (a gap:
 	// an earlier run's records were lost), so exactly the others run.
