@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -317,7 +318,13 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	})
 	res, err := safeRun(ctx, d.executor, d.server, spec)
 	if err == nil {
-		err = a.commit(d, l, n, res, start)
+		if ferr := allFailed(res.Summary); ferr != nil && a.ctx.Err() == nil {
+			err = a.failRun(d, l, n, ferr, res.Summary)
+		} else {
+			err = a.commit(d, l, n, res, start)
+		}
+	} else if a.ctx.Err() == nil {
+		err = a.failRun(d, l, n, err, loadgen.Summary{})
 	}
 	if err != nil {
 		if a.ctx.Err() != nil {
@@ -341,6 +348,62 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 		RequestThroughput: s.RequestThroughput, OutputTokenThroughput: s.OutputTokenThroughput,
 		Elapsed: time.Since(start).Seconds()})
 	return nil
+}
+
+// allFailed returns why a run whose every request failed (the server was
+// unreachable, say) is a failed run, nil when some request succeeded.
+func allFailed(s loadgen.Summary) error {
+	if s.Succeeded > 0 || s.Failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("every request failed (%d of %d: %s); the run is journaled as failed and the next apply redoes it", s.Failed, s.Requests, FailureText(s.Failures))
+}
+
+// FailureText renders failure counts by class, most frequent first, e.g.
+// "connection 16, timeout 2".
+func FailureText(failures map[string]int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range failures {
+		if v > 0 {
+			list = append(list, kv{k, v})
+		}
+	}
+	if len(list) == 0 {
+		return "no failure class recorded"
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	parts := make([]string, len(list))
+	for i, e := range list {
+		parts[i] = fmt.Sprintf("%s %d", e.k, e.v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// failRun journals run n of l as failed with why and its failure classes,
+// and returns why (or the journal's error, joined).
+func (a *applyRun) failRun(d *deployment, l *planner.Lane, n int, why error, s loadgen.Summary) error {
+	f := state.RunFailure{Run: n, Deployment: d.id, Error: why.Error(), Requests: s.Requests}
+	if len(s.Failures) > 0 {
+		f.Failures = map[string]int{}
+		for k, v := range s.Failures {
+			if v > 0 {
+				f.Failures[k] = v
+			}
+		}
+	}
+	if err := a.r.Store.FailRun(l.ID, f); err != nil {
+		return errors.Join(why, err)
+	}
+	return why
 }
 
 // commit writes a run's records and then its journal entry.

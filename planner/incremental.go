@@ -91,6 +91,7 @@ func applyState(lanes []*lanePlan, snap *state.Snapshot, replace map[string]bool
 			default:
 				l.Action, l.Reason = ActionRun, "no completed run in the state"
 			}
+			l.Notes = append(l.Notes, failedRunNotes(l.Lane, rec)...)
 		case byKey[l.Key] != nil:
 			old := byKey[l.Key]
 			superseded[old.ID] = true
@@ -130,6 +131,54 @@ func completed(rec *state.LaneRecord, runs int) int {
 		}
 	}
 	return n
+}
+
+// failedRunNotes says which of the lane's runs to do failed in an earlier
+// apply, and how: they are rerun.
+func failedRunNotes(l *Lane, rec *state.LaneRecord) []string {
+	var out []string
+	runs := make([]int, 0, len(rec.Failed))
+	for n := range rec.Failed {
+		runs = append(runs, n)
+	}
+	sort.Ints(runs)
+	for _, n := range runs {
+		f := rec.Failed[n]
+		if n > l.Runs || l.RunDone(n) || f == nil {
+			continue
+		}
+		why := f.Error
+		if i := strings.IndexByte(why, '\n'); i >= 0 {
+			why = why[:i]
+		}
+		if len(why) > 200 {
+			why = why[:200] + "..."
+		}
+		if total := sumCounts(f.Failures); total > 0 {
+			why = fmt.Sprintf("every request failed: %s of %d", classText(f.Failures), f.Requests)
+		}
+		out = append(out, fmt.Sprintf("run %d failed in an earlier apply (%s); it is rerun", n, why))
+	}
+	return out
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// classText renders failure counts by class in class order, e.g. "connection 4".
+func classText(m map[string]int) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // completeList is the complete runs of rec among 1..runs when they are not

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/infercrane/infercrane/executor"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,5 +86,74 @@ executor "x" {
 	code, _, errOut = r.apply("-var", "url="+srv.URL, "-replace", "s/a/chat/l40s")
 	if code != 1 || !strings.Contains(errOut, "IC_TEST_KEY (api_key_env) is empty or unset") {
 		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+}
+
+// TestApplyEndpointFailedRunsAreFailed: a run whose every request failed
+// (the server answers 503 to all) is journaled as failed with its failure
+// classes (it was journaled complete), and so is a run whose server died
+// after the deploy; apply exits 1 each time, plan shows the run to do and
+// why, and a resume against a live server completes every run.
+func TestApplyEndpointFailedRunsAreFailed(t *testing.T) {
+	t.Parallel()
+	opts := sim.Options{Model: "Qwen/Qwen3-0.6B", TTFT: time.Millisecond, ITL: time.Millisecond}
+	failing := opts
+	failing.Faults.FailRate = 1
+	srv, err := sim.Listen("127.0.0.1:0", failing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	r := newRig(t, rigSpec(`variable "url" { type = string }
+executor "x" {
+  type     = "endpoint"
+  base_url = var.url
+}`, 2))
+	failedApply := func(stop func()) {
+		t.Helper()
+		run := r.start("-var", "url="+srv.URL)
+		run.until(t, "the deploy", func(e executor.Event) bool { return e.Type == executor.EventDeployFinished })
+		if stop != nil {
+			stop()
+		}
+		evs, code := run.wait(t)
+		if code != 1 || count(evs, executor.EventRunFinished) != 0 || count(evs, executor.EventRunFailed) != 1 {
+			t.Fatalf("exit %d, %d runs finished, %d failed; stderr:\n%s", code, count(evs, executor.EventRunFinished), count(evs, executor.EventRunFailed), run.stderr)
+		}
+		journal, _ := os.ReadFile(filepath.Join(r.dir, ".infercrane", "journal.jsonl"))
+		if strings.Contains(string(journal), `"type":"run"`) {
+			t.Fatalf("a failed run was journaled complete:\n%s", journal)
+		}
+	}
+	planSays := func(want string) {
+		t.Helper()
+		out, err := r.command("plan", "-var", "url="+srv.URL).Output()
+		if err != nil {
+			t.Fatalf("plan: %v", err)
+		}
+		if !strings.HasPrefix(string(out), "Plan: 1 lane to run (2 runs") || !strings.Contains(string(out), want) {
+			t.Fatalf("plan after the failed run, want %q:\n%s", want, out)
+		}
+	}
+	failedApply(nil)
+	planSays("run 1 failed in an earlier apply (every request failed: server_error 4 of 4); it is rerun")
+
+	srv.Shutdown(t.Context())
+	if srv, err = sim.Listen(addr, opts); err != nil {
+		t.Fatal(err)
+	}
+	failedApply(func() { srv.Shutdown(t.Context()) })
+	planSays("connection refused")
+
+	if srv, err = sim.Listen(addr, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(t.Context())
+	code, stdout, errOut := r.apply("-var", "url="+srv.URL)
+	if code != 0 || !strings.Contains(stdout, "2 run(s) completed, 0 failed") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if line := r.planLineArgs("-var", "url="+srv.URL); !strings.HasPrefix(line, "Plan: 0 lanes to run") {
+		t.Fatalf("after the resume, plan says %q", line)
 	}
 }

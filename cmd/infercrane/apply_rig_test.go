@@ -288,7 +288,13 @@ func count(evs []executor.Event, typ string) int {
 // planTotals returns the first line of `infercrane plan`.
 func (r *applyRig) planLine() string {
 	r.t.Helper()
-	out, err := r.command("plan").Output()
+	return r.planLineArgs()
+}
+
+// planLineArgs is planLine with plan arguments.
+func (r *applyRig) planLineArgs(args ...string) string {
+	r.t.Helper()
+	out, err := r.command(append([]string{"plan"}, args...)...).Output()
 	if err != nil {
 		r.t.Fatalf("plan: %v", err)
 	}

@@ -20,6 +20,10 @@ const (
 	// EntryDrop removes a lane and its runs from the state (a lane that left
 	// the spec, the old ID of a changed lane, or a lane forced with -replace).
 	EntryDrop = "drop"
+	// EntryRunFailed records a run that was made and failed (every request
+	// failed, the server was unreachable, the executor failed): it is not
+	// complete, and the next apply redoes it.
+	EntryRunFailed = "run_failed"
 )
 
 // Entry is one journal entry.
@@ -39,6 +43,21 @@ type Entry struct {
 	RecordsSize int64 `json:"records_size,omitempty"`
 	// Reason says why a lane was dropped.
 	Reason string `json:"reason,omitempty"`
+	// Failure is set on run_failed entries.
+	Failure *RunFailure `json:"failure,omitempty"`
+}
+
+// RunFailure is a run that failed, as the journal records it.
+type RunFailure struct {
+	Run        int    `json:"run"`
+	Deployment string `json:"deployment,omitempty"`
+	// Error says what failed, in words.
+	Error string `json:"error"`
+	// Requests and Failures are the run's request count and its failed
+	// requests by class, when the run got as far as sending them.
+	Requests int            `json:"requests,omitempty"`
+	Failures map[string]int `json:"failures,omitempty"`
+	At       string         `json:"at"`
 }
 
 // journalLine is the on-disk form of an entry: the entry's exact bytes and
@@ -76,11 +95,14 @@ func decodeLine(line []byte) (*Entry, error) {
 	if err := json.Unmarshal(jl.Entry, &e); err != nil {
 		return nil, fmt.Errorf("bad entry: %w", err)
 	}
-	if e.Lane == "" || (e.Type != EntryLane && e.Type != EntryRun && e.Type != EntryDrop) {
+	if e.Lane == "" || (e.Type != EntryLane && e.Type != EntryRun && e.Type != EntryDrop && e.Type != EntryRunFailed) {
 		return nil, fmt.Errorf("entry %d has type %q and lane %q", e.Seq, e.Type, e.Lane)
 	}
 	if e.Type == EntryRun && (e.Result == nil || e.Result.Run < 1) {
 		return nil, fmt.Errorf("run entry %d has no result", e.Seq)
+	}
+	if e.Type == EntryRunFailed && (e.Failure == nil || e.Failure.Run < 1) {
+		return nil, fmt.Errorf("run_failed entry %d has no run", e.Seq)
 	}
 	return &e, nil
 }

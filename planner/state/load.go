@@ -57,10 +57,22 @@ func replay(dir string, entries []*Entry) *Snapshot {
 					l.Inputs = in
 				}
 			}
+		case EntryRunFailed:
+			l := snap.Lanes[e.Lane]
+			if l == nil {
+				l = &LaneRecord{ID: e.Lane}
+				snap.Lanes[e.Lane] = l
+			}
+			if l.Failed == nil {
+				l.Failed = map[int]*RunFailure{}
+			}
+			f := *e.Failure
+			l.Failed[f.Run] = &f
 		case EntryRun:
 			if snap.Lanes[e.Lane] == nil {
 				snap.Lanes[e.Lane] = &LaneRecord{ID: e.Lane}
 			}
+			delete(snap.Lanes[e.Lane].Failed, e.Result.Run)
 			r := *e.Result
 			r.Lane = e.Lane
 			rel := r.RecordsPath

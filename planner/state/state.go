@@ -60,6 +60,9 @@ type LaneRecord struct {
 	Completed []int
 	// Results holds the completed runs in run order, one per Completed index.
 	Results []*RunRecord
+	// Failed holds the runs whose last attempt failed and that have not
+	// completed since, by run index.
+	Failed map[int]*RunFailure
 }
 
 // RunRecord is one completed run as the journal recorded it.

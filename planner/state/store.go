@@ -158,6 +158,16 @@ func (s *Store) CommitRun(r RunRecord, write func(io.Writer) error) error {
 	return s.append(&Entry{Type: EntryRun, Lane: r.Lane, Result: &r, RecordsSize: size})
 }
 
+// FailRun journals that run f.Run of lane id was made and failed; it stays
+// to do. f.At is filled in.
+func (s *Store) FailRun(id string, f RunFailure) error {
+	if id == "" || f.Run < 1 {
+		return fmt.Errorf("fail run: lane %q run %d is not a run", id, f.Run)
+	}
+	f.At = time.Now().UTC().Format(time.RFC3339Nano)
+	return s.append(&Entry{Type: EntryRunFailed, Lane: id, Failure: &f})
+}
+
 // SavePlan writes plan.json atomically.
 func (s *Store) SavePlan(data []byte) error {
 	_, _, err := writeFileSynced(filepath.Join(s.dir, PlanFile), func(w io.Writer) error {
