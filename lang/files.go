@@ -20,8 +20,11 @@ type source struct {
 // is never read as part of the spec itself.
 func isVarsFile(name string) bool { return strings.HasSuffix(name, ".vars.hcl") }
 
-// isAutoVarsFile reports whether name is loaded automatically for variables.
-func isAutoVarsFile(name string) bool { return strings.HasSuffix(name, ".auto.vars.hcl") }
+// isAutoVarsFile reports whether name is loaded automatically for
+// variables (*.auto.vars.hcl, or the JSON form *.auto.vars.json).
+func isAutoVarsFile(name string) bool {
+	return strings.HasSuffix(name, ".auto.vars.hcl") || strings.HasSuffix(name, ".auto.vars.json")
+}
 
 // readSpec reads the spec at path: every *.hcl file of a directory (except
 // variable files) plus its *.auto.vars.hcl files, or one file. It returns
@@ -49,7 +52,7 @@ func readSpec(path string) (dir string, spec, autoVars []source, diags hcl.Diagn
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") && !strings.HasPrefix(e.Name(), ".") {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".hcl") || isAutoVarsFile(e.Name())) && !strings.HasPrefix(e.Name(), ".") {
 			names = append(names, e.Name())
 		}
 	}

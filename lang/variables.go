@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -214,7 +215,17 @@ func (l *loader) assign(vd *variableDecl, val cty.Value, rng hcl.Range, origin s
 
 // varFile reads NAME = VALUE assignments from a variable file.
 func (l *loader) varFile(name string, src []byte) {
-	f, d := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	var f *hcl.File
+	var d hcl.Diagnostics
+	ctx := &hcl.EvalContext{Functions: l.functions}
+	if strings.HasSuffix(name, ".json") {
+		// A JSON variable file holds values, not expressions (as
+		// Terraform's .tfvars.json): strings are not templates.
+		f, d = hcljson.Parse(src, name)
+		ctx = nil
+	} else {
+		f, d = hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	}
 	l.diags = append(l.diags, d...)
 	if d.HasErrors() {
 		return
@@ -229,7 +240,7 @@ func (l *loader) varFile(name string, src []byte) {
 				a.Name, didYouMean(a.Name, sortedKeys(l.varDecls))))
 			continue
 		}
-		val, d := a.Expr.Value(&hcl.EvalContext{Functions: l.functions})
+		val, d := a.Expr.Value(ctx)
 		if d.HasErrors() {
 			l.diags = append(l.diags, d...)
 			continue

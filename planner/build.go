@@ -15,6 +15,9 @@ type Options struct {
 	// Replace lists lane IDs (or unique ID prefixes, or lane keys) to rerun
 	// even when the state has them complete (-replace).
 	Replace []string
+	// Target limits the plan to the lanes these name (-target): lane IDs,
+	// ID prefixes, keys or key prefixes ending at a "/". Empty: every lane.
+	Target []string
 	// Version is the infercrane version stamped into the plan.
 	Version string
 	// Variables overrides the plan's record of variable values; nil takes
@@ -60,6 +63,8 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	drops := applyState(lanes, snap, replaced)
 
 	var f findings
+	lanes, drops, tdiags := applyTargets(lanes, drops, opts.Target, &f)
+	diags = append(diags, tdiags...)
 	preflight(cfg, p.Screens, lanes, &f)
 	estimate(lanes)
 

@@ -21,7 +21,7 @@ func resolveReplace(lanes []*lanePlan, targets []string) (map[string]bool, hcl.D
 		t = strings.TrimSpace(t)
 		var match []string
 		for _, l := range lanes {
-			if l.ID == t || l.Key == t || (len(t) >= 4 && strings.HasPrefix(l.ID, t)) {
+			if MatchLane(l.ID, l.Key, t) {
 				match = append(match, l.ID)
 			}
 		}

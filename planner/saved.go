@@ -106,7 +106,7 @@ func NewSaved(p *Plan, cfg *lang.Config, snap *state.Snapshot, specPath, stateDi
 		Spec: map[string]string{}, Variables: p.Variables, Inputs: Digests(cfg, snap), Plan: p,
 	}
 	for name, b := range specFiles(cfg) {
-		if !strings.HasSuffix(name, ".vars.hcl") {
+		if !strings.HasSuffix(name, ".vars.hcl") && !strings.HasSuffix(name, ".json") { // variable files may hold secrets
 			s.Spec[name] = string(b)
 		}
 	}
@@ -219,7 +219,7 @@ func (s *SavedPlan) CurrentInputs() (InputDigests, error) {
 		}
 		for _, e := range entries {
 			n := e.Name()
-			if e.IsDir() || !strings.HasSuffix(n, ".hcl") || strings.HasPrefix(n, ".") ||
+			if e.IsDir() || !(strings.HasSuffix(n, ".hcl") || strings.HasSuffix(n, ".auto.vars.json")) || strings.HasPrefix(n, ".") ||
 				(strings.HasSuffix(n, ".vars.hcl") && !strings.HasSuffix(n, ".auto.vars.hcl")) {
 				continue
 			}

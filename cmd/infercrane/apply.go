@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,38 +38,38 @@ type applyOpts struct {
 }
 
 func runApply(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	o := applyOpts{pf: addPlanFlags(fs)}
+	fs := newFlags(env, "apply", usageDoc{
+		Usage: "infercrane apply [flags] [PATH | PLANFILE]",
+		About: "Plans the spec in PATH (default .), shows the plan, asks for approval and runs it; or runs\n" +
+			"the saved plan PLANFILE ('infercrane plan -out FILE') if none of its inputs changed.\n" +
+			"Exit status: 0 done and every gate passed, 1 an error, 3 a gate failed, 4 a gate was\n" +
+			"inconclusive, 130 interrupted (run apply again to resume).",
+		Examples: []string{
+			"infercrane apply examples/quickstart -auto-approve",
+			"infercrane plan -out quick.plan examples/quickstart && infercrane apply quick.plan",
+			"infercrane apply -target quickstart/qwen06 -parallelism 2 -json -auto-approve",
+		},
+	})
+	o := applyOpts{pf: addPlanFlags(fs.FlagSet)}
 	fs.IntVar(&o.parallelism, "parallelism", 1, "deployments up at once (runs on one deployment always run one after another)")
 	fs.BoolVar(&o.autoApprove, "auto-approve", false, "apply without asking (needed when not on a terminal)")
 	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines on stdout instead of the live display")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane apply [PATH | PLANFILE] [-var NAME=VALUE]... [-var-file FILE]... [-state DIR] [-replace LANE]... [-parallelism N] [-auto-approve] [-json]")
-		fmt.Fprintln(env.Stderr, "\nPlans the spec in PATH (default .), shows the plan, asks for approval and runs it; or runs")
-		fmt.Fprintln(env.Stderr, "the saved plan PLANFILE ('infercrane plan -out FILE') if none of its inputs changed.")
-		fmt.Fprintln(env.Stderr, "Exit status: 0 done and every gate passed, 1 an error, 3 a gate failed, 4 a gate was")
-		fmt.Fprintln(env.Stderr, "inconclusive, 130 interrupted (re-run to resume).")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
-	}
-	if len(pos) > 1 {
-		fmt.Fprintf(env.Stderr, "infercrane apply: one PATH or PLANFILE at most, got %d; run 'infercrane apply -h'\n", len(pos))
-		return 1
+	path, code, ok := fs.oneOptional(pos, "PATH or PLANFILE", ".")
+	if !ok {
+		return code
 	}
 	if o.parallelism < 1 {
-		fmt.Fprintln(env.Stderr, "infercrane apply: -parallelism must be at least 1")
-		return 1
+		return fs.usageError("-parallelism must be at least 1, not %d", o.parallelism)
 	}
-	path := "."
-	if len(pos) == 1 {
-		path = pos[0]
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %s does not exist; give a spec directory, a .hcl file or a plan file made by 'infercrane plan -out FILE'\n", path)
+		return exitError
 	}
 	var job *applyJob
-	var code int
 	if isSpecPath(path) {
 		job, code = prepareSpec(env, path, o)
 	} else {
@@ -139,8 +139,8 @@ func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 
 // prepareSaved checks a saved plan against its inputs as they are now.
 func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
-	if len(o.pf.vars.vars) > 0 || len(o.pf.vars.files) > 0 || len(o.pf.replace) > 0 {
-		fmt.Fprintln(env.Stderr, "infercrane apply: a saved plan fixes its variables and replacements; give -var, -var-file and -replace to 'infercrane plan -out' instead")
+	if len(o.pf.vars.vars) > 0 || len(o.pf.vars.files) > 0 || len(o.pf.replace) > 0 || len(o.pf.target) > 0 {
+		fmt.Fprintln(env.Stderr, "infercrane apply: a saved plan fixes its variables, replacements and targets; give -var, -var-file, -replace and -target to 'infercrane plan -out' instead")
 		return nil, 1
 	}
 	p, saved, err := planner.ReadPlanFile(path)
@@ -191,7 +191,7 @@ func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
 	if o.json {
 		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventPlan, Message: planner.SummaryLine(p),
 			LanesToRun: p.Totals.LanesToRun, RunsToDo: p.Totals.Runs})
-	} else if err := planner.WriteText(env.Stdout, p); err != nil {
+	} else if err := writePlanText(env, p); err != nil {
 		return 1, false
 	}
 	if p.HasErrors() {
@@ -257,7 +257,11 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 	reg := &plugins.Registry{Dirs: plugins.DefaultDirs(env.Getenv), LogOut: pluginLog,
 		Isolate: env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"}
 	v := view(env, o, j.plan.Totals.Runs)
-	r := &executor.Runner{Store: j.store, Open: reg.Open, Parallelism: o.parallelism, PlanJSON: planJSON, Events: v.Event}
+	events := func(e executor.Event) {
+		slog.Debug("event", "type", e.Type, "lane", e.Lane, "deployment", e.Deployment, "run", e.Run, "error", e.Error, "message", e.Message)
+		v.Event(e)
+	}
+	r := &executor.Runner{Store: j.store, Open: reg.Open, Parallelism: o.parallelism, PlanJSON: planJSON, Events: events}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := handleInterrupts(env, cancel, r.Busy)

@@ -28,8 +28,14 @@ type jsonView struct {
 
 func newJSONView(w io.Writer) *jsonView { return &jsonView{enc: json.NewEncoder(w)} }
 
-func (v *jsonView) Event(e executor.Event) { _ = v.enc.Encode(e) }
-func (v *jsonView) Close()                 {}
+// Event writes e, stamped with the time now when it has none.
+func (v *jsonView) Event(e executor.Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	_ = v.enc.Encode(e)
+}
+func (v *jsonView) Close() {}
 
 // plainView writes one log line per event worth a line.
 type plainView struct {

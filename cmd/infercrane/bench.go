@@ -45,8 +45,16 @@ type benchFlags struct {
 }
 
 func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("infercrane bench", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "bench", usageDoc{
+		Usage: "infercrane bench --url URL --model M --input-tokens N --output-tokens N\n" +
+			"       (--concurrency C | --request-rate R [--arrival poisson|gamma|constant]) --requests N [flags]",
+		About: "Runs one benchmark against an OpenAI-compatible server and prints its metrics.",
+		Examples: []string{
+			"infercrane bench --url http://127.0.0.1:8000 --model sim --input-tokens 256 --output-tokens 64 --concurrency 4 --requests 32",
+			"infercrane bench --url $URL --model Qwen/Qwen3-0.6B --input-tokens 1024 --output-tokens 128 --request-rate 4 --requests 64 --json",
+			"infercrane bench --url $URL --model m --input-tokens 128 --output-tokens 32 --concurrency 2 --requests 8 --records run.jsonl --wait 2m",
+		},
+	})
 	var cfg loadgen.Config
 	var bf benchFlags
 	fs.StringVar(&cfg.BaseURL, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (required)")
@@ -74,23 +82,13 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
 	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
-	sloFlags(fs, &cfg.SLO)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, `Usage: infercrane bench --url URL --model M --input-tokens N --output-tokens N
-       (--concurrency C | --request-rate R [--arrival poisson|gamma|constant]) --requests N
-       [--warmup N] [--seed S] [--records FILE] [--json] [--api chat|completions] [--no-stream]
-
-Runs one benchmark against an OpenAI-compatible server and prints its metrics.
-
-Flags:`)
-		fs.PrintDefaults()
+	sloFlags(fs.FlagSet, &cfg.SLO)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagErrorCode(err, 2)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "infercrane bench: unexpected argument %q; every setting is a flag (see --help)\n", fs.Arg(0))
-		return 2
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q; every setting is a flag", pos[0])
 	}
 	cfg.Streaming = !bf.noStream
 	cfg.DurationMs, cfg.GraceMs = bf.duration.Milliseconds(), bf.grace.Milliseconds()
@@ -100,8 +98,7 @@ Flags:`)
 	}
 	if bf.apiKeyEnv != "" {
 		if cfg.APIKey = env.Getenv(bf.apiKeyEnv); cfg.APIKey == "" {
-			fmt.Fprintf(env.Stderr, "infercrane bench: environment variable %s is empty; export the token there or drop --api-key-env\n", bf.apiKeyEnv)
-			return 2
+			return fs.usageError("environment variable %s is empty; export the token there or drop --api-key-env", bf.apiKeyEnv)
 		}
 	}
 	set := map[string]bool{}
@@ -111,8 +108,7 @@ Flags:`)
 		if !set["arrival"] {
 			name = "--burstiness"
 		}
-		fmt.Fprintf(env.Stderr, "infercrane bench: %s needs --request-rate (it shapes an open-loop schedule)\n", name)
-		return 2
+		return fs.usageError("%s needs --request-rate (it shapes an open-loop schedule)", name)
 	}
 	if bf.wait > 0 {
 		if err := waitReady(ctx, cfg.BaseURL, cfg.APIKey, bf.wait); err != nil {
@@ -127,7 +123,7 @@ Flags:`)
 		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
 		return 1
 	}
-	code := 0
+	code = 0
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
 		code = 1

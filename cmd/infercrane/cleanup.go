@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,30 +23,31 @@ func init() {
 }
 
 func runCleanup(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "cleanup", usageDoc{
+		Usage: "infercrane cleanup [flags]",
+		About: "Lists the running Modal sandboxes tagged infercrane=1 and terminates them. Credentials come\n" +
+			"from MODAL_TOKEN_ID/MODAL_TOKEN_SECRET or ~/.modal.toml (MODAL_PROFILE).",
+		Examples: []string{
+			"infercrane cleanup -dry-run",
+			"infercrane cleanup -older-than 2h",
+			"infercrane cleanup -app my-screens -environment dev -json",
+		},
+	})
 	olderThan := fs.String("older-than", "0", `only sandboxes created longer ago than this, e.g. "2h", "90m", "1d"`)
 	dryRun := fs.Bool("dry-run", false, "list what would be terminated; terminate nothing")
 	app := fs.String("app", modal.DefaultApp, "Modal App the executor block names")
 	environment := fs.String("environment", "", "Modal environment (default: the profile's)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane cleanup [-older-than D] [-dry-run] [-app NAME] [-environment ENV] [-json]")
-		fmt.Fprintln(env.Stderr, "\nLists the running Modal sandboxes tagged infercrane=1 and terminates them.")
-		fmt.Fprintln(env.Stderr, "Credentials come from MODAL_TOKEN_ID/MODAL_TOKEN_SECRET or ~/.modal.toml (MODAL_PROFILE).")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagErrorCode(err, 2)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: unexpected argument %q; see infercrane cleanup -h\n", fs.Arg(0))
-		return 2
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q", pos[0])
 	}
 	age, err := parseAge(*olderThan)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: -older-than: %v\n", err)
-		return 2
+		return fs.usageError("-older-than: %v", err)
 	}
 	var cloud modal.Cloud
 	if local, ok := localcloud.FromEnv(env.Getenv); ok {

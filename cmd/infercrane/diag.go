@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
@@ -12,8 +13,17 @@ func printDiags(env *cliEnv, diags hcl.Diagnostics, files map[string][]byte) {
 	if len(diags) == 0 {
 		return
 	}
-	lang.WriteDiagnostics(env.Stderr, diags, files)
-	fmt.Fprintln(env.Stderr)
+	w := env.colored(env.Stderr)
+	lang.WriteDiagnostics(w, diags, files)
+	fmt.Fprintln(w)
+	flushColor(w)
+}
+
+// flushColor writes what a colour writer holds of an unfinished line.
+func flushColor(w io.Writer) {
+	if cw, ok := w.(*colorWriter); ok {
+		cw.Flush()
+	}
 }
 
 // plural renders "1 model" or "2 models".

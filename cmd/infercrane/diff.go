@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/infercrane/infercrane/planner"
@@ -16,29 +15,30 @@ func init() {
 }
 
 func runDiff(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	pf := addPlanFlags(fs)
+	fs := newFlags(env, "diff", usageDoc{
+		Usage: "infercrane diff [flags] OLD NEW",
+		About: "Compares two plans: lanes added, removed and changed (with the changed inputs named) and\n" +
+			"the cost delta. OLD and NEW are plan files (plan -out, plan -json) or specs (a directory or\n" +
+			".hcl file, planned from scratch, ignoring state, with the -var flags given).",
+		Examples: []string{
+			"infercrane diff old.plan new.plan",
+			"infercrane diff -format markdown main-spec/ pr-spec/ > comment.md",
+			"infercrane diff -detailed-exitcode -json old.json specs/",
+		},
+	})
+	pf := addPlanFlags(fs.FlagSet)
 	asJSON := fs.Bool("json", false, "print the diff as JSON on stdout")
 	format := fs.String("format", "text", "output format: text or markdown (a pull-request comment, under 60,000 characters)")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when the plans have the same lanes, 1 on errors, 2 when they differ")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane diff [-json | -format text|markdown] [-detailed-exitcode] [-var NAME=VALUE]... OLD NEW")
-		fmt.Fprintln(env.Stderr, "\nOLD and NEW are plan files (plan -out, plan -json) or specs (a directory or .hcl file, planned")
-		fmt.Fprintln(env.Stderr, "from scratch, ignoring state, with the -var flags given).")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 2 {
-		fmt.Fprintln(env.Stderr, "infercrane diff: give OLD and NEW; run 'infercrane diff -h'")
-		return 1
+		return fs.usageError("give OLD and NEW, got %d argument(s)", len(pos))
 	}
 	if *format != "text" && *format != "markdown" {
-		fmt.Fprintf(env.Stderr, "infercrane diff: -format must be text or markdown, not %q\n", *format)
-		return 1
+		return fs.usageError("-format must be text or markdown, not %q", *format)
 	}
 	var plans [2]*planner.Plan
 	for i, path := range pos {

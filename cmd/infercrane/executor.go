@@ -25,14 +25,25 @@ func init() {
 }
 
 func runExecutorServe(env *cliEnv, args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintf(env.Stderr, "Usage: infercrane executor serve NAME (one of %s)\n", strings.Join(plugins.BuiltinNames(), ", "))
-		return 1
-	}
-	b, ok := plugins.LookupBuiltin(args[0])
+	fs := newFlags(env, "executor serve", usageDoc{
+		Usage: "infercrane executor serve NAME",
+		About: "Serves the built-in executor NAME (one of " + strings.Join(plugins.BuiltinNames(), ", ") + ") over the go-plugin\n" +
+			"protocol. 'infercrane apply' starts it (INFERCRANE_EXECUTOR_ISOLATION=process); it is not run by hand.",
+		Examples: []string{
+			"INFERCRANE_EXECUTOR_ISOLATION=process infercrane apply -auto-approve",
+			"infercrane executor list",
+		},
+	})
+	pos, code, ok := fs.parse(args)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "infercrane executor serve: no built-in executor %q; choose one of %s\n", args[0], strings.Join(plugins.BuiltinNames(), ", "))
-		return 1
+		return code
+	}
+	if len(pos) != 1 {
+		return fs.usageError("give one executor NAME (one of %s)", strings.Join(plugins.BuiltinNames(), ", "))
+	}
+	b, ok := plugins.LookupBuiltin(pos[0])
+	if !ok {
+		return fs.usageError("no built-in executor %q; choose one of %s", pos[0], strings.Join(plugins.BuiltinNames(), ", "))
 	}
 	if env.Getenv(plugins.Handshake.MagicCookieKey) != plugins.Handshake.MagicCookieValue {
 		fmt.Fprintln(env.Stderr, "infercrane executor serve: this command speaks the plugin protocol and is started by 'infercrane apply'; it is not meant to be run by hand")
@@ -43,9 +54,21 @@ func runExecutorServe(env *cliEnv, args []string) int {
 }
 
 func runExecutorList(env *cliEnv, args []string) int {
-	if len(args) != 0 {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane executor list")
-		return 1
+	fs := newFlags(env, "executor list", usageDoc{
+		Usage: "infercrane executor list [flags]",
+		About: "Lists the executor types an executor block may name: the built-ins and the external\n" +
+			"infercrane-executor-NAME plugins found in $INFERCRANE_PLUGIN_DIR and $PATH, with their attributes.",
+		Examples: []string{
+			"infercrane executor list",
+			"INFERCRANE_PLUGIN_DIR=./plugins infercrane executor list",
+		},
+	})
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return fs.usageError("takes no arguments, got %q", pos[0])
 	}
 	reg := &plugins.Registry{Dirs: plugins.DefaultDirs(env.Getenv)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

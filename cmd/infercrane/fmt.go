@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,29 +22,41 @@ func init() {
 }
 
 func runFmt(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	check := fs.Bool("check", false, "change nothing; list files that are not formatted and exit 1 if any")
+	fs := newFlags(env, "fmt", usageDoc{
+		Usage: "infercrane fmt [flags] [PATH...]",
+		About: "Rewrites the *.hcl files of each PATH (a directory or a file; default .) in canonical\n" +
+			"layout. PATH - reads standard input and writes the result to standard output. With -check,\n" +
+			"exit status 1 when a file needs formatting or when there is no .hcl file to check.",
+		Examples: []string{
+			"infercrane fmt",
+			"infercrane fmt -check -recursive .",
+			"infercrane fmt -diff examples/quickstart/main.hcl",
+		},
+	})
+	check := fs.Bool("check", false, "change nothing; list files that are not formatted and exit 1 if any (or if there are no .hcl files)")
 	showDiff := fs.Bool("diff", false, "print a unified diff of the changes")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane fmt [-check] [-diff] [PATH...]")
-		fmt.Fprintln(env.Stderr, "\nFormats the *.hcl files of each PATH (a directory or a file; default .).")
-		fmt.Fprintln(env.Stderr, "PATH - reads standard input and writes the result to standard output.")
-		fs.PrintDefaults()
+	recursive := fs.Bool("recursive", false, "also format the .hcl files in subdirectories (hidden ones and .infercrane state skipped)")
+	paths, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagErrorCode(err, 1)
-	}
-	paths := fs.Args()
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
 	if len(paths) == 1 && paths[0] == "-" {
 		return fmtStdin(env)
 	}
-	files, err := hclFiles(paths)
+	files, err := hclFiles(paths, *recursive)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+		return 1
+	}
+	if len(files) == 0 {
+		hint := ""
+		if !*recursive {
+			hint = " (add -recursive to look in subdirectories)"
+		}
+		fmt.Fprintf(env.Stderr, "infercrane fmt: no .hcl files in %s%s; nothing was checked\n", strings.Join(paths, ", "), hint)
 		return 1
 	}
 	status := 0
@@ -97,9 +108,10 @@ func fmtStdin(env *cliEnv) int {
 	return 0
 }
 
-// hclFiles expands paths: a directory gives its *.hcl files (not recursing),
-// a file gives itself.
-func hclFiles(paths []string) ([]string, error) {
+// hclFiles expands paths: a directory gives its *.hcl files (and, with
+// recursive, those of its subdirectories but hidden ones), a file gives
+// itself.
+func hclFiles(paths []string, recursive bool) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -108,6 +120,28 @@ func hclFiles(paths []string) ([]string, error) {
 		}
 		if !info.IsDir() {
 			out = append(out, p)
+			continue
+		}
+		if recursive {
+			var names []string
+			err := filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				hidden := path != p && strings.HasPrefix(d.Name(), ".")
+				switch {
+				case d.IsDir() && hidden:
+					return filepath.SkipDir
+				case !d.IsDir() && !hidden && strings.HasSuffix(d.Name(), ".hcl"):
+					names = append(names, path)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			sort.Strings(names)
+			out = append(out, names...)
 			continue
 		}
 		entries, err := os.ReadDir(p)

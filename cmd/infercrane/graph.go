@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/infercrane/infercrane/planner"
@@ -16,27 +15,25 @@ func init() {
 }
 
 func runGraph(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	pf := addPlanFlags(fs)
+	fs := newFlags(env, "graph", usageDoc{
+		Usage: "infercrane graph [flags] [PATH | PLANFILE]",
+		About: "Prints the DAG apply walks (deploy, preflight, runs, aggregate, gates, compare, report,\n" +
+			"teardown) for the spec in PATH (default .), planned against its state, or for a plan file.",
+		Examples: []string{
+			"infercrane graph | dot -Tsvg > plan.svg",
+			"infercrane graph -format mermaid examples/quickstart",
+			"infercrane graph quick.plan",
+		},
+	})
+	pf := addPlanFlags(fs.FlagSet)
 	format := fs.String("format", "dot", "output format: dot (Graphviz) or mermaid")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane graph [-format dot|mermaid] [-var NAME=VALUE]... [-state DIR] [PATH]")
-		fmt.Fprintln(env.Stderr, "\nPATH is a spec (a directory or .hcl file; default .), planned against its state, or a plan file.")
-		fmt.Fprintln(env.Stderr, "Render DOT with: infercrane graph | dot -Tsvg > plan.svg")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
-	}
-	if len(pos) > 1 {
-		fmt.Fprintf(env.Stderr, "infercrane graph: one PATH at most, got %d; run 'infercrane graph -h'\n", len(pos))
-		return 1
-	}
-	path := "."
-	if len(pos) == 1 {
-		path = pos[0]
+	path, code, ok := fs.oneOptional(pos, "PATH", ".")
+	if !ok {
+		return code
 	}
 	var render func(*planner.Plan) string
 	switch *format {
@@ -45,12 +42,15 @@ func runGraph(env *cliEnv, args []string) int {
 	case "mermaid":
 		render = planner.Mermaid
 	default:
-		fmt.Fprintf(env.Stderr, "infercrane graph: -format must be dot or mermaid, not %q\n", *format)
-		return 1
+		return fs.usageError("-format must be dot or mermaid, not %q", *format)
 	}
 	p, ok := readPlanArg(env, path, pf, false)
 	if !ok {
 		return 1
+	}
+	if len(p.Graph.Nodes) == 0 {
+		fmt.Fprintln(env.Stderr, "infercrane graph: nothing to run: "+planner.SummaryLine(p)+" The graph is empty; use -replace LANE to rerun a lane.")
+		return exitOK
 	}
 	fmt.Fprint(env.Stdout, render(p))
 	return 0

@@ -39,7 +39,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func addVarFlags(fs *flag.FlagSet) *varFlags {
 	vf := &varFlags{}
 	fs.Var(&vf.vars, "var", "set a variable: -var NAME=VALUE (repeatable)")
-	fs.Var(&vf.files, "var-file", "read variables from a file of NAME = VALUE lines (repeatable)")
+	fs.Var(&vf.files, "var-file", "read variables from a file of NAME = VALUE lines, or a JSON object when FILE ends in .json (repeatable)")
 	return vf
 }
 

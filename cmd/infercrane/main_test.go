@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +31,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waiturl": waitURL,
+			"waiturl":  waitURL,
+			"exitcode": exitCode,
 		},
 	})
 }
@@ -53,4 +59,65 @@ func waitURL(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("no URL appeared in %s within 30s", filepath.Base(path))
+}
+
+// exitCode is the testscript command `exitcode N PROG ARGS...`: it runs
+// PROG like exec (stdout and stderr can be checked after it) and fails
+// unless PROG exits with status N.
+func exitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// TestEveryCommandHasHelp: every registered command answers -h with exit
+// status 0 and a help text on stdout with its synopsis, its flags and at
+// least two examples, and 'infercrane help COMMAND' prints the same.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for name, c := range commands {
+		if c.Hidden {
+			continue
+		}
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			if c.Synopsis == "" {
+				t.Errorf("%s has no synopsis for 'infercrane help'", name)
+			}
+			var out, errOut bytes.Buffer
+			env := &cliEnv{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+			if code := c.Run(env, []string{"-h"}); code != 0 {
+				t.Errorf("%s -h exited %d, want 0; stderr:\n%s", name, code, errOut.String())
+			}
+			h := out.String()
+			if !strings.HasPrefix(h, "Usage: infercrane "+name) {
+				t.Errorf("%s -h does not start with its synopsis:\n%s", name, h)
+			}
+			if !strings.Contains(h, "\nFlags:\n") || !strings.Contains(h, "-no-color") {
+				t.Errorf("%s -h lists no flags:\n%s", name, h)
+			}
+			_, ex, _ := strings.Cut(h, "\nExamples:\n")
+			if n := strings.Count(ex, "\n  "); n < 1 || strings.Count(ex, "infercrane") < 2 {
+				t.Errorf("%s -h has fewer than two examples:\n%s", name, h)
+			}
+			var viaHelp bytes.Buffer
+			env.Stdout = &viaHelp
+			if code := runHelp(env, strings.Fields(name)); code != 0 || viaHelp.String() != h {
+				t.Errorf("'infercrane help %s' (exit %d) differs from '%s -h'", name, code, name)
+			}
+		})
+	}
 }

@@ -28,23 +28,27 @@ func sloFlags(fs *flag.FlagSet, slo *loadgen.SLO) {
 }
 
 func metricsCmd(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("infercrane metrics", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "metrics", usageDoc{
+		Usage: "infercrane metrics [flags] RECORDS.jsonl",
+		About: "Recomputes every statistic of a run from the per-request records bench --records (or apply,\n" +
+			"in STATE_DIR/runs/LANE/N.jsonl) wrote.",
+		Examples: []string{
+			"infercrane metrics run.jsonl",
+			"infercrane metrics run.jsonl --json --slo-ttft 200",
+			"infercrane metrics .infercrane/runs/598f4af04901/1.jsonl --slo-latency 2000",
+		},
+	})
 	asJSON := fs.Bool("json", false, "print the summary as JSON (byte-identical to bench --json for the same records and SLOs)")
 	var slo loadgen.SLO
-	sloFlags(fs, &slo)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane metrics RECORDS.jsonl [--json] [--slo-ttft MS] [--slo-tpot MS] [--slo-latency MS]\n\nRecomputes every statistic of a run from the records bench --records wrote.\n\nFlags:")
-		fs.PrintDefaults()
+	sloFlags(fs.FlagSet, &slo)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(interleave(args)); err != nil {
-		return flagErrorCode(err, 2)
+	if len(pos) != 1 {
+		return fs.usageError("give exactly one records file (JSONL, as written by bench --records), got %d", len(pos))
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(env.Stderr, "infercrane metrics: give exactly one records file (JSONL, as written by bench --records)")
-		return 2
-	}
-	f, err := os.Open(fs.Arg(0))
+	f, err := os.Open(pos[0])
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", err)
 		return 1
@@ -61,35 +65,6 @@ func metricsCmd(env *cliEnv, args []string) int {
 	}
 	writeSummaryTable(env.Stdout, s)
 	return 0
-}
-
-// interleave moves positional arguments after the flags, so flags may follow
-// the file name.
-func interleave(args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			pos = append(pos, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "-") && a != "-":
-			flags = append(flags, a)
-			if !strings.Contains(a, "=") && i+1 < len(args) && takesValue(a) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-		default:
-			pos = append(pos, a)
-		}
-	}
-	return append(flags, pos...)
-}
-
-// takesValue reports whether a metrics flag needs a value.
-func takesValue(flagArg string) bool {
-	name := strings.TrimLeft(flagArg, "-")
-	return strings.HasPrefix(name, "slo-")
 }
 
 // writeSummaryJSON prints the summary document: the one rendering both bench

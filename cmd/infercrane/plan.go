@@ -25,12 +25,14 @@ type planFlags struct {
 	vars    *varFlags
 	state   *string
 	replace multiFlag
+	target  multiFlag
 }
 
 func addPlanFlags(fs *flag.FlagSet) *planFlags {
 	pf := &planFlags{vars: addVarFlags(fs)}
 	pf.state = fs.String("state", "", "state directory (default: .infercrane next to the spec)")
 	fs.Var(&pf.replace, "replace", "rerun this lane (ID, unique ID prefix or screen/model/shape/gpu) even if complete (repeatable)")
+	fs.Var(&pf.target, "target", "plan only the lanes this names (ID, unique ID prefix, or a key or key prefix: screen, screen/model, ...); repeatable")
 	return pf
 }
 
@@ -71,7 +73,7 @@ func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps planned
 		}
 		ps.snap = snap
 	}
-	p, bdiags := planner.Build(cfg, ps.snap, planner.Options{Replace: pf.replace, Version: Version})
+	p, bdiags := planner.Build(cfg, ps.snap, planner.Options{Replace: pf.replace, Target: pf.target, Version: Version})
 	printDiags(env, bdiags, cfg.Files)
 	if bdiags.HasErrors() {
 		return ps, false
@@ -81,28 +83,28 @@ func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps planned
 }
 
 func runPlan(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	pf := addPlanFlags(fs)
+	fs := newFlags(env, "plan", usageDoc{
+		Usage: "infercrane plan [flags] [PATH]",
+		About: "Plans the spec in PATH (a directory of *.hcl files or one file; default .) against its\n" +
+			"state: the lanes to run, rerun and drop, preflight findings and the estimated cost.\n" +
+			"Exit status 0 (with -detailed-exitcode: 0 nothing to do, 2 work to do), 1 an error.",
+		Examples: []string{
+			"infercrane plan",
+			"infercrane plan examples/quickstart -out quick.plan",
+			"infercrane plan -target quickstart/qwen06 -var runs=5 -json",
+		},
+	})
+	pf := addPlanFlags(fs.FlagSet)
 	out := fs.String("out", "", "save the plan (with a snapshot of the spec and the digests of its inputs) to `FILE` for 'infercrane apply FILE'")
 	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to run, 1 on errors, 2 when there is work to run")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane plan [-var NAME=VALUE]... [-var-file FILE]... [-state DIR] [-replace LANE]... [-out FILE] [-json] [-detailed-exitcode] [PATH]")
-		fmt.Fprintln(env.Stderr, "\nPlans the spec in PATH (a directory of *.hcl files or one file; default .) against its state.")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
-	}
-	if len(pos) > 1 {
-		fmt.Fprintf(env.Stderr, "infercrane plan: one PATH at most, got %d; run 'infercrane plan -h'\n", len(pos))
-		return 1
-	}
-	path := "."
-	if len(pos) == 1 {
-		path = pos[0]
+	path, code, ok := fs.oneOptional(pos, "PATH", ".")
+	if !ok {
+		return code
 	}
 	ps, ok := planSpec(env, path, pf, false)
 	if !ok {
@@ -116,7 +118,7 @@ func runPlan(env *cliEnv, args []string) int {
 			return 1
 		}
 		_, _ = env.Stdout.Write(b)
-	} else if err := planner.WriteText(env.Stdout, p); err != nil {
+	} else if err := writePlanText(env, p); err != nil {
 		return 1
 	}
 	if *out != "" {
@@ -139,27 +141,6 @@ func runPlan(env *cliEnv, args []string) int {
 	}
 }
 
-// parseInterspersed parses flags that may come before, between or after
-// positional arguments ("plan DIR -json") and returns the positionals.
-// "--" ends flag parsing.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
 // isSpecPath reports whether path names a spec (a directory or a .hcl
 // file) rather than a plan file.
 func isSpecPath(path string) bool {
@@ -168,4 +149,11 @@ func isSpecPath(path string) bool {
 	}
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// writePlanText renders a plan for people, in colour on a terminal.
+func writePlanText(env *cliEnv, p *planner.Plan) error {
+	w := env.colored(env.Stdout)
+	defer flushColor(w)
+	return planner.WriteText(w, p)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
@@ -18,21 +17,24 @@ func init() {
 }
 
 func runProbe(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "probe", usageDoc{
+		Usage: "infercrane probe [flags] URL",
+		About: "Exits 0 when URL answers 2xx within -timeout, 1 otherwise (the modal executor runs it inside\n" +
+			"the sandbox as the server's health check).",
+		Examples: []string{
+			"infercrane probe http://127.0.0.1:8000/health",
+			"infercrane probe -timeout 30s http://127.0.0.1:8000/v1/models",
+		},
+	})
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane probe [-timeout D] URL")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagErrorCode(err, 2)
+	if len(pos) != 1 {
+		return fs.usageError("give exactly one URL, got %d", len(pos))
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	if err := modal.Probe(context.Background(), fs.Arg(0), *timeout); err != nil {
+	if err := modal.Probe(context.Background(), pos[0], *timeout); err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane probe: %v\n", err)
 		return 1
 	}

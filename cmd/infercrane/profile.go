@@ -35,8 +35,16 @@ func init() {
 }
 
 func runProfileTrace(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("profile trace", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "profile trace", usageDoc{
+		Usage: "infercrane profile trace [flags] SOURCE",
+		About: "Profiles a Parquet serving trace into a digest-pinned workload profile. SOURCE is a Parquet\n" +
+			"file path or s3://BUCKET/KEY; only the footer and the needed column chunks are read.",
+		Examples: []string{
+			"infercrane profile trace trace.parquet --out profiles/trace.json",
+			"infercrane profile trace s3://harvardsys-datasets/2026_chutes_anonymized/chutes_trace.parquet --anonymous --region us-east-1 --out profiles/chutes.json",
+			"infercrane profile trace trace.parquet --all --max-context 8192",
+		},
+	})
 	k := fs.Int("row-groups", 0, "profile K row groups spread over 10%..90% of the file (default 3)")
 	indices := fs.String("row-group-indices", "", "profile these row groups: i,j,k")
 	all := fs.Bool("all", false, "full scan: every row group, in parallel, with sketch percentiles")
@@ -51,18 +59,12 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	name := fs.String("name", "", "source name recorded in the profile (default: the file name)")
 	license := fs.String("license", "", "source license recorded in the profile, e.g. CC-BY-4.0")
 	citation := fs.String("citation", "", "source citation recorded in the profile")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane profile trace SOURCE [--row-groups K | --row-group-indices i,j,k | --all] [--rows-per-group N] [--max-context N] [--out FILE]")
-		fmt.Fprintln(env.Stderr, "\nSOURCE is a Parquet file path or s3://BUCKET/KEY. Only the footer and the needed column chunks are read.")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(env.Stderr, "infercrane profile trace: give exactly one SOURCE (a .parquet path or s3://bucket/key); run 'infercrane profile trace -h'")
-		return 1
+		return fs.usageError("give exactly one SOURCE (a .parquet path or s3://bucket/key), got %d", len(pos))
 	}
 	chosen := 0
 	for _, set := range []bool{*k != 0, *indices != "", *all} {
@@ -71,8 +73,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 		}
 	}
 	if chosen > 1 {
-		fmt.Fprintln(env.Stderr, "infercrane profile trace: use one of --row-groups, --row-group-indices and --all")
-		return 1
+		return fs.usageError("use one of --row-groups, --row-group-indices and --all")
 	}
 	o := workload.Options{
 		Source: pos[0], RowGroups: *k, All: *all, RowsPerGroup: *rows, MaxContext: *maxCtx, Workers: *workers,
@@ -87,8 +88,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 		for _, part := range strings.Split(*indices, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(part))
 			if err != nil {
-				fmt.Fprintf(env.Stderr, "infercrane profile trace: --row-group-indices: %q is not an integer; write indices like 0,17,42\n", part)
-				return 1
+				return fs.usageError("--row-group-indices: %q is not an integer; write indices like 0,17,42", part)
 			}
 			o.RowGroupIndices = append(o.RowGroupIndices, n)
 		}
@@ -264,20 +264,22 @@ type validateOutput struct {
 }
 
 func runProfileValidate(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("profile validate", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "profile validate", usageDoc{
+		Usage: "infercrane profile validate [flags] FILE",
+		About: "Checks a workload profile document (infercrane.public-workload-profile/v1) and prints its\n" +
+			"digest, whether the digest it states matches, and its shapes.",
+		Examples: []string{
+			"infercrane profile validate profiles/chutes.json",
+			"infercrane profile validate profiles/chutes.json --output json",
+		},
+	})
 	output := fs.String("output", "human", "human or json")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane profile validate FILE [--output human|json]")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 || (*output != "human" && *output != "json") {
-		fmt.Fprintln(env.Stderr, "infercrane profile validate: give one FILE and --output human or json; run 'infercrane profile validate -h'")
-		return 1
+		return fs.usageError("give one FILE and --output human or json")
 	}
 	res := validateOutput{File: pos[0], Problems: []string{}, Shapes: []workload.Shape{}}
 	data, err := os.ReadFile(pos[0])

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 
@@ -17,23 +16,25 @@ func init() {
 }
 
 func runProfileSynth(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("profile synth", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "profile synth", usageDoc{
+		Usage: "infercrane profile synth [flags] FILE",
+		About: "Writes a synthetic trace with the public Chutes trace's Parquet schema (same seed, same file),\n" +
+			"for trying 'profile trace' and trace-shaped screens offline.",
+		Examples: []string{
+			"infercrane profile synth trace.parquet",
+			"infercrane profile synth --rows 20000 --rows-per-group 2000 --seed 7 small.parquet",
+		},
+	})
 	rows := fs.Int64("rows", 100_000, "number of requests")
 	perGroup := fs.Int("rows-per-group", 10_000, "rows per Parquet row group")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same file)")
 	rate := fs.Float64("rate", 50, "mean arrival rate, requests per second")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane profile synth [--rows N] [--rows-per-group N] [--seed S] [--rate R] FILE")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(env.Stderr, "infercrane profile synth: give one output FILE; run 'infercrane profile synth -h'")
-		return 1
+		return fs.usageError("give one output FILE, got %d", len(pos))
 	}
 	f, err := os.Create(pos[0])
 	if err == nil {

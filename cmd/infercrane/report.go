@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -19,28 +18,26 @@ func init() {
 }
 
 func runReport(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "report", usageDoc{
+		Usage: "infercrane report [flags] [STATE_DIR]",
+		About: "Builds the evidence of every screen in STATE_DIR (default " + state.DefaultDir + ") from its\n" +
+			"per-request records and writes it with the Markdown, HTML and Parquet reports.\n" +
+			"Exit status: 0 every gate passed, 3 a gate failed, 4 a gate was inconclusive, 1 an error.",
+		Examples: []string{
+			"infercrane report",
+			"infercrane report examples/quickstart/.infercrane -format html,md",
+			"infercrane report -out /tmp/reports .infercrane",
+		},
+	})
 	formats := fs.String("format", strings.Join(report.AllFormats, ","), "comma-separated formats to write: "+strings.Join(report.AllFormats, ", "))
 	out := fs.String("out", "", "directory for the reports (default STATE_DIR/reports)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane report [STATE_DIR] [-format json,md,html,parquet] [-out DIR]")
-		fmt.Fprintln(env.Stderr, "\nBuilds the evidence of every screen in STATE_DIR (default "+state.DefaultDir+") from its")
-		fmt.Fprintln(env.Stderr, "per-request records and writes it. Exit status: 0 every gate passed, 3 a gate failed,")
-		fmt.Fprintln(env.Stderr, "4 a gate was inconclusive, 1 an error.")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
-	}
-	if len(pos) > 1 {
-		fmt.Fprintf(env.Stderr, "infercrane report: one STATE_DIR at most, got %d; run 'infercrane report -h'\n", len(pos))
-		return 1
-	}
-	dir := state.DefaultDir
-	if len(pos) == 1 {
-		dir = pos[0]
+	dir, code, ok := fs.oneOptional(pos, "STATE_DIR", state.DefaultDir)
+	if !ok {
+		return code
 	}
 	var list []string
 	for _, f := range strings.Split(*formats, ",") {
@@ -49,8 +46,7 @@ func runReport(env *cliEnv, args []string) int {
 		}
 	}
 	if err := report.CheckFormats(list); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
-		return 1
+		return fs.usageError("%v", err)
 	}
 	opts := report.Options{Formats: list, OutDir: *out, InfercraneVersion: Version}
 	if env.Environ != nil {

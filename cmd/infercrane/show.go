@@ -1,8 +1,9 @@
 package main
 
 import (
-	"flag"
+	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/infercrane/infercrane/planner"
 )
@@ -16,22 +17,34 @@ func init() {
 }
 
 func runShow(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane show [-json] FILE")
-		fmt.Fprintln(env.Stderr, "\nRenders the plan in FILE, made by 'infercrane plan -out FILE' or 'infercrane plan -json > FILE'.")
-		fs.PrintDefaults()
+	fs := newFlags(env, "show", usageDoc{
+		Usage: "infercrane show [flags] [PLANFILE | STATE_DIR]",
+		About: "Renders a saved plan (made by 'infercrane plan -out FILE' or 'plan -json > FILE') and says\n" +
+			"whether apply still accepts it; or, given a state directory or nothing (-state, default\n" +
+			".infercrane), shows the state: every lane with its completed runs and their figures.",
+		Examples: []string{
+			"infercrane show",
+			"infercrane show quick.plan",
+			"infercrane show -json examples/quickstart/.infercrane",
+		},
+	})
+	asJSON := fs.Bool("json", false, "print the plan (or the state's lanes) as JSON on stdout")
+	dir := stateFlag(fs)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
+	arg, code, ok := fs.oneOptional(pos, "PLANFILE or STATE_DIR", "")
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(env.Stderr, "infercrane show: give exactly one plan FILE; run 'infercrane show -h'")
-		return 1
+	if arg == "" || isDir(arg) {
+		if arg == "" {
+			arg = *dir
+		}
+		return showState(env, arg, *asJSON)
 	}
+	pos = []string{arg}
 	p, saved, err := planner.ReadPlanFile(pos[0])
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
@@ -44,7 +57,7 @@ func runShow(env *cliEnv, args []string) int {
 			return 1
 		}
 		_, _ = env.Stdout.Write(b)
-	} else if err := planner.WriteText(env.Stdout, p); err != nil {
+	} else if err := writePlanText(env, p); err != nil {
 		return 1
 	}
 	if saved != nil {
@@ -70,4 +83,36 @@ func reportStaleness(env *cliEnv, s *planner.SavedPlan) {
 		fmt.Fprintf(env.Stderr, "  - %s\n", c)
 	}
 	fmt.Fprintf(env.Stderr, "Make a new plan with 'infercrane plan -out FILE %s'.\n", s.SpecPath)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// showState renders every lane of the state in dir.
+func showState(env *cliEnv, dir string, asJSON bool) int {
+	snap, ok := loadState(env, "show", dir)
+	if !ok {
+		return exitError
+	}
+	if asJSON {
+		lanes := []any{}
+		for _, id := range snap.LaneIDs() {
+			lanes = append(lanes, snap.Lanes[id])
+		}
+		b, _ := json.MarshalIndent(map[string]any{"format_version": "1", "state_dir": snap.Dir, "lanes": lanes}, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+		return exitOK
+	}
+	runs := 0
+	for _, l := range snap.Lanes {
+		runs += len(l.Completed)
+	}
+	fmt.Fprintf(env.Stdout, "State %s: %s, %s complete.\n", dir, plural(len(snap.Lanes), "lane", "lanes"), plural(runs, "run", "runs"))
+	for _, id := range snap.LaneIDs() {
+		fmt.Fprintln(env.Stdout)
+		writeStateLane(env.Stdout, snap.Lanes[id])
+	}
+	return exitOK
 }

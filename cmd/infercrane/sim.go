@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net"
 	"os/signal"
@@ -30,8 +29,17 @@ func init() {
 // 0 after a clean shutdown, 2 for bad flags or values, 1 when serving fails
 // (a port taken), 3 after an injected crash.
 func simServe(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("infercrane sim serve", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "sim serve", usageDoc{
+		Usage: "infercrane sim serve [flags]",
+		About: "Serves the simulated vLLM-compatible engine (OpenAI chat and completions, /tokenize, /health,\n" +
+			"/metrics) until SIGINT or SIGTERM. Exit status 0 after a clean shutdown, 2 bad flags,\n" +
+			"1 serving failed, 3 after an injected crash (--crash-after).",
+		Examples: []string{
+			"infercrane sim serve --port 8000",
+			"infercrane sim serve --port 0 --timing model --model-id Qwen/Qwen3-0.6B --gpu L40S",
+			"infercrane sim serve --fail-rate 0.1 --fail-status 429 --seed 3",
+		},
+	})
 	var (
 		o        sim.Options
 		host     = fs.String("host", "127.0.0.1", "address to listen on")
@@ -60,16 +68,12 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.IntVar(&o.Faults.CutAfter, "cut-after", 0, "drop every streamed response after N tokens (0: off)")
 	fs.DurationVar(&o.Faults.SlowStart, "slow-start", 0, "answer /health with 503 for this long after start")
 	fs.IntVar(&o.Faults.CrashAfter, "crash-after", 0, "exit with status 3 when request N+1 arrives (0: off)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane sim serve [flags]\n\nServes a simulated vLLM-compatible engine until SIGINT or SIGTERM.\n\nFlags:")
-		fs.PrintDefaults()
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagErrorCode(err, 2)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "infercrane sim serve: unexpected argument %q; every setting is a flag (see --help)\n", fs.Arg(0))
-		return 2
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q; every setting is a flag", pos[0])
 	}
 	o.Seed = *seed
 	o.Faults.FailRate = *failRate
@@ -103,7 +107,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.Stderr, "infercrane sim: vLLM %s behaviour, context overflow=%s\n", eo.Version, eo.ContextOverflow)
 	fmt.Fprintf(env.Stdout, "listening on %s\n", s.URL)
-	code := 0
+	code = 0
 	select {
 	case <-ctx.Done():
 	case <-s.Engine.Crashed():

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"sort"
 
@@ -30,23 +29,27 @@ type validateJSON struct {
 }
 
 func runValidate(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "validate", usageDoc{
+		Usage: "infercrane validate [flags] [PATH]",
+		About: "Checks the spec in PATH (a directory of *.hcl files or one file; default .): syntax,\n" +
+			"references, types, variables and executor settings. Exit status 0 valid, 1 invalid.",
+		Examples: []string{
+			"infercrane validate",
+			"infercrane validate examples/quickstart -json",
+			"infercrane validate -var runs=5 -var-file prod.vars.json specs/",
+		},
+	})
 	asJSON := fs.Bool("json", false, "print the result and diagnostics as JSON on stdout")
-	vf := addVarFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane validate [-json] [-var NAME=VALUE]... [-var-file FILE]... [PATH]")
-		fmt.Fprintln(env.Stderr, "\nChecks the spec in PATH (a directory of *.hcl files or one file; default .).")
-		fs.PrintDefaults()
+	vf := addVarFlags(fs.FlagSet)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return flagErrorCode(err, 1)
+	path, code, ok := fs.oneOptional(pos, "PATH", ".")
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintf(env.Stderr, "infercrane validate: one PATH at most, got %d; run 'infercrane validate -h'\n", fs.NArg())
-		return 1
-	}
-	cfg, diags := loadConfig(env, fs.Arg(0), vf)
+	cfg, diags := loadConfig(env, path, vf)
 	valid := !diags.HasErrors()
 	summary, notes := "", []string(nil)
 	if valid {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/infercrane/infercrane/executor/report"
@@ -16,22 +15,22 @@ func init() {
 }
 
 func runVerify(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "verify", usageDoc{
+		Usage: "infercrane verify [flags] FILE",
+		About: "Recomputes the digest of an evidence file; with -state also recomputes every figure from\n" +
+			"the per-request records. Exit status 0 when all agree, 1 otherwise.",
+		Examples: []string{
+			"infercrane verify .infercrane/reports/quickstart.evidence.json",
+			"infercrane verify -state .infercrane .infercrane/reports/quickstart.evidence.json",
+		},
+	})
 	stateDir := fs.String("state", "", "state directory whose records the figures are recomputed from")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: infercrane verify FILE [-state DIR]")
-		fmt.Fprintln(env.Stderr, "\nRecomputes the digest of an evidence file; with -state also recomputes every")
-		fmt.Fprintln(env.Stderr, "figure from the per-request records. Exit status 0 when all agree, 1 otherwise.")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagErrorCode(err, 1)
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(env.Stderr, "infercrane verify: give exactly one evidence FILE; run 'infercrane verify -h'")
-		return 1
+		return fs.usageError("give exactly one evidence FILE, got %d", len(pos))
 	}
 	res, err := report.Verify(pos[0], *stateDir)
 	if err != nil {

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+func init() {
+	register(&command{
+		Name:     "completion",
+		Synopsis: "Print a shell completion script (bash or zsh) for commands and flags",
+		Run:      runCompletion,
+	})
+	register(&command{
+		Name:     "__complete",
+		Synopsis: "List completions of a partial command line (used by the completion scripts)",
+		Run:      runComplete,
+		Hidden:   true,
+	})
+}
+
+const bashCompletion = `# bash completion for infercrane; load it with:
+#   source <(infercrane completion bash)
+_infercrane() {
+  local IFS=$'\n'
+  COMPREPLY=( $(infercrane __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null) )
+}
+complete -o default -F _infercrane infercrane
+`
+
+const zshCompletion = `#compdef infercrane
+# zsh completion for infercrane; load it with:
+#   source <(infercrane completion zsh)
+_infercrane() {
+  local -a c
+  c=("${(@f)$(infercrane __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+  if (( ${#c} )) && [[ -n ${c[1]} ]]; then
+    compadd -a c
+  else
+    _files
+  fi
+}
+if (( $+functions[compdef] )); then
+  compdef _infercrane infercrane
+fi
+`
+
+func runCompletion(env *cliEnv, args []string) int {
+	fs := newFlags(env, "completion", usageDoc{
+		Usage: "infercrane completion bash|zsh",
+		About: "Prints a completion script for the shell: it completes command names, subcommands and\n" +
+			"each command's flags, and file names for arguments.",
+		Examples: []string{
+			"source <(infercrane completion bash)",
+			"infercrane completion bash > /etc/bash_completion.d/infercrane",
+			"infercrane completion zsh > \"${fpath[1]}/_infercrane\"",
+		},
+	})
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return fs.usageError("name the shell: bash or zsh")
+	}
+	switch pos[0] {
+	case "bash":
+		fmt.Fprint(env.Stdout, bashCompletion)
+	case "zsh":
+		fmt.Fprint(env.Stdout, zshCompletion)
+	default:
+		return fs.usageError("no completion for shell %q; choose bash or zsh", pos[0])
+	}
+	return exitOK
+}
+
+// runComplete prints the completions of the last word of args, one a line:
+// command names while no command is complete, then the command's flags
+// when the word starts with "-". Nothing (the shell completes file names)
+// otherwise.
+func runComplete(env *cliEnv, args []string) int {
+	if len(args) == 0 {
+		args = []string{""}
+	}
+	cur, words := args[len(args)-1], args[:len(args)-1]
+	for len(words) > 0 && strings.HasPrefix(words[0], "-") { // global flags
+		if words[0] == "-chdir" && len(words) > 1 {
+			words = words[1:]
+		}
+		words = words[1:]
+	}
+	var out []string
+	c, _ := lookup(words)
+	switch {
+	case c == nil && strings.HasPrefix(cur, "-") && len(words) == 0:
+		out = []string{"-chdir=", "-help", "-no-color", "-version"}
+	case c == nil:
+		prefix := strings.Join(append(append([]string{}, words...), ""), " ")
+		seen := map[string]bool{}
+		for name, cmd := range commands {
+			if cmd.Hidden || !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			word, _, _ := strings.Cut(strings.TrimPrefix(name, prefix), " ")
+			if strings.HasPrefix(word, cur) && !seen[word] {
+				seen[word] = true
+				out = append(out, word)
+			}
+		}
+		if len(words) == 0 && strings.HasPrefix("help", cur) {
+			out = append(out, "help")
+		}
+	case strings.HasPrefix(cur, "-"):
+		out = commandFlags(env, c, cur)
+	}
+	sort.Strings(out)
+	for _, o := range out {
+		fmt.Fprintln(env.Stdout, o)
+	}
+	return exitOK
+}
+
+// commandFlags lists the flags of c that start with prefix, by running c's
+// -h with output thrown away and looking at the flag set it made.
+func commandFlags(env *cliEnv, c *command, prefix string) []string {
+	var fs *cmdFlags
+	quiet := &cliEnv{Stdin: env.Stdin, Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Environ: env.Environ,
+		onFlags: func(f *cmdFlags) {
+			if fs == nil {
+				fs = f
+			}
+		}}
+	c.Run(quiet, []string{"-h"})
+	if fs == nil {
+		return nil
+	}
+	dashes := "-"
+	if strings.HasPrefix(prefix, "--") {
+		dashes = "--"
+	}
+	var out []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if name := dashes + f.Name; strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	})
+	return out
+}
