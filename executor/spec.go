@@ -53,6 +53,7 @@ func RunSpecFor(l *planner.Lane, n int) RunSpec {
 			Warmup:       in.Warmup,
 			Seed:         in.Seed + int64(n-1),
 			SLO:          loadgen.SLO{TTFTMs: in.SLOTTFTMs, TPOTMs: in.SLOTPOTMs, LatencyMs: in.SLOLatencyMs},
+			Workload:     in.Workload,
 		},
 	}
 }

@@ -148,7 +148,12 @@ type Shape struct {
 	Streaming        bool   // default true
 	API              string // "chat" (default) or "completions"
 	SLO              SLO
-	DeclRange        hcl.Range
+	// Lengths, Prefix and Session shape the requests beyond one fixed
+	// size (nil: unset).
+	Lengths   *Lengths
+	Prefix    *Prefix
+	Session   *Session
+	DeclRange hcl.Range
 	// AttrRanges maps each attribute set in the block to its expression's
 	// range, so that later stages can point diagnostics at it.
 	AttrRanges map[string]hcl.Range

@@ -23,6 +23,9 @@ func Functions() map[string]function.Function {
 		"pow":      stdlib.PowFunc,
 		"signum":   stdlib.SignumFunc,
 		"int":      stdlib.IntFunc,
+		// length distributions of shapes
+		"lognormal":     LognormalFunc,
+		"lognormal_fit": LognormalFitFunc,
 		// string
 		"chomp":      stdlib.ChompFunc,
 		"format":     stdlib.FormatFunc,

@@ -34,7 +34,7 @@ var sloSpecs = []attrSpec{
 }
 
 func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
-	a, content := l.decodeBody(d, body, ctx, shapeSpecs, hcl.BlockHeaderSchema{Type: "slo"})
+	a, content := l.decodeBody(d, body, ctx, shapeSpecs, append([]hcl.BlockHeaderSchema{{Type: "slo"}}, workloadBlocks...)...)
 	s := &Shape{
 		Name:             in.name,
 		TemplateHeadroom: int(a.int("template_headroom")),
@@ -49,6 +49,8 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		DeclRange:        d.block.DefRange,
 		AttrRanges:       a.ranges(),
 	}
+	sloBlocks, workload := splitBlocks(content.Blocks, "slo")
+	l.decodeWorkload(d, s, workload, ctx)
 	s.InputTokens = l.tokens(d, a, "input_tokens", s)
 	s.OutputTokens = l.tokens(d, a, "output_tokens", s)
 	l.diags = appendIf(l.diags,
@@ -83,10 +85,10 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		s.Burstiness = 1
 	}
 	slo := cty.NullVal(cty.DynamicPseudoType)
-	for i, b := range content.Blocks {
+	for i, b := range sloBlocks {
 		if i > 0 {
 			l.diags = append(l.diags, errorf(b.DefRange, "Duplicate slo block",
-				"A shape has at most one slo block; one was already declared at %s.", content.Blocks[0].DefRange))
+				"A shape has at most one slo block; one was already declared at %s.", sloBlocks[0].DefRange))
 			continue
 		}
 		sc, diags := b.Body.Content(schemaFor(sloSpecs))
@@ -108,6 +110,9 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 // an unprofiled trace. It also insists that a count is given.
 func (l *loader) tokens(d *decl, a *attrs, name string, s *Shape) int {
 	if !a.set[name] {
+		if n, ok := s.Lengths.representative(name); ok {
+			return n
+		}
 		if _, hasExpr := a.exprs[name]; !hasExpr {
 			l.diags = append(l.diags, errorf(a.body, "Missing required argument",
 				"The argument %q is required: a number, or a trace percentile such as trace.NAME.%s.p50.", name, name))

@@ -183,6 +183,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	if l.hwOK && len(l.missing) == 0 {
 		l.Perf = &perf.Lane{Model: l.arch, Hardware: l.hw}
 	}
+	resolveWorkload(l)
 	return l
 }
 

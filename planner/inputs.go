@@ -53,6 +53,7 @@ func laneInputs(b laneBlocks) LaneInputs {
 		RuntimeArgs:      []string{},
 		Seed:             b.screen.Seed,
 		GPUMemoryUtil:    defaultGPUMemoryUtilization,
+		Workload:         workloadSpec(s),
 	}
 	if in.API == "" {
 		in.API = "chat"
@@ -187,7 +188,7 @@ func maxModelLen(args []string) int {
 var traceRef = regexp.MustCompile(`\btrace\.([A-Za-z_][A-Za-z0-9_-]*)`)
 
 // fieldPrefix is the shape attribute a pending message is about.
-var fieldPrefix = regexp.MustCompile(`^([a-z_]+):`)
+var fieldPrefix = regexp.MustCompile(`^([a-z_.]+):`)
 
 // canonicalPending reduces the spec language's pending messages
 // ("input_tokens: trace.chutes is not profiled yet; ...") to

@@ -2,7 +2,10 @@
 // DAG that orders their work, preflight findings and cost estimates.
 package planner
 
-import "github.com/infercrane/infercrane/planner/perf"
+import (
+	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
+)
 
 // FormatVersion is the version of the plan JSON format.
 const FormatVersion = "1"
@@ -149,6 +152,9 @@ type LaneInputs struct {
 	ExecutorType     string         `json:"executor_type"`
 	ExecutorConfig   map[string]any `json:"executor_config,omitempty"`
 	Seed             int64          `json:"seed"`
+	// Workload draws lengths, shares prefixes or holds sessions (nil: every
+	// request has the fixed token counts and shares nothing).
+	Workload *load.Spec `json:"workload,omitempty"`
 	// Pending names trace values the lane's token counts wait for
 	// ("trace.chutes.input_tokens.p50"); empty once the trace is profiled.
 	Pending []string `json:"pending,omitempty"`

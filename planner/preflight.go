@@ -183,6 +183,7 @@ func laneChecks(l *lanePlan, f *findings) {
 		return
 	}
 	contextCheck(l, name, f)
+	workloadChecks(l, name, f)
 	memoryCheck(l, name, f)
 	if in.Requests < in.Concurrency {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("requests %d < concurrency %d in shape %q", in.Requests, in.Concurrency, l.Shape),

@@ -9,6 +9,13 @@ type chunkInfo struct {
 	// usage is set when the chunk carries a non-null usage object.
 	usage                          bool
 	promptTokens, completionTokens int
+	// cachedTokens is usage.prompt_tokens_details.cached_tokens (-1: absent).
+	cachedTokens int
+	// capture asks for the text of content-carrying choices in text (raw
+	// JSON string bytes, escapes kept, aliasing the input); it survives
+	// parseChunk's reset.
+	capture bool
+	text    [][]byte
 	// errMsg is set (raw bytes, aliasing the input) for an error event.
 	isError bool
 	errMsg  []byte
@@ -19,7 +26,7 @@ var errBadChunk = errors.New("malformed JSON chunk")
 // parseChunk reads one OpenAI-style streaming payload (chat or completions)
 // without allocating.
 func parseChunk(b []byte, ci *chunkInfo) error {
-	*ci = chunkInfo{}
+	*ci = chunkInfo{capture: ci.capture, text: ci.text[:0], cachedTokens: -1}
 	s := jscan{b: b}
 	if !s.openObject() {
 		return errBadChunk
@@ -60,7 +67,7 @@ func parseChoices(s *jscan, ci *chunkInfo) bool {
 		return true
 	}
 	for {
-		carries, ok := parseChoice(s)
+		carries, ok := parseChoice(s, ci)
 		if !ok {
 			return false
 		}
@@ -79,7 +86,7 @@ func parseChoices(s *jscan, ci *chunkInfo) bool {
 // parseChoice reports whether a choice carries a token: a non-empty
 // delta.content, delta.reasoning_content, delta.reasoning, message.* of the
 // same names, or text.
-func parseChoice(s *jscan) (bool, bool) {
+func parseChoice(s *jscan, ci *chunkInfo) (bool, bool) {
 	if s.peek() != '{' {
 		return false, s.skip(1)
 	}
@@ -95,7 +102,7 @@ func parseChoice(s *jscan) (bool, bool) {
 		}
 		switch string(k) {
 		case "text":
-			if nonEmptyString(s, &carries) {
+			if nonEmptyString(s, &carries, ci) {
 				continue
 			}
 			return false, false
@@ -116,8 +123,12 @@ func parseChoice(s *jscan) (bool, bool) {
 					break
 				}
 				switch string(k2) {
-				case "content", "reasoning_content", "reasoning":
-					if !nonEmptyString(s, &carries) {
+				case "content":
+					if !nonEmptyString(s, &carries, ci) {
+						return false, false
+					}
+				case "reasoning_content", "reasoning":
+					if !nonEmptyString(s, &carries, nil) {
 						return false, false
 					}
 				default:
@@ -134,12 +145,16 @@ func parseChoice(s *jscan) (bool, bool) {
 	}
 }
 
-// nonEmptyString reads a string or null, setting *carries for a non-empty string.
-func nonEmptyString(s *jscan, carries *bool) bool {
+// nonEmptyString reads a string or null, setting *carries for a non-empty
+// string and keeping its bytes in ci.text when ci captures text.
+func nonEmptyString(s *jscan, carries *bool, ci *chunkInfo) bool {
 	if s.peek() == '"' {
 		v, ok := s.str()
 		if ok && len(v) > 0 {
 			*carries = true
+			if ci != nil && ci.capture {
+				ci.text = append(ci.text, v)
+			}
 		}
 		return ok
 	}
@@ -147,7 +162,7 @@ func nonEmptyString(s *jscan, carries *bool) bool {
 }
 
 func parseUsage(s *jscan, ci *chunkInfo) bool {
-	ci.usage, ci.promptTokens, ci.completionTokens = false, 0, 0 // the last usage key wins
+	ci.usage, ci.promptTokens, ci.completionTokens, ci.cachedTokens = false, 0, 0, -1 // the last usage key wins
 	if s.peek() != '{' {
 		return s.skip(1)
 	}
@@ -168,6 +183,10 @@ func parseUsage(s *jscan, ci *chunkInfo) bool {
 			}
 		case "completion_tokens":
 			if ci.completionTokens, ok = s.int(); !ok && !s.skip(1) {
+				return false
+			}
+		case "prompt_tokens_details":
+			if !parsePromptDetails(s, ci) {
 				return false
 			}
 		default:
@@ -206,6 +225,34 @@ func parseError(s *jscan, ci *chunkInfo) bool {
 			}
 			ci.errMsg = v
 			continue
+		}
+		if !s.skip(1) {
+			return false
+		}
+	}
+}
+
+// parsePromptDetails reads usage.prompt_tokens_details (null or an object)
+// for its cached_tokens.
+func parsePromptDetails(s *jscan, ci *chunkInfo) bool {
+	if s.peek() != '{' {
+		return s.skip(1)
+	}
+	s.i++
+	for first := true; ; first = false {
+		k, more, ok := s.nextKey(first)
+		if !ok {
+			return false
+		}
+		if !more {
+			return true
+		}
+		if string(k) == "cached_tokens" {
+			n, ok := s.int()
+			if ok {
+				ci.cachedTokens = n
+				continue
+			}
 		}
 		if !s.skip(1) {
 			return false

@@ -61,6 +61,9 @@ type Calibration struct {
 	MeasuredTokens int `json:"measured_tokens,omitempty"`
 	// Calls is the number of /tokenize requests made.
 	Calls int `json:"calls"`
+	// Derived marks a length sized from the template overhead that exact
+	// calibrations of other lengths agreed on, without a call of its own.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // calibrator sizes prompts for target token counts, caching per target.

@@ -21,6 +21,11 @@ type job struct {
 	input       int
 	output      int
 	body        []byte
+	// shared, session and turn describe a workload request (see Record).
+	shared, session, turn int
+	// answer, when set, receives the answer's text (a session's turn,
+	// which the next turn sends back).
+	answer *[]byte
 }
 
 // client sends jobs and records what it sees.
@@ -68,12 +73,21 @@ type streamOptions struct {
 // buildBody renders one request: max_tokens forces the output length with
 // ignore_eos, and streaming requests ask for usage in the final chunk.
 func buildBody(model string, chat, stream bool, prompt string, maxTokens int) []byte {
-	rb := requestBody{Model: model, MaxTokens: maxTokens, IgnoreEOS: true, Stream: stream}
 	if chat {
-		rb.Messages = []chatMsg{{Role: "user", Content: prompt}}
-	} else {
-		rb.Prompt = prompt
+		return buildChatBody(model, stream, []chatMsg{{Role: "user", Content: prompt}}, maxTokens)
 	}
+	return marshalBody(requestBody{Model: model, Prompt: prompt}, stream, maxTokens)
+}
+
+// buildChatBody renders a chat request of msgs (a conversation so far).
+func buildChatBody(model string, stream bool, msgs []chatMsg, maxTokens int) []byte {
+	return marshalBody(requestBody{Model: model, Messages: msgs}, stream, maxTokens)
+}
+
+// marshalBody sets the generation settings every request shares and
+// encodes rb.
+func marshalBody(rb requestBody, stream bool, maxTokens int) []byte {
+	rb.MaxTokens, rb.IgnoreEOS, rb.Stream = maxTokens, true, stream
 	if stream {
 		rb.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
@@ -87,7 +101,8 @@ func (c *client) since(t time.Time) int64 { return int64(t.Sub(c.start)) }
 // grace period, or the caller) marks the request cancelled.
 func (c *client) do(parent context.Context, j *job, rec *Record) {
 	*rec = Record{Index: j.index, Warmup: j.warmup, OpenLoop: j.open, ScheduledNs: j.scheduledNs,
-		InputTokens: j.input, MaxTokens: j.output, NonStreaming: !c.stream}
+		InputTokens: j.input, MaxTokens: j.output, NonStreaming: !c.stream,
+		SharedTokens: j.shared, Session: j.session, Turn: j.turn}
 	ctx, cancel := context.WithTimeout(parent, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(j.body))
@@ -125,9 +140,9 @@ func (c *client) do(parent context.Context, j *job, rec *Record) {
 		return
 	}
 	if c.stream {
-		c.readStream(parent, resp.Body, rec)
+		c.readStreamInto(parent, resp.Body, rec, j.answer)
 	} else {
-		c.readWhole(parent, resp.Body, rec)
+		c.readWhole(parent, resp.Body, rec, j.answer)
 	}
 }
 
@@ -166,10 +181,16 @@ var doneMarker = []byte("[DONE]")
 // the socket read that completed them; nothing on this path allocates per
 // token (the reader's buffer is reused and ChunkNs is reserved up front).
 func (c *client) readStream(parent context.Context, body io.Reader, rec *Record) {
+	c.readStreamInto(parent, body, rec, nil)
+}
+
+// readStreamInto is readStream that also appends the answer's content to
+// *answer when answer is not nil.
+func (c *client) readStreamInto(parent context.Context, body io.Reader, rec *Record, answer *[]byte) {
 	sr := c.reader(body)
 	defer c.readers.Put(sr)
 	rec.ChunkNs = make([]int64, 0, min(rec.MaxTokens+1, maxChunkPrealloc))
-	var ci chunkInfo
+	ci := chunkInfo{capture: answer != nil}
 	sawDone, usage := false, false
 	var failErr error
 	var errText []byte
@@ -205,10 +226,14 @@ func (c *client) readStream(parent context.Context, body io.Reader, rec *Record)
 			rec.LastTokenNs = t
 			rec.ChunkNs = append(rec.ChunkNs, t)
 			rec.ClientTokens += ci.tokens
+			for _, raw := range ci.text {
+				*answer = appendJSONString(*answer, raw)
+			}
 		}
 		if ci.usage {
 			usage = true
 			rec.PromptTokens, rec.OutputTokens = ci.promptTokens, ci.completionTokens
+			rec.CachedTokens = cachedOf(ci.cachedTokens)
 		}
 	}
 	if !sawDone {
@@ -264,14 +289,17 @@ type wholeResponse struct {
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
 // readWhole consumes a non-streaming answer: the whole answer is one chunk,
 // stamped when its last byte was read.
-func (c *client) readWhole(parent context.Context, body io.Reader, rec *Record) {
+func (c *client) readWhole(parent context.Context, body io.Reader, rec *Record, answer *[]byte) {
 	b, err := io.ReadAll(body)
 	now := c.since(time.Now())
 	rec.DoneNs = now
@@ -288,6 +316,9 @@ func (c *client) readWhole(parent context.Context, body io.Reader, rec *Record) 
 		if ch.Text != "" || ch.Message.Content != "" || ch.Message.ReasoningContent != "" || ch.Message.Reasoning != "" {
 			rec.ClientTokens++
 		}
+		if answer != nil {
+			*answer = append(append(*answer, ch.Text...), ch.Message.Content...)
+		}
 	}
 	if wr.Usage != nil && wr.Usage.CompletionTokens > 0 {
 		rec.ClientTokens = max(rec.ClientTokens, 1)
@@ -298,6 +329,33 @@ func (c *client) readWhole(parent context.Context, body io.Reader, rec *Record) 
 	usage := wr.Usage != nil
 	if usage {
 		rec.PromptTokens, rec.OutputTokens = wr.Usage.PromptTokens, wr.Usage.CompletionTokens
+		if d := wr.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			rec.CachedTokens = cachedOf(*d.CachedTokens)
+		}
 	}
 	c.finish(parent, rec, usage, nil, nil)
+}
+
+// cachedOf returns the cached-token count to record: nil when the server
+// did not report one (n < 0).
+func cachedOf(n int) *int {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+// appendJSONString appends the text of raw, the bytes between the quotes of
+// a JSON string, to dst, undoing escapes.
+func appendJSONString(dst, raw []byte) []byte {
+	if !bytes.ContainsRune(raw, '\\') {
+		return append(dst, raw...)
+	}
+	var s string
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	if json.Unmarshal(q, &s) != nil {
+		return append(dst, raw...)
+	}
+	return append(dst, s...)
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // Progress is a snapshot of a running benchmark for live displays.
@@ -101,7 +103,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	cal := &calibrator{client: o.hc, base: base, model: cfg.Model, apiKey: cfg.APIKey, chat: chat,
 		seed: cfg.Seed, byToken: map[int]Calibration{}}
 	r := &runner{cfg: cfg, trace: trace, o: o, chat: chat, cal: cal}
-	if err := r.calibrateAll(ctx); err != nil {
+	prepare := r.calibrateAll
+	if cfg.Workload.Active() {
+		prepare = r.planWorkload
+	}
+	if err := prepare(ctx); err != nil {
 		return nil, err
 	}
 	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming,
@@ -177,6 +183,9 @@ func normalize(cfg Config) (Config, []TraceEntry, error) {
 			return cfg, nil, err
 		}
 	}
+	if err := checkWorkload(cfg); err != nil {
+		return cfg, nil, fmt.Errorf("workload: %w", err)
+	}
 	return cfg, nil, nil
 }
 
@@ -188,6 +197,11 @@ type runner struct {
 	chat  bool
 	cal   *calibrator
 	c     *client
+	// seq and warm are a workload's drawn measured and warm-up requests
+	// (nil without one); header is the chat template's tokens before the
+	// user's text, which prefix prompts share anyway.
+	seq, warm []load.Request
+	header    int
 
 	mu      sync.Mutex
 	records []Record
@@ -231,6 +245,9 @@ func (r *runner) sizes(i int) (int, int) {
 // makeJob builds the request with record index index (warmup requests take
 // the first indexes, measured ones follow) and the sizes of entry sizeIndex.
 func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
+	if r.seq != nil {
+		return r.workloadJob(index, sizeIndex, warmup)
+	}
 	in, out := r.sizes(sizeIndex)
 	cal, _ := r.cal.calibrate(context.Background(), in) // cached by calibrateAll
 	return &job{index: index, warmup: warmup, input: in, output: out,
@@ -274,9 +291,13 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 	}
 	first := len(r.records)
 	open := !warmup && (r.cfg.RequestRate > 0 || r.trace != nil)
-	if open {
+	switch {
+	case open:
 		r.openLoop(pctx, total, first, phaseStart, deadline)
-	} else {
+	case r.cfg.Workload.Active() && r.cfg.Workload.Session != nil:
+		workers := max(r.cfg.Concurrency, 1)
+		r.sessionLoop(pctx, first, workers, warmup, deadline)
+	default:
 		workers := r.cfg.Concurrency
 		if warmup && workers < 1 {
 			workers = min(total, 16)

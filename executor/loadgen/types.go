@@ -3,6 +3,8 @@
 // exactly as the design defines them.
 package loadgen
 
+import "github.com/infercrane/infercrane/planner/load"
+
 // Config describes one benchmark run against one server.
 type Config struct {
 	// BaseURL is the server's root, e.g. http://127.0.0.1:8000 (no /v1).
@@ -54,6 +56,11 @@ type Config struct {
 	RampUpMs int64 `json:"ramp_up_ms,omitempty"`
 	// H2C speaks HTTP/2 without TLS (prior knowledge) instead of HTTP/1.1.
 	H2C bool `json:"h2c,omitempty"`
+	// Workload draws per-request lengths, shares prompt prefixes within
+	// groups or sends multi-turn sessions (nil: fixed InputTokens and
+	// OutputTokens, prompts that share nothing). InputTokens and
+	// OutputTokens then stand for the lengths it does not draw.
+	Workload *load.Spec `json:"workload,omitempty"`
 }
 
 // SLO holds per-request objectives for goodput; zero fields are unset.
@@ -121,6 +128,16 @@ type Record struct {
 	// NonStreaming marks requests made without streaming: the whole answer
 	// arrives at once, so ttft, tpot and itl are not observable for them.
 	NonStreaming bool `json:"non_streaming,omitempty"`
+	// SharedTokens is how many leading prompt tokens the request was built
+	// to share with an earlier one (its prefix group's, or its session's
+	// history); CachedTokens what the server reported as served from its
+	// prefix cache (usage.prompt_tokens_details.cached_tokens), -1 when it
+	// did not say.
+	SharedTokens int  `json:"shared_tokens,omitempty"`
+	CachedTokens *int `json:"cached_tokens,omitempty"`
+	// Session and Turn place a multi-turn request (Turn 0 is the first).
+	Session int `json:"session,omitempty"`
+	Turn    int `json:"turn,omitempty"`
 }
 
 // OK reports whether the request succeeded.

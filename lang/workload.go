@@ -1,0 +1,319 @@
+package lang
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// Distribution is a shape's distribution of a per-request quantity: the
+// percentiles of a workload profile (Percentiles set) or a lognormal
+// (Median and Sigma set).
+type Distribution struct {
+	// Percentiles are p50, p90, p95 and p99, in that order.
+	Percentiles []float64
+	Median      float64
+	Sigma       float64
+}
+
+// Lengths draws each request's token counts from distributions; a nil
+// field keeps the shape's fixed count.
+type Lengths struct {
+	Input, Output *Distribution
+	// set names the sides the block sets, known or still pending.
+	set map[string]bool
+}
+
+// representative returns the fixed count that stands for the distribution
+// of input_tokens or output_tokens (its median, 0 while pending), and
+// whether the lengths block sets it.
+func (ls *Lengths) representative(field string) (int, bool) {
+	side := map[string]string{"input_tokens": "input", "output_tokens": "output"}[field]
+	if ls == nil || !ls.set[side] {
+		return 0, false
+	}
+	d := ls.Input
+	if side == "output" {
+		d = ls.Output
+	}
+	if d == nil {
+		return 0, true
+	}
+	return d.Median50(), true
+}
+
+// Median50 is the distribution's median rounded half to even.
+func (d *Distribution) Median50() int {
+	m := d.Median
+	if len(d.Percentiles) > 0 {
+		m = d.Percentiles[0]
+	}
+	return max(1, int(math.RoundToEven(m)))
+}
+
+// splitBlocks separates the blocks of one type from the rest.
+func splitBlocks(blocks hcl.Blocks, typ string) (of, rest hcl.Blocks) {
+	for _, b := range blocks {
+		if b.Type == typ {
+			of = append(of, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	return of, rest
+}
+
+// Prefix makes a shape's prompts share prefixes: requests fall into Groups
+// groups and share SharedTokens leading tokens (or a HitRatio distribution
+// of the shared fraction) with their group.
+type Prefix struct {
+	Groups       int
+	SharedTokens int
+	HitRatio     *Distribution
+}
+
+// Session makes a shape's requests conversations of Turns turns.
+type Session struct {
+	Turns int
+}
+
+// percentileKeys are the profile percentiles a distribution object holds.
+var percentileKeys = []string{"p50", "p90", "p95", "p99"}
+
+// distributionHelp says which values a distribution attribute takes.
+const distributionHelp = "Use a profile's distribution such as trace.NAME.input_tokens, an object {p50, p90, p95, p99}, lognormal(median, p95) or lognormal_fit(trace.NAME.output_tokens)."
+
+// lognormalObject is the value lognormal() and lognormal_fit() return.
+func lognormalObject(median, sigma float64) cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"distribution": cty.StringVal("lognormal"),
+		"median":       cty.NumberFloatVal(median), "sigma": cty.NumberFloatVal(sigma),
+	})
+}
+
+// normalScore is the standard normal quantile of q.
+func normalScore(q float64) float64 { return math.Sqrt2 * math.Erfinv(2*q-1) }
+
+// LognormalFunc is lognormal(median, p95): the lognormal distribution with
+// that median and 95th percentile.
+var LognormalFunc = function.New(&function.Spec{
+	Description: "A lognormal length distribution with the given median and p95.",
+	Params: []function.Parameter{
+		{Name: "median", Type: cty.Number}, {Name: "p95", Type: cty.Number},
+	},
+	Type: function.StaticReturnType(cty.Object(map[string]cty.Type{
+		"distribution": cty.String, "median": cty.Number, "sigma": cty.Number})),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		m, _ := args[0].AsBigFloat().Float64()
+		p95, _ := args[1].AsBigFloat().Float64()
+		if !(m >= 1) || math.IsInf(m, 0) {
+			return cty.NilVal, function.NewArgErrorf(0, "the median must be a finite token count of at least 1, got %g", m)
+		}
+		if !(p95 >= m) || math.IsInf(p95, 0) {
+			return cty.NilVal, function.NewArgErrorf(1, "the p95 must be at least the median (%g), got %g", m, p95)
+		}
+		return lognormalObject(m, math.Log(p95/m)/normalScore(0.95)), nil
+	},
+})
+
+// LognormalFitFunc is lognormal_fit(percentiles): the lognormal that fits a
+// profile distribution's p50, p90, p95 and p99 best (least squares on the
+// logarithms against the normal scores).
+var LognormalFitFunc = function.New(&function.Spec{
+	Description: "The lognormal length distribution fitted to a profile's percentiles.",
+	Params:      []function.Parameter{{Name: "percentiles", Type: cty.DynamicPseudoType}},
+	Type: function.StaticReturnType(cty.Object(map[string]cty.Type{
+		"distribution": cty.String, "median": cty.Number, "sigma": cty.Number})),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		ps, err := percentilesOf(args[0])
+		if err != nil {
+			return cty.NilVal, function.NewArgError(0, err)
+		}
+		qs := []float64{0.5, 0.9, 0.95, 0.99}
+		var sz, sy, szz, szy float64
+		for i, p := range ps {
+			if p < 1 {
+				return cty.NilVal, function.NewArgErrorf(0, "%s is %g; token counts must be at least 1", percentileKeys[i], p)
+			}
+			z, y := normalScore(qs[i]), math.Log(p)
+			sz, sy, szz, szy = sz+z, sy+y, szz+z*z, szy+z*y
+		}
+		n := float64(len(ps))
+		sigma := (n*szy - sz*sy) / (n*szz - sz*sz)
+		mu := (sy - sigma*sz) / n
+		return lognormalObject(math.Exp(mu), math.Max(sigma, 0)), nil
+	},
+})
+
+// percentilesOf reads p50, p90, p95 and p99 from an object value.
+func percentilesOf(v cty.Value) ([]float64, error) {
+	if v.IsNull() || !v.Type().IsObjectType() {
+		return nil, fmt.Errorf("want an object with p50, p90, p95 and p99, such as trace.NAME.input_tokens")
+	}
+	out := make([]float64, len(percentileKeys))
+	for i, k := range percentileKeys {
+		if !v.Type().HasAttribute(k) {
+			return nil, fmt.Errorf("the object has no %s; want p50, p90, p95 and p99, such as trace.NAME.input_tokens", k)
+		}
+		x := v.GetAttr(k)
+		if x.IsNull() || x.Type() != cty.Number {
+			return nil, fmt.Errorf("%s must be a number", k)
+		}
+		out[i], _ = x.AsBigFloat().Float64()
+		if math.IsNaN(out[i]) || math.IsInf(out[i], 0) || out[i] < 0 {
+			return nil, fmt.Errorf("%s must be a finite number of 0 or more, got %g", k, out[i])
+		}
+	}
+	if !sort.Float64sAreSorted(out) {
+		return nil, fmt.Errorf("the percentiles must not decrease (p50 %g, p90 %g, p95 %g, p99 %g)", out[0], out[1], out[2], out[3])
+	}
+	return out, nil
+}
+
+// toDistribution converts a distribution value; fraction requires values
+// in [0, 1] (a hit ratio), otherwise token counts of at least 1.
+func toDistribution(v cty.Value, fraction bool) (*Distribution, error) {
+	if !v.IsNull() && v.Type().IsObjectType() && v.Type().HasAttribute("distribution") {
+		kind := v.GetAttr("distribution")
+		if kind.Type() == cty.String && !kind.IsNull() && kind.AsString() == "lognormal" {
+			if fraction {
+				return nil, fmt.Errorf("a lognormal cannot describe a fraction; use percentiles such as trace.NAME.cache_hit_fraction")
+			}
+			m, _ := v.GetAttr("median").AsBigFloat().Float64()
+			s, _ := v.GetAttr("sigma").AsBigFloat().Float64()
+			return &Distribution{Median: m, Sigma: s}, nil
+		}
+	}
+	ps, err := percentilesOf(v)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if fraction && p > 1 {
+			return nil, fmt.Errorf("%s is %g; a fraction is between 0 and 1", percentileKeys[i], p)
+		}
+		if !fraction && p < 1 {
+			return nil, fmt.Errorf("%s is %g; token counts must be at least 1", percentileKeys[i], p)
+		}
+	}
+	return &Distribution{Percentiles: ps}, nil
+}
+
+var lengthsSpecs = []attrSpec{
+	{name: "input", typ: cty.DynamicPseudoType},
+	{name: "output", typ: cty.DynamicPseudoType},
+}
+
+var prefixSpecs = []attrSpec{
+	{name: "groups", typ: cty.Number, whole: true, required: true},
+	{name: "shared_tokens", typ: cty.Number, whole: true},
+	{name: "hit_ratio", typ: cty.DynamicPseudoType},
+}
+
+var sessionSpecs = []attrSpec{
+	{name: "turns", typ: cty.Number, whole: true, required: true},
+}
+
+// workloadBlocks are the nested blocks of a shape that shape its requests.
+var workloadBlocks = []hcl.BlockHeaderSchema{{Type: "lengths"}, {Type: "prefix"}, {Type: "session"}}
+
+// decodeWorkload reads a shape's lengths, prefix and session blocks into s.
+// A distribution that depends on an unprofiled trace leaves s pending.
+func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.EvalContext) {
+	seen := map[string]*hcl.Block{}
+	for _, b := range blocks {
+		if prev := seen[b.Type]; prev != nil {
+			l.diags = append(l.diags, errorf(b.DefRange, "Duplicate "+b.Type+" block",
+				"A shape has at most one %s block; one was already declared at %s.", b.Type, prev.DefRange))
+			continue
+		}
+		seen[b.Type] = b
+		switch b.Type {
+		case "lengths":
+			a := l.decodeNested(b, lengthsSpecs, ctx)
+			s.Lengths = &Lengths{set: map[string]bool{}}
+			for _, side := range []struct {
+				name  string
+				dst   **Distribution
+				fixed string
+			}{{"input", &s.Lengths.Input, "input_tokens"}, {"output", &s.Lengths.Output, "output_tokens"}} {
+				if _, present := a.exprs[side.name]; !present {
+					continue
+				}
+				s.Lengths.set[side.name] = true
+				if _, both := s.AttrRanges[side.fixed]; both {
+					l.diags = append(l.diags, errorf(a.rangeOf(side.name), "Two lengths for "+side.fixed,
+						"%s is set at %s and lengths.%s here. Keep the fixed count or the distribution, not both.",
+						side.fixed, s.AttrRanges[side.fixed], side.name))
+					continue
+				}
+				if a.set[side.name] {
+					*side.dst = l.distribution(d, s, a, side.name, "lengths."+side.name, false)
+				}
+			}
+			if len(s.Lengths.set) == 0 {
+				l.diags = append(l.diags, errorf(b.DefRange, "Empty lengths block",
+					"A lengths block sets input, output or both. %s", distributionHelp))
+			}
+		case "prefix":
+			a := l.decodeNested(b, prefixSpecs, ctx)
+			p := &Prefix{Groups: int(a.int("groups")), SharedTokens: int(a.int("shared_tokens"))}
+			l.diags = appendIf(l.diags,
+				numCheck(a, "groups", positive, "greater than 0", "It is the number of distinct shared prefixes."),
+				numCheck(a, "shared_tokens", positive, "greater than 0", "It is the number of leading prompt tokens (chat template included) a request shares with its group."))
+			if a.set["shared_tokens"] == a.set["hit_ratio"] {
+				l.diags = append(l.diags, errorf(b.DefRange, "Set shared_tokens or hit_ratio",
+					"A prefix block needs exactly one of shared_tokens (a fixed shared length) and hit_ratio (a distribution of the shared fraction, such as trace.NAME.cache_hit_fraction)."))
+			}
+			if a.set["hit_ratio"] {
+				p.HitRatio = l.distribution(d, s, a, "hit_ratio", "prefix.hit_ratio", true)
+			}
+			s.Prefix = p
+		case "session":
+			a := l.decodeNested(b, sessionSpecs, ctx)
+			s.Session = &Session{Turns: int(a.int("turns"))}
+			if a.known("turns") && s.Session.Turns < 2 {
+				l.diags = append(l.diags, errorf(a.rangeOf("turns"), "Invalid value for turns",
+					"turns must be at least 2, got %d: a one-turn session is a plain request; remove the session block.", s.Session.Turns))
+			}
+		}
+	}
+	if s.Prefix != nil && s.Session != nil {
+		l.diags = append(l.diags, errorf(seen["session"].DefRange, "prefix and session together",
+			"A shape has a prefix block or a session block, not both: a session's turns already share their history. Remove one of them."))
+	}
+}
+
+// decodeNested decodes one nested block of a shape against specs.
+func (l *loader) decodeNested(b *hcl.Block, specs []attrSpec, ctx *hcl.EvalContext) *attrs {
+	schema := schemaFor(specs)
+	content, diags := b.Body.Content(schema)
+	l.diags = append(l.diags, withHints(diags, "A "+b.Type+" block", schema)...)
+	a, diags := decodeAttrs(content, b.Body.MissingItemRange(), specs, ctx)
+	l.diags = append(l.diags, diags...)
+	return a
+}
+
+// distribution converts attribute name of a to a distribution, noting a
+// pending trace value on s or reporting an invalid one at its expression.
+func (l *loader) distribution(d *decl, s *Shape, a *attrs, name, path string, fraction bool) *Distribution {
+	v := a.vals[name]
+	if !v.IsWhollyKnown() {
+		for _, t := range sortedKeys(d.traces) {
+			s.Pending = append(s.Pending, fmt.Sprintf(
+				"%s: trace.%s is not profiled yet; run `infercrane profile trace` or set profile+digest", path, t))
+		}
+		return nil
+	}
+	dist, err := toDistribution(v, fraction)
+	if err != nil {
+		l.diags = append(l.diags, errorf(a.rangeOf(name), "Invalid distribution for "+path,
+			"%s: %v. %s", path, err, distributionHelp))
+		return nil
+	}
+	return dist
+}

@@ -1,0 +1,105 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/load"
+)
+
+// workloadSpec converts a shape's lengths, prefix and session blocks to the
+// load the lane sends; nil when the shape has none of them, so fixed-size
+// lanes keep their inputs (and IDs) as before.
+func workloadSpec(s *lang.Shape) *load.Spec {
+	if s.Lengths == nil && s.Prefix == nil && s.Session == nil {
+		return nil
+	}
+	w := &load.Spec{}
+	if ls := s.Lengths; ls != nil {
+		w.Input, w.Output = loadDist(ls.Input, false), loadDist(ls.Output, false)
+	}
+	if p := s.Prefix; p != nil {
+		w.Prefix = &load.Prefix{Groups: p.Groups, SharedTokens: p.SharedTokens, HitRatio: loadDist(p.HitRatio, true)}
+	}
+	if ss := s.Session; ss != nil {
+		w.Session = &load.Session{Turns: ss.Turns}
+	}
+	return w
+}
+
+// loadDist converts a spec distribution.
+func loadDist(d *lang.Distribution, fraction bool) *load.Dist {
+	if d == nil {
+		return nil
+	}
+	if len(d.Percentiles) == 4 {
+		p := d.Percentiles
+		out := load.FromPercentiles(p[0], p[1], p[2], p[3], fraction)
+		return &out
+	}
+	return &load.Dist{Kind: load.KindLognormal, Median: d.Median, Sigma: d.Sigma}
+}
+
+// resolveWorkload fixes what the load generator needs beyond the shape: the
+// window draws are clipped to (the server's context less the template
+// headroom) and the server's KV block size, which decides the cache hits a
+// prefix shape intends.
+func resolveWorkload(l *lanePlan) {
+	w := l.Inputs.Workload
+	if w == nil {
+		return
+	}
+	if ctx, _ := effectiveContext(l); ctx > 0 {
+		w.Window = max(ctx-l.Inputs.TemplateHeadroom, 0)
+	}
+	w.BlockSize = blockSize(l.Inputs.RuntimeArgs)
+}
+
+// blockSize returns the --block-size in runtime args, or vLLM's default.
+func blockSize(args []string) int {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--block-size=")
+		if a == "--block-size" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); ok && err == nil && n > 0 {
+			return n
+		}
+	}
+	return load.DefaultBlockSize
+}
+
+// workloadChecks reports what a lane's drawn requests do against its window:
+// the fraction clipped, the intended prefix-cache hit ratio, and a load the
+// load generator cannot send.
+func workloadChecks(l *lanePlan, name string, f *findings) {
+	w := l.Inputs.Workload
+	if w == nil {
+		return
+	}
+	if err := w.Validate(); err != nil {
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("shape %q cannot be sent: %v", l.Shape, err),
+			fmt.Sprintf("%s: fix the lengths, prefix or session block of shape %q.", name, l.Shape))
+		return
+	}
+	in := l.Inputs
+	st := load.Summarize(w.Warmup(in.Seed, in.Warmup, in.InputTokens, in.OutputTokens),
+		w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens), w.BlockSize)
+	if st.Clipped > 0 {
+		frac := float64(st.Clipped) / float64(st.Requests)
+		sev := SeverityNote
+		if frac > 0.05 {
+			sev = SeverityWarning
+		}
+		f.add(sev, l.ID, "", fmt.Sprintf("%.1f%% of requests clipped to the %d-token window in shape %q", 100*frac, w.Window, l.Shape),
+			fmt.Sprintf("%s: %d of %d drawn requests would exceed the context window less template headroom (%d tokens); their output is cut to at most half the window and their prompt fills the rest, as profile shapes are clipped. Raise the context window, or narrow the distribution, to screen the tail as drawn.",
+				name, st.Clipped, st.Requests, w.Window))
+	}
+	if w.Prefix != nil || w.Session != nil {
+		f.add(SeverityNote, l.ID, "", fmt.Sprintf("intended prefix-cache hit ratio %.1f%% in shape %q", 100*st.HitRatio(), l.Shape),
+			fmt.Sprintf("%s: %d of %d prompt tokens are shared with an earlier request in whole %d-token blocks; the evidence reports the hit ratio the server achieved beside this one. A runtime without prefix caching reuses none of them.",
+				name, st.CachedTokens, st.PromptTokens, w.BlockSize))
+	}
+}

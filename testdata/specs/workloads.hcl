@@ -1,0 +1,102 @@
+# Shapes that draw lengths, share prefixes or hold sessions.
+model "qwen06" {
+  id = "Qwen/Qwen3-0.6B"
+}
+
+gpu "l40s" {
+  type = "L40S"
+}
+
+shape "both" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  lengths {
+    input = { p50 = 10, p90 = 20, p95 = 30, p99 = 40 } # ERROR: Two lengths for input_tokens
+  }
+}
+
+shape "bad_dist" {
+  concurrency = 1
+  requests    = 1
+  lengths {
+    input  = { p50 = 100, p90 = 50, p95 = 60, p99 = 70 } # ERROR: must not decrease
+    output = 7 # ERROR: want an object with p50, p90, p95 and p99
+  }
+}
+
+shape "bad_lognormal" {
+  input_tokens = 100
+  concurrency  = 1
+  requests     = 1
+  lengths {
+    output = lognormal(300, 100) # ERROR: the p95 must be at least the median
+  }
+}
+
+shape "empty_lengths" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  lengths { # ERROR: Empty lengths block
+  }
+}
+
+shape "prefix_both" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  prefix { # ERROR: Set shared_tokens or hit_ratio
+    groups        = 2
+    shared_tokens = 50
+    hit_ratio     = { p50 = 0.1, p90 = 0.5, p95 = 0.9, p99 = 1 }
+  }
+}
+
+shape "prefix_bad" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  prefix {
+    groups    = 0 # ERROR: groups must be greater than 0
+    hit_ratio = { p50 = 0.1, p90 = 0.5, p95 = 0.9, p99 = 2 } # ERROR: a fraction is between 0 and 1
+    share     = 3 # ERROR: Unsupported argument
+  }
+}
+
+shape "session_short" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  session {
+    turns = 1 # ERROR: turns must be at least 2
+  }
+}
+
+shape "session_and_prefix" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  prefix {
+    groups        = 2
+    shared_tokens = 50
+  }
+  session { # ERROR: prefix and session together
+    turns = 2
+  }
+  session { # ERROR: Duplicate session block
+    turns = 3
+  }
+}
+
+screen "x" {
+  models = [model.qwen06]
+  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix]
+  gpus   = [gpu.l40s]
+}
