@@ -80,7 +80,7 @@ func runApply(env *cliEnv, args []string) int {
 	}
 	defer job.store.Close()
 	if job.nothing {
-		return 0
+		return job.repairReports(env, o)
 	}
 	return job.run(env, o)
 }
@@ -307,7 +307,7 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
 	if len(out.TeardownFailed) > 0 {
 		cl.State = "teardown_failed"
 	}
-	opts := report.Options{Config: j.cfg, Cleanup: cl, InfercraneVersion: Version}
+	opts := report.Options{Config: j.cfg, Cleanup: cl}
 	if env.Environ != nil {
 		opts.Secrets = report.SecretsFromEnv(env.Environ())
 	}
@@ -325,4 +325,36 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
 	printOutcome(env, oc)
 	fmt.Fprintf(env.Stdout, "Reports are in %s.\n", filepath.Join(j.stateDir, state.ReportsDir))
 	return oc.ExitCode
+}
+
+// repairReports rewrites, when an apply has nothing to run, the reports in
+// the state that are missing, truncated or older than the state, and says
+// which; it returns 1 only when that fails.
+func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
+	if _, err := os.Stat(filepath.Join(j.stateDir, state.PlanFile)); err != nil {
+		return 0 // nothing was ever applied here
+	}
+	opts := report.Options{RepairOnly: true}
+	if env.Environ != nil {
+		opts.Secrets = report.SecretsFromEnv(env.Environ())
+	}
+	oc, err := report.Generate(j.stateDir, opts)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, err, j.stateDir)
+		return 1
+	}
+	if len(oc.Repaired) == 0 {
+		return 0
+	}
+	if o.json {
+		code := oc.ExitCode
+		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code,
+			Message: "repaired: " + strings.Join(oc.Repaired, "; ")})
+		return 0
+	}
+	fmt.Fprintf(env.Stdout, "Repaired %d report(s) that were missing, truncated or older than the state:\n", len(oc.Repaired))
+	for _, r := range oc.Repaired {
+		fmt.Fprintf(env.Stdout, "  %s\n", r)
+	}
+	return 0
 }

@@ -48,7 +48,7 @@ func runReport(env *cliEnv, args []string) int {
 	if err := report.CheckFormats(list); err != nil {
 		return fs.usageError("%v", err)
 	}
-	opts := report.Options{Formats: list, OutDir: *out, InfercraneVersion: Version}
+	opts := report.Options{Formats: list, OutDir: *out}
 	if env.Environ != nil {
 		opts.Secrets = report.SecretsFromEnv(env.Environ())
 	}
@@ -71,7 +71,12 @@ func printOutcome(env *cliEnv, oc *report.Outcome) {
 	}
 	for _, ev := range oc.Evidence {
 		gs := ev.GateSummary
-		fmt.Fprintf(env.Stdout, "Screen %s: %d gate(s) pass, %d fail, %d inconclusive.\n", ev.Screen, gs.Pass, gs.Fail, gs.Inconclusive)
+		if c := ev.Completeness; !c.Complete {
+			fmt.Fprintf(env.Stdout, "Screen %s: %s (%d missing, lanes %s); %d gate(s) pass, %d fail, %d inconclusive.\n",
+				ev.Screen, c.Words(), c.RunsMissing, strings.Join(c.IncompleteLanes, ", "), gs.Pass, gs.Fail, gs.Inconclusive)
+		} else {
+			fmt.Fprintf(env.Stdout, "Screen %s: %d gate(s) pass, %d fail, %d inconclusive.\n", ev.Screen, gs.Pass, gs.Fail, gs.Inconclusive)
+		}
 		for _, m := range ev.Models {
 			for _, c := range m.Campaigns {
 				for _, g := range c.Gates {

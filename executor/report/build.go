@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,7 +130,8 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 		ev.Models[i].Campaigns = append(ev.Models[i].Campaigns, c)
 	}
 	ev.Comparisons = compare(sc, lanes, figures, resamples)
-	ev.GateSummary = summarize(ev.Models)
+	ev.Completeness = completeness(ev.Models)
+	ev.GateSummary = summarize(ev.Models, ev.Completeness)
 	ev.Environment = environment(in, sc, lanes)
 	ev.EvidenceClass = "measured-screen"
 	if len(ev.Environment.Executor) == 1 && ev.Environment.Executor[0] == "sim" {
@@ -151,7 +154,45 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 			ev.ObservedAt = t.UTC().Format(time.RFC3339)
 		}
 	}
+	pq, err := encodeParquet(screenRecords(in, ev), in.Secrets)
+	if err != nil {
+		return nil, fmt.Errorf("encode the Parquet records: %w", err)
+	}
+	ev.parquet = pq
+	ev.Files = evidenceFiles(ev, pq)
 	return seal(ev, in.Secrets)
+}
+
+// completeness counts the planned and completed runs of a screen's campaigns.
+func completeness(models []ModelEvidence) Completeness {
+	c := Completeness{Complete: true, IncompleteLanes: []string{}}
+	for _, m := range models {
+		for _, camp := range m.Campaigns {
+			c.RunsPlanned += camp.RunsPlanned
+			c.RunsCompleted += min(len(camp.Runs), camp.RunsPlanned)
+			if !camp.Complete {
+				c.Complete = false
+				c.IncompleteLanes = append(c.IncompleteLanes, camp.Lane)
+			}
+		}
+	}
+	c.RunsMissing = c.RunsPlanned - c.RunsCompleted
+	return c
+}
+
+// evidenceFiles lists the files the evidence vouches for: the Parquet
+// records beside it, then every run's JSONL records in the state.
+func evidenceFiles(ev *Evidence, parquet []byte) []FileDigest {
+	sum := sha256.Sum256(parquet)
+	files := []FileDigest{{Path: FileName(ev.Screen, FormatParquet), Base: BaseReport, Kind: KindRecordsParquet, SHA256: hex.EncodeToString(sum[:])}}
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			for _, r := range c.Runs {
+				files = append(files, FileDigest{Path: r.RecordsFile, Base: BaseState, Kind: KindRecordsJSONL, SHA256: r.RecordsSHA256})
+			}
+		}
+	}
+	return files
 }
 
 // buildCampaign computes one lane's campaign and returns its run figures
@@ -195,6 +236,8 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 			finish = r.FinishedAt
 		}
 	}
+	c.RunsPlanned = l.Runs
+	c.Complete = completedRuns(runs, l.Runs) >= l.Runs
 	c.Aggregate = aggregate(figs, withSLO)
 	c.Pooled = pooledLatencies(records, slo)
 	c.CoefficientOfVariation = coefficientOfVariation(figs, withSLO)
@@ -214,6 +257,17 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		c.Gates = append(c.Gates, evaluateGate(g, &c))
 	}
 	return c, figs, finish
+}
+
+// completedRuns counts the distinct runs 1..planned among runs.
+func completedRuns(runs []RunData, planned int) int {
+	seen := map[int]bool{}
+	for _, r := range runs {
+		if r.Run >= 1 && r.Run <= planned {
+			seen[r.Run] = true
+		}
+	}
+	return len(seen)
 }
 
 func optional(v float64) *float64 {
@@ -309,6 +363,7 @@ func seal(ev *Evidence, secrets []string) (*Evidence, error) {
 		if err := json.Unmarshal(raw, &clean); err != nil {
 			return nil, fmt.Errorf("redacting secrets: %w", err)
 		}
+		clean.parquet = ev.parquet // encoded from redacted records already
 		ev = &clean
 	}
 	ev.Digest = ""

@@ -124,8 +124,8 @@ func TestBuildEvidenceShape(t *testing.T) {
 		t.Fatalf("comparisons: %+v", ev.Comparisons)
 	}
 	r := ev.Comparisons[0].Ratios["small_over_big_output_token_throughput"]
-	if r.Value <= 1 || r.CI95 == nil || !r.Significant {
-		t.Errorf("small is clearly faster, got %+v", r)
+	if r.Value <= 1 || r.CI95 == nil || r.Significant || !strings.Contains(r.Note, "needs at least 5 runs on each side") {
+		t.Errorf("3 runs a side are too few to call anything significant, got %+v", r)
 	}
 	if len(ev.Preflight.Findings) != 1 {
 		t.Errorf("preflight of the screen: %+v", ev.Preflight.Findings)
@@ -191,7 +191,7 @@ func TestTimeSeriesInFlight(t *testing.T) {
 // TestDigestPinned pins the digest of the fixture's evidence: a change of
 // the canonicalisation, the schema or any figure shows here.
 func TestDigestPinned(t *testing.T) {
-	const want = "sha256:0bf6e7e81c3c2bf4947cdb6097ddd926158feb17a68d20e29527dc8be9530582"
+	const want = "sha256:2a11485129713bb74b0bca1724ea13ac7ebd5ef5a4a9b0b8c6809523e8b55db2"
 	if got := buildFixture(t).Digest; got != want {
 		t.Errorf("digest %s, pinned %s; if the evidence changed on purpose, update the pin (and the golden files)", got, want)
 	}
@@ -227,7 +227,7 @@ func TestLaneWithoutRuns(t *testing.T) {
 	if err := WriteHTML(&page, ev, screenRecords(&in, ev)); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| Org/Small-0.6B | chat | L40S | 0 | 0.0 | – | – | – | 0 |") {
+	if !strings.Contains(md.String(), "| Org/Small-0.6B | chat | L40S | 0 of 3 | 0.0 | – | – | – | 0 |") {
 		t.Errorf("Markdown row of the empty lane:\n%s", md.String())
 	}
 }
@@ -270,6 +270,27 @@ func TestBootstrapProperties(t *testing.T) {
 		}
 		if iv.Low > iv.High {
 			t.Errorf("%s: interval %+v upside down", m, iv)
+		}
+	}
+}
+
+// TestSignificanceNeedsRuns: a clear difference is significant with 5 runs
+// a side and never with 2, whatever the interval says.
+func TestSignificanceNeedsRuns(t *testing.T) {
+	for _, tc := range []struct {
+		runs int
+		want bool
+	}{{2, false}, {4, false}, {5, true}} {
+		evs, err := BuildEvidence(fixtureInputRuns(20, 16, tc.runs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := evs[0].Comparisons[0].Ratios["small_over_big_output_token_throughput"]
+		if r.CI95 == nil || r.CI95.Low <= 1 {
+			t.Fatalf("%d runs: the fixture's difference should be clear, interval %+v", tc.runs, r.CI95)
+		}
+		if r.Significant != tc.want || (r.Note == "") == !tc.want {
+			t.Errorf("%d runs: significant %v note %q, want significant %v", tc.runs, r.Significant, r.Note, tc.want)
 		}
 	}
 }

@@ -1,8 +1,18 @@
 package report
 
 import (
+	"fmt"
+
 	"github.com/infercrane/infercrane/planner"
 )
+
+// MinRunsForSignificance is the fewest completed runs each side of a
+// comparison needs before a ratio may be called significant. The method is
+// a seeded percentile bootstrap over runs (each lane resampled
+// independently, 95% interval); with fewer runs it has too few distinct
+// resamples for its interval to mean anything (with 2 runs a side has only
+// 3 distinct resampled means), so the ratio is reported without a verdict.
+const MinRunsForSignificance = 5
 
 // compare computes the ratios of every candidate lane over the baseline
 // lane with the same shape and GPU. No baseline, no comparisons.
@@ -39,7 +49,11 @@ func compare(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]run
 			r := Ratio{Metric: metric, Value: cv / bv, HigherIsBetter: higherIsBetter(metric)}
 			if iv, ok := ratioInterval(cf, bf, metric, sc.Seed, l.ID+"/"+b.ID+"/"+metric, resamples); ok {
 				r.CI95 = &iv
-				r.Significant = iv.Low > 1 || iv.High < 1
+				if len(cf) >= MinRunsForSignificance && len(bf) >= MinRunsForSignificance {
+					r.Significant = iv.Low > 1 || iv.High < 1
+				} else {
+					r.Note = fmt.Sprintf("not tested for significance: %d and %d run(s); the run-level percentile bootstrap needs at least %d runs on each side", len(cf), len(bf), MinRunsForSignificance)
+				}
 			}
 			c.Ratios[key] = r
 		}

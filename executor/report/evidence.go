@@ -4,6 +4,8 @@
 // HTML and Parquet reports, all computed from the per-request records.
 package report
 
+import "fmt"
+
 // SchemaVersion is the evidence document's schema.
 const SchemaVersion = "infercrane.screen-evidence/v1"
 
@@ -46,8 +48,62 @@ type Evidence struct {
 	Preflight             Preflight         `json:"preflight"`
 	SelectionBoundary     string            `json:"selection_boundary"`
 	Cleanup               Cleanup           `json:"cleanup"`
+	// Completeness says whether every lane has all its planned runs; an
+	// incomplete screen is never a complete one (its gates are inconclusive).
+	Completeness Completeness `json:"completeness"`
+	// Files names every file the evidence vouches for, with its SHA-256:
+	// the screen's Parquet records (beside the evidence) and each run's
+	// JSONL records (in the state directory).
+	Files []FileDigest `json:"files"`
 	// Digest is "sha256:" + hex SHA-256 of the canonical JSON without it.
 	Digest string `json:"digest"`
+
+	// parquet is the encoded Parquet records file whose digest Files holds.
+	parquet []byte
+}
+
+// Completeness counts a screen's planned and completed runs.
+type Completeness struct {
+	Complete      bool `json:"complete"`
+	RunsPlanned   int  `json:"runs_planned"`
+	RunsCompleted int  `json:"runs_completed"`
+	RunsMissing   int  `json:"runs_missing"`
+	// IncompleteLanes lists the lanes with fewer completed runs than planned.
+	IncompleteLanes []string `json:"incomplete_lanes"`
+}
+
+// Words says the screen's completeness in the reports' words:
+// "complete: 3 of 3 runs" or "incomplete: 1 of 3 runs".
+func (c Completeness) Words() string {
+	w := "complete"
+	if !c.Complete {
+		w = "incomplete"
+	}
+	return fmt.Sprintf("%s: %d of %d runs", w, c.RunsCompleted, c.RunsPlanned)
+}
+
+// File bases of FileDigest.
+const (
+	// BaseReport is the directory the evidence file is in.
+	BaseReport = "report"
+	// BaseState is the state directory of the apply.
+	BaseState = "state"
+)
+
+// File kinds of FileDigest.
+const (
+	KindRecordsParquet = "records-parquet"
+	KindRecordsJSONL   = "records-jsonl"
+)
+
+// FileDigest is one file the evidence vouches for.
+type FileDigest struct {
+	// Path is relative to Base, with forward slashes.
+	Path string `json:"path"`
+	Base string `json:"base"`
+	Kind string `json:"kind"`
+	// SHA256 is the hex SHA-256 of the file's bytes.
+	SHA256 string `json:"sha256"`
 }
 
 // Environment says where and how the screen ran.
@@ -102,7 +158,11 @@ type Campaign struct {
 	CoefficientOfVariation map[string]float64  `json:"coefficient_of_variation"`
 	ConfidenceIntervals    ConfidenceIntervals `json:"confidence_intervals"`
 	Runs                   []RunEvidence       `json:"runs"`
-	Gates                  []GateResult        `json:"gates"`
+	// RunsPlanned is the plan's run count; Complete is false when fewer
+	// runs completed, and every gate of the campaign is then inconclusive.
+	RunsPlanned int          `json:"runs_planned"`
+	Complete    bool         `json:"complete"`
+	Gates       []GateResult `json:"gates"`
 	// GPUSeconds sets the plan's estimate beside what the runs measured.
 	GPUSeconds GPUSeconds `json:"gpu_seconds"`
 }
@@ -223,8 +283,11 @@ type Ratio struct {
 	// CI95 is a seeded bootstrap interval (runs of each lane resampled
 	// independently); nil with fewer than two runs on either side.
 	CI95 *Interval `json:"ci95,omitempty"`
-	// Significant is true when CI95 excludes 1.
+	// Significant is true when CI95 excludes 1 and each side has at least
+	// MinRunsForSignificance runs.
 	Significant bool `json:"significant"`
+	// Note says why a ratio with an interval was not tested (too few runs).
+	Note string `json:"note,omitempty"`
 	// HigherIsBetter tells a reader which direction is an improvement.
 	HigherIsBetter bool `json:"higher_is_better"`
 }

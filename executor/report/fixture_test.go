@@ -53,11 +53,14 @@ func makeRecords(n, out int, ttftMs, itlMs, jitterMs float64, fail map[int]strin
 func fixtureInput() Input { return fixtureInputSized(20, 16) }
 
 // fixtureInputSized is fixtureInput with n requests of out tokens per run.
-func fixtureInputSized(n, out int) Input {
+func fixtureInputSized(n, out int) Input { return fixtureInputRuns(n, out, 3) }
+
+// fixtureInputRuns is fixtureInputSized with the given runs per lane.
+func fixtureInputRuns(n, out, nruns int) Input {
 	lane := func(id, model, modelID string) *planner.Lane {
 		return &planner.Lane{
 			ID: id, Key: "s/" + model + "/chat/l40s", Screen: "s", Model: model, Shape: "chat", GPU: "l40s",
-			Runtime: "vllm", Executor: "sim", Deployment: "dep-" + model, Action: planner.ActionRun, Runs: 3, RequestsPerRun: n,
+			Runtime: "vllm", Executor: "sim", Deployment: "dep-" + model, Action: planner.ActionRun, Runs: nruns, RequestsPerRun: n,
 			Inputs: planner.LaneInputs{
 				ModelID: modelID, Revision: "abc123", MaxContext: 4096, InputTokens: 128, OutputTokens: out,
 				TemplateHeadroom: 64, Concurrency: 4, Requests: n, Streaming: true, API: "chat", GPUType: "L40S", GPUCount: 1,
@@ -70,7 +73,7 @@ func fixtureInputSized(n, out int) Input {
 		FormatVersion: planner.FormatVersion, InfercraneVersion: "0.1.0",
 		SpecDigest: "sha256:spec", PlanDigest: "sha256:plan",
 		Screens: []*planner.Screen{{Name: "s", Baseline: "big", Gates: []string{"clean", "fast", "stable"},
-			SelectionBoundary: "Performance-only screening; quality is not measured.", Seed: 17, Runs: 3}},
+			SelectionBoundary: "Performance-only screening; quality is not measured.", Seed: 17, Runs: nruns}},
 		Lanes: []*planner.Lane{lane("aaaa1111", "small", "Org/Small-0.6B"), lane("bbbb2222", "big", "Org/Big-1.7B")},
 		Preflight: []planner.Finding{
 			{Severity: planner.SeverityWarning, Screen: "s", Summary: "3 runs are not decision grade", Detail: "use 5 or more runs"},
@@ -78,7 +81,7 @@ func fixtureInputSized(n, out int) Input {
 		},
 	}
 	runs := map[string][]RunData{}
-	for r := 1; r <= 3; r++ {
+	for r := 1; r <= nruns; r++ {
 		small := makeRecords(n, out, 30+float64(r), 4+0.2*float64(r), 0.1, map[int]string{n / 3: loadgen.FailServerError})
 		big := makeRecords(n, out, 50+2*float64(r), 6+0.3*float64(r), 0.2, nil)
 		runs["aaaa1111"] = append(runs["aaaa1111"], RunData{Run: r, Records: small, RecordsFile: "runs/aaaa1111/" + string(rune('0'+r)) + ".jsonl",

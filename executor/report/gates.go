@@ -71,7 +71,7 @@ func evaluateGate(g *GateSpec, c *Campaign) GateResult {
 		return res
 	}
 	if len(c.Runs) == 0 {
-		return inconclusive("no completed runs")
+		return inconclusive("incomplete: 0 of %d runs (no completed runs)", c.RunsPlanned)
 	}
 	if g.Condition == nil {
 		return inconclusive("the gate has no condition")
@@ -99,6 +99,9 @@ func evaluateGate(g *GateSpec, c *Campaign) GateResult {
 		if res.Reason == "" {
 			res.Reason = "the condition is false"
 		}
+	}
+	if !c.Complete {
+		return inconclusive("incomplete: %d of %d runs (condition %s)", min(len(c.Runs), c.RunsPlanned), c.RunsPlanned, holdsWord(holds))
 	}
 	if g.MinRuns > 0 && len(c.Runs) < g.MinRuns {
 		return inconclusive("%d completed run(s), the gate needs min_runs = %d (condition %s)", len(c.Runs), g.MinRuns, holdsWord(holds))
@@ -160,8 +163,9 @@ func firstSummary(diags hcl.Diagnostics) string {
 }
 
 // summarize counts the gate results of a screen and picks the exit code:
-// 3 when any gate failed, else 4 when any was inconclusive, else 0.
-func summarize(models []ModelEvidence) GateSummary {
+// 3 when any gate failed, else 4 when any was inconclusive or the screen
+// is incomplete, else 0.
+func summarize(models []ModelEvidence, comp Completeness) GateSummary {
 	var s GateSummary
 	for _, m := range models {
 		for _, c := range m.Campaigns {
@@ -180,7 +184,7 @@ func summarize(models []ModelEvidence) GateSummary {
 	switch {
 	case s.Fail > 0:
 		s.ExitCode = ExitFail
-	case s.Inconclusive > 0:
+	case s.Inconclusive > 0 || !comp.Complete:
 		s.ExitCode = ExitInconclusive
 	}
 	return s

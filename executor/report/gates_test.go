@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,9 @@ func TestGateNeedsRunsAndCV(t *testing.T) {
 	for id := range in.Runs {
 		in.Runs[id] = in.Runs[id][:1]
 	}
+	for _, l := range in.Plan.Lanes {
+		l.Runs = 1
+	}
 	c := campaignOf(t, in, "big")
 	res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0.2), &c)
 	if res.Status != StatusInconclusive || !strings.Contains(res.Reason, "needs at least 2 runs") {
@@ -72,7 +76,7 @@ func TestGateNeedsRunsAndCV(t *testing.T) {
 	}
 	in.Runs["bbbb2222"] = nil
 	c = campaignOf(t, in, "big")
-	if res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0), &c); res.Status != StatusInconclusive || res.Reason != "no completed runs" {
+	if res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0), &c); res.Status != StatusInconclusive || res.Reason != "incomplete: 0 of 1 runs (no completed runs)" {
 		t.Errorf("no runs: %+v", res)
 	}
 }
@@ -113,5 +117,49 @@ func TestUnknownGateIsInconclusive(t *testing.T) {
 		if g.Gate == "fast" && g.Status != StatusInconclusive {
 			t.Errorf("%+v", g)
 		}
+	}
+}
+
+// TestIncompleteLaneIsInconclusive: a lane with fewer runs than planned
+// passes no gate, even one whose condition holds, and the screen's exit
+// code is inconclusive even without gates.
+func TestIncompleteLaneIsInconclusive(t *testing.T) {
+	in := fixtureInput()
+	in.Runs["bbbb2222"] = in.Runs["bbbb2222"][:1]
+	in.Gates = map[string]*GateSpec{"clean": mustGate("clean", "lane.failed == 0", "", 0, 0)}
+	in.Plan.Screens[0].Gates = []string{"clean"}
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := evs[0]
+	big := ev.Models[1].Campaigns[0]
+	if big.Complete || big.RunsPlanned != 3 || big.Gates[0].Status != StatusInconclusive || big.Gates[0].Reason != "incomplete: 1 of 3 runs (condition holds)" {
+		t.Errorf("big: complete %v planned %d gate %+v", big.Complete, big.RunsPlanned, big.Gates[0])
+	}
+	c := ev.Completeness
+	if c.Complete || c.RunsPlanned != 6 || c.RunsCompleted != 4 || c.RunsMissing != 2 || len(c.IncompleteLanes) != 1 || c.IncompleteLanes[0] != "bbbb2222" || c.Words() != "incomplete: 4 of 6 runs" {
+		t.Errorf("completeness %+v (%s)", c, c.Words())
+	}
+	in.Gates, in.Plan.Screens[0].Gates = nil, nil
+	evs, _ = BuildEvidence(in)
+	if evs[0].GateSummary.ExitCode != ExitInconclusive {
+		t.Errorf("an incomplete screen without gates exits %d, want %d", evs[0].GateSummary.ExitCode, ExitInconclusive)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, evs[0]); err != nil {
+		t.Fatal(err)
+	}
+	first := strings.SplitN(md.String(), "\n\n", 3)
+	if len(first) < 2 || !strings.Contains(first[1], "incomplete: 4 of 6 runs") {
+		t.Errorf("the Markdown does not open with the incomplete banner:\n%s", md.String())
+	}
+	var html bytes.Buffer
+	if err := WriteHTML(&html, evs[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	body := html.String()
+	if i, j := strings.Index(body, `class="incomplete"`), strings.Index(body, "<table"); i < 0 || (j >= 0 && i > j) {
+		t.Errorf("the HTML has no incomplete banner before its first table")
 	}
 }

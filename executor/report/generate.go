@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,21 +40,22 @@ type Options struct {
 	Formats []string
 	// OutDir receives the files (empty: the state's reports/ directory).
 	OutDir string
-	// Config is the loaded spec; its gates are used when set. Otherwise the
-	// gates are read from the spec snapshot in the state's plan.json.
+	// Config is the loaded spec; its gates are used only when the state's
+	// plan.json has no spec snapshot. The evidence is otherwise built from
+	// the state alone, so that verify can rebuild it.
 	Config *lang.Config
 	// Cleanup are the teardown facts of the apply that just ran; nil reads
 	// them from STATE_DIR/reports/cleanup.json when an earlier apply left them.
 	Cleanup *Cleanup
-	// ObservedAt overrides the evidence timestamp (zero: the last run's
-	// finish time, so regenerating from the same state is reproducible).
-	ObservedAt time.Time
-	// InfercraneVersion is stamped into the evidence.
-	InfercraneVersion string
 	// Secrets are values that must appear in no output (see SecretsFromEnv).
 	Secrets []string
 	// Resamples is the bootstrap size (0: DefaultResamples).
 	Resamples int
+	// RepairOnly rewrites only the reports that are missing, truncated,
+	// different from what the state gives, or older than the state, and
+	// lists them in Outcome.Repaired (apply does this when it has nothing
+	// to run).
+	RepairOnly bool
 }
 
 // Outcome is what Generate produced.
@@ -65,6 +69,8 @@ type Outcome struct {
 	// Warnings name problems that did not stop the report (runs not counted,
 	// gates that could not be read).
 	Warnings []string
+	// Repaired names the reports RepairOnly rewrote, each with why.
+	Repaired []string
 }
 
 // Generate reads the plan, spec snapshot, journal and records of a state
@@ -94,14 +100,33 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 		return nil, fmt.Errorf("create the report directory: %w; choose a writable one with -out", err)
 	}
 	oc := &Outcome{Evidence: evs, Warnings: warnings}
-	if opts.Cleanup != nil {
+	if opts.Cleanup != nil && !opts.RepairOnly {
 		if err := saveCleanup(stateDir, opts.Cleanup); err != nil {
 			return nil, err
 		}
 	}
+	if contains(formats, FormatJSON) && !contains(formats, FormatParquet) {
+		// The evidence vouches for the Parquet records beside it.
+		formats = append(append([]string{}, formats...), FormatParquet)
+	}
+	changed := stateTime(stateDir)
+	if opts.RepairOnly {
+		removeTemps(out, evs, formats)
+	}
 	for _, ev := range evs {
-		for _, f := range formats {
-			path, err := writeFormat(out, f, ev, in, opts.Secrets)
+		for _, f := range orderFormats(formats) {
+			path := filepath.Join(out, FileName(ev.Screen, f))
+			b, err := renderFormat(f, ev, in, opts.Secrets)
+			if err == nil && opts.RepairOnly {
+				why := staleness(path, b, changed)
+				if why == "" {
+					continue
+				}
+				oc.Repaired = append(oc.Repaired, filepath.ToSlash(path)+" ("+why+")")
+			}
+			if err == nil {
+				err = writeAtomic(path, b)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("write the %s report of screen %s: %w", f, ev.Screen, err)
 			}
@@ -110,6 +135,24 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 		oc.ExitCode = worseExit(oc.ExitCode, ev.GateSummary.ExitCode)
 	}
 	return oc, nil
+}
+
+// orderFormats puts the Parquet records first and the evidence next, so a
+// crash mid-report never leaves evidence that vouches for records not yet
+// written.
+func orderFormats(formats []string) []string {
+	var out []string
+	for _, f := range []string{FormatParquet, FormatJSON} {
+		if contains(formats, f) {
+			out = append(out, f)
+		}
+	}
+	for _, f := range formats {
+		if f != FormatParquet && f != FormatJSON && !contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // CheckFormats rejects unknown format names, saying which exist.
@@ -142,50 +185,110 @@ func FileName(screen, format string) string {
 	return screen + "." + format
 }
 
-func writeFormat(dir, format string, ev *Evidence, in *Input, secrets []string) (string, error) {
-	path := filepath.Join(dir, FileName(ev.Screen, format))
+// renderFormat renders one report of a screen into memory.
+func renderFormat(format string, ev *Evidence, in *Input, secrets []string) ([]byte, error) {
+	var b []byte
 	var err error
 	switch format {
 	case FormatJSON:
-		err = writeJSONFile(path, ev)
+		b, err = encodeJSON(ev)
 	case FormatMarkdown:
-		err = writeText(path, secrets, func(f *os.File) error { return WriteMarkdown(f, ev) })
+		b, err = renderText(secrets, func(w io.Writer) error { return WriteMarkdown(w, ev) })
 	case FormatHTML:
-		err = writeText(path, secrets, func(f *os.File) error { return WriteHTML(f, ev, screenRecords(in, ev)) })
+		b, err = renderText(secrets, func(w io.Writer) error { return WriteHTML(w, ev, screenRecords(in, ev)) })
 	case FormatParquet:
-		err = WriteParquetFile(path, screenRecords(in, ev), secrets)
+		if b = ev.parquet; b == nil {
+			err = errors.New("the evidence was not built with its Parquet records")
+		}
 	}
-	return path, err
+	return b, err
 }
 
-// writeText renders into a temporary file, redacts secrets and renames it
-// into place.
-func writeText(path string, secrets []string, render func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+// staleness says why the report at path needs rewriting to hold want:
+// "missing", "truncated or changed" (its bytes differ), "older than the
+// state"; "" when it is up to date.
+func staleness(path string, want []byte, stateTime time.Time) string {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return err
+		return "missing"
 	}
-	defer os.Remove(tmp.Name())
-	if err := render(tmp); err != nil {
-		tmp.Close()
-		return err
+	got, err := os.ReadFile(path)
+	switch {
+	case err != nil || !bytes.Equal(got, want):
+		if err == nil && len(got) < len(want) && bytes.HasPrefix(want, got) {
+			return "truncated"
+		}
+		return "differs from what the state gives"
+	case fi.ModTime().Before(stateTime):
+		return "older than the state"
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	return ""
+}
+
+// removeTemps deletes the temporary files a report writer killed mid-write
+// left beside the reports (see state.WriteFileAtomic for their names).
+func removeTemps(dir string, evs []*Evidence, formats []string) {
+	for _, ev := range evs {
+		for _, f := range formats {
+			left, _ := filepath.Glob(filepath.Join(dir, "."+FileName(ev.Screen, f)+".*.tmp"))
+			for _, p := range left {
+				os.Remove(p)
+			}
+		}
 	}
-	b, err := os.ReadFile(tmp.Name())
+}
+
+// stateTime is when the state last changed: the newest of its journal and
+// plan.
+func stateTime(stateDir string) time.Time {
+	var t time.Time
+	for _, f := range []string{state.JournalFile, state.PlanFile} {
+		if fi, err := os.Stat(filepath.Join(stateDir, f)); err == nil && fi.ModTime().After(t) {
+			t = fi.ModTime()
+		}
+	}
+	return t
+}
+
+// renderText renders a text report into memory and redacts secrets.
+func renderText(secrets []string, render func(io.Writer) error) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return nil, err
+	}
+	return []byte(RedactText(buf.String(), secrets)), nil
+}
+
+// encodeJSON is the indented JSON form of v, newline-terminated.
+func encodeJSON(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(path, []byte(RedactText(string(b), secrets)), 0o644)
+	return append(b, '\n'), nil
+}
+
+// writeFile is where writeAtomic writes; tests replace it to simulate a
+// full disk or a crash mid-write.
+var writeFile = state.WriteFileAtomic
+
+// writeAtomic writes a report through a temporary file, fsync and rename,
+// so a full disk or a crash leaves the old report or the new one, never a
+// torn one.
+func writeAtomic(path string, b []byte) error {
+	_, _, err := writeFile(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+	return err
 }
 
 func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := encodeJSON(v)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return writeAtomic(path, b)
 }
 
 // LaneRecords are the records of one run of one lane, for the HTML plots
@@ -227,21 +330,20 @@ func LoadInput(stateDir string, opts Options) (*Input, []string, error) {
 	}
 	warnings := append([]string{}, snap.Warnings...)
 	in := &Input{
-		Plan: plan, Runs: map[string][]RunData{}, ObservedAt: opts.ObservedAt,
-		InfercraneVersion: opts.InfercraneVersion, Secrets: opts.Secrets, Resamples: opts.Resamples, Cleanup: opts.Cleanup,
-	}
-	if in.InfercraneVersion == "" {
-		in.InfercraneVersion = plan.InfercraneVersion
+		Plan: plan, Runs: map[string][]RunData{},
+		// The evidence names the version that planned and ran the screen,
+		// so regenerating it later gives the same document.
+		InfercraneVersion: plan.InfercraneVersion, Secrets: opts.Secrets, Resamples: opts.Resamples, Cleanup: opts.Cleanup,
 	}
 	switch {
-	case opts.Config != nil:
-		in.Gates = GatesFromConfig(opts.Config)
-		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(opts.Config, nil)
 	case saved != nil:
 		var w []string
 		in.Gates, w = GatesFromSnapshot(saved.Spec, saved.Variables)
 		warnings = append(warnings, w...)
 		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(nil, saved)
+	case opts.Config != nil:
+		in.Gates = GatesFromConfig(opts.Config)
+		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(opts.Config, nil)
 	default:
 		warnings = append(warnings, "the state's plan.json has no spec snapshot, so gates are inconclusive; re-run apply to record it")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,11 +22,9 @@ func generateFixture(t *testing.T, opts Options) (string, *Outcome) {
 	t.Helper()
 	dir := t.TempDir()
 	writeStateFixture(t, dir)
-	opts.ObservedAt = fixtureTime
 	if opts.Resamples == 0 {
 		opts.Resamples = 500
 	}
-	opts.InfercraneVersion = "0.1.0"
 	if opts.Cleanup == nil {
 		opts.Cleanup = &Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}
 	}
@@ -69,14 +68,14 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // built by hand with the golden files.
 func TestGoldenEvidence(t *testing.T) {
 	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON, FormatMarkdown}})
-	if len(oc.Files) != 2 {
-		t.Fatalf("files %v", oc.Files)
+	if len(oc.Files) != 3 || !strings.HasSuffix(oc.Files[0], ".parquet") {
+		t.Fatalf("files %v (the evidence brings its Parquet records, written first)", oc.Files)
 	}
 	// The plan digest depends on the planner's Plan type, which others
 	// evolve; the golden files hold placeholders for it and for the evidence
 	// digest that covers it (TestDigestPinned pins a digest instead).
 	ev := oc.Evidence[0]
-	for _, f := range oc.Files {
+	for _, f := range oc.Files[1:] {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +91,7 @@ func TestGoldenEvidence(t *testing.T) {
 	if oc.ExitCode != ExitFail {
 		t.Errorf("exit code %d, want %d (gate clean fails on small)", oc.ExitCode, ExitFail)
 	}
-	if filepath.Dir(oc.Files[0]) != filepath.Join(dir, "reports") {
+	if filepath.Dir(oc.Files[1]) != filepath.Join(dir, "reports") {
 		t.Errorf("default output dir: %s", oc.Files[0])
 	}
 }
@@ -116,7 +115,7 @@ func TestGatesFromSnapshot(t *testing.T) {
 
 func TestVerifyCatchesOneFlippedByte(t *testing.T) {
 	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
-	path := oc.Files[0]
+	path := evidenceFile(t, oc)
 	res, err := Verify(path, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +149,7 @@ func TestVerifyNamesRecomputedFigure(t *testing.T) {
 	d, _ := Digest(ev)
 	ev.Digest = d
 	b, _ := json.MarshalIndent(ev, "", "  ")
-	path := filepath.Join(t.TempDir(), "forged.json")
+	path := filepath.Join(filepath.Dir(evidenceFile(t, oc)), "forged.json")
 	os.WriteFile(path, b, 0o644)
 	res, err := Verify(path, dir)
 	if err != nil {
@@ -191,14 +190,14 @@ func TestVerifyNamesForgedGate(t *testing.T) {
 	d, _ := Digest(ev)
 	ev.Digest = d
 	b, _ := json.MarshalIndent(ev, "", "  ")
-	path := filepath.Join(t.TempDir(), "forged.json")
+	path := filepath.Join(filepath.Dir(evidenceFile(t, oc)), "forged.json")
 	os.WriteFile(path, b, 0o644)
 	res, err := Verify(path, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(res.Differences, "\n")
-	if res.OK() || !strings.Contains(all, ".status: the evidence has pass, the records give fail") || !strings.Contains(all, "gate_summary.fail") {
+	if res.OK() || !strings.Contains(all, ".status: the evidence has \"pass\", the state gives \"fail\"") || !strings.Contains(all, "gate_summary.fail") {
 		t.Fatalf("forged gate not named: %v", res.Differences)
 	}
 }
@@ -228,11 +227,17 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 	pq := filepath.Join(dir, "s.parquet")
 	secrets := SecretsFromEnv(os.Environ())
 	lr := screenRecords(&in, evs[0])
-	if err := writeText(md, secrets, func(f *os.File) error { return WriteMarkdown(f, evs[0]) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeText(html, secrets, func(f *os.File) error { return WriteHTML(f, evs[0], lr) }); err != nil {
-		t.Fatal(err)
+	for path, render := range map[string]func(io.Writer) error{
+		md:   func(w io.Writer) error { return WriteMarkdown(w, evs[0]) },
+		html: func(w io.Writer) error { return WriteHTML(w, evs[0], lr) },
+	} {
+		b, err := renderText(secrets, render)
+		if err == nil {
+			err = writeAtomic(path, b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := WriteParquetFile(pq, lr, secrets); err != nil {
 		t.Fatal(err)
@@ -363,11 +368,11 @@ func TestVerifyNamesChangedRecords(t *testing.T) {
 	if err := os.WriteFile(recs, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Verify(oc.Files[0], dir)
+	res, err := Verify(evidenceFile(t, oc), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OK() || len(res.Differences) == 0 || !strings.Contains(res.Differences[0], "records of lane bbbb2222 run 2: SHA-256") {
+	if res.OK() || len(res.Differences) == 0 || !strings.Contains(strings.Join(res.Differences, "\n"), "records of lane bbbb2222 run 2: SHA-256") {
 		t.Fatalf("differences %v", res.Differences)
 	}
 }
@@ -391,4 +396,16 @@ func TestGatesFromSnapshotWarns(t *testing.T) {
 	if !strings.Contains(joined, "gate g: min_runs could not be evaluated") || !strings.Contains(joined, "b.hcl does not parse") {
 		t.Errorf("warnings: %q", warnings)
 	}
+}
+
+// evidenceFile is the evidence among the files Generate wrote.
+func evidenceFile(t *testing.T, oc *Outcome) string {
+	t.Helper()
+	for _, f := range oc.Files {
+		if strings.HasSuffix(f, ".evidence.json") {
+			return f
+		}
+	}
+	t.Fatalf("no evidence among %v", oc.Files)
+	return ""
 }

@@ -112,8 +112,7 @@ func timeSeries(recs []loadgen.Record) (inflight, tokens [][2]float64) {
 }
 
 type htmlRow struct {
-	Model, Shape, GPU, Throughput, TTFT, TPOT, Latency, Errors string
-	Runs                                                       int
+	Model, Shape, GPU, Throughput, TTFT, TPOT, Latency, Errors, Runs string
 }
 
 type htmlGate struct{ Gate, Model, Shape, Status, Condition, Reason string }
@@ -141,9 +140,11 @@ td.num{text-align:right}
 .plots svg{border:1px solid #eee;background:#fff}
 code{font-size:12px}
 footer{margin-top:24px;font-size:12px;color:#666}
+.incomplete{background:#fff3cd;border:1px solid #a60;padding:8px 12px}
 </style></head><body>
 <h1>InferCrane screen <code>{{.Ev.Screen}}</code></h1>
-<p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Ev.Environment.Runtime.Engine}} {{.Ev.Environment.Runtime.Version}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
+{{if not .Ev.Completeness.Complete}}<p class="incomplete"><strong>This screen is {{.Ev.Completeness.Words}}</strong> ({{.Ev.Completeness.RunsMissing}} missing; incomplete lane(s): {{range $i, $l := .Ev.Completeness.IncompleteLanes}}{{if $i}}, {{end}}{{$l}}{{end}}). Its gates are inconclusive; run apply again to complete it.</p>
+{{end}}<p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Ev.Environment.Runtime.Engine}} {{.Ev.Environment.Runtime.Version}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
 <h2>Results</h2>
 <table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)</th><th>p95 TTFT ms</th><th>p95 TPOT ms</th><th>p95 latency ms</th><th>errors</th></tr>
 {{range .Rows}}<tr><td>{{.Model}}</td><td>{{.Shape}}</td><td>{{.GPU}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.TTFT}}</td><td class="num">{{.TPOT}}</td><td class="num">{{.Latency}}</td><td class="num">{{.Errors}}</td></tr>
@@ -176,7 +177,7 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
-			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.Profile, GPU: c.GPUType, Runs: len(c.Runs),
+			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.Profile, GPU: c.GPUType, Runs: runsWords(&c),
 				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs)),
 				TTFT:       fmtPtr(a.TTFTP95Ms), TPOT: fmtPtr(a.TPOTP95Ms), Latency: fmtPtr(a.LatencyP95Ms), Errors: errorsWords(a)})
 			for _, g := range c.Gates {

@@ -22,6 +22,10 @@ var metricWords = map[string]string{
 func WriteMarkdown(w io.Writer, ev *Evidence) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# InferCrane screen `%s`\n\n", ev.Screen)
+	if c := ev.Completeness; !c.Complete {
+		fmt.Fprintf(&b, "> **This screen is %s** (%d missing; incomplete lane(s): %s). Its gates are inconclusive; run apply again to complete it.\n\n",
+			c.Words(), c.RunsMissing, strings.Join(c.IncompleteLanes, ", "))
+	}
 	fmt.Fprintf(&b, "%s, observed %s on %s (%s). %d run(s) per lane, seed %d.\n\n",
 		strings.ReplaceAll(ev.EvidenceClass, "-", " "), orDash(ev.ObservedAt), strings.Join(ev.Environment.GPURequest, ", "),
 		runtimeWords(ev.Environment.Runtime), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
@@ -31,8 +35,8 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
-			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
-				m.Model, c.Profile, c.GPUType, len(c.Runs), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs)),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				m.Model, c.Profile, c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs)),
 				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a))
 		}
 	}
@@ -105,6 +109,8 @@ func ratioSentence(c *Comparison, r *Ratio) string {
 	switch {
 	case r.CI95 == nil:
 		s += " (no interval: needs at least 2 runs of each)"
+	case r.Note != "":
+		s += fmt.Sprintf(" (95%% CI %.2f–%.2f; too few runs to call it significant, %d needed on each side)", r.CI95.Low, r.CI95.High, MinRunsForSignificance)
 	case r.Significant:
 		s += fmt.Sprintf(" (95%% CI %.2f–%.2f, significant)", r.CI95.Low, r.CI95.High)
 	default:
@@ -168,4 +174,12 @@ func cell(s string) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// runsWords is a campaign's run count, "1 of 3" when it is incomplete.
+func runsWords(c *Campaign) string {
+	if c.Complete {
+		return fmt.Sprint(len(c.Runs))
+	}
+	return fmt.Sprintf("%d of %d", len(c.Runs), c.RunsPlanned)
 }

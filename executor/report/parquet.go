@@ -1,9 +1,8 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -128,13 +127,20 @@ const parquetRowGroup = 64 * 1024
 
 // WriteParquetFile writes every record of runs into one Snappy-compressed
 // Parquet file (one row per request) that DuckDB, pandas and arrow read
-// directly. Error messages are redacted of secrets.
+// directly, atomically (temporary file, fsync, rename). Error messages are
+// redacted of secrets.
 func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".records-*.parquet")
+	b, err := encodeParquet(runs, secrets)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	return writeAtomic(path, b)
+}
+
+// encodeParquet encodes the records of runs as a Parquet file. The bytes
+// depend only on the records, so the evidence can carry their digest.
+func encodeParquet(runs []LaneRecords, secrets []string) ([]byte, error) {
+	var buf bytes.Buffer
 	schema := RecordsSchema()
 	// Dictionary encoding only pays for the repetitive string columns; on
 	// the nanosecond timestamps it costs time and saves nothing.
@@ -143,10 +149,9 @@ func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
 		popts = append(popts, parquet.WithDictionaryFor(c, true))
 	}
 	props := parquet.NewWriterProperties(popts...)
-	w, err := pqarrow.NewFileWriter(schema, tmp, props, pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(schema, &buf, props, pqarrow.DefaultWriterProps())
 	if err != nil {
-		tmp.Close()
-		return err
+		return nil, err
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -169,19 +174,17 @@ func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
 			if rows++; rows == parquetRowGroup {
 				if err := flush(); err != nil {
 					w.Close()
-					tmp.Close()
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
 	if err := flush(); err != nil {
 		w.Close()
-		tmp.Close()
-		return err
+		return nil, err
 	}
-	if err := w.Close(); err != nil { // closes tmp too
-		return fmt.Errorf("finish the Parquet file: %w", err)
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("finish the Parquet file: %w", err)
 	}
-	return os.Rename(tmp.Name(), path)
+	return buf.Bytes(), nil
 }

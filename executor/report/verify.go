@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,22 +21,29 @@ type VerifyResult struct {
 	Recorded, Computed string
 	// DigestOK is true when they agree.
 	DigestOK bool
-	// Recomputed is true when the figures were recomputed from a state
-	// directory's records; Checked counts the figures compared.
+	// Recomputed is true when the whole document was rebuilt from a state
+	// directory; Checked counts the fields (leaves) compared.
 	Recomputed bool
 	Checked    int
-	// Differences name every figure (by its JSON path) that differs from
-	// the records, and every records file whose SHA-256 changed.
+	// FilesChecked counts the files named in the evidence whose SHA-256
+	// was checked.
+	FilesChecked int
+	// Differences name every field (by its JSON path) that differs from
+	// what the state gives, is missing or is extra, and every file whose
+	// SHA-256 differs from the one the evidence or the journal records.
 	Differences []string
 }
 
 // OK reports whether the evidence passed every check made.
 func (r *VerifyResult) OK() bool { return r.DigestOK && len(r.Differences) == 0 }
 
-// Verify recomputes the digest of the evidence file at path. With a state
-// directory it also recomputes every figure of the evidence from the
-// stored per-request records (ignoring the summaries in the journal) and
-// names each one that differs.
+// Verify recomputes the digest of the evidence file at path and checks the
+// SHA-256 of every file the evidence names beside it. With a state
+// directory it also rebuilds the whole evidence document from the state
+// (plan snapshot, journal, per-request records recomputed from scratch,
+// cleanup facts) and compares it with the file field by field: numbers,
+// booleans, strings, array length and order, nothing missing and nothing
+// extra, naming the path of every field that differs.
 func Verify(path, stateDir string) (*VerifyResult, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -56,12 +65,13 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 		return nil, err
 	}
 	res.DigestOK = res.Computed == res.Recorded
-	if stateDir == "" {
-		return res, nil
-	}
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, err
+	}
+	res.checkFiles(doc, filepath.Dir(path), stateDir)
+	if stateDir == "" {
+		return res, nil
 	}
 	resamples := DefaultResamples
 	if n := findResamples(doc); n > 0 {
@@ -71,7 +81,8 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	for lane, runs := range in.Runs {
+	for _, lane := range sortedKeys(in.Runs) {
+		runs := in.Runs[lane]
 		for i := range runs {
 			runs[i].Summary = nil // recompute from the records, not the journal
 			if p := filepath.Join(stateDir, filepath.FromSlash(runs[i].RecordsFile)); runs[i].RecordsSHA256 != "" {
@@ -94,18 +105,60 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	if fresh == nil {
 		return nil, fmt.Errorf("the state in %s has no screen %q; pass the state directory of the apply that wrote this evidence", stateDir, head.Screen)
 	}
-	b, _ := json.Marshal(fresh)
+	b, err := json.Marshal(fresh)
+	if err != nil {
+		return nil, err
+	}
 	var want map[string]any
 	if err := json.Unmarshal(b, &want); err != nil {
 		return nil, err
 	}
 	res.Recomputed = true
+	// The digest of the rebuilt document differs whenever any field does;
+	// DigestOK already says whether the file's own digest holds.
+	delete(doc, "digest")
+	delete(want, "digest")
 	c := &comparer{res: res}
-	c.diff("models", keyed(doc["models"], "name"), keyed(want["models"], "name"))
-	c.diff("comparisons", keyed(doc["comparisons"], "candidate", "profile", "gpu"), keyed(want["comparisons"], "candidate", "profile", "gpu"))
-	c.diff("gate_summary", doc["gate_summary"], want["gate_summary"])
-	sort.Strings(res.Differences)
+	c.diff("", doc, want)
 	return res, nil
+}
+
+// checkFiles checks the SHA-256 of every file the evidence names: those
+// beside the evidence always, those in the state directory when given.
+func (r *VerifyResult) checkFiles(doc map[string]any, reportDir, stateDir string) {
+	files, _ := doc["files"].([]any)
+	for i, f := range files {
+		m, _ := f.(map[string]any)
+		p, _ := m["path"].(string)
+		base, _ := m["base"].(string)
+		want, _ := m["sha256"].(string)
+		dir := reportDir
+		switch base {
+		case BaseReport:
+		case BaseState:
+			if stateDir == "" {
+				continue
+			}
+			dir = stateDir
+		default:
+			r.Differences = append(r.Differences, fmt.Sprintf("files[%d].base: %q is neither %q nor %q", i, base, BaseReport, BaseState))
+			continue
+		}
+		if p == "" || filepath.IsAbs(filepath.FromSlash(p)) || strings.HasPrefix(filepath.ToSlash(filepath.Clean(p)), "../") {
+			r.Differences = append(r.Differences, fmt.Sprintf("files[%d].path: %q is not a path inside the %s directory", i, p, base))
+			continue
+		}
+		r.FilesChecked++
+		sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.Differences = append(r.Differences, fmt.Sprintf("files[%d] (%s): the file is missing from %s", i, p, dir))
+		case err != nil:
+			r.Differences = append(r.Differences, fmt.Sprintf("files[%d] (%s): %v", i, p, err))
+		case sum != want:
+			r.Differences = append(r.Differences, fmt.Sprintf("files[%d].sha256 (%s): the evidence has %s, the file hashes to %s", i, p, want, sum))
+		}
+	}
 }
 
 func fileSHA256(path string) (string, error) {
@@ -138,108 +191,133 @@ func findResamples(doc map[string]any) int {
 	return 0
 }
 
-// keyed turns a JSON array of objects into a map keyed by the named
-// members (joined with "/"), so figures are matched by identity, not order.
-// Nested campaign arrays are keyed by lane.
-func keyed(v any, keys ...string) map[string]any {
-	out := map[string]any{}
-	arr, _ := v.([]any)
-	for i, e := range arr {
-		obj, ok := e.(map[string]any)
-		if !ok {
-			out[fmt.Sprint(i)] = e
-			continue
-		}
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprint(obj[k]))
-		}
-		if camps, ok := obj["campaigns"]; ok {
-			cp := map[string]any{}
-			for k, x := range obj {
-				cp[k] = x
-			}
-			cp["campaigns"] = keyed(camps, "lane")
-			obj = cp
-		}
-		if runs, ok := obj["runs"]; ok {
-			cp := map[string]any{}
-			for k, x := range obj {
-				cp[k] = x
-			}
-			cp["runs"] = keyed(runs, "run")
-			obj = cp
-		}
-		out[strings.Join(parts, "/")] = obj
-	}
-	return out
-}
+// identity names the members that identify an array element in paths.
+var identity = []string{"name", "lane", "run", "candidate", "gate", "path"}
 
-// comparer walks two JSON trees and records every number that differs or
-// is present in only one of them.
+// comparer walks the evidence (got) and the document rebuilt from the
+// state (want) and records every leaf that differs, is missing or is extra.
 type comparer struct{ res *VerifyResult }
+
+func (c *comparer) add(format string, args ...any) {
+	c.res.Differences = append(c.res.Differences, fmt.Sprintf(format, args...))
+}
 
 func (c *comparer) diff(path string, got, want any) {
 	switch w := want.(type) {
 	case map[string]any:
-		g, _ := got.(map[string]any)
-		if g == nil {
-			c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: missing from the evidence", path))
+		g, ok := got.(map[string]any)
+		if !ok {
+			c.res.Checked++
+			c.add("%s: the evidence has %s, the state gives an object", orRoot(path), describe(got))
 			return
 		}
 		for _, k := range unionKeys(g, w) {
-			if k == "campaigns" || k == "runs" {
-				gk, _ := g[k].(map[string]any)
-				if gk == nil {
-					gk = keyed(g[k], map[string]string{"campaigns": "lane", "runs": "run"}[k])
-				}
-				wk, _ := w[k].(map[string]any)
-				if wk == nil {
-					wk = keyed(w[k], map[string]string{"campaigns": "lane", "runs": "run"}[k])
-				}
-				c.diff(path+"."+k, gk, wk)
-				continue
+			p := join(path, k)
+			gv, inG := g[k]
+			wv, inW := w[k]
+			switch {
+			case !inG:
+				c.res.Checked++
+				c.add("%s: missing from the evidence (the state gives %s)", p, describe(wv))
+			case !inW:
+				c.res.Checked++
+				c.add("%s: not in the document the state gives (the evidence has %s)", p, describe(gv))
+			default:
+				c.diff(p, gv, wv)
 			}
-			c.diff(path+"."+k, g[k], w[k])
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			c.res.Checked++
+			c.add("%s: the evidence has %s, the state gives an array of %d", orRoot(path), describe(got), len(w))
+			return
+		}
+		if len(g) != len(w) {
+			c.add("%s: the evidence has %d entries, the state gives %d", path, len(g), len(w))
+		}
+		for i := 0; i < max(len(g), len(w)); i++ {
+			switch {
+			case i >= len(g):
+				c.res.Checked++
+				c.add("%s: missing from the evidence (the state gives %s)", elem(path, i, w[i]), describe(w[i]))
+			case i >= len(w):
+				c.res.Checked++
+				c.add("%s: not in the document the state gives (the evidence has %s)", elem(path, i, g[i]), describe(g[i]))
+			default:
+				c.diff(elem(path, i, w[i]), g[i], w[i])
+			}
 		}
 	case float64:
 		c.res.Checked++
 		g, ok := got.(float64)
 		if !ok {
-			c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: the evidence has %v, the records give %s", path, got, fmtNum(w)))
+			c.add("%s: the evidence has %s, the state gives %s", path, describe(got), fmtNum(w))
 			return
 		}
 		if math.Abs(g-w) > 1e-9*math.Max(1, math.Abs(w)) {
-			c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: the evidence has %s, the records give %s", path, fmtNum(g), fmtNum(w)))
+			c.add("%s: the evidence has %s, the state gives %s", path, fmtNum(g), fmtNum(w))
 		}
-	case nil:
-		if g, ok := got.(float64); ok {
-			c.res.Checked++
-			c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: the evidence has %s, the records give no value", path, fmtNum(g)))
+	default: // string, bool, null
+		c.res.Checked++
+		if got != want {
+			c.add("%s: the evidence has %s, the state gives %s", path, describe(got), describe(want))
 		}
-	case string:
-		// Strings are descriptive, except a gate's status: the decision the
-		// records must still give.
-		if strings.HasSuffix(path, ".status") && strings.Contains(path, ".gates[") {
-			c.res.Checked++
-			if g, _ := got.(string); g != w {
-				c.res.Differences = append(c.res.Differences, fmt.Sprintf("%s: the evidence has %v, the records give %s", path, got, w))
-			}
-		}
-	default:
-		// Booleans and arrays of them are descriptive, not figures; arrays
-		// of numbers (none today) would be compared element-wise.
-		if wa, ok := want.([]any); ok {
-			ga, _ := got.([]any)
-			for i := range wa {
-				var gi any
-				if i < len(ga) {
-					gi = ga[i]
+	}
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "(document)"
+	}
+	return path
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// elem names an array element by index and, where it has one, identity:
+// models[1](qwen06), runs[0](run 1).
+func elem(path string, i int, v any) string {
+	s := fmt.Sprintf("%s[%d]", path, i)
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range identity {
+			if x, ok := m[k]; ok {
+				if k == "run" {
+					return fmt.Sprintf("%s(run %v)", s, x)
 				}
-				c.diff(fmt.Sprintf("%s[%d]", path, i), gi, wa[i])
+				return fmt.Sprintf("%s(%v)", s, x)
 			}
 		}
 	}
+	return s
+}
+
+// describe renders a JSON value briefly for a message.
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("%q", x)
+	case float64:
+		return fmtNum(x)
+	case bool:
+		return fmt.Sprint(x)
+	case []any:
+		return fmt.Sprintf("an array of %d", len(x))
+	case map[string]any:
+		keys := sortedKeys(x)
+		if len(keys) > 4 {
+			keys = append(keys[:4], "...")
+		}
+		return "an object {" + strings.Join(keys, ", ") + "}"
+	}
+	return fmt.Sprint(v)
 }
 
 func unionKeys(a, b map[string]any) []string {

@@ -229,17 +229,29 @@ func (s *Store) Close() error {
 	return errors.Join(jerr, s.lock.Release())
 }
 
-// writeFileSynced writes path through a temporary file that is fsynced and
-// renamed into place, then fsyncs the directory. It returns the size and
-// hex SHA-256 of what was written.
+// writeFileSynced is WriteFileAtomic.
 func writeFileSynced(path string, write func(io.Writer) error) (int64, string, error) {
+	return WriteFileAtomic(path, write)
+}
+
+// WriteFileAtomic writes path through a temporary file in the same
+// directory that is fsynced and renamed into place, then fsyncs the
+// directory: a crash or a full disk leaves the old file or the new one,
+// never a torn one. It returns the size and hex SHA-256 of what was
+// written. The file is readable by others (0644).
+func WriteFileAtomic(path string, write func(io.Writer) error) (int64, string, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, "", err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
+		return 0, "", err
+	}
+	tmp := f.Name()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return 0, "", err
 	}
 	h := sha256.New()
