@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: build test bench fuzz lint integration clean
+.PHONY: build test bench bench-duckdb fuzz lint integration clean
 
 ## build: compile bin/infercrane
 build:
@@ -15,9 +15,16 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 25m $(PKGS)
 
-## bench: the benchmarks, with ratios against in-process baselines
+## bench: the benchmarks, with ratios against in-process baselines, then the
+## full-scan profile against DuckDB (bench-duckdb)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
+	$(MAKE) bench-duckdb
+
+## bench-duckdb: `profile trace --all` vs DuckDB's equivalent query (pinned, PyPI) on the
+## same 10M-row synthetic trace, 1 and 2 threads; prints rows/s and the ratio
+bench-duckdb:
+	bash scripts/bench/duckdb-vs-profile.sh
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

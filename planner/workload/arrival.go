@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -17,8 +18,25 @@ type arrivalStats struct {
 	secCount, secWindows int64
 	minCount, minWindows int64
 	gaps                 int64
-	gapSum, gapSumSq     float64 // seconds
+	gapSum               int64   // microseconds, exact
+	gapSumSq             uint128 // microseconds squared, exact
 }
+
+// uint128 is an exact accumulator for sums of squares (a year of
+// one-second gaps squared overflows int64).
+type uint128 struct{ hi, lo uint64 }
+
+func (u uint128) add(o uint128) uint128 {
+	lo, carry := bits.Add64(u.lo, o.lo, 0)
+	return uint128{u.hi + o.hi + carry, lo}
+}
+
+func square(x uint64) uint128 {
+	hi, lo := bits.Mul64(x, x)
+	return uint128{hi, lo}
+}
+
+func (u uint128) float() float64 { return float64(u.hi)*(1<<64) + float64(u.lo) }
 
 func newArrivalStats(newSink func() quantileSink) *arrivalStats {
 	return &arrivalStats{perSecond: newSink(), perMinute: newSink()}
@@ -32,10 +50,10 @@ func (a *arrivalStats) addGroup(starts []int64) {
 	}
 	slices.Sort(starts)
 	for i := 1; i < len(starts); i++ {
-		g := float64(starts[i]-starts[i-1]) / 1e6
+		g := starts[i] - starts[i-1]
 		a.gaps++
 		a.gapSum += g
-		a.gapSumSq += g * g
+		a.gapSumSq = a.gapSumSq.add(square(uint64(g)))
 	}
 	c, w := windowRates(starts, 1_000_000, a.perSecond)
 	a.secCount += c
@@ -87,7 +105,7 @@ func (a *arrivalStats) merge(o *arrivalStats) {
 	a.minWindows += o.minWindows
 	a.gaps += o.gaps
 	a.gapSum += o.gapSum
-	a.gapSumSq += o.gapSumSq
+	a.gapSumSq = a.gapSumSq.add(o.gapSumSq)
 }
 
 func rateWindows(sink quantileSink, count, windows int64, sec float64) RateWindows {
@@ -104,7 +122,7 @@ func (a *arrivalStats) cv() float64 {
 		return 0
 	}
 	n := float64(a.gaps)
-	mean := a.gapSum / n
-	v := max(0, a.gapSumSq/n-mean*mean)
+	mean := float64(a.gapSum) / n
+	v := max(0, a.gapSumSq.float()/n-mean*mean)
 	return math.Sqrt(v) / mean
 }

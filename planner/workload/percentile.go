@@ -27,6 +27,8 @@ func rankIndex(n int64, q float64) int64 {
 // quantileSink collects one quantity's values and answers percentiles.
 type quantileSink interface {
 	Add(x float64)
+	// AddAll adds every value of xs.
+	AddAll(xs []float64)
 	// Merge adds another sink of the same kind.
 	Merge(other quantileSink)
 	Count() int64
@@ -40,7 +42,8 @@ type exactSink struct {
 	sorted bool
 }
 
-func (e *exactSink) Add(x float64) { e.values = append(e.values, x); e.sorted = false }
+func (e *exactSink) Add(x float64)       { e.values = append(e.values, x); e.sorted = false }
+func (e *exactSink) AddAll(xs []float64) { e.values = append(e.values, xs...); e.sorted = false }
 func (e *exactSink) Merge(o quantileSink) {
 	e.values = append(e.values, o.(*exactSink).values...)
 	e.sorted = false

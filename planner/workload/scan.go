@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Columns are the trace columns every profile reads.
@@ -26,10 +23,18 @@ const maxDurationSeconds = 300
 type trace struct {
 	obj     *Object
 	pf      *file.Reader
-	fr      *pqarrow.FileReader
 	columns []string // projected column names, in read order
 	leaves  []int    // their leaf indices
+	specs   []columnSpec
 	hasFunc bool
+	batch   int // rows decoded per batch
+}
+
+// columnWants says what each profiled column must hold.
+var columnWants = map[string]want{
+	"started_at": wantTimestamp, "completed_at": wantTimestamp,
+	"it": wantInt, "ot": wantInt, "ct": wantInt, "ttft": wantSeconds,
+	FunctionColumn: wantString,
 }
 
 func openTrace(obj *Object, batchRows int64) (*trace, error) {
@@ -40,11 +45,7 @@ func openTrace(obj *Object, batchRows int64) (*trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: read Parquet footer: %w", obj.Source, err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", obj.Source, err)
-	}
-	t := &trace{obj: obj, pf: pf, fr: fr}
+	t := &trace{obj: obj, pf: pf, batch: int(batchRows)}
 	sch := pf.MetaData().Schema
 	var missing []string
 	for _, c := range Columns {
@@ -63,6 +64,13 @@ func openTrace(obj *Object, batchRows int64) (*trace, error) {
 		t.columns = append(t.columns, FunctionColumn)
 		t.leaves = append(t.leaves, i)
 		t.hasFunc = true
+	}
+	for j, name := range t.columns {
+		spec, err := resolveColumn(sch.Column(t.leaves[j]), name, t.leaves[j], columnWants[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", obj.Source, err)
+		}
+		t.specs = append(t.specs, spec)
 	}
 	return t, nil
 }
@@ -97,150 +105,169 @@ func (t *trace) projectedBytes(groups []int) int64 {
 	return n
 }
 
+// scanner is one worker's reusable decoding state: column buffers and the
+// per-batch value lists handed to the sinks.
+type scanner struct {
+	t    *trace
+	cols []*columnReader
+
+	in, cached, ratio, out, dur, ttft []float64
+	recent                            []recentFunc
+}
+
+// recentFunc caches a few function_name lookups (compared by content).
+type recentFunc struct {
+	name string
+	agg  *funcAgg
+}
+
+func (t *trace) newScanner() *scanner {
+	sc := &scanner{t: t}
+	for _, spec := range t.specs {
+		sc.cols = append(sc.cols, newColumnReader(spec, nil, t.batch))
+	}
+	for _, b := range []*[]float64{&sc.in, &sc.cached, &sc.ratio, &sc.out, &sc.dur, &sc.ttft} {
+		*b = make([]float64, 0, t.batch)
+	}
+	return sc
+}
+
 // scanGroup reads the first limit rows (0: all) of row group g into st.
-func (t *trace) scanGroup(ctx context.Context, g int, limit int64, st *groupStats) error {
-	rr, err := t.fr.GetRecordReader(ctx, t.leaves, []int{g})
-	if err != nil {
-		return fmt.Errorf("%s: row group %d: %w", t.obj.Source, g, err)
+func (sc *scanner) scanGroup(ctx context.Context, g int, limit int64, st *groupStats) error {
+	t := sc.t
+	fail := func(err error) error { return fmt.Errorf("%s: row group %d: %w", t.obj.Source, g, err) }
+	rg := t.pf.RowGroup(g)
+	want := rg.NumRows()
+	if limit > 0 {
+		want = min(want, limit)
 	}
-	defer rr.Release()
-	var starts []int64
-	var taken int64
-	for (limit <= 0 || taken < limit) && rr.Next() {
-		rec := rr.RecordBatch()
-		n := rec.NumRows()
-		if limit > 0 {
-			n = min(n, limit-taken)
-		}
-		s, err := t.addBatch(rec, int(n), st, starts)
+	for i, c := range sc.cols {
+		r, err := rg.Column(c.spec.leaf)
 		if err != nil {
-			return fmt.Errorf("%s: row group %d: %w", t.obj.Source, g, err)
+			return fail(err)
 		}
-		starts = s
-		taken += n
+		sc.cols[i].r = r
 	}
-	if err := rr.Err(); err != nil {
-		return fmt.Errorf("%s: row group %d: %w", t.obj.Source, g, err)
+	sc.recent = sc.recent[:0]
+	starts := make([]int64, 0, want)
+	var taken int64
+	for taken < want {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := int(min(int64(t.batch), want-taken))
+		got := n
+		for _, c := range sc.cols {
+			m, err := c.read(n)
+			if err != nil {
+				return fail(err)
+			}
+			got = min(got, m)
+		}
+		if got == 0 {
+			return fail(fmt.Errorf("the row group ends after %d of %d rows", taken, want))
+		}
+		starts = sc.addBatch(got, st, starts)
+		taken += int64(got)
+	}
+	for _, c := range sc.cols {
+		c.r = nil
 	}
 	st.rows += taken
 	st.arrival.addGroup(starts)
 	return nil
 }
 
-// addBatch folds the first n rows of a record batch into st, column by
-// column, and appends the batch's started_at values to starts.
-func (t *trace) addBatch(rec arrow.RecordBatch, n int, st *groupStats, starts []int64) ([]int64, error) {
-	started, err := timestampsUS(rec.Column(0))
-	if err != nil {
-		return starts, fmt.Errorf("started_at: %w", err)
-	}
-	completed, err := timestampsUS(rec.Column(1))
-	if err != nil {
-		return starts, fmt.Errorf("completed_at: %w", err)
-	}
-	it, err := ints(rec.Column(2))
-	if err != nil {
-		return starts, fmt.Errorf("it: %w", err)
-	}
-	ot, err := ints(rec.Column(3))
-	if err != nil {
-		return starts, fmt.Errorf("ot: %w", err)
-	}
-	ct, err := ints(rec.Column(4))
-	if err != nil {
-		return starts, fmt.Errorf("ct: %w", err)
-	}
-	ttft, err := floats(rec.Column(5))
-	if err != nil {
-		return starts, fmt.Errorf("ttft: %w", err)
-	}
-	var fn *array.String
-	if t.hasFunc {
-		fn, _ = rec.Column(6).(*array.String)
-	}
-	for i := range n {
-		in, inOK := it(i)
-		if inOK && in > 0 {
-			x := float64(in)
-			st.input.Add(x)
-			if c, ok := ct(i); ok && c >= 0 {
-				st.cached.Add(float64(c))
-				st.ratio.Add(min(1, float64(c)/x))
+// addBatch folds the first n decoded rows into st, one quantity at a time,
+// and appends their started_at values to starts.
+func (sc *scanner) addBatch(n int, st *groupStats, starts []int64) []int64 {
+	started, completed := sc.cols[0].ints[:n], sc.cols[1].ints[:n]
+	it, ot, ct := sc.cols[2].ints[:n], sc.cols[3].ints[:n], sc.cols[4].ints[:n]
+	ttft := sc.cols[5].floats[:n]
+
+	in, cached, ratio := sc.in[:0], sc.cached[:0], sc.ratio[:0]
+	for i, x := range it {
+		if x > 0 {
+			f := float64(x)
+			in = append(in, f)
+			if c := ct[i]; c >= 0 {
+				cached = append(cached, float64(c))
+				ratio = append(ratio, min(1, float64(c)/f))
 			}
 		}
-		out, outOK := ot(i)
-		if outOK && out > 0 {
-			st.output.Add(float64(out))
+	}
+	st.input.AddAll(in)
+	st.cached.AddAll(cached)
+	st.ratio.AddAll(ratio)
+
+	out := sc.out[:0]
+	for _, x := range ot {
+		if x > 0 {
+			out = append(out, float64(x))
 		}
-		s, sOK := started(i)
-		if sOK {
-			starts = append(starts, s)
+	}
+	st.output.AddAll(out)
+
+	dur := sc.dur[:0]
+	for i, s := range started {
+		if s == nullInt {
+			continue
 		}
-		if c, ok := completed(i); ok && sOK {
+		starts = append(starts, s)
+		if c := completed[i]; c != nullInt {
 			if d := float64(c-s) / 1e6; d > 0 && d < maxDurationSeconds {
-				st.duration.Add(d * 1000)
-			}
-		}
-		if x, ok := ttft(i); ok && x > 0 && x < maxDurationSeconds {
-			st.ttft.Add(x * 1000)
-		}
-		if fn != nil && fn.IsValid(i) {
-			f := st.fn(fn.Value(i))
-			f.requests++
-			if inOK && in > 0 {
-				f.inN++
-				f.inSum += float64(in)
-			}
-			if outOK && out > 0 {
-				f.outN++
-				f.outSum += float64(out)
+				dur = append(dur, d*1000)
 			}
 		}
 	}
-	return starts, nil
+	st.duration.AddAll(dur)
+
+	tt := sc.ttft[:0]
+	for _, x := range ttft {
+		if x > 0 && x < maxDurationSeconds {
+			tt = append(tt, x*1000)
+		}
+	}
+	st.ttft.AddAll(tt)
+
+	if sc.t.hasFunc {
+		sc.addFunctions(sc.cols[6], n, st, it, ot)
+	}
+	return starts
 }
 
-// getter returns a row's value and whether it is present.
-type getter[T any] func(i int) (T, bool)
-
-func ints(a arrow.Array) (getter[int64], error) {
-	switch c := a.(type) {
-	case *array.Int64:
-		return func(i int) (int64, bool) { return c.Value(i), c.IsValid(i) }, nil
-	case *array.Int32:
-		return func(i int) (int64, bool) { return int64(c.Value(i)), c.IsValid(i) }, nil
-	case *array.Uint32:
-		return func(i int) (int64, bool) { return int64(c.Value(i)), c.IsValid(i) }, nil
-	case *array.Float64:
-		return func(i int) (int64, bool) { return int64(c.Value(i)), c.IsValid(i) }, nil
+func (sc *scanner) addFunctions(c *columnReader, n int, st *groupStats, it, ot []int64) {
+	names := c.strs[:n]
+	for i, b := range names {
+		if c.def != nil && c.def[i] != c.spec.maxDef {
+			continue
+		}
+		f := sc.lookup(b, st)
+		f.requests++
+		if x := it[i]; x > 0 {
+			f.inN++
+			f.inSum += x
+		}
+		if x := ot[i]; x > 0 {
+			f.outN++
+			f.outSum += x
+		}
 	}
-	return nil, fmt.Errorf("type %s is not an integer column", a.DataType())
 }
 
-func floats(a arrow.Array) (getter[float64], error) {
-	switch c := a.(type) {
-	case *array.Float32:
-		return func(i int) (float64, bool) { return float64(c.Value(i)), c.IsValid(i) }, nil
-	case *array.Float64:
-		return func(i int) (float64, bool) { return c.Value(i), c.IsValid(i) }, nil
+// lookup finds a function's totals, trying the recent names first.
+func (sc *scanner) lookup(b []byte, st *groupStats) *funcAgg {
+	for _, r := range sc.recent {
+		if r.name == string(b) {
+			return r.agg
+		}
 	}
-	return nil, fmt.Errorf("type %s is not a floating-point column (seconds)", a.DataType())
-}
-
-// timestampsUS reads a timestamp column as microseconds since the epoch.
-func timestampsUS(a arrow.Array) (getter[int64], error) {
-	c, ok := a.(*array.Timestamp)
-	if !ok {
-		return nil, fmt.Errorf("type %s is not a timestamp column", a.DataType())
+	f := st.funcs[string(b)]
+	if f == nil {
+		f = st.fn(string(b))
 	}
-	var mul, div int64 = 1, 1
-	switch c.DataType().(*arrow.TimestampType).Unit {
-	case arrow.Second:
-		mul = 1_000_000
-	case arrow.Millisecond:
-		mul = 1000
-	case arrow.Nanosecond:
-		div = 1000
+	if len(sc.recent) < 16 {
+		sc.recent = append(sc.recent, recentFunc{name: string(b), agg: f})
 	}
-	return func(i int) (int64, bool) { return int64(c.Value(i)) * mul / div, c.IsValid(i) }, nil
+	return f
 }

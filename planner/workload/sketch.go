@@ -17,17 +17,18 @@ const sketchMinValue = 1e-9
 // merging adds counts, so the result does not depend on merge order. Memory
 // is one int64 per bucket: about 2,300 buckets span 1e-3..1e7 at a = 0.5%.
 type Sketch struct {
-	alpha, gamma, logGamma float64
-	zeros                  int64
-	offset                 int // bucket index of bins[0]
-	bins                   []int64
-	n                      int64
+	alpha, gamma float64
+	m            *sketchMapping
+	zeros        int64
+	offset       int // bucket index of bins[0]
+	bins         []int64
+	n            int64
 }
 
 // NewSketch returns an empty sketch with relative error alpha (0 < alpha < 1).
 func NewSketch(alpha float64) *Sketch {
 	g := (1 + alpha) / (1 - alpha)
-	return &Sketch{alpha: alpha, gamma: g, logGamma: math.Log(g)}
+	return &Sketch{alpha: alpha, gamma: g, m: mappingFor(alpha)}
 }
 
 // RelativeError is the sketch's guaranteed relative error.
@@ -40,13 +41,34 @@ func (s *Sketch) Add(x float64) {
 		s.zeros++
 		return
 	}
-	s.addBin(int(math.Ceil(math.Log(x)/s.logGamma)), 1)
+	s.inc(s.m.index(x))
+}
+
+// AddAll records every value of xs, as Add does one by one.
+func (s *Sketch) AddAll(xs []float64) {
+	s.n += int64(len(xs))
+	m := s.m
+	for _, x := range xs {
+		if !(x >= sketchMinValue) {
+			s.zeros++
+			continue
+		}
+		s.inc(m.index(x))
+	}
+}
+
+func (s *Sketch) inc(i int) {
+	if j := i - s.offset; uint(j) < uint(len(s.bins)) {
+		s.bins[j]++
+		return
+	}
+	s.addBin(i, 1)
 }
 
 func (s *Sketch) addBin(i int, c int64) {
 	if len(s.bins) == 0 {
 		s.offset = i
-		s.bins = append(s.bins, 0)
+		s.bins = make([]int64, 1, 64)
 	}
 	if i < s.offset {
 		grow := make([]int64, s.offset-i, s.offset-i+len(s.bins))

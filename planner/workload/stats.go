@@ -12,7 +12,7 @@ const MaxFunctions = 10
 // funcAgg is one function_name's request and token totals.
 type funcAgg struct {
 	requests, inN, outN int64
-	inSum, outSum       float64
+	inSum, outSum       int64 // exact, so merge order never changes a mean
 }
 
 // groupStats is what one row group (or the merge of several) contributes.
@@ -106,10 +106,10 @@ func functionShares(funcs map[string]*funcAgg, rows int64) []FunctionShare {
 	share := func(name string, f *funcAgg) FunctionShare {
 		s := FunctionShare{Name: name, Requests: f.requests, Share: float64(f.requests) / float64(rows)}
 		if f.inN > 0 {
-			s.InputTokensMean = f.inSum / float64(f.inN)
+			s.InputTokensMean = float64(f.inSum) / float64(f.inN)
 		}
 		if f.outN > 0 {
-			s.OutputTokensMean = f.outSum / float64(f.outN)
+			s.OutputTokensMean = float64(f.outSum) / float64(f.outN)
 		}
 		return s
 	}
