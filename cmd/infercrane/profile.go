@@ -169,6 +169,12 @@ func renderProfile(w io.Writer, res *workload.Result, maxCtx int) {
 		pct = 100 * float64(res.BytesRead) / float64(res.FileSize)
 	}
 	fmt.Fprintf(w, "Read %s of %s (%.2f%%).\n", profBytes(res.BytesRead), profBytes(res.FileSize), pct)
+	switch {
+	case res.PageChunks > 0 && res.PrefixChunks == 0:
+		fmt.Fprintf(w, "Page-level sample: the offset index (%s) located the pages holding the rows, %s of column data.\n", profBytes(res.IndexBytes), profBytes(res.NeededBytes))
+	case res.PrefixChunks > 0:
+		fmt.Fprintf(w, "Page-level sample: %d of %d column chunks have no offset index; they were read page by page from their start up to the rows wanted.\n", res.PrefixChunks, res.PrefixChunks+res.PageChunks)
+	}
 	if e := d.Sampling.QuantileRelativeError; e > 0 {
 		fmt.Fprintf(w, "Percentiles are approximate: each is within %g%% of the exact nearest-rank value; counts are exact.\n", e*100)
 	}

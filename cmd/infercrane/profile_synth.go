@@ -29,6 +29,7 @@ func runProfileSynth(env *cliEnv, args []string) int {
 	perGroup := fs.Int("rows-per-group", 10_000, "rows per Parquet row group")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same file)")
 	rate := fs.Float64("rate", 50, "mean arrival rate, requests per second")
+	pageIndex := fs.Bool("page-index", false, "write Parquet's page index (offset index), as some writers do")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -38,7 +39,7 @@ func runProfileSynth(env *cliEnv, args []string) int {
 	}
 	f, err := os.Create(pos[0])
 	if err == nil {
-		err = synth.Write(f, synth.Options{Rows: *rows, RowsPerGroup: *perGroup, Seed: *seed, RatePerSecond: *rate})
+		err = synth.Write(f, synth.Options{Rows: *rows, RowsPerGroup: *perGroup, Seed: *seed, RatePerSecond: *rate, PageIndex: *pageIndex})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

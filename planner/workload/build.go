@@ -59,6 +59,16 @@ type Result struct {
 	// ProjectedBytes is the size of the projected column chunks of the
 	// selected row groups: an upper bound for the column data read.
 	ProjectedBytes int64
+	// NeededBytes is the column data the inspected rows need: whole chunks,
+	// or for a sample of leading rows the pages holding them where the file
+	// has an offset index (sampled chunks without one count 0 here).
+	NeededBytes int64
+	// IndexBytes is how many bytes of offset index a sample read.
+	IndexBytes int64
+	// PageChunks and PrefixChunks count the sampled column chunks read by
+	// their offset index, and those read page by page from their start
+	// because the file has no offset index for them.
+	PageChunks, PrefixChunks int
 	// Identity is the object's ETag or mtime+size (see Object.Identity).
 	Identity string
 }
@@ -91,7 +101,11 @@ func BuildFrom(ctx context.Context, obj *Object, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj.planExtents(t.extents(groups))
+	plan, err := t.planReads(groups, int64(o.RowsPerGroup))
+	if err != nil {
+		return nil, err
+	}
+	obj.plan(plan)
 
 	newSink := func() quantileSink { return &exactSink{} }
 	if o.All || o.Sketch {
@@ -109,7 +123,11 @@ func BuildFrom(ctx context.Context, obj *Object, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Document: doc, BytesRead: obj.BytesRead(), FileSize: obj.Size, ProjectedBytes: t.projectedBytes(groups), Identity: obj.Identity}, nil
+	return &Result{
+		Document: doc, BytesRead: obj.BytesRead(), FileSize: obj.Size, ProjectedBytes: t.projectedBytes(groups),
+		NeededBytes: plan.needed, IndexBytes: plan.indexBytes, PageChunks: plan.pageChunks, PrefixChunks: plan.prefixChunks,
+		Identity: obj.Identity,
+	}, nil
 }
 
 func defaultWorkers(o Options) int {

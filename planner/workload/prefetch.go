@@ -52,9 +52,10 @@ type prefetchReader struct {
 
 func newPrefetchReader(ctx context.Context, f fetcher, size int64, o ReadOptions) *prefetchReader {
 	o.defaults()
+	ahead := max(0, o.ReadAhead)
 	return &prefetchReader{
-		ctx: ctx, f: f, size: size, blockSize: o.BlockSize, ahead: o.ReadAhead,
-		maxBlocks: max(o.Parallel*(o.ReadAhead+1)*8, 64), sem: make(chan struct{}, o.Parallel),
+		ctx: ctx, f: f, size: size, blockSize: o.BlockSize, ahead: ahead,
+		maxBlocks: max(o.Parallel*(ahead+1)*8, 64), sem: make(chan struct{}, o.Parallel),
 		fetched: new(atomic.Int64), blocks: map[int64]*block{}, tailOff: size,
 	}
 }

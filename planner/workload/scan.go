@@ -75,32 +75,17 @@ func openTrace(obj *Object, batchRows int64) (*trace, error) {
 	return t, nil
 }
 
-// extents returns the byte ranges of the projected column chunks of groups.
-func (t *trace) extents(groups []int) []extent {
-	md := t.pf.MetaData()
-	var out []extent
-	for _, g := range groups {
-		rg := md.RowGroup(g)
-		for _, leaf := range t.leaves {
-			cc, err := rg.ColumnChunk(leaf)
-			if err != nil {
-				continue
-			}
-			start := cc.DataPageOffset()
-			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-				start = cc.DictionaryPageOffset()
-			}
-			out = append(out, extent{start, start + cc.TotalCompressedSize()})
-		}
-	}
-	return out
-}
-
 // projectedBytes is the total size of the projected column chunks of groups.
 func (t *trace) projectedBytes(groups []int) int64 {
 	var n int64
-	for _, e := range t.extents(groups) {
-		n += e.end - e.start
+	for _, g := range groups {
+		rg := t.pf.MetaData().RowGroup(g)
+		for _, leaf := range t.leaves {
+			if cc, err := rg.ColumnChunk(leaf); err == nil {
+				r := chunkRange(cc)
+				n += r.end - r.start
+			}
+		}
 	}
 	return n
 }

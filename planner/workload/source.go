@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,7 @@ type ReadOptions struct {
 	// BlockSize is the size of one ranged GET of a column chunk (default 1 MiB).
 	BlockSize int64
 	// ReadAhead is how many blocks are fetched ahead of a sequential reader
-	// within the same column chunk (default 2).
+	// within the same column chunk (0: the default, 2; negative: none).
 	ReadAhead int
 	// Parallel is the most range requests in flight at once (default 8).
 	Parallel int
@@ -46,9 +47,9 @@ func (o *ReadOptions) defaults() {
 	if o.BlockSize <= 0 {
 		o.BlockSize = 1 << 20
 	}
-	if o.ReadAhead < 0 {
-		o.ReadAhead = 0
-	} else if o.ReadAhead == 0 {
+	// Idempotent: Open and the prefetch reader both apply defaults, so a
+	// negative ReadAhead (none) must stay negative, not become 0 (default).
+	if o.ReadAhead == 0 {
 		o.ReadAhead = 2
 	}
 	if o.Parallel <= 0 {
@@ -82,6 +83,7 @@ type Object struct {
 
 	r       io.ReaderAt
 	pf      *prefetchReader // nil for local files
+	clips   []extent        // sorted; reads stop at their start (see readPlan)
 	read    *atomic.Int64
 	pos     int64
 	closeFn func() error
@@ -166,8 +168,24 @@ func (o *Object) checkMagic() error {
 	return nil
 }
 
-// ReadAt implements io.ReaderAt.
-func (o *Object) ReadAt(p []byte, off int64) (int, error) { return o.r.ReadAt(p, off) }
+// ReadAt implements io.ReaderAt. A read reaching into a clipped range (the
+// unneeded tail of a sampled column chunk) is cut short there with io.EOF.
+func (o *Object) ReadAt(p []byte, off int64) (int, error) {
+	if len(o.clips) > 0 {
+		i := sort.Search(len(o.clips), func(i int) bool { return o.clips[i].end > off })
+		if i < len(o.clips) && o.clips[i].start < off+int64(len(p)) {
+			if off >= o.clips[i].start {
+				return 0, io.EOF
+			}
+			n, err := o.r.ReadAt(p[:o.clips[i].start-off], off)
+			if err == nil {
+				err = io.EOF
+			}
+			return n, err
+		}
+	}
+	return o.r.ReadAt(p, off)
+}
 
 // Seek implements io.Seeker (the Parquet reader uses it to find the size).
 func (o *Object) Seek(offset int64, whence int) (int64, error) {
@@ -195,12 +213,14 @@ func (o *Object) BytesRead() int64 {
 	return o.read.Load()
 }
 
-// planExtents declares the byte ranges the scan will read, so read-ahead
-// stays inside them.
-func (o *Object) planExtents(ex []extent) {
+// plan declares the byte ranges the scan will read, so read-ahead stays
+// inside them, and the ranges it must not read.
+func (o *Object) plan(p readPlan) {
 	if o.pf != nil {
-		o.pf.setExtents(ex)
+		o.pf.setExtents(p.extents)
 	}
+	o.clips = append([]extent(nil), p.clips...)
+	sort.Slice(o.clips, func(i, j int) bool { return o.clips[i].start < o.clips[j].start })
 }
 
 // Close releases the file.

@@ -31,6 +31,9 @@ type Options struct {
 	Start time.Time
 	// RatePerSecond is the mean arrival rate (default 50).
 	RatePerSecond float64
+	// PageIndex writes Parquet's page index (column and offset indexes),
+	// which lets a sampled profile read only the pages holding its rows.
+	PageIndex bool
 }
 
 // NullTokenFraction is the share of rows without token counts, as in the
@@ -90,6 +93,7 @@ func Write(w io.Writer, opts Options) error {
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(int64(opts.RowsPerGroup)),
 		parquet.WithDictionaryFor("invocation_id", false),
+		parquet.WithPageIndexEnabled(opts.PageIndex),
 	)
 	// The Parquet writer closes an io.Closer it is given; the caller owns w.
 	fw, err := pqarrow.NewFileWriter(schema, writeOnly{w}, props, pqarrow.DefaultWriterProps())
