@@ -46,6 +46,18 @@ type Event struct {
 	// RequestThroughput and OutputTokenThroughput of a finished run.
 	RequestThroughput     float64 `json:"request_throughput,omitempty"`
 	OutputTokenThroughput float64 `json:"output_token_throughput,omitempty"`
+	// Live figures of a run (run_progress) or its final ones (run_finished):
+	// output tokens so far, the recent output token rate and the median
+	// TTFT of its succeeded requests so far.
+	OutputTokens    int64   `json:"output_tokens,omitempty"`
+	TokensPerSecond float64 `json:"tokens_per_second,omitempty"`
+	TTFTP50Ms       float64 `json:"ttft_p50_ms,omitempty"`
+	// ETASeconds is the apply's estimated time left, from the plan's
+	// per-run estimates scaled by the run times measured so far; the CLI
+	// sets it on run events (nil: not known yet).
+	ETASeconds *float64 `json:"eta_s,omitempty"`
+	// RunsDone counts the apply's runs completed so far (set with ETASeconds).
+	RunsDone int `json:"runs_done,omitempty"`
 	// Server is the base URL of a deployed server.
 	Server string `json:"server,omitempty"`
 	// Totals of the apply (apply_started, apply_finished).

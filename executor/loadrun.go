@@ -29,7 +29,8 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 		if p.Warmup {
 			return
 		}
-		ReportProgress(ctx, Progress{Done: p.Done, Failed: p.Errors, Total: total})
+		ReportProgress(ctx, Progress{Done: p.Done, Failed: p.Errors, Total: total,
+			OutputTokens: p.OutputTokens, TokensPerSecond: p.TokensPerSecond, TTFTP50Ms: p.TTFTP50Ms})
 	}, 250*time.Millisecond)
 	res, err := loadgen.Run(ctx, cfg, progress)
 	if err != nil {

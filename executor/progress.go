@@ -12,6 +12,10 @@ type Progress struct {
 	Total  int `json:"total"`
 	// OutputTokens is the output tokens received so far.
 	OutputTokens int64 `json:"output_tokens"`
+	// TokensPerSecond is the recent output token rate; TTFTP50Ms the
+	// median TTFT of the run's succeeded requests so far (0: not known).
+	TokensPerSecond float64 `json:"tokens_per_second,omitempty"`
+	TTFTP50Ms       float64 `json:"ttft_p50_ms,omitempty"`
 }
 
 type progressKey struct{}

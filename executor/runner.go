@@ -313,7 +313,8 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	ctx := WithProgress(a.ctx, func(p Progress) {
 		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond || p.Done == p.Total {
 			last = now
-			a.r.emit(Event{Type: EventRunProgress, Lane: l.ID, Run: n, Done: p.Done, Failed: p.Failed, Total: p.Total, Elapsed: now.Sub(start).Seconds()})
+			a.r.emit(Event{Type: EventRunProgress, Lane: l.ID, Key: l.Key, Run: n, Runs: l.Runs, Done: p.Done, Failed: p.Failed, Total: p.Total,
+				OutputTokens: p.OutputTokens, TokensPerSecond: p.TokensPerSecond, TTFTP50Ms: p.TTFTP50Ms, Elapsed: now.Sub(start).Seconds()})
 		}
 	})
 	res, err := safeRun(ctx, d.executor, d.server, spec)
@@ -346,6 +347,7 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	a.r.emit(Event{Type: EventRunFinished, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Runs: l.Runs,
 		Done: s.Succeeded + s.Failed, Failed: s.Failed, Total: s.Requests,
 		RequestThroughput: s.RequestThroughput, OutputTokenThroughput: s.OutputTokenThroughput,
+		OutputTokens: s.OutputTokens, TokensPerSecond: s.OutputTokenThroughput, TTFTP50Ms: s.TTFTMs.P50,
 		Elapsed: time.Since(start).Seconds()})
 	return nil
 }

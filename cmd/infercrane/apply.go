@@ -189,7 +189,7 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
 	p := j.plan
 	if o.json {
-		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventPlan, Message: planner.SummaryLine(p),
+		newJSONView(env.Stdout, nil).Event(executor.Event{Type: executor.EventPlan, Message: planner.SummaryLine(p),
 			LanesToRun: p.Totals.LanesToRun, RunsToDo: p.Totals.Runs})
 	} else if err := writePlanText(env, p); err != nil {
 		return 1, false
@@ -222,18 +222,19 @@ func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
 	return 0, true
 }
 
-// view picks the progress display.
-func view(env *cliEnv, o applyOpts, runsToDo int) progressView {
+// view picks the progress display for plan p.
+func view(env *cliEnv, o applyOpts, p *planner.Plan) progressView {
+	tr := newTracker(p, o.parallelism)
 	if o.json {
-		return newJSONView(env.Stdout)
+		return newJSONView(env.Stdout, tr)
 	}
 	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) && env.Getenv("TERM") != "dumb" {
 		// A terminal of unknown width cannot show bars.
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return newBarsView(env.Stdout, runsToDo)
+			return newBarsView(env.Stdout, p.Totals.Runs, tr)
 		}
 	}
-	return newPlainView(env.Stdout)
+	return newPlainView(env.Stdout, tr)
 }
 
 // run applies the plan, then writes the reports.
@@ -256,7 +257,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 	defer pluginLog.Close()
 	reg := &plugins.Registry{Dirs: plugins.DefaultDirs(env.Getenv), LogOut: pluginLog,
 		Isolate: env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"}
-	v := view(env, o, j.plan.Totals.Runs)
+	v := view(env, o, j.plan)
 	events := func(e executor.Event) {
 		slog.Debug("event", "type", e.Type, "lane", e.Lane, "deployment", e.Deployment, "run", e.Run, "error", e.Error, "message", e.Message)
 		v.Event(e)
@@ -318,7 +319,7 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
 	}
 	if o.json {
 		code := oc.ExitCode
-		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code})
+		newJSONView(env.Stdout, nil).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code})
 		return oc.ExitCode
 	}
 	fmt.Fprintln(env.Stdout)

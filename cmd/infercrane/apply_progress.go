@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,34 +23,78 @@ type progressView interface {
 	Close()
 }
 
-// jsonView writes every event as one JSON object a line.
+// jsonView writes every event as one JSON object a line. With a tracker,
+// run events carry the time left and the runs done so far, and
+// apply_finished is followed by an apply_summary object.
 type jsonView struct {
 	enc *json.Encoder
+	tr  *tracker
 }
 
-func newJSONView(w io.Writer) *jsonView { return &jsonView{enc: json.NewEncoder(w)} }
+func newJSONView(w io.Writer, tr *tracker) *jsonView { return &jsonView{enc: json.NewEncoder(w), tr: tr} }
 
 // Event writes e, stamped with the time now when it has none.
 func (v *jsonView) Event(e executor.Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	if v.tr == nil {
+		_ = v.enc.Encode(e)
+		return
+	}
+	v.tr.observe(e)
+	switch e.Type {
+	case executor.EventRunStarted, executor.EventRunProgress, executor.EventRunFinished, executor.EventRunFailed:
+		if s, ok := v.tr.eta(); ok {
+			s = math.Round(s*10) / 10
+			e.ETASeconds = &s
+		}
+		e.RunsDone = v.tr.runsDone()
+	}
 	_ = v.enc.Encode(e)
+	if e.Type == executor.EventApplyFinished {
+		_ = v.enc.Encode(v.tr.summary())
+	}
 }
 func (v *jsonView) Close() {}
 
-// plainView writes one log line per event worth a line.
+// plainView writes one log line per event worth a line, and the summary
+// at the end.
 type plainView struct {
 	w     io.Writer
 	start time.Time
+	tr    *tracker
 }
 
-func newPlainView(w io.Writer) *plainView { return &plainView{w: w, start: time.Now()} }
+func newPlainView(w io.Writer, tr *tracker) *plainView {
+	if tr == nil {
+		tr = newTracker(nil, 1)
+	}
+	return &plainView{w: w, start: time.Now(), tr: tr}
+}
 
 func (v *plainView) Event(e executor.Event) {
-	if line := eventLine(e); line != "" {
-		el := time.Since(v.start).Round(time.Second)
-		fmt.Fprintf(v.w, "[%02d:%02d] %s\n", int(el.Minutes()), int(el.Seconds())%60, line)
+	skip := v.tr.observe(e)
+	var lines []string
+	switch e.Type {
+	case executor.EventNodeSkipped:
+		lines = []string{skip}
+	case executor.EventApplyFinished:
+		lines = v.tr.summary().lines()
+	case executor.EventRunFinished:
+		line := eventLine(e)
+		if e.TTFTP50Ms > 0 {
+			line = strings.TrimSuffix(line, ".") + fmt.Sprintf(", TTFT p50 %s.", fmtMs(e.TTFTP50Ms))
+		}
+		lines = []string{line + fmt.Sprintf(" %d run(s) done, %s left.", v.tr.runsDone(), v.tr.etaText())}
+	default:
+		lines = []string{eventLine(e)}
+	}
+	el := time.Since(v.start).Round(time.Second)
+	for _, line := range lines {
+		if line != "" {
+			fmt.Fprintf(v.w, "[%02d:%02d] %s\n", int(el.Minutes()), int(el.Seconds())%60, line)
+		}
 	}
 }
 func (v *plainView) Close() {}
@@ -89,19 +135,8 @@ func eventLine(e executor.Event) string {
 		return fmt.Sprintf("Tore down %s (%.1fs).", e.Deployment, e.Elapsed)
 	case executor.EventTeardownFailed:
 		return fmt.Sprintf("Teardown of %s failed: %s", e.Deployment, e.Error)
-	case executor.EventNodeSkipped:
-		if e.Run > 0 {
-			return fmt.Sprintf("Skipped run %d of lane %s: %s.", e.Run, e.Lane, e.Message)
-		}
-		return ""
 	case executor.EventNote:
 		return e.Message
-	case executor.EventApplyFinished:
-		s := fmt.Sprintf("Apply finished in %.1fs: %d run(s) completed, %d failed.", e.Elapsed, e.RunsCompleted, e.RunsFailed)
-		if e.Message != "" {
-			s += " " + e.Message + "."
-		}
-		return s
 	}
 	return ""
 }
@@ -120,23 +155,30 @@ type barsView struct {
 type runBar struct {
 	bar *mpb.Bar
 
-	mu     sync.Mutex // never held while calling mpb
-	failed int
-	rate   float64
+	mu      sync.Mutex // never held while calling mpb
+	failed  int
+	rate    float64
+	tokRate float64
+	ttftP50 float64
 }
 
 func (rb *runBar) stats() string {
 	rb.mu.Lock()
 	defer rb.mu.Unlock()
-	return fmt.Sprintf("  %d err  %.1f req/s", rb.failed, rb.rate)
+	s := fmt.Sprintf("  %d err  %.1f req/s  %.0f tok/s", rb.failed, rb.rate, rb.tokRate)
+	if rb.ttftP50 > 0 {
+		s += "  TTFT p50 " + fmtMs(rb.ttftP50)
+	}
+	return s
 }
 
-func newBarsView(w io.Writer, runsToDo int) *barsView {
+func newBarsView(w io.Writer, runsToDo int, tr *tracker) *barsView {
 	v := &barsView{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh()), runs: map[string]*runBar{}}
-	v.plain = newPlainView(v.p)
+	v.plain = newPlainView(v.p, tr)
+	tr = v.plain.tr
 	v.total = v.p.AddBar(int64(max(runsToDo, 1)),
 		mpb.PrependDecorators(decor.Name("runs ", decor.WC{W: 6}), decor.CountersNoUnit("%d/%d", decor.WC{W: 8})),
-		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_MMSS), decor.Name(" left "), decor.AverageETA(decor.ET_STYLE_MMSS)),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_MMSS), decor.Any(func(decor.Statistics) string { return "  left " + tr.etaText() })),
 		mpb.BarPriority(1<<30))
 	if runsToDo == 0 {
 		v.total.SetTotal(0, true)
@@ -170,6 +212,7 @@ func (v *barsView) bars(e executor.Event) {
 			if e.Elapsed > 0 {
 				rb.rate = float64(e.Done) / e.Elapsed
 			}
+			rb.tokRate, rb.ttftP50 = e.TokensPerSecond, e.TTFTP50Ms
 			rb.mu.Unlock()
 			rb.bar.SetCurrent(int64(e.Done))
 		}

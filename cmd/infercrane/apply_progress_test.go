@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // progressEvents is an apply of one lane with two runs, the second failed.
@@ -25,7 +28,7 @@ var progressEvents = []executor.Event{
 
 func TestPlainViewLines(t *testing.T) {
 	var b bytes.Buffer
-	v := newPlainView(&b)
+	v := newPlainView(&b, nil)
 	for _, e := range progressEvents {
 		v.Event(e)
 	}
@@ -50,7 +53,7 @@ func TestPlainViewLines(t *testing.T) {
 
 func TestBarsViewRendersRunsAndLog(t *testing.T) {
 	var b bytes.Buffer
-	v := newBarsView(&b, 2)
+	v := newBarsView(&b, 2, nil)
 	for _, e := range progressEvents {
 		v.Event(e)
 	}
@@ -65,7 +68,7 @@ func TestBarsViewRendersRunsAndLog(t *testing.T) {
 
 func TestJSONViewOneObjectALine(t *testing.T) {
 	var b bytes.Buffer
-	v := newJSONView(&b)
+	v := newJSONView(&b, nil)
 	for _, e := range progressEvents {
 		v.Event(e)
 	}
@@ -78,5 +81,126 @@ func TestJSONViewOneObjectALine(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Type != progressEvents[i].Type {
 			t.Fatalf("line %d: %s (%v)", i, l, err)
 		}
+	}
+}
+
+// trackPlan has two lanes of two runs on two sim deployments; the plan
+// estimates 10 s per run.
+func trackPlan() *planner.Plan {
+	lane := func(id, key, dep, model string) *planner.Lane {
+		return &planner.Lane{ID: id, Key: key, Deployment: dep, Action: planner.ActionRun, Runs: 2, RequestsPerRun: 8,
+			Inputs:   planner.LaneInputs{ModelID: model, GPUType: "L40S", ExecutorType: "sim"},
+			Estimate: planner.Estimate{Available: true, Estimate: perf.Estimate{RunSeconds: 10}}}
+	}
+	return &planner.Plan{Lanes: []*planner.Lane{lane("l1", "s/a/chat/l40s", "d1", "Qwen/A"), lane("l2", "s/b/chat/l40s", "d2", "Qwen/B")}}
+}
+
+// TestTrackerETAFromEstimates: the time left starts from the plan's
+// per-run estimates (not 00:00 before the first run ends) and is rescaled
+// by the measured run times.
+func TestTrackerETAFromEstimates(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr := newTracker(trackPlan(), 1)
+	tr.now = func() time.Time { return now }
+	if s, ok := tr.eta(); !ok || s != 40 {
+		t.Fatalf("ETA before anything ran = %v (%v), want 40 s from 4 runs x 10 s", s, ok)
+	}
+	tr.observe(executor.Event{Type: executor.EventRunStarted, Time: now, Lane: "l1", Run: 1, Runs: 2, Total: 8})
+	now = now.Add(2 * time.Second)
+	tr.observe(executor.Event{Type: executor.EventRunProgress, Time: now, Lane: "l1", Run: 1, Done: 4, Total: 8})
+	// The run in progress: 4 of 8 requests in 2 s, so 2 s more; 3 runs x 10 s.
+	if s, _ := tr.eta(); s != 32 {
+		t.Errorf("ETA mid-run = %v, want 32", s)
+	}
+	now = now.Add(2 * time.Second)
+	tr.observe(executor.Event{Type: executor.EventRunFinished, Time: now, Lane: "l1", Run: 1, Runs: 2, Done: 8, Total: 8, Elapsed: 4, TTFTP50Ms: 12, OutputTokens: 400})
+	// Measured 4 s against 10 s estimated: the 3 runs left take 12 s.
+	if s, _ := tr.eta(); s != 12 {
+		t.Errorf("ETA after a run measured at 0.4x the estimate = %v, want 12", s)
+	}
+	if got := tr.etaText(); got != "~00:12" {
+		t.Errorf("etaText = %q", got)
+	}
+	// With two deployments at once the work left is shared.
+	tr.par = 2
+	if s, _ := tr.eta(); s != 6 {
+		t.Errorf("ETA at parallelism 2 = %v, want 6", s)
+	}
+}
+
+// TestFailedDeployIsExplained: a failed deploy names the deployment, its
+// error and the lanes that did not run, never the DAG's node names or
+// "0 run(s) completed, 0 failed".
+func TestFailedDeployIsExplained(t *testing.T) {
+	events := []executor.Event{
+		{Type: executor.EventApplyStarted, LanesToRun: 2, RunsToDo: 4},
+		{Type: executor.EventDeployStarted, Deployment: "d1", Message: "Qwen/A on L40S, executor sim"},
+		{Type: executor.EventDeployFailed, Deployment: "d1", Error: "endpoint does not answer"},
+		{Type: executor.EventNodeSkipped, Node: "run.l1.1", Lane: "l1", Deployment: "d1", Run: 1, Message: "preflight.l1 was skipped"},
+		{Type: executor.EventNodeSkipped, Node: "run.l1.2", Lane: "l1", Deployment: "d1", Run: 2, Message: "run.l1.1 was skipped"},
+		{Type: executor.EventDeployStarted, Deployment: "d2", Message: "Qwen/B on L40S, executor sim"},
+		{Type: executor.EventDeployFailed, Deployment: "d2", Error: "out of memory"},
+		{Type: executor.EventNodeSkipped, Node: "run.l2.1", Lane: "l2", Deployment: "d2", Run: 1, Message: "preflight.l2 was skipped"},
+		{Type: executor.EventNodeSkipped, Node: "run.l2.2", Lane: "l2", Deployment: "d2", Run: 2, Message: "run.l2.1 was skipped"},
+		{Type: executor.EventApplyFinished, Elapsed: 0.2},
+	}
+	var b bytes.Buffer
+	v := newPlainView(&b, newTracker(trackPlan(), 1))
+	for _, e := range events {
+		v.Event(e)
+	}
+	out := b.String()
+	for _, bad := range []string{"preflight.", "run.l1", "was skipped", "0 run(s) completed, 0 failed"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output has %q:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{
+		"Lane s/a/chat/l40s (l1) does not run: its deployment d1 (Qwen/A on L40S, executor sim) failed.",
+		"Apply finished in 0.2s: no run was made; 4 run(s) of 2 lane(s) did not run.",
+		"s/b/chat/l40s (l2): 0/2 runs; 2 run(s) did not run: its deployment d2 (Qwen/B on L40S, executor sim) failed",
+		"Deployment d1 (Qwen/A on L40S, executor sim) failed: endpoint does not answer",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "does not run"); n != 2 {
+		t.Errorf("%d 'does not run' lines, want one per lane:\n%s", n, out)
+	}
+}
+
+// TestJSONViewCarriesProgressFacts: run events carry the time left and the
+// runs done, every event a real time, and an apply_summary follows
+// apply_finished with the per-lane figures.
+func TestJSONViewCarriesProgressFacts(t *testing.T) {
+	var b bytes.Buffer
+	v := newJSONView(&b, newTracker(trackPlan(), 1))
+	for _, e := range []executor.Event{
+		{Type: executor.EventRunStarted, Lane: "l1", Key: "s/a/chat/l40s", Run: 1, Runs: 2, Total: 8},
+		{Type: executor.EventRunProgress, Lane: "l1", Run: 1, Done: 4, Failed: 1, Total: 8, Elapsed: 1, TokensPerSecond: 300, TTFTP50Ms: 20},
+		{Type: executor.EventRunFinished, Lane: "l1", Run: 1, Runs: 2, Done: 8, Failed: 1, Total: 8, Elapsed: 2, OutputTokens: 600, TTFTP50Ms: 21},
+		{Type: executor.EventApplyFinished, RunsCompleted: 1, Elapsed: 3},
+	} {
+		v.Event(e)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 4 events and a summary:\n%s", len(lines), b.String())
+	}
+	var prog map[string]any
+	_ = json.Unmarshal([]byte(lines[1]), &prog)
+	for _, k := range []string{"eta_s", "tokens_per_second", "ttft_p50_ms", "time"} {
+		if _, ok := prog[k]; !ok {
+			t.Errorf("run_progress lacks %s: %s", k, lines[1])
+		}
+	}
+	var sum applySummary
+	if err := json.Unmarshal([]byte(lines[4]), &sum); err != nil || sum.Type != "apply_summary" || sum.Time.IsZero() {
+		t.Fatalf("last line is not an apply_summary: %s (%v)", lines[4], err)
+	}
+	l1 := sum.Lanes[0]
+	if l1.RunsCompleted != 1 || l1.FailedRequests != 1 || l1.TTFTP50Ms != 21 || l1.OutputTokPerS != 300 || sum.RunsNotRun != 3 {
+		t.Errorf("summary: %+v", sum)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,11 @@ type Progress struct {
 	InFlight int
 	// TokensPerSecond is the output token rate over the last interval.
 	TokensPerSecond float64
+	// OutputTokens is the output tokens of the phase's finished requests.
+	OutputTokens int64
+	// TTFTP50Ms is the median TTFT of the phase's succeeded streamed
+	// requests so far (0 before the first one).
+	TTFTP50Ms float64
 	// Elapsed is the time since the phase started.
 	Elapsed time.Duration
 }
@@ -205,6 +211,7 @@ type runner struct {
 
 	mu      sync.Mutex
 	records []Record
+	ttfts   []float64 // ms, succeeded streamed requests of the current phase
 
 	// progress counters of the current phase
 	done, errs, inflight, tokens atomic.Int64
@@ -258,6 +265,9 @@ func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
 func (r *runner) store(rec *Record) {
 	r.mu.Lock()
 	r.records = append(r.records, *rec)
+	if rec.OK() && rec.FirstTokenNs > 0 && !rec.NonStreaming {
+		r.ttfts = append(r.ttfts, float64(rec.FirstTokenNs-rec.SentNs)/1e6)
+	}
 	r.mu.Unlock()
 	r.done.Add(1)
 	if !rec.OK() && rec.ErrorClass != FailCancelled {
@@ -271,6 +281,9 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 	r.done.Store(0)
 	r.errs.Store(0)
 	r.tokens.Store(0)
+	r.mu.Lock()
+	r.ttfts = nil
+	r.mu.Unlock()
 	total := r.cfg.Requests
 	if warmup {
 		total = r.cfg.Warmup
@@ -426,7 +439,8 @@ func (r *runner) startProgress(warmup bool, total int, start time.Time) func() {
 		}
 		*last, *lastT = tok, now
 		return Progress{Warmup: warmup, Done: int(r.done.Load()), Total: total, Errors: int(r.errs.Load()),
-			InFlight: int(r.inflight.Load()), TokensPerSecond: rate, Elapsed: now.Sub(start)}
+			InFlight: int(r.inflight.Load()), TokensPerSecond: rate, Elapsed: now.Sub(start),
+			OutputTokens: tok, TTFTP50Ms: r.ttftP50()}
 	}
 	go func() {
 		defer close(finished)
@@ -480,4 +494,17 @@ func (r *runner) prewarm(ctx context.Context, base string) {
 		}()
 	}
 	wg.Wait()
+}
+
+// ttftP50 is the median TTFT (ms) of the current phase's succeeded
+// streamed requests so far, 0 before the first.
+func (r *runner) ttftP50() float64 {
+	r.mu.Lock()
+	v := append([]float64(nil), r.ttfts...)
+	r.mu.Unlock()
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	return Percentile(v, 0.5)
 }
