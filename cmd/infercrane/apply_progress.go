@@ -31,7 +31,9 @@ type jsonView struct {
 	tr  *tracker
 }
 
-func newJSONView(w io.Writer, tr *tracker) *jsonView { return &jsonView{enc: json.NewEncoder(w), tr: tr} }
+func newJSONView(w io.Writer, tr *tracker) *jsonView {
+	return &jsonView{enc: json.NewEncoder(w), tr: tr}
+}
 
 // Event writes e, stamped with the time now when it has none.
 func (v *jsonView) Event(e executor.Event) {

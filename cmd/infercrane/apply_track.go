@@ -25,10 +25,10 @@ type tracker struct {
 	order []string // lane IDs in plan order
 	deps  map[string]*depTrack
 	// Estimated and measured seconds of the finished runs and deploys.
-	estRuns, measRuns     float64
-	finishedRuns          int
+	estRuns, measRuns      float64
+	finishedRuns           int
 	estDeploys, measDeploy float64
-	finished              *executor.Event // apply_finished, once seen
+	finished               *executor.Event // apply_finished, once seen
 }
 
 // laneTrack is one lane's progress.
