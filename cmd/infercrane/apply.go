@@ -349,7 +349,7 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 	}
 	if o.json {
 		code := oc.ExitCode
-		newJSONView(env.Stdout).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code,
+		newJSONView(env.Stdout, nil).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code,
 			Message: "repaired: " + strings.Join(oc.Repaired, "; ")})
 		return 0
 	}

@@ -409,3 +409,24 @@ func evidenceFile(t *testing.T, oc *Outcome) string {
 	t.Fatalf("no evidence among %v", oc.Files)
 	return ""
 }
+
+// TestReportFilesShareOneMode: every report file (evidence, Markdown, HTML,
+// Parquet) is written 0644; the Parquet records were once 0600 while the
+// others were 0644.
+func TestReportFilesShareOneMode(t *testing.T) {
+	old := syscallUmask(0o022)
+	defer syscallUmask(old)
+	_, oc := generateFixture(t, Options{})
+	if len(oc.Files) < 4 {
+		t.Fatalf("only %d files written: %v", len(oc.Files), oc.Files)
+	}
+	for _, f := range oc.Files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o644 {
+			t.Errorf("%s has mode %o, want 644 like the other reports", filepath.Base(f), m)
+		}
+	}
+}
