@@ -18,11 +18,11 @@ import (
 	"github.com/infercrane/infercrane/planner/load"
 )
 
-// nearestRank is the workload profile's percentile rule.
+// nearestRank sorts a copy of v and takes its nearest-rank percentile.
 func nearestRank(v []float64, q float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	return s[max(0, min(int(math.Ceil(q*float64(len(s))))-1, len(s)-1))]
+	return load.NearestRank(s, q)
 }
 
 // A shape drawing its lengths from a profile's percentiles, sent to the

@@ -240,6 +240,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	c.Complete = completedRuns(runs, l.Runs) >= l.Runs
 	c.Aggregate = aggregate(figs, withSLO)
 	c.Pooled = pooledLatencies(records, slo)
+	c.RequestMix = requestMix(l, runs)
 	c.CoefficientOfVariation = coefficientOfVariation(figs, withSLO)
 	ciMetrics := append([]string{}, throughputMetrics...)
 	if !withSLO {

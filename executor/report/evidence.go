@@ -165,6 +165,9 @@ type Campaign struct {
 	Gates       []GateResult `json:"gates"`
 	// GPUSeconds sets the plan's estimate beside what the runs measured.
 	GPUSeconds GPUSeconds `json:"gpu_seconds"`
+	// RequestMix compares a drawn workload with what was sent (lanes with
+	// lengths, prefix or session blocks only).
+	RequestMix *RequestMix `json:"request_mix,omitempty"`
 }
 
 // GPUSeconds compares a lane's planned and measured GPU time. Measured is 0

@@ -154,3 +154,13 @@ func (d Dist) fractionQuantile(u float64) float64 {
 
 // normalQuantile is the standard normal distribution's inverse CDF.
 func normalQuantile(u float64) float64 { return math.Sqrt2 * math.Erfinv(2*u-1) }
+
+// NearestRank is a workload profile's percentile rule, sorted[ceil(q*n)-1]
+// (clamped), over an ascending slice; 0 for an empty one.
+func NearestRank(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}

@@ -8,12 +8,11 @@ import (
 	"testing"
 )
 
-// nearestRank is the profile's percentile rule: sorted[ceil(q*n)-1].
+// nearestRank sorts a copy of v and takes its nearest-rank percentile.
 func nearestRank(v []float64, q float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
+	return NearestRank(s, q)
 }
 
 // The public trace's input and output percentiles (Chutes, 3 row groups).

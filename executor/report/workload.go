@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/load"
+)
+
+// RequestMix sets what a lane's drawn workload asked for beside what its
+// runs sent and what the server did with it: the length distributions, the
+// draws clipped to the window, and prefix-cache reuse.
+type RequestMix struct {
+	// Spec is the workload as planned (distributions, prefix, session).
+	Spec *load.Spec `json:"spec"`
+	// InputTokens and OutputTokens compare the intended percentiles with
+	// those of the measured requests (server-counted prompt and completion
+	// tokens of succeeded requests, nearest rank).
+	InputTokens  LengthMix `json:"input_tokens"`
+	OutputTokens LengthMix `json:"output_tokens"`
+	// Clipped counts the draws of all runs cut to the window.
+	Clipped int `json:"clipped"`
+	// PrefixCache is set for shapes with a prefix or sessions.
+	PrefixCache *PrefixCacheMix `json:"prefix_cache,omitempty"`
+}
+
+// LengthMix is one length's intended percentiles (of the planned requests,
+// after clipping to the window) and sent ones.
+type LengthMix struct {
+	Intended Quantiles `json:"intended"`
+	Sent     Quantiles `json:"sent"`
+	Samples  int       `json:"samples"`
+}
+
+// Quantiles are p50, p90, p95 and p99.
+type Quantiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// PrefixCacheMix is the intended and achieved prefix-cache hit ratio
+// (cached over prompt tokens of measured requests).
+type PrefixCacheMix struct {
+	// Intended follows from the drawn requests: whole blocks of a prompt
+	// that an earlier request of its group or session left in a cache of
+	// unbounded size (the warm-up requests fill it first).
+	Intended float64 `json:"intended"`
+	// Achieved is what the server reported, from AchievedSource; nil when
+	// it reported nothing (vLLM reports usage.prompt_tokens_details only
+	// with --enable-prompt-tokens-details).
+	Achieved       *float64 `json:"achieved,omitempty"`
+	AchievedSource string   `json:"achieved_source,omitempty"`
+	PromptTokens   int64    `json:"prompt_tokens"`
+	CachedTokens   int64    `json:"cached_tokens"`
+}
+
+// quantilesOf returns the nearest-rank quantiles of v (sorted in place).
+func quantilesOf(v []float64) Quantiles {
+	sort.Float64s(v)
+	return Quantiles{load.NearestRank(v, 0.5), load.NearestRank(v, 0.9), load.NearestRank(v, 0.95), load.NearestRank(v, 0.99)}
+}
+
+// requestMix compares a lane's planned workload with its runs' records;
+// nil for lanes that send fixed sizes.
+func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
+	in := &l.Inputs
+	w := in.Workload
+	if !w.Active() {
+		return nil
+	}
+	m := &RequestMix{Spec: w}
+	var prompts, outputs, planIn, planOut []float64
+	var planned load.Stats
+	var cachedTokens, reportedPrompt int64
+	reported := false
+	for _, r := range runs {
+		seed := in.Seed + int64(r.Run-1)
+		seq := w.Sequence(seed, in.Requests, in.InputTokens, in.OutputTokens)
+		for _, q := range seq {
+			planIn, planOut = append(planIn, float64(q.Input)), append(planOut, float64(q.Output))
+		}
+		st := load.Summarize(w.Warmup(seed, in.Warmup, in.InputTokens, in.OutputTokens), seq, w.BlockSize)
+		planned.Clipped += st.Clipped
+		planned.PromptTokens += st.PromptTokens
+		planned.CachedTokens += st.CachedTokens
+		for _, rec := range r.Records {
+			if rec.Warmup || !rec.OK() {
+				continue
+			}
+			prompts = append(prompts, float64(rec.PromptTokens))
+			outputs = append(outputs, float64(rec.OutputTokens))
+			if rec.CachedTokens != nil {
+				reported = true
+				cachedTokens += int64(*rec.CachedTokens)
+				reportedPrompt += int64(rec.PromptTokens)
+			}
+		}
+	}
+	m.Clipped = planned.Clipped
+	m.InputTokens = LengthMix{Intended: quantilesOf(planIn), Sent: quantilesOf(prompts), Samples: len(prompts)}
+	m.OutputTokens = LengthMix{Intended: quantilesOf(planOut), Sent: quantilesOf(outputs), Samples: len(outputs)}
+	if w.Prefix != nil || w.Session != nil {
+		pc := &PrefixCacheMix{Intended: planned.HitRatio(), PromptTokens: reportedPrompt, CachedTokens: cachedTokens}
+		if reported && reportedPrompt > 0 {
+			pc.Achieved = ptr(float64(cachedTokens) / float64(reportedPrompt))
+			pc.AchievedSource = "usage.prompt_tokens_details.cached_tokens"
+		}
+		m.PrefixCache = pc
+	}
+	return m
+}
+
+// writeRequestMix writes the Markdown table of drawn workloads: intended
+// against sent lengths, clipped draws and prefix-cache reuse.
+func writeRequestMix(b *strings.Builder, ev *Evidence) {
+	header := false
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			x := c.RequestMix
+			if x == nil {
+				continue
+			}
+			if !header {
+				header = true
+				b.WriteString("\n## Workload as sent\n\n")
+				b.WriteString("Intended percentiles are those of the planned requests (after clipping to the window); sent ones are what the server counted for succeeded requests.\n\n")
+				b.WriteString("| model | shape | input p50/p95/p99 intended | sent | output p50/p95/p99 intended | sent | clipped | prefix-cache hit intended | achieved |\n")
+				b.WriteString("|---|---|---|---|---|---|---:|---:|---:|\n")
+			}
+			q := func(x Quantiles) string { return fmt.Sprintf("%.0f / %.0f / %.0f", x.P50, x.P95, x.P99) }
+			intended, achieved := "-", "-"
+			if pc := x.PrefixCache; pc != nil {
+				intended = fmt.Sprintf("%.1f%%", 100*pc.Intended)
+				achieved = "not reported"
+				if pc.Achieved != nil {
+					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, pc.AchievedSource)
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", m.Model, c.Profile,
+				q(x.InputTokens.Intended), q(x.InputTokens.Sent), q(x.OutputTokens.Intended), q(x.OutputTokens.Sent),
+				x.Clipped, intended, achieved)
+		}
+	}
+}
