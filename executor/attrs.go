@@ -2,7 +2,10 @@ package executor
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -12,8 +15,29 @@ import (
 // Deployment.Config and in an executor factory's cfg.
 type Attrs map[string]any
 
+// AttrError is a problem with one attribute of an executor block; the spec
+// language reports it at that attribute's file:line:col.
+type AttrError struct {
+	// Name is the attribute's name.
+	Name string
+	// Err says what is wrong and what to write instead.
+	Err error
+}
+
+func (e *AttrError) Error() string { return fmt.Sprintf("executor attribute %q: %v", e.Name, e.Err) }
+
+// Unwrap returns the underlying problem.
+func (e *AttrError) Unwrap() error { return e.Err }
+
+// AttrErrorf builds an AttrError for attribute name.
+func AttrErrorf(name, format string, args ...any) error {
+	return &AttrError{Name: name, Err: fmt.Errorf(format, args...)}
+}
+
 // Check rejects attributes the schema does not declare, missing required
-// ones and values of the wrong type, naming the attribute and what to write.
+// ones, values of the wrong type and values outside the schema's bounds or
+// enumeration, naming the attribute and what to write (as an *AttrError
+// when one attribute is at fault).
 func (a Attrs) Check(typ string, s Schema) error {
 	known := map[string]Attribute{}
 	for _, at := range s.Attributes {
@@ -31,24 +55,85 @@ func (a Attrs) Check(typ string, s Schema) error {
 			for _, x := range s.Attributes {
 				valid = append(valid, x.Name)
 			}
-			return fmt.Errorf("executor type %q has no attribute %q; valid attributes: %s", typ, name, strings.Join(valid, ", "))
+			return &AttrError{Name: name, Err: fmt.Errorf("executor type %q has no attribute %q; valid attributes: %s", typ, name, strings.Join(valid, ", "))}
 		}
-		if err := checkType(a[name], at.Type); err != nil {
-			return fmt.Errorf("executor attribute %q: %w", name, err)
+		if err := at.CheckValue(a[name]); err != nil {
+			return &AttrError{Name: name, Err: err}
 		}
 	}
 	for _, at := range s.Attributes {
 		if _, ok := a[at.Name]; at.Required && !ok {
-			return fmt.Errorf("executor type %q needs attribute %q (%s)", typ, at.Name, at.Doc)
+			return &AttrError{Name: at.Name, Err: fmt.Errorf("executor type %q needs attribute %q (%s)", typ, at.Name, at.Doc)}
 		}
 	}
 	return nil
 }
 
-func checkType(v any, t AttrType) error {
+// CheckValue checks one value (JSON-like: string, float64, bool, []any,
+// map[string]any) against the attribute's type, bounds and enumeration.
+// Nil (unset) is accepted.
+func (at Attribute) CheckValue(v any) error {
 	if v == nil {
 		return nil
 	}
+	if err := checkType(v, at.Type); err != nil {
+		return err
+	}
+	switch at.Type {
+	case AttrDuration:
+		d, _ := time.ParseDuration(v.(string))
+		return at.checkRange(d.Seconds(), func(x float64) string { return fmtDuration(x) }, fmt.Sprintf("%q", v))
+	case AttrNumber:
+		x := v.(float64)
+		if at.Whole && x != math.Trunc(x) {
+			return fmt.Errorf("want a whole number, got %v", x)
+		}
+		return at.checkRange(x, func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }, strconv.FormatFloat(x, 'f', -1, 64))
+	case AttrString:
+		if len(at.Enum) > 0 && !slices.Contains(at.Enum, v.(string)) {
+			return fmt.Errorf("%q is not one of %s", v, quoteAll(at.Enum))
+		}
+	}
+	return nil
+}
+
+// checkRange reports x outside [Min, Max], showing bounds with show.
+func (at Attribute) checkRange(x float64, show func(float64) string, given string) error {
+	lo, hi := at.Min, at.Max
+	if (lo == nil || x >= *lo) && (hi == nil || x <= *hi) {
+		return nil
+	}
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Errorf("%s is out of range; use a value from %s to %s", given, show(*lo), show(*hi))
+	case lo != nil:
+		return fmt.Errorf("%s is too small; use at least %s", given, show(*lo))
+	default:
+		return fmt.Errorf("%s is too large; use at most %s", given, show(*hi))
+	}
+}
+
+// fmtDuration writes seconds as a Go duration without trailing zero units
+// ("24h", "1m", "500ms").
+func fmtDuration(secs float64) string {
+	s := time.Duration(secs * float64(time.Second)).String()
+	for _, z := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, z) {
+			s = strings.TrimSuffix(s, z[1:])
+		}
+	}
+	return s
+}
+
+func quoteAll(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, ", ")
+}
+
+func checkType(v any, t AttrType) error {
 	ok := true
 	switch t {
 	case AttrString:
@@ -59,7 +144,7 @@ func checkType(v any, t AttrType) error {
 			return fmt.Errorf("want a duration such as \"30s\" or \"10m\", got %v", v)
 		}
 		if _, err := time.ParseDuration(s); err != nil {
-			return fmt.Errorf("want a duration such as \"30s\" or \"10m\": %w", err)
+			return fmt.Errorf("%q is not a duration; write a number and a unit without spaces, such as \"30s\", \"10m\" or \"1h30m\"", s)
 		}
 	case AttrNumber:
 		_, ok = v.(float64)

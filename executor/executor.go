@@ -5,6 +5,7 @@ package executor
 
 import (
 	"context"
+	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
@@ -93,7 +94,20 @@ type Attribute struct {
 	Type     AttrType `json:"type"`
 	Required bool     `json:"required,omitempty"`
 	Doc      string   `json:"doc"`
+	// Min and Max bound a number, or a duration in seconds (nil: no bound).
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	// Whole requires a number to be an integer.
+	Whole bool `json:"whole,omitempty"`
+	// Enum lists the values a string may take (empty: any).
+	Enum []string `json:"enum,omitempty"`
 }
+
+// Bound returns a pointer to x, for Attribute.Min and Attribute.Max.
+func Bound(x float64) *float64 { return &x }
+
+// Seconds returns d in seconds, for duration bounds.
+func Seconds(d time.Duration) *float64 { return Bound(d.Seconds()) }
 
 // Schema describes the attributes an executor block of a type accepts,
 // besides `type` itself, so the spec language can validate it.

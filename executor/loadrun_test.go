@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseMetrics(t *testing.T) {
@@ -61,6 +63,9 @@ func TestAttrsCheck(t *testing.T) {
 		{Name: "wait", Type: AttrDuration},
 		{Name: "args", Type: AttrStringList},
 		{Name: "env", Type: AttrStringMap},
+		{Name: "timeout", Type: AttrDuration, Min: Seconds(time.Minute), Max: Seconds(24 * time.Hour)},
+		{Name: "speed", Type: AttrNumber, Min: Bound(1), Whole: true},
+		{Name: "mode", Type: AttrString, Enum: []string{"a", "b"}},
 	}}
 	ok := Attrs{"url": "x", "n": 2.0, "wait": "3s", "args": []any{"a"}, "env": map[string]any{"K": "v"}}
 	if err := ok.Check("t", s); err != nil {
@@ -73,11 +78,22 @@ func TestAttrsCheck(t *testing.T) {
 		{Attrs{}, `needs attribute "url" (the URL)`},
 		{Attrs{"url": "x", "nope": 1.0}, `no attribute "nope"; valid attributes: url, n, wait, args, env`},
 		{Attrs{"url": 3.0}, `attribute "url": want string`},
-		{Attrs{"url": "x", "wait": "soon"}, `want a duration`},
+		{Attrs{"url": "x", "wait": "soon"}, `"soon" is not a duration; write a number and a unit`},
+		{Attrs{"url": "x", "wait": "30 m"}, `"30 m" is not a duration`},
+		{Attrs{"url": "x", "timeout": "48h"}, `"48h" is out of range; use a value from 1m to 24h`},
+		{Attrs{"url": "x", "timeout": "0s"}, `"0s" is out of range; use a value from 1m to 24h`},
+		{Attrs{"url": "x", "speed": 0.0}, `0 is too small; use at least 1`},
+		{Attrs{"url": "x", "speed": 1.5}, `want a whole number`},
+		{Attrs{"url": "x", "mode": "c"}, `"c" is not one of "a", "b"`},
 		{Attrs{"url": "x", "args": []any{1.0}}, `want list(string)`},
 	} {
-		if err := c.a.Check("t", s); err == nil || !strings.Contains(err.Error(), c.want) {
+		err := c.a.Check("t", s)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %q", c.a, err, c.want)
+		}
+		var ae *AttrError
+		if !errors.As(err, &ae) || ae.Name == "" {
+			t.Errorf("%v: %v is not an AttrError naming the attribute", c.a, err)
 		}
 	}
 	if ok.Number("n", 0) != 2 || ok.Duration("wait", 0).Seconds() != 3 || ok.Strings("args")[0] != "a" || ok.StringMap("env")["K"] != "v" || ok.String("missing", "d") != "d" {

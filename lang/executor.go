@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -9,12 +10,59 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// executorTypes lists the known executor types, sorted.
+// executorTypes lists the known executor types, sorted: the built-ins, and
+// the external ones once a spec named a type that is not built in.
 func (l *loader) executorTypes() []string {
+	var out []string
 	if l.opts.ExecutorSchemas == nil {
-		return BuiltinExecutorTypes
+		out = append(out, BuiltinExecutorTypes...)
+	} else {
+		out = sortedKeys(l.opts.ExecutorSchemas)
 	}
-	return sortedKeys(l.opts.ExecutorSchemas)
+	if l.externalTypes != nil {
+		for _, t := range l.externalTypes {
+			if !contains(out, t) {
+				out = append(out, t)
+			}
+		}
+		sort.Strings(out)
+	}
+	return out
+}
+
+// executorSchema returns the schema of type typ: a built-in's, or an
+// external plugin's (asked once per type and Load). ok is false for an
+// unknown type; a plugin that cannot answer is a diagnostic at rng.
+func (l *loader) executorSchema(typ string, rng hcl.Range) (schema *ExecutorSchema, ok bool) {
+	if l.opts.ExecutorSchemas == nil {
+		return nil, contains(BuiltinExecutorTypes, typ)
+	}
+	if s, found := l.opts.ExecutorSchemas[typ]; found {
+		return &s, true
+	}
+	ext := l.opts.ExternalExecutors
+	if ext == nil {
+		return nil, false
+	}
+	if l.externalTypes == nil {
+		l.externalTypes = append([]string{}, ext.Types()...)
+		l.externalSchemas = map[string]*ExecutorSchema{}
+	}
+	if !contains(l.externalTypes, typ) {
+		return nil, false
+	}
+	if s, done := l.externalSchemas[typ]; done {
+		return s, true
+	}
+	s, err := ext.Schema(typ)
+	if err != nil {
+		l.diags = append(l.diags, errorf(rng, "Executor plugin did not answer",
+			"The executor plugin for type %q could not be asked for its schema: %v. Check that infercrane-executor-%s runs, or remove it from PATH.", typ, err, typ))
+		l.externalSchemas[typ] = nil
+		return nil, true
+	}
+	l.externalSchemas[typ] = &s
+	return &s, true
 }
 
 func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
@@ -39,16 +87,14 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 		return cty.DynamicVal
 	}
 	e.Type = tv.AsString()
-	if !contains(l.executorTypes(), e.Type) {
+	schema, known := l.executorSchema(e.Type, typeAttr.Expr.Range())
+	if !known {
 		l.diags = append(l.diags, errorf(typeAttr.Expr.Range(), "Unknown executor type",
 			"There is no executor of type %q.%s Known types: %s. External executors are found as infercrane-executor-NAME programs on PATH.",
 			e.Type, didYouMean(e.Type, l.executorTypes()), strings.Join(l.executorTypes(), ", ")))
 		return cty.DynamicVal
 	}
-	var schema *ExecutorSchema
-	if s, ok := l.opts.ExecutorSchemas[e.Type]; ok {
-		schema = &s
-	}
+	checkable := true
 	for _, a := range sortedAttrs(attrsMap) {
 		if a.Name == "type" {
 			continue
@@ -59,6 +105,7 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 			if !ok {
 				l.diags = append(l.diags, errorf(a.NameRange, "Unsupported argument",
 					"An executor of type %q has no argument named %q.%s", e.Type, a.Name, didYouMean(a.Name, sortedKeys(schema.Attributes))))
+				checkable = false
 				continue
 			}
 			spec = s
@@ -66,9 +113,11 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 		v, diags := a.Expr.Value(ctx)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
+			checkable = false
 			continue
 		}
 		if !v.IsWhollyKnown() {
+			checkable = false
 			if len(d.traces) > 0 {
 				l.diags = append(l.diags, errorf(a.Expr.Range(), "Value depends on an unprofiled trace",
 					"%s depends on %s, which is not profiled yet. Executor settings must be known when the spec is loaded.", a.Name, traceList(d.traces)))
@@ -80,6 +129,7 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 			if err != nil {
 				l.diags = append(l.diags, errorf(a.Expr.Range(), "Incorrect attribute value type",
 					"Inappropriate value for attribute %q: %s.", a.Name, err))
+				checkable = false
 				continue
 			}
 			v = cv
@@ -90,8 +140,12 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 		for _, name := range sortedKeys(schema.Attributes) {
 			if _, set := attrsMap[name]; schema.Attributes[name].Required && !set {
 				l.diags = append(l.diags, errorf(body.MissingItemRange(), "Missing required argument",
-					"An executor of type %q needs the argument %q.", e.Type, name))
+					"An executor of type %q needs the argument %q.%s", e.Type, name, docHint(schema.Attributes[name].Doc)))
+				checkable = false
 			}
+		}
+		if checkable && schema.Check != nil {
+			l.checkExecutor(e, schema, attrsMap, d.block.DefRange)
 		}
 	}
 	obj := map[string]cty.Value{"name": cty.StringVal(in.name), "type": tv}
@@ -113,3 +167,44 @@ func (l *loader) defaultExecutor() string {
 
 // String renders an executor for messages.
 func (e *Executor) String() string { return fmt.Sprintf("executor.%s (%s)", e.Name, e.Type) }
+
+// checkExecutor runs the executor's own check of its settings and reports
+// each problem at the attribute it names (a sensitive value is not shown).
+func (l *loader) checkExecutor(e *Executor, schema *ExecutorSchema, attrs hcl.Attributes, block hcl.Range) {
+	for _, p := range schema.Check(e.Attrs) {
+		rng := block
+		detail := p.Detail
+		if a, ok := attrs[p.Attr]; ok {
+			rng = a.Expr.Range()
+			if e.Attrs[p.Attr].ContainsMarked() {
+				detail = fmt.Sprintf("The (sensitive) value of %s is not accepted by executor type %q; check the variable that sets it.", p.Attr, e.Type)
+			}
+		}
+		summary := "Invalid executor setting"
+		if p.Attr != "" {
+			summary = fmt.Sprintf("Invalid value for %s", p.Attr)
+		}
+		l.diags = append(l.diags, errorf(rng, summary, "%s", sentence(detail)))
+	}
+}
+
+// docHint turns an attribute's doc into a sentence for a message.
+func docHint(doc string) string {
+	if doc == "" {
+		return ""
+	}
+	return " It is " + strings.TrimSuffix(doc, ".") + "."
+}
+
+// sentence capitalises s and ends it with a period.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") {
+		s += "."
+	}
+	return s
+}

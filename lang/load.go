@@ -76,6 +76,10 @@ type loader struct {
 	varDecls  map[string]*variableDecl
 	// instVals lists every evaluated block instance per kind.
 	instVals map[string][]namedVal
+	// externalTypes and externalSchemas cache what ExternalExecutors said
+	// (nil until a spec names a type that is not built in).
+	externalTypes   []string
+	externalSchemas map[string]*ExecutorSchema
 }
 
 func load(dir string, spec, autoVars []source, opts Options) (*Config, hcl.Diagnostics) {

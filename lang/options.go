@@ -18,9 +18,14 @@ type Options struct {
 	// Environ is the process environment (os.Environ()); INFERCRANE_VAR_name
 	// entries set variables with the lowest precedence above defaults.
 	Environ []string
-	// ExecutorSchemas describes the known executor types. Nil accepts the
-	// built-in types sim, endpoint, local and modal with any attributes.
+	// ExecutorSchemas describes the built-in executor types. Nil accepts
+	// the built-in types sim, endpoint, local and modal with any attributes.
 	ExecutorSchemas map[string]ExecutorSchema
+	// ExternalExecutors finds executor types that are not in
+	// ExecutorSchemas (external plugins). Load consults it only when a spec
+	// names such a type, so nothing is started for specs that use built-ins
+	// only. Nil: no external types.
+	ExternalExecutors ExternalExecutors
 	// ResolveTrace returns a trace's profile as a value (see TraceValueType).
 	// Nil, or a result of cty.DynamicVal, means "not profiled yet": every
 	// value derived from the trace stays unknown and shapes list it in
@@ -44,10 +49,32 @@ type Options struct {
 	Version string
 }
 
+// ExternalExecutors are executor types known only by asking (plugins).
+type ExternalExecutors interface {
+	// Types lists the type names that exist (for suggestions).
+	Types() []string
+	// Schema returns the schema of one of Types.
+	Schema(typ string) (ExecutorSchema, error)
+}
+
 // ExecutorSchema lists the attributes an executor type accepts besides type.
 type ExecutorSchema struct {
 	// Attributes by name.
 	Attributes map[string]AttributeSpec
+	// Check validates the block's attributes (already converted to their
+	// types, all known) as the executor will read them: bounds,
+	// enumerations, rules across attributes. Each problem is reported at
+	// its attribute, or at the block when Attr is empty. Nil checks
+	// nothing more.
+	Check func(attrs map[string]cty.Value) []AttrProblem
+}
+
+// AttrProblem is one problem ExecutorSchema.Check found.
+type AttrProblem struct {
+	// Attr names the attribute at fault ("" for the block as a whole).
+	Attr string
+	// Detail says what is wrong and what to write instead.
+	Detail string
 }
 
 // AttributeSpec is the type and presence rule of one executor attribute.
@@ -56,6 +83,8 @@ type AttributeSpec struct {
 	Type cty.Type
 	// Required makes the attribute mandatory.
 	Required bool
+	// Doc describes the attribute (shown when it is missing).
+	Doc string
 }
 
 // BuiltinExecutorTypes are the executor types accepted when

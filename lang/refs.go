@@ -97,9 +97,8 @@ func (l *loader) checkRef(t hcl.Traversal, scope refScope) (string, bool) {
 				"lane.METRIC is only available in a gate's condition, where it holds one lane's aggregate metrics."))
 			return "", false
 		}
-		if name, ok := stepName(t); ok && l.opts.LaneMetrics != nil && !contains(l.opts.LaneMetrics, name) {
-			l.diags = append(l.diags, errorf(rng, "Unknown lane metric",
-				"A lane has no metric %q.%s Gate conditions can use: %s.", name, didYouMean(name, l.opts.LaneMetrics), strings.Join(l.opts.LaneMetrics, ", ")))
+		if d := checkLaneMetric(t, l.opts.LaneMetrics); d != nil {
+			l.diags = append(l.diags, d)
 			return "", false
 		}
 		return "", true
@@ -152,10 +151,16 @@ func declareHint(kind, name string) string {
 
 // stepName returns the attribute name after the root of t.
 func stepName(t hcl.Traversal) (string, bool) {
-	if len(t) < 2 {
+	return stepAt(t, 1)
+}
+
+// stepAt returns the name of the i-th step of t (an attribute or a string
+// index), if it has one.
+func stepAt(t hcl.Traversal, i int) (string, bool) {
+	if len(t) <= i {
 		return "", false
 	}
-	switch s := t[1].(type) {
+	switch s := t[i].(type) {
 	case hcl.TraverseAttr:
 		return s.Name, true
 	case hcl.TraverseIndex:
@@ -277,4 +282,67 @@ func (l *loader) checkInstanceKeys(d *decl) {
 			t.RootName(), name, key, quoteList(keys), didYouMean(key, keys)))
 		d.failed = true
 	}
+}
+
+// checkLaneMetric checks a lane.NAME (or lane.GROUP.NAME) traversal against
+// the metric names of Options.LaneMetrics, where "failures.timeout" makes
+// failures a group whose members are checked too. It returns nil when the
+// name is known or no list was given.
+func checkLaneMetric(t hcl.Traversal, metrics []string) *hcl.Diagnostic {
+	name, ok := stepName(t)
+	if !ok || metrics == nil {
+		return nil
+	}
+	var top []string
+	members := map[string][]string{}
+	leaf := map[string]bool{}
+	for _, m := range metrics {
+		g, member, dotted := strings.Cut(m, ".")
+		if _, seen := members[g]; !seen && !leaf[g] {
+			top = append(top, g)
+		}
+		if dotted {
+			members[g] = append(members[g], member)
+			continue
+		}
+		leaf[g] = true
+		if members[g] == nil {
+			members[g] = []string{}
+		}
+	}
+	rng := t.SourceRange()
+	if !contains(top, name) {
+		return errorf(rng, "Unknown lane metric",
+			"A lane has no metric %q.%s Gate conditions can use: %s.", name, didYouMean(name, top), strings.Join(laneMetricWords(top, members), ", "))
+	}
+	sub := members[name]
+	if leaf[name] || len(sub) == 0 {
+		return nil
+	}
+	member, ok := stepAt(t, 2)
+	if !ok {
+		if len(t) == 2 {
+			return errorf(rng, "Incomplete lane metric",
+				"lane.%s is a group of metrics; name one, such as lane.%s.%s. Its members: %s.", name, name, sub[0], strings.Join(sub, ", "))
+		}
+		return nil
+	}
+	if !contains(sub, member) {
+		return errorf(rng, "Unknown lane metric",
+			"lane.%s has no member %q.%s Its members: %s.", name, member, didYouMean(member, sub), strings.Join(sub, ", "))
+	}
+	return nil
+}
+
+// laneMetricWords lists the top-level lane names for a message, groups as
+// "failures.*".
+func laneMetricWords(top []string, members map[string][]string) []string {
+	out := make([]string, len(top))
+	for i, n := range top {
+		out[i] = n
+		if len(members[n]) > 0 {
+			out[i] = n + ".*"
+		}
+	}
+	return out
 }

@@ -9,66 +9,37 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/infercrane/infercrane/executor"
-	"github.com/infercrane/infercrane/plugins/endpoint"
-	"github.com/infercrane/infercrane/plugins/local"
-	"github.com/infercrane/infercrane/plugins/sim"
 )
 
 // ExternalPrefix is the name prefix of external executor plugin binaries:
 // infercrane-executor-NAME provides executor type NAME.
 const ExternalPrefix = "infercrane-executor-"
 
-// Builtin is an executor compiled into infercrane.
+// Builtin is an executor compiled into infercrane. The composition root
+// (cmd/infercrane) lists them in Registry.Builtins; nothing registers itself.
 type Builtin struct {
 	Name   string
 	New    func(cfg map[string]any) (executor.Executor, error)
 	Schema func() executor.Schema
-}
-
-var (
-	builtinMu sync.RWMutex
-	builtins  = map[string]Builtin{
-		sim.Type:      {Name: sim.Type, New: sim.New, Schema: sim.Schema},
-		endpoint.Type: {Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema},
-		local.Type:    {Name: local.Type, New: local.New, Schema: local.Schema},
-	}
-)
-
-// RegisterBuiltin adds a built-in executor (used for executors whose
-// package registers itself, such as modal).
-func RegisterBuiltin(b Builtin) {
-	builtinMu.Lock()
-	defer builtinMu.Unlock()
-	builtins[b.Name] = b
-}
-
-// LookupBuiltin returns the built-in executor named name.
-func LookupBuiltin(name string) (Builtin, bool) {
-	builtinMu.RLock()
-	defer builtinMu.RUnlock()
-	b, ok := builtins[name]
-	return b, ok
-}
-
-// BuiltinNames lists the built-in executor types, sorted.
-func BuiltinNames() []string {
-	builtinMu.RLock()
-	defer builtinMu.RUnlock()
-	var out []string
-	for n := range builtins {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	// Validate checks a block's attributes the way New reads them, without
+	// starting or contacting anything, so validate and plan reject what a
+	// deploy would (nil: the schema's types and bounds only). A problem with
+	// one attribute is an *executor.AttrError naming it.
+	Validate func(cfg map[string]any) error
+	// Credentials reports what the executor needs from the environment that
+	// is missing (nil error: nothing), naming the variables or profile to
+	// set; plan warns with it and apply refuses before deploying anything.
+	Credentials func(cfg map[string]any, getenv func(string) string) error
 }
 
 // Registry resolves executor types to executors: built-ins (in-process, or
 // as plugin processes of this binary when Isolate is set) and external
 // infercrane-executor-NAME plugin binaries found in Dirs.
 type Registry struct {
+	// Builtins are the executors compiled in.
+	Builtins []Builtin
 	// Dirs are searched, in order, for external plugin binaries.
 	Dirs []string
 	// Isolate serves built-ins from `SELF executor serve NAME` processes
@@ -78,6 +49,26 @@ type Registry struct {
 	Self string
 	// LogOut receives plugin process logs (nil: discarded).
 	LogOut io.Writer
+}
+
+// Builtin returns the built-in executor named name.
+func (r *Registry) Builtin(name string) (Builtin, bool) {
+	for _, b := range r.Builtins {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Builtin{}, false
+}
+
+// BuiltinNames lists the built-in executor types, sorted.
+func (r *Registry) BuiltinNames() []string {
+	out := make([]string, 0, len(r.Builtins))
+	for _, b := range r.Builtins {
+		out = append(out, b.Name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // DefaultDirs is where external plugins are looked for: the directories of
@@ -102,7 +93,7 @@ func (r *Registry) Discover() map[string]string {
 		matches, _ := filepath.Glob(filepath.Join(dir, ExternalPrefix+"*"))
 		for _, m := range matches {
 			name := strings.TrimPrefix(filepath.Base(m), ExternalPrefix)
-			if _, builtin := LookupBuiltin(name); builtin || name == "" || out[name] != "" {
+			if _, builtin := r.Builtin(name); builtin || name == "" || out[name] != "" {
 				continue
 			}
 			if fi, err := os.Stat(m); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
@@ -126,7 +117,7 @@ func SelfPath() (string, error) {
 
 // Open makes an executor of type typ from cfg: implements executor.Opener.
 func (r *Registry) Open(ctx context.Context, typ string, cfg map[string]any) (executor.Executor, error) {
-	if b, ok := LookupBuiltin(typ); ok {
+	if b, ok := r.Builtin(typ); ok {
 		if !r.Isolate {
 			return b.New(cfg)
 		}
@@ -141,7 +132,7 @@ func (r *Registry) Open(ctx context.Context, typ string, cfg map[string]any) (ex
 	}
 	path, ok := r.Discover()[typ]
 	if !ok {
-		return nil, fmt.Errorf("no executor of type %q: the built-ins are %s, and no %s%s binary is in $INFERCRANE_PLUGIN_DIR or $PATH", typ, strings.Join(BuiltinNames(), ", "), ExternalPrefix, typ)
+		return nil, fmt.Errorf("no executor of type %q: the built-ins are %s, and no %s%s binary is in $INFERCRANE_PLUGIN_DIR or $PATH", typ, strings.Join(r.BuiltinNames(), ", "), ExternalPrefix, typ)
 	}
 	return Launch(ctx, typ, func() *exec.Cmd { return exec.Command(path) }, typ, cfg, r.LogOut)
 }
@@ -151,9 +142,8 @@ func (r *Registry) Open(ctx context.Context, typ string, cfg map[string]any) (ex
 // cannot be started is left out and its error returned in errs.
 func (r *Registry) Schemas(ctx context.Context) (schemas map[string]executor.Schema, errs []error) {
 	schemas = map[string]executor.Schema{}
-	for _, n := range BuiltinNames() {
-		b, _ := LookupBuiltin(n)
-		schemas[n] = b.Schema()
+	for _, b := range r.Builtins {
+		schemas[b.Name] = b.Schema()
 	}
 	for name, path := range r.Discover() {
 		s, err := ExternalSchema(ctx, name, path, r.LogOut)
@@ -174,4 +164,16 @@ func ExternalSchema(ctx context.Context, name, path string, logOut io.Writer) (e
 	}
 	defer c.Close()
 	return c.Schema(), nil
+}
+
+// MissingCredentials checks what the built-in executor of type typ needs
+// from the environment for a block's attributes cfg: nil when nothing is
+// missing or the type has no such check (external plugins check their own
+// on Deploy). The error names the variables or profile to set.
+func (r *Registry) MissingCredentials(typ string, cfg map[string]any, getenv func(string) string) error {
+	b, ok := r.Builtin(typ)
+	if !ok || b.Credentials == nil {
+		return nil
+	}
+	return b.Credentials(cfg, getenv)
 }

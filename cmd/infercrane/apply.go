@@ -18,10 +18,10 @@ import (
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/state"
-	"github.com/infercrane/infercrane/plugins"
 )
 
-func init() {
+// addApplyCommands registers the commands of this file (called by setupCommands).
+func addApplyCommands() {
 	register(&command{
 		Name:     "apply",
 		Synopsis: "Run a spec's (or a saved plan's) lanes, journal every run and write the reports",
@@ -113,7 +113,7 @@ func lockState(env *cliEnv, dir string) *state.Store {
 // gets approval.
 func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 	ps, ok := planSpec(env, path, o.pf, false)
-	if !ok {
+	if !ok || !haveCredentials(env, ps.plan) {
 		return nil, 1
 	}
 	st := lockState(env, ps.stateDir)
@@ -152,6 +152,9 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s is plan JSON, which records no input digests, so apply cannot check that it still holds; save the plan with 'infercrane plan -out FILE' and apply that\n", path)
 		return nil, 1
 	}
+	if !haveCredentials(env, p) {
+		return nil, 1
+	}
 	dir := saved.StateDir
 	if *o.pf.state != "" && filepath.Clean(*o.pf.state) != filepath.Clean(dir) {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s was planned against the state in %s, not %s; drop -state or plan again\n", path, dir, *o.pf.state)
@@ -184,6 +187,20 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 	return job, 0
 }
 
+// haveCredentials reports whether every executor with work in p finds its
+// credentials; otherwise it says which are missing and apply stops before
+// it locks the state or deploys anything.
+func haveCredentials(env *cliEnv, p *planner.Plan) bool {
+	missing := credentialProblems(env, p)
+	for _, c := range missing {
+		fmt.Fprintf(env.Stderr, "infercrane apply: credentials missing for %s\n", c)
+	}
+	if len(missing) > 0 {
+		fmt.Fprintln(env.Stderr, "Nothing was deployed; set them and apply again.")
+	}
+	return len(missing) == 0
+}
+
 // review shows the plan and asks for approval; ok is false when apply
 // must stop, with code its exit status.
 func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
@@ -198,6 +215,7 @@ func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
 		fmt.Fprintln(env.Stderr, "infercrane apply: the plan has preflight errors; fix them and apply again")
 		return 1, false
 	}
+
 	if !p.HasWork() && p.Totals.Dropped == 0 {
 		if !o.json {
 			fmt.Fprintln(env.Stdout, "\nNo changes: every lane is complete in the state. Nothing to run.")
@@ -255,8 +273,8 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		return 1
 	}
 	defer pluginLog.Close()
-	reg := &plugins.Registry{Dirs: plugins.DefaultDirs(env.Getenv), LogOut: pluginLog,
-		Isolate: env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"}
+	reg := env.registry(pluginLog)
+	reg.Isolate = env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"
 	v := view(env, o, j.plan)
 	events := func(e executor.Event) {
 		slog.Debug("event", "type", e.Type, "lane", e.Lane, "deployment", e.Deployment, "run", e.Run, "error", e.Error, "message", e.Message)

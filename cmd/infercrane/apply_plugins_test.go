@@ -81,10 +81,10 @@ executor "x" {
 		}
 		return nil
 	})
-	// Without the key the endpoint executor refuses, naming the variable.
+	// Without the key apply refuses before deploying, naming the variable.
 	r.env = r.env[:len(r.env)-1]
 	code, _, errOut = r.apply("-var", "url="+srv.URL, "-replace", "s/a/chat/l40s")
-	if code != 1 || !strings.Contains(errOut, "IC_TEST_KEY (api_key_env) is empty or unset") {
+	if code != 1 || !strings.Contains(errOut, "api_key_env names IC_TEST_KEY, which is unset or empty") || !strings.Contains(errOut, "Nothing was deployed") {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 }

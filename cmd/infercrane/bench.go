@@ -18,7 +18,8 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
-func init() {
+// addBenchCommands registers the commands of this file (called by setupCommands).
+func addBenchCommands() {
 	register(&command{
 		Name:     "bench",
 		Synopsis: "Benchmark one OpenAI-compatible server with the built-in load generator",

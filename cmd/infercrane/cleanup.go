@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/plugins/modal"
-	"github.com/infercrane/infercrane/plugins/modal/localcloud"
 )
 
-func init() {
+// addCleanupCommands registers the commands of this file (called by setupCommands).
+func addCleanupCommands() {
 	register(&command{
 		Name:     "cleanup",
 		Synopsis: "Terminate Modal sandboxes that a crashed apply left running",
@@ -49,16 +49,23 @@ func runCleanup(env *cliEnv, args []string) int {
 	if err != nil {
 		return fs.usageError("-older-than: %v", err)
 	}
-	var cloud modal.Cloud
-	if local, ok := localcloud.FromEnv(env.Getenv); ok {
-		cloud = local
-	} else if cloud, err = modal.NewSDKCloud(*environment); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+	if err := env.Wire.modalCredentials(nil, env.Getenv); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", err)
+		return 1
+	}
+	cloud, err := env.Wire.modalCloud(*environment)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := modal.Cleanup(ctx, cloud, modal.CleanupOptions{App: *app, OlderThan: age, DryRun: *dryRun})
+	if !rep.Listed {
+		// No answer from Modal: print no result, only the error.
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\nNothing was listed or terminated; sandboxes may still be running. Fix the cause and run cleanup again.\n", err)
+		return 1
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")

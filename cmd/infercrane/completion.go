@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-func init() {
+// addCompletionCommands registers the commands of this file (called by setupCommands).
+func addCompletionCommands() {
 	register(&command{
 		Name:     "completion",
 		Synopsis: "Print a shell completion script (bash or zsh) for commands and flags",

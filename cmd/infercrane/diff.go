@@ -6,7 +6,8 @@ import (
 	"github.com/infercrane/infercrane/planner"
 )
 
-func init() {
+// addDiffCommands registers the commands of this file (called by setupCommands).
+func addDiffCommands() {
 	register(&command{
 		Name:     "diff",
 		Synopsis: "Compare two plans or specs: lanes added, removed and changed, and the cost delta",

@@ -11,7 +11,8 @@ import (
 	"github.com/infercrane/infercrane/plugins"
 )
 
-func init() {
+// addExecutorCommands registers the commands of this file (called by setupCommands).
+func addExecutorCommands() {
 	register(&command{
 		Name:     "executor serve",
 		Synopsis: "Serve a built-in executor as a plugin process (started by apply, not by hand)",
@@ -25,9 +26,10 @@ func init() {
 }
 
 func runExecutorServe(env *cliEnv, args []string) int {
+	reg := env.registry(nil)
 	fs := newFlags(env, "executor serve", usageDoc{
 		Usage: "infercrane executor serve NAME",
-		About: "Serves the built-in executor NAME (one of " + strings.Join(plugins.BuiltinNames(), ", ") + ") over the go-plugin\n" +
+		About: "Serves the built-in executor NAME (one of " + strings.Join(reg.BuiltinNames(), ", ") + ") over the go-plugin\n" +
 			"protocol. 'infercrane apply' starts it (INFERCRANE_EXECUTOR_ISOLATION=process); it is not run by hand.",
 		Examples: []string{
 			"INFERCRANE_EXECUTOR_ISOLATION=process infercrane apply -auto-approve",
@@ -39,11 +41,11 @@ func runExecutorServe(env *cliEnv, args []string) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return fs.usageError("give one executor NAME (one of %s)", strings.Join(plugins.BuiltinNames(), ", "))
+		return fs.usageError("give one executor NAME (one of %s)", strings.Join(reg.BuiltinNames(), ", "))
 	}
-	b, ok := plugins.LookupBuiltin(pos[0])
+	b, ok := reg.Builtin(pos[0])
 	if !ok {
-		return fs.usageError("no built-in executor %q; choose one of %s", pos[0], strings.Join(plugins.BuiltinNames(), ", "))
+		return fs.usageError("no built-in executor %q; choose one of %s", pos[0], strings.Join(reg.BuiltinNames(), ", "))
 	}
 	if env.Getenv(plugins.Handshake.MagicCookieKey) != plugins.Handshake.MagicCookieValue {
 		fmt.Fprintln(env.Stderr, "infercrane executor serve: this command speaks the plugin protocol and is started by 'infercrane apply'; it is not meant to be run by hand")
@@ -70,7 +72,7 @@ func runExecutorList(env *cliEnv, args []string) int {
 	if len(pos) != 0 {
 		return fs.usageError("takes no arguments, got %q", pos[0])
 	}
-	reg := &plugins.Registry{Dirs: plugins.DefaultDirs(env.Getenv)}
+	reg := env.registry(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	schemas, errs := reg.Schemas(ctx)

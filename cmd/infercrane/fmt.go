@@ -13,7 +13,8 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
-func init() {
+// addFmtCommands registers the commands of this file (called by setupCommands).
+func addFmtCommands() {
 	register(&command{
 		Name:     "fmt",
 		Synopsis: "Rewrite spec files in canonical layout",

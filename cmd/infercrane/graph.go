@@ -6,7 +6,8 @@ import (
 	"github.com/infercrane/infercrane/planner"
 )
 
-func init() {
+// addGraphCommands registers the commands of this file (called by setupCommands).
+func addGraphCommands() {
 	register(&command{
 		Name:     "graph",
 		Synopsis: "Print the plan's DAG as Graphviz DOT or a Mermaid flowchart",

@@ -6,22 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner/perf"
-	"github.com/zclconf/go-cty/cty"
 )
-
-// executorSchemas describes the executor types the registry knows; the
-// plugins wiring sets it from its init. Nil accepts the built-in types
-// with any attributes.
-var executorSchemas map[string]lang.ExecutorSchema
-
-// resolveTrace reads a trace's pinned workload profile; the workload wiring
-// sets it from its init. Nil leaves every trace unprofiled.
-var resolveTrace func(*lang.Trace, string) (cty.Value, hcl.Diagnostics)
-
-// laneMetrics lists the names gate conditions may use after lane.; the
-// report wiring sets it from its init. Nil skips the check.
-var laneMetrics []string
 
 // varFlags collects -var and -var-file flags.
 type varFlags struct {
@@ -49,14 +34,7 @@ func loadConfig(env *cliEnv, path string, vf *varFlags) (*lang.Config, hcl.Diagn
 	if path == "" {
 		path = "."
 	}
-	opts := lang.Options{
-		ExecutorSchemas: executorSchemas,
-		ResolveTrace:    resolveTrace,
-		GPUTypes:        perf.GPUNames(),
-		IsGPUType:       func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
-		LaneMetrics:     laneMetrics,
-		Version:         Version,
-	}
+	opts := env.langOptions()
 	if env.Environ != nil {
 		opts.Environ = env.Environ()
 	}

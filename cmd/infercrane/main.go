@@ -1,8 +1,10 @@
 // Command infercrane plans, runs and reports declarative LLM-serving screens.
 //
 // This package only parses flags, calls the packages that do the work and
-// renders their results. Each subcommand lives in its own file and registers
-// itself with register in an init function.
+// renders their results. Each subcommand lives in its own file; wiring.go
+// is the composition root that assembles the commands, the executors and
+// the spec language's options in one place (nothing registers itself from
+// init or a blank import).
 package main
 
 import (
@@ -44,6 +46,8 @@ type cliEnv struct {
 	// onFlags, when set, sees every flag set a command makes (shell
 	// completion lists a command's flags with it).
 	onFlags func(*cmdFlags)
+	// Wire is what the commands are assembled from (see wiring.go).
+	Wire wiring
 }
 
 var commands = map[string]*command{}
@@ -57,7 +61,13 @@ func register(c *command) {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(osEnv(productionWiring()), os.Args[1:]))
+}
+
+// osEnv is the process's own environment, with the given wiring.
+func osEnv(w wiring) *cliEnv {
+	return &cliEnv{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Environ: os.Environ,
+		NoColor: os.Getenv("NO_COLOR") != "", Wire: w}
 }
 
 // globalDoc documents the flags that come before the command.
@@ -75,9 +85,8 @@ Run 'infercrane help COMMAND' or 'infercrane COMMAND -h' for a command's flags a
 
 // run dispatches to the subcommand named by the longest matching prefix of
 // args, after the global flags.
-func run(args []string) int {
-	env := &cliEnv{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Environ: os.Environ,
-		NoColor: os.Getenv("NO_COLOR") != ""}
+func run(env *cliEnv, args []string) int {
+	setupCommands()
 	args, code, ok := globalFlags(env, args)
 	if !ok {
 		return code
@@ -228,7 +237,8 @@ func printVersion(env *cliEnv) {
 	fmt.Fprintf(env.Stdout, "infercrane v%s\n", Version)
 }
 
-func init() {
+// addVersionCommands registers the commands of this file (called by setupCommands).
+func addVersionCommands() {
 	register(&command{
 		Name:     "version",
 		Synopsis: "Print the infercrane version",

@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"infercrane": func() { os.Exit(run(os.Args[1:])) },
+		"infercrane": func() { os.Exit(run(osEnv(testWiring(os.Getenv)), os.Args[1:])) },
 	})
 }
 

@@ -12,7 +12,8 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
-func init() {
+// addMetricsCommands registers the commands of this file (called by setupCommands).
+func addMetricsCommands() {
 	register(&command{
 		Name:     "metrics",
 		Synopsis: "Recompute a run's metrics from its per-request records (JSONL)",

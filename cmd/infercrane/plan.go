@@ -12,7 +12,8 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 )
 
-func init() {
+// addPlanCommands registers the commands of this file (called by setupCommands).
+func addPlanCommands() {
 	register(&command{
 		Name:     "plan",
 		Synopsis: "Show the lanes a spec will run, preflight findings and the estimated cost",
@@ -120,6 +121,9 @@ func runPlan(env *cliEnv, args []string) int {
 		_, _ = env.Stdout.Write(b)
 	} else if err := writePlanText(env, p); err != nil {
 		return 1
+	}
+	for _, c := range credentialProblems(env, p) {
+		fmt.Fprintf(env.Stderr, "Warning: credentials missing for %s\napply will refuse to start until they are set.\n", c)
 	}
 	if *out != "" {
 		if p.HasErrors() {

@@ -8,7 +8,8 @@ import (
 	"github.com/infercrane/infercrane/plugins/modal"
 )
 
-func init() {
+// addProbeCommands registers the commands of this file (called by setupCommands).
+func addProbeCommands() {
 	register(&command{
 		Name:     "probe",
 		Synopsis: "Exit 0 when a URL answers 2xx (the modal executor's health check)",

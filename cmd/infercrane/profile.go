@@ -21,7 +21,8 @@ import (
 	"golang.org/x/text/message"
 )
 
-func init() {
+// addProfileCommands registers the commands of this file (called by setupCommands).
+func addProfileCommands() {
 	register(&command{
 		Name:     "profile trace",
 		Synopsis: "Profile a Parquet serving trace (local or s3://) into a digest-pinned workload profile",

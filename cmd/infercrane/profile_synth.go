@@ -7,7 +7,8 @@ import (
 	"github.com/infercrane/infercrane/planner/workload/synth"
 )
 
-func init() {
+// addProfileSynthCommands registers the commands of this file (called by setupCommands).
+func addProfileSynthCommands() {
 	register(&command{
 		Name:     "profile synth",
 		Synopsis: "Write a synthetic trace with the public Chutes trace's Parquet schema",

@@ -9,7 +9,8 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 )
 
-func init() {
+// addReportCommands registers the commands of this file (called by setupCommands).
+func addReportCommands() {
 	register(&command{
 		Name:     "report",
 		Synopsis: "Write the evidence and reports of a state directory; exit 0/3/4 by the gates",

@@ -8,7 +8,8 @@ import (
 	"github.com/infercrane/infercrane/planner"
 )
 
-func init() {
+// addShowCommands registers the commands of this file (called by setupCommands).
+func addShowCommands() {
 	register(&command{
 		Name:     "show",
 		Synopsis: "Render a saved plan (plan -out) or plan JSON, and say whether it is still valid",

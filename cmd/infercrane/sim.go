@@ -12,7 +12,8 @@ import (
 	"github.com/infercrane/infercrane/executor/sim"
 )
 
-func init() {
+// addSimCommands registers the commands of this file (called by setupCommands).
+func addSimCommands() {
 	register(&command{
 		Name:     "sim serve",
 		Synopsis: "Serve the simulated vLLM-compatible engine over HTTP",

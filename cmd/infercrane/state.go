@@ -14,7 +14,8 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 )
 
-func init() {
+// addStateCommands registers the commands of this file (called by setupCommands).
+func addStateCommands() {
 	register(&command{
 		Name:     "state list",
 		Synopsis: "List the lanes in the state and how many of their runs are complete",

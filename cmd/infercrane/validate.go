@@ -9,7 +9,8 @@ import (
 	"github.com/infercrane/infercrane/lang"
 )
 
-func init() {
+// addValidateCommands registers the commands of this file (called by setupCommands).
+func addValidateCommands() {
 	register(&command{
 		Name:     "validate",
 		Synopsis: "Check a spec and summarise it, or list its errors",

@@ -6,7 +6,8 @@ import (
 	"github.com/infercrane/infercrane/executor/report"
 )
 
-func init() {
+// addVerifyCommands registers the commands of this file (called by setupCommands).
+func addVerifyCommands() {
 	register(&command{
 		Name:     "verify",
 		Synopsis: "Check an evidence file's digest and files and, with -state, rebuild it field by field from the state",

@@ -199,3 +199,38 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// LaneMetricNames lists every name a gate condition may use after lane., as
+// dotted paths ("failed", "ttft_p95_ms", "failures.timeout",
+// "cv.output_token_throughput", "pooled.ttft_p95_ms"), sorted. It is read off
+// the lane object the report evaluates gates against (laneValue of a campaign
+// with every figure present), so the list the spec language checks gate
+// conditions with at validate time cannot drift from what the report
+// provides. cmd passes it to lang.Load as Options.LaneMetrics.
+func LaneMetricNames() []string {
+	c := &Campaign{CoefficientOfVariation: map[string]float64{}}
+	c.Aggregate.Goodput, c.Aggregate.GoodFraction = ptr(0), ptr(0)
+	for _, p := range c.Aggregate.Latencies.fields() {
+		*p = ptr(0)
+	}
+	for _, p := range c.Pooled.fields() {
+		*p = ptr(0)
+	}
+	for _, m := range append(append([]string{}, throughputMetrics...), percentileMetrics...) {
+		c.CoefficientOfVariation[m] = 0
+	}
+	c.Runs = []RunEvidence{{}}
+	var out []string
+	v := laneValue(c)
+	for name, t := range v.Type().AttributeTypes() {
+		if !t.IsObjectType() {
+			out = append(out, name)
+			continue
+		}
+		for member := range t.AttributeTypes() {
+			out = append(out, name+"."+member)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

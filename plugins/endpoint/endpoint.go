@@ -27,7 +27,7 @@ func Schema() executor.Schema {
 		{Name: "base_url", Type: executor.AttrString, Required: true, Doc: `the server's base URL, e.g. "http://10.0.0.5:8000" (a trailing /v1 is accepted)`},
 		{Name: "api_key_env", Type: executor.AttrString, Doc: "name of the environment variable holding the API key (the key itself never goes in the spec)"},
 		{Name: "model", Type: executor.AttrString, Doc: "served model name to request (default: the lane's model id)"},
-		{Name: "check_timeout", Type: executor.AttrDuration, Doc: `how long Deploy waits for the endpoint to answer (default "30s")`},
+		{Name: "check_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(time.Hour), Doc: `how long Deploy waits for the endpoint to answer (default "30s")`},
 	}}
 }
 
@@ -50,7 +50,7 @@ func New(cfg map[string]any) (executor.Executor, error) {
 	base = strings.TrimSuffix(base, "/v1")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf(`executor "endpoint": base_url %q must be an http:// or https:// URL such as "http://127.0.0.1:8000"`, a.String("base_url", ""))
+		return nil, executor.AttrErrorf("base_url", `executor "endpoint": base_url %q must be an http:// or https:// URL such as "http://127.0.0.1:8000"`, a.String("base_url", ""))
 	}
 	return &Executor{base: base, keyEnv: a.String("api_key_env", ""), model: a.String("model", ""),
 		timeout: a.Duration("check_timeout", 30*time.Second), getenv: os.Getenv}, nil
@@ -157,3 +157,20 @@ func (x *Executor) Teardown(context.Context, *executor.Server) error { return ni
 
 // Schema implements executor.Describer.
 func (x *Executor) Schema() executor.Schema { return Schema() }
+
+// Validate checks an executor block's attributes as New reads them,
+// contacting nothing.
+func Validate(cfg map[string]any) error {
+	_, err := New(cfg)
+	return err
+}
+
+// Credentials reports an api_key_env that names an unset or empty
+// environment variable (the key's value is never read into the message).
+func Credentials(cfg map[string]any, getenv func(string) string) error {
+	name := executor.Attrs(cfg).String("api_key_env", "")
+	if name == "" || getenv(name) != "" {
+		return nil
+	}
+	return fmt.Errorf("the endpoint's API key is missing: api_key_env names %s, which is unset or empty; export the key in %s", name, name)
+}

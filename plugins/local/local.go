@@ -32,9 +32,9 @@ func Schema() executor.Schema {
 	return executor.Schema{Attributes: []executor.Attribute{
 		{Name: "command", Type: executor.AttrStringList, Doc: "server command instead of `vllm serve MODEL ...`; placeholders: " + placeholderDoc},
 		{Name: "host", Type: executor.AttrString, Doc: `address the server listens on (default "127.0.0.1")`},
-		{Name: "port", Type: executor.AttrNumber, Doc: "port for the server (default: a free port)"},
-		{Name: "health_timeout", Type: executor.AttrDuration, Doc: `how long to wait for GET /health to answer 200 (default "20m")`},
-		{Name: "stop_timeout", Type: executor.AttrDuration, Doc: `how long SIGTERM may take before SIGKILL (default "30s")`},
+		{Name: "port", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(1), Max: executor.Bound(65535), Doc: "port for the server, 1 to 65535 (default: a free port)"},
+		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(10 * time.Millisecond), Max: executor.Seconds(24 * time.Hour), Doc: `how long to wait for GET /health to answer 200 (default "20m")`},
+		{Name: "stop_timeout", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Hour), Doc: `how long SIGTERM may take before SIGKILL (default "30s")`},
 		{Name: "env", Type: executor.AttrStringMap, Doc: "extra environment variables for the server"},
 		{Name: "served_model_name", Type: executor.AttrString, Doc: "model name to request (default: the lane's model id)"},
 	}}
@@ -81,7 +81,10 @@ func New(cfg map[string]any) (executor.Executor, error) {
 		procs:         map[int]*proc{},
 	}
 	if _, ok := cfg["command"]; ok && len(x.command) == 0 {
-		return nil, errors.New(`executor "local": command must name a program, e.g. ["vllm", "serve", "{model}", "--port", "{port}"]`)
+		return nil, &executor.AttrError{Name: "command", Err: errors.New(`executor "local": command must name a program, e.g. ["vllm", "serve", "{model}", "--port", "{port}"]`)}
+	}
+	if _, err := expand(x.command, executor.Deployment{}, x.host, 1); err != nil {
+		return nil, &executor.AttrError{Name: "command", Err: err}
 	}
 	return x, nil
 }
@@ -330,3 +333,10 @@ func (x *Executor) stop(p *proc) error {
 
 // Schema implements executor.Describer.
 func (x *Executor) Schema() executor.Schema { return Schema() }
+
+// Validate checks an executor block's attributes as New reads them,
+// starting nothing.
+func Validate(cfg map[string]any) error {
+	_, err := New(cfg)
+	return err
+}

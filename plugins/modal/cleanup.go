@@ -51,6 +51,9 @@ type CleanupReport struct {
 	Sandboxes  []CleanupItem `json:"sandboxes"`
 	Terminated int           `json:"terminated"`
 	Failed     int           `json:"failed"`
+	// Listed is true once Modal answered the listing; when false the report
+	// says nothing about what is running and must not be shown as a result.
+	Listed bool `json:"-"`
 }
 
 // Cleanup finds running sandboxes tagged infercrane=1 in the app (left by a
@@ -75,6 +78,7 @@ func Cleanup(ctx context.Context, cloud Cloud, opts CleanupOptions) (CleanupRepo
 	if err != nil {
 		return rep, fmt.Errorf("modal cleanup: listing the sandboxes of app %s failed: %w", opts.App, err)
 	}
+	rep.Listed = true
 	sort.Slice(infos, func(i, j int) bool { return infos[i].ID < infos[j].ID })
 	e := &Executor{terminate: opts.Terminate}
 	var errs []error

@@ -50,9 +50,9 @@ func Schema() executor.Schema {
 		{Name: "secrets", Type: executor.AttrStringList, Doc: "Names of Modal Secrets injected into the server, e.g. a Hugging Face token."},
 		{Name: "volume", Type: executor.AttrString, Doc: "Modal Volume caching model weights across sandboxes (created if missing)."},
 		{Name: "volume_mount", Type: executor.AttrString, Doc: `Mount point of the volume (default "/root/.cache/huggingface").`},
-		{Name: "timeout", Type: executor.AttrDuration, Doc: `Hard limit on a sandbox's lifetime; Modal stops it after this even if InferCrane crashed (default "30m", at most "24h").`},
-		{Name: "idle_timeout", Type: executor.AttrDuration, Doc: `Modal stops a sandbox idle this long (default "5m").`},
-		{Name: "health_timeout", Type: executor.AttrDuration, Doc: `Deadline for vLLM's /health to answer 200, image pull and model download included (default "20m", or two thirds of a shorter timeout).`},
+		{Name: "timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Minute), Max: executor.Seconds(MaxTimeout), Doc: `Hard limit on a sandbox's lifetime; Modal stops it after this even if InferCrane crashed (default "30m", at most "24h").`},
+		{Name: "idle_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(MaxTimeout), Doc: `Modal stops a sandbox idle this long (default "5m").`},
+		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(MaxTimeout), Doc: `Deadline for vLLM's /health to answer 200, image pull and model download included (default "20m", or two thirds of a shorter timeout).`},
 		{Name: "region", Type: executor.AttrString, Doc: `Modal region to run in, e.g. "us-east" (default: any).`},
 		{Name: "cloud", Type: executor.AttrString, Doc: `Cloud provider, e.g. "aws", "gcp", "oci" (default: any).`},
 		{Name: "binary", Type: executor.AttrString, Doc: "Path of a linux/amd64 infercrane binary copied into the sandbox (default: the running binary when it is linux/amd64, else built with go build)."},
@@ -85,7 +85,7 @@ func ParseConfig(cfg map[string]any) (Config, error) {
 			continue
 		}
 		if !known[k] {
-			return Config{}, fmt.Errorf("modal executor: unknown attribute %q; valid attributes: %s", k, attrNames())
+			return Config{}, executor.AttrErrorf(k, "modal executor: unknown attribute %q; valid attributes: %s", k, attrNames())
 		}
 		var err error
 		switch k {
@@ -123,27 +123,27 @@ func ParseConfig(cfg map[string]any) (Config, error) {
 			c.Binary, err = str(k, v)
 		}
 		if err != nil {
-			return Config{}, err
+			return Config{}, &executor.AttrError{Name: k, Err: err}
 		}
 	}
 	if _, given := cfg["health_timeout"]; !given {
 		c.HealthTimeout = min(DefaultHealthTimeout, c.Timeout*2/3)
 	}
 	if c.App == "" {
-		return Config{}, fmt.Errorf("modal executor: app must not be empty; leave it out to use %q", DefaultApp)
+		return Config{}, executor.AttrErrorf("app", "modal executor: app must not be empty; leave it out to use %q", DefaultApp)
 	}
 	if c.Timeout < time.Minute || c.Timeout > MaxTimeout {
-		return Config{}, fmt.Errorf("modal executor: timeout %s is out of range; use between 1m and 24h (default %s)", c.Timeout, DefaultTimeout)
+		return Config{}, executor.AttrErrorf("timeout", "modal executor: timeout %s is out of range; use a duration from 1m to 24h (Modal's maximum sandbox lifetime; default %s)", c.Timeout, DefaultTimeout)
 	}
 	if c.IdleTimeout <= 0 || c.IdleTimeout > c.Timeout {
-		return Config{}, fmt.Errorf("modal executor: idle_timeout %s must be positive and at most timeout (%s)", c.IdleTimeout, c.Timeout)
+		return Config{}, executor.AttrErrorf("idle_timeout", "modal executor: idle_timeout %s must be positive and at most timeout (%s); shorten it or raise timeout", c.IdleTimeout, c.Timeout)
 	}
 	if c.HealthTimeout <= 0 || c.HealthTimeout >= c.Timeout {
-		return Config{}, fmt.Errorf("modal executor: health_timeout %s must be positive and shorter than timeout (%s), or the sandbox dies before the server is healthy", c.HealthTimeout, c.Timeout)
+		return Config{}, executor.AttrErrorf("health_timeout", "modal executor: health_timeout %s must be positive and shorter than timeout (%s), or the sandbox dies before the server is healthy; shorten it or raise timeout", c.HealthTimeout, c.Timeout)
 	}
 	for _, s := range c.Secrets {
 		if strings.TrimSpace(s) == "" {
-			return Config{}, fmt.Errorf("modal executor: secrets lists an empty name; give Modal Secret names such as \"huggingface\"")
+			return Config{}, executor.AttrErrorf("secrets", "modal executor: secrets lists an empty name; give Modal Secret names such as \"huggingface\"")
 		}
 	}
 	return c, nil

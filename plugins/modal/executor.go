@@ -56,6 +56,13 @@ func WithCloud(c Cloud) Option {
 	return func(e *Executor) { e.newCloud = func() (Cloud, error) { return c, nil } }
 }
 
+// WithCloudFactory makes the executor connect with f (given the block's
+// environment) instead of Modal's SDK; the composition root uses it to give
+// tests a stand-in.
+func WithCloudFactory(f func(environment string) (Cloud, error)) Option {
+	return func(e *Executor) { e.newCloud = func() (Cloud, error) { return f(e.cfg.Environment) } }
+}
+
 // WithCapacityBackoff sets how rate limits and capacity errors are retried.
 func WithCapacityBackoff(b Backoff) Option { return func(e *Executor) { e.capacity = b } }
 
@@ -90,12 +97,7 @@ func NewExecutor(cfg map[string]any, opts ...Option) (*Executor, error) {
 		live:      map[string]*deployed{},
 		gone:      map[string]bool{},
 	}
-	e.newCloud = func() (Cloud, error) {
-		if tc, ok := cloudFromEnv(); ok {
-			return tc, nil
-		}
-		return NewSDKCloud(c.Environment)
-	}
+	e.newCloud = func() (Cloud, error) { return NewSDKCloud(c.Environment) }
 	for _, o := range opts {
 		o(e)
 	}

@@ -20,11 +20,11 @@ const Type = "sim"
 // Schema describes the sim executor block.
 func Schema() executor.Schema {
 	return executor.Schema{Attributes: []executor.Attribute{
-		{Name: "timing", Type: executor.AttrString, Doc: `"model" (default): token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
-		{Name: "speedup", Type: executor.AttrNumber, Doc: "divide simulated time by this factor in model timing (default 1: real time)"},
-		{Name: "ttft", Type: executor.AttrDuration, Doc: `time to first token in constant timing (default "20ms")`},
-		{Name: "itl", Type: executor.AttrDuration, Doc: `inter-token latency in constant timing (default "5ms")`},
-		{Name: "max_waiting", Type: executor.AttrNumber, Doc: "cap on queued requests; more are answered 503 (default: unlimited)"},
+		{Name: "timing", Type: executor.AttrString, Enum: []string{enginesim.TimingModel, enginesim.TimingConstant}, Doc: `"model" (default): token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
+		{Name: "speedup", Type: executor.AttrNumber, Min: executor.Bound(0.001), Max: executor.Bound(1e6), Doc: "divide simulated time by this factor in model timing (default 1: real time)"},
+		{Name: "ttft", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(10 * time.Minute), Doc: `time to first token in constant timing (default "20ms")`},
+		{Name: "itl", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Minute), Doc: `inter-token latency in constant timing (default "5ms")`},
+		{Name: "max_waiting", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(0), Max: executor.Bound(1e9), Doc: "cap on queued requests; more are answered 503 (default 0: unlimited)"},
 	}}
 }
 
@@ -41,12 +41,6 @@ func New(cfg map[string]any) (executor.Executor, error) {
 	a := executor.Attrs(cfg)
 	if err := a.Check(Type, Schema()); err != nil {
 		return nil, err
-	}
-	if t := a.String("timing", enginesim.TimingModel); t != enginesim.TimingModel && t != enginesim.TimingConstant {
-		return nil, fmt.Errorf(`executor "sim": timing must be "model" or "constant", not %q`, t)
-	}
-	if s := a.Number("speedup", 1); s <= 0 {
-		return nil, fmt.Errorf(`executor "sim": speedup must be positive, not %v`, s)
 	}
 	return &Executor{attrs: a, servers: map[string]*enginesim.Server{}}, nil
 }
@@ -121,3 +115,9 @@ func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 
 // Schema implements executor.Describer.
 func (x *Executor) Schema() executor.Schema { return Schema() }
+
+// Validate checks an executor block's attributes as New reads them.
+func Validate(cfg map[string]any) error {
+	_, err := New(cfg)
+	return err
+}

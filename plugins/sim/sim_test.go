@@ -42,10 +42,11 @@ func TestModelTimingDeployRunTeardown(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for want, cfg := range map[string]map[string]any{
-		`timing must be "model" or "constant"`: {"timing": "fast"},
-		`speedup must be positive`:             {"speedup": 0.0},
-		`want a duration`:                      {"ttft": "soon"},
-		`has no attribute "gpu"`:               {"gpu": "H100"},
+		`"fast" is not one of "model", "constant"`:     {"timing": "fast"},
+		`0 is out of range; use a value from 0.001 to`: {"speedup": 0.0},
+		`"soon" is not a duration`:                     {"ttft": "soon"},
+		`"20 ms" is not a duration`:                    {"ttft": "20 ms"},
+		`has no attribute "gpu"`:                       {"gpu": "H100"},
 	} {
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: got %v, want %q", cfg, err, want)

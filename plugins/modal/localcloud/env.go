@@ -3,16 +3,7 @@ package localcloud
 import (
 	"os"
 	"strings"
-
-	"github.com/infercrane/infercrane/plugins/modal"
 )
-
-func init() {
-	modal.SetTestCloud(func(getenv func(string) string) (modal.Cloud, bool) {
-		c, ok := FromEnv(getenv)
-		return c, ok
-	})
-}
 
 // Environment variables that select the local stand-in instead of Modal.
 const (
@@ -28,8 +19,9 @@ const (
 
 // FromEnv returns the local cloud named by INFERCRANE_MODAL_LOCAL when the
 // process runs under InferCrane's tests (INFERCRANE_TEST=1), so that tests
-// of commands can use it in place of Modal. Outside tests it returns false
-// and Modal's real service is used.
+// of commands can use it in place of Modal. Only test binaries call it (the
+// CLI's test wiring in cmd/infercrane/*_test.go): the shipped binary does
+// not link this package, so no environment variable can switch it here.
 func FromEnv(getenv func(string) string) (*Cloud, bool) {
 	dir := getenv(EnvDir)
 	if dir == "" || getenv(EnvTest) != "1" {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner/workload"
+	"github.com/infercrane/infercrane/plugins"
+	"github.com/infercrane/infercrane/plugins/endpoint"
+	"github.com/infercrane/infercrane/plugins/local"
+	"github.com/infercrane/infercrane/plugins/modal"
+	"github.com/infercrane/infercrane/plugins/sim"
+)
+
+// This file is the composition root: the one place where the commands, the
+// built-in executors, the external-plugin lookup and the spec language's
+// options are assembled. Nothing registers itself from init or a blank
+// import.
+
+// wiring is what differs between the shipped binary and the CLI's tests:
+// main uses productionWiring; the tests' wiring (in a _test.go file) swaps
+// the Modal cloud for the local stand-in, so the release binary links no
+// test double and no environment variable can switch it onto one.
+type wiring struct {
+	// ModalCloud connects to Modal for the modal executor and cleanup,
+	// given the Modal environment (nil: Modal's SDK).
+	ModalCloud func(environment string) (modal.Cloud, error)
+	// ModalCredentials checks that Modal credentials are there (nil:
+	// modal.CheckCredentials). A stand-in cloud needs none.
+	ModalCredentials func(getenv func(string) string) error
+}
+
+// productionWiring is the shipped binary's wiring: Modal itself.
+func productionWiring() wiring {
+	return wiring{ModalCloud: modal.NewSDKCloud, ModalCredentials: modal.CheckCredentials}
+}
+
+// modalCloud returns the wiring's Modal connection.
+func (w wiring) modalCloud(environment string) (modal.Cloud, error) {
+	if w.ModalCloud == nil {
+		return modal.NewSDKCloud(environment)
+	}
+	return w.ModalCloud(environment)
+}
+
+// modalCredentials checks Modal credentials through the wiring.
+func (w wiring) modalCredentials(_ map[string]any, getenv func(string) string) error {
+	if w.ModalCredentials == nil {
+		return modal.CheckCredentials(getenv)
+	}
+	return w.ModalCredentials(getenv)
+}
+
+var commandsOnce sync.Once
+
+// setupCommands assembles the subcommands, once.
+func setupCommands() {
+	commandsOnce.Do(func() {
+		for _, add := range []func(){
+			addVersionCommands, addValidateCommands, addPlanCommands, addApplyCommands, addShowCommands,
+			addGraphCommands, addDiffCommands, addFmtCommands, addReportCommands, addVerifyCommands,
+			addMetricsCommands, addProfileCommands, addProfileSynthCommands, addBenchCommands,
+			addSimCommands, addExecutorCommands, addCleanupCommands, addProbeCommands, addCompletionCommands,
+			addStateCommands,
+		} {
+			add()
+		}
+	})
+}
+
+// builtins lists the executors compiled into infercrane.
+func (env *cliEnv) builtins() []plugins.Builtin {
+	w := env.Wire
+	return []plugins.Builtin{
+		{Name: sim.Type, New: sim.New, Schema: sim.Schema, Validate: sim.Validate},
+		{Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema, Validate: endpoint.Validate, Credentials: endpoint.Credentials},
+		{Name: local.Type, New: local.New, Schema: local.Schema, Validate: local.Validate},
+		{Name: modal.Type, Schema: modal.Schema, Validate: modal.Validate, Credentials: w.modalCredentials,
+			New: func(cfg map[string]any) (executor.Executor, error) {
+				return modal.NewExecutor(cfg, modal.WithCloudFactory(w.modalCloud))
+			}},
+	}
+}
+
+// registry is the executor registry: the built-ins, and external
+// infercrane-executor-NAME plugins in $INFERCRANE_PLUGIN_DIR and $PATH
+// (none inside a plugin process). logOut receives plugin logs (nil: none).
+func (env *cliEnv) registry(logOut io.Writer) *plugins.Registry {
+	reg := &plugins.Registry{Builtins: env.builtins(), Dirs: plugins.DefaultDirs(env.Getenv), LogOut: logOut}
+	if env.Getenv(plugins.Handshake.MagicCookieKey) != "" {
+		reg.Dirs = nil
+	}
+	return reg
+}
+
+// langOptions are the spec language's checks against knowledge that lives
+// above lang: executor schemas, the GPU catalog, the trace profiler and the
+// report's lane metric names.
+func (env *cliEnv) langOptions() lang.Options {
+	reg := env.registry(nil)
+	return lang.Options{
+		ExecutorSchemas:   reg.SpecSchemas(),
+		ExternalExecutors: reg.SpecExternal(),
+		ResolveTrace: func(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
+			return workload.Resolve(context.Background(), t, specDir, s3Options(env, "", false, "", false))
+		},
+		GPUTypes:    perf.GPUNames(),
+		IsGPUType:   func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
+		LaneMetrics: report.LaneMetricNames(),
+		Version:     Version,
+	}
+}

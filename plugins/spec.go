@@ -1,0 +1,143 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang"
+)
+
+// SpecSchemas are the built-in executors' schemas in the spec language's
+// form, each with its Validate, so that lang.Load checks executor blocks
+// (types, bounds, enumerations, cross-attribute rules) at validate time.
+func (r *Registry) SpecSchemas() map[string]lang.ExecutorSchema {
+	out := make(map[string]lang.ExecutorSchema, len(r.Builtins))
+	for _, b := range r.Builtins {
+		out[b.Name] = SpecSchema(b.Name, b.Schema(), b.Validate)
+	}
+	return out
+}
+
+// SpecExternal finds external executor plugins for the spec language
+// (lang.Options.ExternalExecutors). Nothing is started until a spec names
+// a type that is not built in; then only that plugin is started, once, to
+// ask for its schema.
+func (r *Registry) SpecExternal() lang.ExternalExecutors { return &specExternal{r: r} }
+
+type specExternal struct {
+	r     *Registry
+	found map[string]string
+}
+
+func (x *specExternal) discover() map[string]string {
+	if x.found == nil {
+		x.found = x.r.Discover()
+	}
+	return x.found
+}
+
+// Types lists the external plugins found (a directory scan; none started).
+func (x *specExternal) Types() []string { return sortedNames(x.discover()) }
+
+// Schema starts the plugin for typ and asks for its schema.
+func (x *specExternal) Schema(typ string) (lang.ExecutorSchema, error) {
+	path, ok := x.discover()[typ]
+	if !ok {
+		return lang.ExecutorSchema{}, fmt.Errorf("no %s%s binary is in $INFERCRANE_PLUGIN_DIR or $PATH", ExternalPrefix, typ)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := ExternalSchema(ctx, typ, path, x.r.LogOut)
+	if err != nil {
+		return lang.ExecutorSchema{}, err
+	}
+	return SpecSchema(typ, s, nil), nil
+}
+
+// SpecSchema converts an executor schema to the spec language's form. Its
+// Check applies the schema's types, bounds and enumerations to the
+// evaluated attributes, then validate (when given).
+func SpecSchema(typ string, s executor.Schema, validate func(map[string]any) error) lang.ExecutorSchema {
+	out := lang.ExecutorSchema{Attributes: map[string]lang.AttributeSpec{}}
+	for _, a := range s.Attributes {
+		var t cty.Type
+		switch a.Type {
+		case executor.AttrString, executor.AttrDuration:
+			t = cty.String
+		case executor.AttrNumber:
+			t = cty.Number
+		case executor.AttrBool:
+			t = cty.Bool
+		case executor.AttrStringList:
+			t = cty.List(cty.String)
+		case executor.AttrStringMap:
+			t = cty.Map(cty.String)
+		default:
+			t = cty.DynamicPseudoType
+		}
+		out.Attributes[a.Name] = lang.AttributeSpec{Type: t, Required: a.Required, Doc: a.Doc}
+	}
+	out.Check = func(attrs map[string]cty.Value) []lang.AttrProblem {
+		cfg := map[string]any{}
+		for name, v := range attrs {
+			x, err := jsonValue(v)
+			if err != nil {
+				return []lang.AttrProblem{{Attr: name, Detail: err.Error()}}
+			}
+			cfg[name] = x
+		}
+		if err := executor.Attrs(cfg).Check(typ, s); err != nil {
+			return []lang.AttrProblem{problem(err)}
+		}
+		if validate != nil {
+			if err := validate(cfg); err != nil {
+				return []lang.AttrProblem{problem(err)}
+			}
+		}
+		return nil
+	}
+	return out
+}
+
+// problem turns a check error into a lang problem, at its attribute when
+// it names one.
+func problem(err error) lang.AttrProblem {
+	var ae *executor.AttrError
+	if errors.As(err, &ae) {
+		return lang.AttrProblem{Attr: ae.Name, Detail: ae.Err.Error()}
+	}
+	return lang.AttrProblem{Detail: err.Error()}
+}
+
+// jsonValue converts an evaluated attribute to the JSON-like value
+// executors receive (string, float64, bool, []any, map[string]any).
+func jsonValue(v cty.Value) (any, error) {
+	v, _ = v.UnmarkDeep()
+	if v.IsNull() {
+		return nil, nil
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return nil, err
+	}
+	var x any
+	err = json.Unmarshal(b, &x)
+	return x, err
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
