@@ -271,8 +271,8 @@ func freePort(t *testing.T) int {
 }
 
 // startVLLM starts `vllm serve` on the tiny model in its own process group and
-// stops the whole group when the test ends.
-func startVLLM(t *testing.T, venv, model string) string {
+// stops the whole group when the test ends; extra are further serve flags.
+func startVLLM(t *testing.T, venv, model string, extra ...string) string {
 	t.Helper()
 	port := freePort(t)
 	logf, err := os.Create(filepath.Join(t.TempDir(), "vllm.log"))
@@ -283,6 +283,7 @@ func startVLLM(t *testing.T, venv, model string) string {
 		"--served-model-name", tinyModelName, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--max-model-len", "1024", "--dtype", "float32", "--seed", "17", "--max-num-seqs", "8",
 		"--no-enable-log-requests", "-O0", "--enforce-eager")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Env = append(os.Environ(), "VLLM_TARGET_DEVICE=cpu", "VLLM_CPU_KVCACHE_SPACE=1",
 		"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1")
 	cmd.Stdout, cmd.Stderr = logf, logf
