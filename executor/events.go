@@ -5,6 +5,11 @@ import "time"
 // Event types of an apply, in the order they can happen.
 const (
 	EventApplyStarted     = "apply_started"
+	// EventDeploymentReaped and EventReapFailed report deployments an
+	// earlier apply left running (it died) that this apply tore down, or
+	// failed to.
+	EventDeploymentReaped = "deployment_reaped"
+	EventReapFailed       = "reap_failed"
 	EventLaneDropped      = "lane_dropped"
 	EventDeployStarted    = "deploy_started"
 	EventDeployFinished   = "deploy_finished"

@@ -75,6 +75,33 @@ type deployment struct {
 	server   *Server
 	acquired bool
 	runMu    sync.Mutex // runs on one deployment never overlap
+
+	// journaled is set once the deployment is in the deployments
+	// journal; started is the last server the executor reported.
+	journaled bool
+	startMu   sync.Mutex
+	started   *Server
+}
+
+func (d *deployment) setStarted(s *Server) {
+	d.startMu.Lock()
+	defer d.startMu.Unlock()
+	cp := *s
+	d.started = &cp
+}
+
+// target is the server teardown stops: the healthy one, else the last one
+// the executor reported starting, else only the deployment's ID.
+func (d *deployment) target() *Server {
+	if d.server != nil {
+		return d.server
+	}
+	d.startMu.Lock()
+	defer d.startMu.Unlock()
+	if d.started != nil {
+		return d.started
+	}
+	return &Server{DeploymentID: d.id}
 }
 
 // Busy describes the work in flight, e.g. "teardown of deployment d1 (sim)",
@@ -172,6 +199,20 @@ func (r *Runner) Apply(ctx context.Context, p *planner.Plan) (*Outcome, error) {
 			ord++
 		}
 	}
+	// Deployments an earlier apply left running (it died without tearing
+	// down) are reaped before anything new starts.
+	reaped, err := ReapDeployments(ctx, r.Store, r.Open, r.ApplyID, r.TeardownTimeout)
+	if err != nil {
+		return nil, err
+	}
+	for _, rp := range reaped {
+		e := Event{Type: EventDeploymentReaped, Deployment: rp.Deployment, Executor: rp.Executor, Message: rp.Message()}
+		if rp.Err != nil {
+			e.Type, e.Error = EventReapFailed, rp.Message()
+			out.Errors = append(out.Errors, errors.New(rp.Message()))
+		}
+		r.emit(e)
+	}
 	par := max(r.Parallelism, 1)
 	a := &applyRun{r: r, ctx: ctx, lanes: lanes, deps: deps, slots: newSlots(par), logDir: logDir, snap: r.Store.Snapshot(), out: out}
 	start := time.Now()
@@ -264,7 +305,36 @@ func (a *applyRun) deploy(d *deployment) error {
 		return a.fail(err)
 	}
 	d.executor = x
-	s, err := safeDeploy(a.ctx, x, DeploymentFor(l, a.r.ApplyID, a.logDir))
+	// Journal the deployment before it starts, and what the executor
+	// reports it started as soon as it does, so that a later apply can
+	// reap it if this one dies.
+	rec := state.DeploymentEntry{Type: state.DeployStarting, Apply: a.r.ApplyID, Deployment: d.id, Executor: typ, Config: l.Inputs.ExecutorConfig}
+	if err := a.r.Store.RecordDeployment(rec); err != nil {
+		err = fmt.Errorf("deployment %s: %w", d.id, err)
+		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
+		return a.fail(err)
+	}
+	d.journaled = true
+	ctx := WithStarted(a.ctx, func(s *Server) {
+		d.setStarted(s)
+		if raw, err := json.Marshal(s); err == nil {
+			// A failed write is caught by the next one (the deploy's
+			// final record) or by the store refusing further writes.
+			_ = a.r.Store.RecordDeployment(state.DeploymentEntry{Type: state.DeployStarted, Apply: a.r.ApplyID, Deployment: d.id, Server: raw})
+		}
+	})
+	s, err := safeDeploy(ctx, x, DeploymentFor(l, a.r.ApplyID, a.logDir))
+	if err == nil {
+		d.setStarted(s)
+		raw, jerr := json.Marshal(s)
+		if jerr == nil {
+			jerr = a.r.Store.RecordDeployment(state.DeploymentEntry{Type: state.DeployStarted, Apply: a.r.ApplyID, Deployment: d.id, Server: raw})
+		}
+		if jerr != nil {
+			d.server = s // torn down by the teardown node
+			err = jerr
+		}
+	}
 	if err != nil {
 		err = fmt.Errorf("deployment %s (%s) on executor %s: %w", d.id, l.Inputs.ModelID, typ, err)
 		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Elapsed: time.Since(start).Seconds()})
@@ -445,13 +515,12 @@ func (a *applyRun) teardown(d *deployment) error {
 	defer cancel()
 	a.r.emit(Event{Type: EventTeardownStarted, Deployment: d.id, Executor: typ})
 	start := time.Now()
-	s := d.server
-	if s == nil {
-		s = &Server{DeploymentID: d.id}
-	}
-	err := safeTeardown(ctx, d.executor, s)
+	err := safeTeardown(ctx, d.executor, d.target())
 	if c, ok := d.executor.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
+	}
+	if err == nil && d.journaled {
+		err = a.r.Store.RecordDeployment(state.DeploymentEntry{Type: state.DeployStopped, Apply: a.r.ApplyID, Deployment: d.id, How: "torn down"})
 	}
 	a.mu.Lock()
 	if err != nil {

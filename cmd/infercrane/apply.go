@@ -18,6 +18,7 @@ import (
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/state"
+	"github.com/infercrane/infercrane/plugins/local"
 )
 
 // addApplyCommands registers the commands of this file (called by setupCommands).
@@ -275,6 +276,10 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 	defer pluginLog.Close()
 	reg := env.registry(pluginLog)
 	reg.Isolate = env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"
+	// Servers' orphaned descendants are re-parented to apply, not init,
+	// while it runs (see plugins/local); where the kernel refuses, the
+	// journal and the next apply still reap them.
+	_ = local.Subreap()
 	v := view(env, o, j.plan)
 	events := func(e executor.Event) {
 		slog.Debug("event", "type", e.Type, "lane", e.Lane, "deployment", e.Deployment, "run", e.Run, "error", e.Error, "message", e.Message)

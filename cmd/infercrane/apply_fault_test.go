@@ -312,3 +312,71 @@ func TestGapInCompletedRunsCountsOneRun(t *testing.T) {
 		t.Fatalf("after the apply, plan says %q", line)
 	}
 }
+
+// wrappedBlock is a local executor whose server runs under a wrapper shell
+// that does not exec it (like `source venv/bin/activate && vllm serve`):
+// the server is the wrapper's child, not the process apply started.
+func wrappedBlock() string {
+	return `executor "x" {
+  type           = "local"
+  command        = ["sh", "-c", "infercrane sim serve --port {port} --model {model} --ttft 5ms --itl 20ms; echo server exited"]
+  health_timeout = "20s"
+  stop_timeout   = "5s"
+}`
+}
+
+// TestApplySIGKILLWrappedServerIsReaped kills apply with SIGKILL while a
+// wrapped server runs. The kernel kills the wrapper (Pdeathsig), not the
+// server under it; plan warns that a deployment of a dead apply was never
+// torn down, and the next apply reaps it from the deployments journal
+// (cgroup, or process group and mark), says so and resumes, leaving
+// nothing running. It runs with the cgroup and without (the fallback).
+func TestApplySIGKILLWrappedServerIsReaped(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"cgroup", "no-cgroup"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, rigSpec(wrappedBlock(), 3))
+			if mode == "no-cgroup" {
+				r.env = append(r.env, "INFERCRANE_NO_CGROUP=1")
+			}
+			run := r.start()
+			run.until(t, "a finished run", isRunFinished)
+			run.cmd.Process.Kill()
+			evs, _ := run.wait(t)
+			time.Sleep(200 * time.Millisecond)
+			if len(r.marked()) == 0 {
+				t.Fatal("nothing was left running after SIGKILL: the test does not test the reap")
+			}
+			logs, _ := filepath.Glob(filepath.Join(r.dir, ".infercrane", "logs", "server-*.log"))
+			var log []byte
+			if len(logs) == 1 {
+				log, _ = os.ReadFile(logs[0])
+			}
+			if mode == "cgroup" && strings.Contains(string(log), "no writable cgroup v2 here") {
+				t.Skip("this machine gives no writable cgroup v2; the no-cgroup variant covers the fallback")
+			}
+			if want := map[string]string{"cgroup": "server tree in cgroup", "no-cgroup": "no writable cgroup v2 here"}[mode]; !strings.Contains(string(log), want) {
+				t.Fatalf("server log does not say %q:\n%s", want, log)
+			}
+			out, err := r.command("plan").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "never torn down and may still be up") {
+				t.Fatalf("plan after SIGKILL does not warn of the deployment left: %v\n%s", err, out)
+			}
+			done := 1 + count(evs, executor.EventRunFinished)
+			resumed := r.start()
+			revs, code := resumed.wait(t)
+			if code != 0 || count(revs, executor.EventDeploymentReaped) != 1 {
+				t.Fatalf("resume: exit %d, %d reaped; stderr:\n%s", code, count(revs, executor.EventDeploymentReaped), resumed.stderr)
+			}
+			if n := count(revs, executor.EventRunFinished); n != 3-done {
+				t.Fatalf("resume made %d runs, want %d", n, 3-done)
+			}
+			r.noLeftovers()
+			out, _ = r.command("plan").CombinedOutput()
+			if strings.Contains(string(out), "never torn down") {
+				t.Fatalf("plan still warns after the reap:\n%s", out)
+			}
+		})
+	}
+}

@@ -111,6 +111,10 @@ func eventLine(e executor.Event) string {
 	switch e.Type {
 	case executor.EventApplyStarted:
 		return fmt.Sprintf("Applying: %d lane(s), %d run(s), %s.", e.LanesToRun, e.RunsToDo, e.Message)
+	case executor.EventDeploymentReaped:
+		return "Reaped: " + e.Message + "."
+	case executor.EventReapFailed:
+		return "Reap failed: " + e.Error
 	case executor.EventLaneDropped:
 		return fmt.Sprintf("Dropped lane %s from the state.", lane)
 	case executor.EventDeployStarted:

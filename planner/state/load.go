@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Load reads the state directory dir without locking or modifying it. A
@@ -23,10 +24,26 @@ func Load(dir string) (*Snapshot, error) {
 		return nil, err
 	}
 	snap := replay(dir, scan.Entries)
+	if live, _ := LiveDeployments(dir); len(live) > 0 {
+		if held, _ := Held(dir); !held {
+			snap.Warnings = append(snap.Warnings, LiveWarning(dir, live))
+		}
+	}
 	if scan.TailProblem != "" {
 		snap.Warnings = append([]string{fmt.Sprintf("the state journal %s has a damaged tail (%s); the runs it held are not counted and the next apply truncates it", filepath.Join(dir, JournalFile), scan.TailProblem)}, snap.Warnings...)
 	}
 	return snap, nil
+}
+
+// LiveWarning says that deployments of applies that are no longer running
+// may still be up, and what reaps them.
+func LiveWarning(dir string, live []LiveDeployment) string {
+	var names []string
+	for _, l := range live {
+		names = append(names, fmt.Sprintf("%s (executor %s, apply %s, PID %d)", l.Deployment, l.Executor, l.Apply, l.PID))
+	}
+	return fmt.Sprintf("%d deployment(s) started by an apply that is no longer running were never torn down and may still be up (and cost money): %s; the next apply reaps them, or run 'infercrane cleanup -state %s' now",
+		len(live), strings.Join(names, ", "), dir)
 }
 
 // replay folds journal entries into a snapshot.

@@ -58,6 +58,7 @@ type Executor struct {
 type proc struct {
 	cmd    *exec.Cmd
 	pgid   int
+	tree   tree
 	log    string
 	exited chan struct{} // closed once the leader is reaped
 	err    error         // the leader's exit status, after exited
@@ -135,13 +136,17 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	for k, v := range x.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	setProcAttrs(cmd)
-	if err := cmd.Start(); err != nil {
+	t, err := startTree(cmd, newMark(d.ApplyID, d.ID))
+	if err != nil {
 		logF.Close()
 		return nil, fmt.Errorf("start the server %q: %w; install it or set command in the executor block", argv[0], err)
 	}
-	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, log: logPath, exited: make(chan struct{}), logF: logF}
-	live.Store(p.pgid, struct{}{})
+	if t.cgroup != "" {
+		fmt.Fprintf(logF, "# %s infercrane: server tree in cgroup %s, process group %d\n", time.Now().UTC().Format(time.RFC3339), t.cgroup, t.pgid)
+	} else {
+		fmt.Fprintf(logF, "# %s infercrane: server tree in process group %d, marked %s=%s (no writable cgroup v2 here)\n", time.Now().UTC().Format(time.RFC3339), t.pgid, MarkEnv, t.mark)
+	}
+	p := &proc{cmd: cmd, pgid: t.pgid, tree: t, log: logPath, exited: make(chan struct{}), logF: logF}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -151,6 +156,7 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	x.mu.Unlock()
 
 	base := "http://" + net.JoinHostPort(x.host, strconv.Itoa(port))
+	executor.ReportStarted(ctx, &executor.Server{DeploymentID: d.ID, BaseURL: base, Handle: t.handle(), Info: map[string]string{"log": logPath}})
 	if err := x.waitHealthy(ctx, p, base); err != nil {
 		x.stop(p)
 		return nil, err
@@ -163,7 +169,7 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	if v := serverVersion(ctx, base, argv[0]); v != "" {
 		info["runtime_version"] = v
 	}
-	return &executor.Server{DeploymentID: d.ID, BaseURL: base, Model: model, Handle: "pgid:" + strconv.Itoa(p.pgid), Info: info}, nil
+	return &executor.Server{DeploymentID: d.ID, BaseURL: base, Model: model, Handle: t.handle(), Info: info}, nil
 }
 
 // waitHealthy polls /health until it answers 200, the process exits, the
@@ -229,14 +235,14 @@ func tail(path string, n int) string {
 	return "  " + string(bytes.Join(lines, []byte("\n  ")))
 }
 
-func (x *Executor) lookup(s *executor.Server) (*proc, int) {
-	pgid, err := strconv.Atoi(strings.TrimPrefix(s.Handle, "pgid:"))
-	if err != nil || !strings.HasPrefix(s.Handle, "pgid:") {
-		return nil, 0
+func (x *Executor) lookup(s *executor.Server) (*proc, tree) {
+	t, ok := parseHandle(s.Handle)
+	if !ok {
+		return nil, tree{}
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.procs[pgid], pgid
+	return x.procs[t.pgid], t
 }
 
 // Run drives one run with the built-in load generator; if the server
@@ -299,23 +305,28 @@ func healthy(ctx context.Context, base string) error {
 	return nil
 }
 
-// Teardown stops the server's process group: SIGTERM, then SIGKILL after
-// stop_timeout. It also works from another process than the one that
-// started the server (the handle is the process group id), and stopping a
-// stopped server is a no-op.
+// Teardown stops the server's whole process tree: SIGTERM, then SIGKILL
+// after stop_timeout, to its cgroup (when the machine gave one), its
+// process group and every process carrying its mark. It also works from
+// another process than the one that started the server (a later apply
+// reaping what a killed one left): the handle names the cgroup, the group,
+// the leader's start time (so a reused PID is never signalled) and the
+// mark. Stopping a stopped server is a no-op.
 func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
-	p, pgid := x.lookup(s)
+	p, t := x.lookup(s)
 	if p != nil {
 		return x.stop(p)
 	}
-	if pgid > 0 {
-		return stopGroup(pgid, x.stopTimeout)
+	if t.pgid > 0 {
+		if err := stopTree(t, x.stopTimeout, false); err != nil {
+			return fmt.Errorf("stop server process group %d: %w", t.pgid, err)
+		}
 	}
 	return nil
 }
 
 func (x *Executor) stop(p *proc) error {
-	err := stopGroup(p.pgid, x.stopTimeout)
+	err := stopTree(p.tree, x.stopTimeout, true)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

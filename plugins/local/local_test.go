@@ -125,7 +125,11 @@ func TestSIGTERMIgnoredMeansSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgid, _ := strconv.Atoi(strings.TrimPrefix(s.Handle, "pgid:"))
+	tr, ok := parseHandle(s.Handle)
+	if !ok {
+		t.Fatalf("handle %q", s.Handle)
+	}
+	pgid := tr.pgid
 	start := time.Now()
 	if err := x.Teardown(context.Background(), s); err != nil {
 		t.Fatal(err)
