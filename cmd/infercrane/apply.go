@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/state"
+	"github.com/infercrane/infercrane/plugins"
 	"github.com/infercrane/infercrane/plugins/local"
 )
 
@@ -263,19 +265,13 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		fmt.Fprintf(env.Stderr, "infercrane apply: encode the plan: %v\n", err)
 		return 1
 	}
-	logDir, err := j.store.LogDir()
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
-		return 1
-	}
-	pluginLog, err := os.OpenFile(filepath.Join(logDir, "plugins.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	pluginLog, err := openPluginLog(j.store)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
 		return 1
 	}
 	defer pluginLog.Close()
-	reg := env.registry(pluginLog)
-	reg.Isolate = env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"
+	reg := newRegistry(env, pluginLog)
 	// Servers' orphaned descendants are re-parented to apply, not init,
 	// while it runs (see plugins/local); where the kernel refuses, the
 	// journal and the next apply still reap them.
@@ -309,6 +305,23 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		code = rc
 	}
 	return code
+}
+
+// newRegistry is the executor registry apply and cleanup open executors
+// from; plugin logs go to logOut.
+func newRegistry(env *cliEnv, logOut io.Writer) *plugins.Registry {
+	reg := env.registry(logOut)
+	reg.Isolate = env.Getenv("INFERCRANE_EXECUTOR_ISOLATION") == "process"
+	return reg
+}
+
+// openPluginLog opens STATE_DIR/logs/plugins.log for appending.
+func openPluginLog(st *state.Store) (*os.File, error) {
+	logDir, err := st.LogDir()
+	if err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(logDir, "plugins.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }
 
 // errText renders joined errors one per line.

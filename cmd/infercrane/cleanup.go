@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/planner/state"
 	"github.com/infercrane/infercrane/plugins/modal"
 )
 
@@ -17,7 +20,7 @@ import (
 func addCleanupCommands() {
 	register(&command{
 		Name:     "cleanup",
-		Synopsis: "Terminate Modal sandboxes that a crashed apply left running",
+		Synopsis: "Tear down what a crashed apply left running (journaled deployments, tagged Modal sandboxes)",
 		Run:      runCleanup,
 	})
 }
@@ -25,9 +28,12 @@ func addCleanupCommands() {
 func runCleanup(env *cliEnv, args []string) int {
 	fs := newFlags(env, "cleanup", usageDoc{
 		Usage: "infercrane cleanup [flags]",
-		About: "Lists the running Modal sandboxes tagged infercrane=1 and terminates them. Credentials come\n" +
+		About: "Reaps the deployments a killed apply left running, from the state directory's journal\n" +
+			"(local server trees, Modal sandboxes, plugin deployments); then, without -state, lists the\n" +
+			"running Modal sandboxes tagged infercrane=1 and terminates them. Credentials come\n" +
 			"from MODAL_TOKEN_ID/MODAL_TOKEN_SECRET or ~/.modal.toml (MODAL_PROFILE).",
 		Examples: []string{
+			"infercrane cleanup -state .infercrane",
 			"infercrane cleanup -dry-run",
 			"infercrane cleanup -older-than 2h",
 			"infercrane cleanup -app my-screens -environment dev -json",
@@ -38,6 +44,7 @@ func runCleanup(env *cliEnv, args []string) int {
 	app := fs.String("app", modal.DefaultApp, "Modal App the executor block names")
 	environment := fs.String("environment", "", "Modal environment (default: the profile's)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	stateDir := fs.String("state", "", "state directory whose journaled deployments to reap (then only those; default: also ./"+state.DefaultDir+" when it exists, before the Modal sweep)")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -49,7 +56,24 @@ func runCleanup(env *cliEnv, args []string) int {
 	if err != nil {
 		return fs.usageError("-older-than: %v", err)
 	}
+	reapDir := *stateDir
+	if reapDir == "" {
+		if fi, err := os.Stat(state.DefaultDir); err == nil && fi.IsDir() {
+			reapDir = state.DefaultDir
+		}
+	}
+	if reapDir != "" {
+		if code := reapState(env, reapDir, *dryRun, *stateDir != ""); code != 0 || *stateDir != "" {
+			return code
+		}
+	}
 	if err := env.Wire.modalCredentials(nil, env.Getenv); err != nil {
+		if reapDir != "" {
+			// The state was reaped; without Modal credentials there is no
+			// Modal to sweep.
+			fmt.Fprintf(env.Stdout, "Modal: not swept (%v).\n", err)
+			return 0
+		}
 		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", err)
 		return 1
 	}
@@ -78,6 +102,65 @@ func runCleanup(env *cliEnv, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// reapState tears down the deployments journaled in state directory dir
+// that no apply tore down (their apply died), holding the state's lock so
+// that a running apply's own deployments are never touched.
+func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
+	if dryRun {
+		live, err := state.LiveDeployments(dir)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+			return 1
+		}
+		if held, pid := state.Held(dir); held {
+			fmt.Fprintf(env.Stdout, "State %s: an apply (PID %d) holds it; its deployments are its own.\n", dir, pid)
+			return 0
+		}
+		for _, l := range live {
+			fmt.Fprintf(env.Stdout, "State %s: would tear down deployment %s (executor %s) left by apply %s.\n", dir, l.Deployment, l.Executor, l.Apply)
+		}
+		if len(live) == 0 {
+			fmt.Fprintf(env.Stdout, "State %s: no deployment left running.\n", dir)
+		}
+		return 0
+	}
+	st, err := state.Open(dir, "infercrane cleanup")
+	var locked *state.LockedError
+	if errors.As(err, &locked) && !explicit {
+		fmt.Fprintf(env.Stdout, "State %s: an apply (PID %d) holds it; its deployments are its own.\n", dir, locked.Holder.PID)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	pluginLog, err := openPluginLog(st)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		return 1
+	}
+	defer pluginLog.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	reaped, err := executor.ReapDeployments(ctx, st, newRegistry(env, pluginLog).Open, "cleanup", 0)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		return 1
+	}
+	code := 0
+	for _, rp := range reaped {
+		fmt.Fprintf(env.Stdout, "State %s: %s.\n", dir, rp.Message())
+		if rp.Err != nil {
+			code = 1
+		}
+	}
+	if len(reaped) == 0 {
+		fmt.Fprintf(env.Stdout, "State %s: no deployment left running.\n", dir)
+	}
+	return code
 }
 
 // parseAge reads a Go duration or a number of days ("1d").

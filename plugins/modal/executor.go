@@ -219,6 +219,10 @@ func (e *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	dep := &deployed{sb: sb, d: d, spec: spec, gpus: max(d.GPUCount, 1), created: e.now(), log: log}
 	e.track(dep)
 	log.note("sandbox %s created", sb.ID())
+	// Journaled by the runner before the long wait for health, so a later
+	// apply (or `infercrane cleanup -state`) terminates it if this one dies.
+	executor.ReportStarted(ctx, &executor.Server{DeploymentID: d.ID, BaseURL: localURL, Model: d.ModelID, Handle: sb.ID(),
+		Info: map[string]string{"sandbox_id": sb.ID(), "app": spec.App}})
 	dep.copyLogs()
 	srv, err := e.startup(ctx, dep, bin)
 	if err != nil {
