@@ -4,7 +4,7 @@ import "time"
 
 // Event types of an apply, in the order they can happen.
 const (
-	EventApplyStarted     = "apply_started"
+	EventApplyStarted = "apply_started"
 	// EventDeploymentReaped and EventReapFailed report deployments an
 	// earlier apply left running (it died) that this apply tore down, or
 	// failed to.

@@ -23,7 +23,7 @@ func readProc(pid int) (osProc, bool) {
 }
 
 func procStart(int) uint64 { return 0 }
-func allProcs() []osProc     { return nil }
+func allProcs() []osProc   { return nil }
 
 // Subreap is a no-op where the kernel has no child subreaper.
 func Subreap() error { return nil }
