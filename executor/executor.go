@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Executor deploys servers, runs benchmark runs against them and tears them
@@ -44,6 +45,10 @@ type Deployment struct {
 	Config           map[string]any `json:"config,omitempty"` // the executor block's attributes
 	// LogDir is where the executor writes server logs (in the state directory).
 	LogDir string `json:"log_dir"`
+	// Perf is the plan's resolved performance model of the deployment (nil
+	// in plans without one): the simulated engine runs it, so a simulated
+	// apply reproduces the plan's estimate under every override.
+	Perf *perf.Lane `json:"perf,omitempty"`
 }
 
 // Server is a deployed, healthy server.

@@ -3,6 +3,7 @@ package executor
 import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // DeploymentFor returns the deployment a lane runs on. Every lane of one
@@ -29,7 +30,18 @@ func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
 		ExecutorType:     in.ExecutorType,
 		Config:           in.ExecutorConfig,
 		LogDir:           logDir,
+		Perf:             lanePerf(l),
 	}
+}
+
+// lanePerf is the lane's resolved performance model, or nil.
+func lanePerf(l *planner.Lane) *perf.Lane {
+	if l.Perf == nil {
+		return nil
+	}
+	s := *l.Perf
+	s.Runtime = nil // provenance, not needed to serve
+	return &s
 }
 
 // RunSpecFor returns run n (1-based) of a lane. Each run gets its own seed

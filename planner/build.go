@@ -33,6 +33,7 @@ type lanePlan struct {
 	missing []string // architecture attributes nobody gave
 	hw      perf.Hardware
 	hwOK    bool
+	perfErr error // runtime settings the engine would refuse
 }
 
 // Build compiles cfg into a Plan. snap is the state directory's content
@@ -180,9 +181,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	l.Deployment = DeploymentID(in)
 	l.arch, l.missing = ModelArch(b.model)
 	l.hw, l.hwOK = hardware(b.gpu, in)
-	if l.hwOK && len(l.missing) == 0 {
-		l.Perf = &perf.Lane{Model: l.arch, Hardware: l.hw}
-	}
+	resolvePerf(l)
 	resolveWorkload(l)
 	return l
 }

@@ -130,19 +130,6 @@ func billed(executorType string) bool { return executorType != "sim" }
 // for model load and start-up); the endpoint executor uses a running one.
 func deploys(executorType string) bool { return executorType != "endpoint" }
 
-// estimateRun predicts one run of a lane (steady-state metrics and the
-// duration of one run including warmup requests).
-func estimateRun(arch perf.ModelArch, h perf.Hardware, in LaneInputs) perf.Estimate {
-	w := perf.Workload{
-		InputTokens:  in.InputTokens,
-		OutputTokens: in.OutputTokens,
-		Concurrency:  in.Concurrency,
-		RequestRate:  in.RequestRate,
-		Requests:     in.Requests + in.Warmup,
-	}
-	return perf.EstimateWorkload(arch, h, w)
-}
-
 // round rounds x to d decimal places, so plans are byte-identical across
 // platforms whose floating-point results differ in the last bits.
 func round(x float64, d int) float64 {
@@ -155,10 +142,10 @@ func round(x float64, d int) float64 {
 
 // roundEstimate rounds every figure of e for display and hashing.
 func roundEstimate(e Estimate) Estimate {
-	e.TTFTMs = round(e.TTFTMs, 3)
-	e.TTFTP95Ms = round(e.TTFTP95Ms, 3)
-	e.TPOTMs = round(e.TPOTMs, 3)
-	e.LatencyMs = round(e.LatencyMs, 3)
+	for _, f := range []*float64{&e.TTFTMs, &e.TTFTP95Ms, &e.TTFTP99Ms, &e.TPOTMs, &e.TPOTP95Ms, &e.TPOTP99Ms,
+		&e.ITLP50Ms, &e.ITLP95Ms, &e.ITLP99Ms, &e.LatencyMs, &e.LatencyP95Ms, &e.LatencyP99Ms, &e.Preemptions} {
+		*f = round(*f, 3)
+	}
 	e.OutputTokenThroughput = round(e.OutputTokenThroughput, 3)
 	e.RequestThroughput = round(e.RequestThroughput, 4)
 	e.RunSeconds = round(e.RunSeconds, 3)
@@ -172,6 +159,7 @@ func roundEstimate(e Estimate) Estimate {
 // estimate fills every lane's Estimate. A deployment's start-up (model load
 // and server start) is shared equally by its lanes that have work.
 func estimate(lanes []*lanePlan) {
+	cache := map[estimateKey]perf.Estimate{}
 	working := map[string]int{}
 	for _, l := range lanes {
 		if l.Work() && l.RunsToDo() > 0 {
@@ -187,8 +175,20 @@ func estimate(lanes []*lanePlan) {
 			l.Notes = append(l.Notes, "estimate unavailable: model architecture unknown ("+strings.Join(l.missing, ", ")+")")
 		case !l.hwOK:
 			l.Notes = append(l.Notes, "estimate unavailable: GPU type unknown")
+		case l.Perf == nil:
+			// preflight reports the runtime settings
 		default:
-			e.Estimate = estimateRun(l.arch, l.hw, l.Inputs)
+			key := estimateKey{l.Perf.Model, l.Perf.Hardware, l.Perf.Engine, laneLoad(l.Inputs), l.Runs}
+			est, ok := cache[key]
+			if !ok {
+				var err error
+				if est, err = l.Perf.Estimate(key.load, key.runs); err != nil {
+					l.Notes = append(l.Notes, "estimate unavailable: "+err.Error())
+					break
+				}
+				cache[key] = est
+			}
+			e.Estimate = est
 			e.Available = true
 			if n := l.RunsToDo(); n > 0 {
 				if deploys(l.Inputs.ExecutorType) {

@@ -160,8 +160,9 @@ type LaneInputs struct {
 	Pending []string `json:"pending,omitempty"`
 }
 
-// Estimate is a lane's prediction from the roofline model. The latency and
-// throughput figures describe one run in steady state; WallSeconds,
+// Estimate is a lane's prediction from virtual-time runs of its
+// performance model (Lane.Perf). The latency and throughput figures
+// describe one run; WallSeconds,
 // GPUSeconds and CostUSD cover the work this plan will do for the lane
 // (its remaining runs plus its share of its deployment's start-up), so they
 // are zero for unchanged lanes.

@@ -93,6 +93,10 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 			continue
 		}
 		laneChecks(l, f)
+		if l.perfErr != nil {
+			f.add(SeverityError, l.ID, "", "the engine would refuse this deployment's settings",
+				fmt.Sprintf("%s: %v. Fix runtime %q (its args or attributes) or gpu %q.", l.Key, l.perfErr, orDefault(l.Runtime, "(none)"), l.GPU))
+		}
 	}
 	for _, t := range sortedKeys(pending) {
 		f.add(SeverityNote, "", "", fmt.Sprintf("%s wait for trace %q to be profiled", plural(len(pending[t]), "lane"), t),

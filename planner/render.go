@@ -132,7 +132,7 @@ func writeFindings(ew *errWriter, fs []Finding) {
 }
 
 func writeAssumptions(ew *errWriter, p *Plan) {
-	ew.printf("\nAssumptions: predictions are steady-state figures of a roofline model (prefill compute-bound at a fraction of peak FLOPS (MFU), decode memory-bound at a fraction of peak bandwidth, plus per-step and per-request overheads); TTFT P95 includes the opening burst when a closed loop's first requests are 5%% or more of a run. GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block.\n")
+	ew.printf("\nAssumptions: predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median. GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block; engine settings come from the runtime block's args and the engine version's defaults.\n")
 	for _, a := range p.Assumptions {
 		src := "catalog"
 		if len(a.Overridden) > 0 {

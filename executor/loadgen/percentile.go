@@ -1,29 +1,16 @@
 package loadgen
 
 import (
+	"github.com/infercrane/infercrane/planner/perf"
 	"math"
 	"sort"
 )
 
 // Percentile returns the q-th percentile (q in [0, 100]) of sorted, an
 // ascending slice, by linear interpolation between the closest ranks
-// (numpy.percentile's default): with n values the rank is q/100*(n-1) and a
-// fractional rank interpolates between its two neighbours. It returns NaN
-// for an empty slice and clamps q to [0, 100].
-func Percentile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	q = max(0, min(100, q))
-	pos := q / 100 * float64(n-1)
-	lo := int(math.Floor(pos))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	frac := pos - float64(lo)
-	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
-}
+// (numpy.percentile's default); it is perf.Percentile, which the estimator
+// uses too, so predicted and measured percentiles are the same statistic.
+func Percentile(sorted []float64, q float64) float64 { return perf.Percentile(sorted, q) }
 
 // newDist summarises values (in any order; it is sorted in place). The
 // standard deviation is the population one (numpy's default, ddof=0). An

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"github.com/infercrane/infercrane/planner/perf"
 	"io"
 	"net/http"
 	"sort"
@@ -185,7 +186,7 @@ func normalize(cfg Config) (Config, []TraceEntry, error) {
 		return cfg, nil, fmt.Errorf("set a request count or a duration to stop the run")
 	}
 	if cfg.RequestRate > 0 {
-		if _, err := newArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed); err != nil {
+		if _, err := perf.NewArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed); err != nil {
 			return cfg, nil, err
 		}
 	}
@@ -363,9 +364,9 @@ func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warm
 // goroutine; a concurrency cap makes the dispatcher wait for a free slot,
 // which shows up as dispatch delay.
 func (r *runner) openLoop(ctx context.Context, total, first int, phaseStart time.Time, deadline time.Time) {
-	var arr *arrivals
+	var arr *perf.Arrivals
 	if r.trace == nil {
-		arr, _ = newArrivals(r.cfg.RequestRate, r.cfg.Arrival, r.cfg.Burstiness, r.cfg.Seed)
+		arr, _ = perf.NewArrivals(r.cfg.RequestRate, r.cfg.Arrival, r.cfg.Burstiness, r.cfg.Seed)
 	}
 	var slots chan struct{}
 	if r.cfg.Concurrency > 0 {
@@ -379,7 +380,7 @@ dispatch:
 	for i := 0; total == 0 || i < total; i++ {
 		var at int64
 		if arr != nil {
-			at = arr.next()
+			at = arr.Next()
 		} else {
 			at = int64((r.trace[i].TimestampMs - r.trace[0].TimestampMs) * r.cfg.TimeScale * 1e6)
 		}

@@ -9,35 +9,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
-)
 
-func TestArrivalsMeanAndDeterminism(t *testing.T) {
-	for _, kind := range []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma} {
-		for _, burst := range []float64{0.25, 1, 4} {
-			a, err := newArrivals(50, kind, burst, 9)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := newArrivals(50, kind, burst, 9)
-			var last int64
-			const n = 20000
-			for i := 0; i < n; i++ {
-				x, y := a.next(), b.next()
-				if x != y || x < last {
-					t.Fatalf("%s: arrival %d: %d vs %d (previous %d)", kind, i, x, y, last)
-				}
-				last = x
-			}
-			rate := float64(n-1) / (float64(last) / 1e9)
-			if math.Abs(rate-50)/50 > 0.03 {
-				t.Errorf("%s burstiness %g: mean rate %g, want 50", kind, burst, rate)
-			}
-		}
-	}
-	if _, err := newArrivals(0, ArrivalPoisson, 1, 1); err == nil {
-		t.Error("a zero rate must be refused")
-	}
-}
+	"github.com/infercrane/infercrane/planner/perf"
+)
 
 // instantTransport answers every generation request at once with a
 // two-token stream and has no /tokenize: it isolates the client's own
@@ -131,12 +105,12 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // naiveSchedule sends n Poisson arrivals by sleeping each gap after the
 // previous send, and returns the achieved over the scheduled rate.
 func naiveSchedule(rate float64, n int, seed int64) float64 {
-	a, _ := newArrivals(rate, ArrivalPoisson, 1, seed)
+	a, _ := perf.NewArrivals(rate, ArrivalPoisson, 1, seed)
 	start := time.Now()
 	prev, last := int64(0), int64(0)
 	done := make(chan struct{}, n)
 	for i := 0; i < n; i++ {
-		at := a.next()
+		at := a.Next()
 		time.Sleep(time.Duration(at - prev))
 		prev, last = at, at
 		go func() { done <- struct{}{} }()

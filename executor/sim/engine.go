@@ -118,6 +118,14 @@ func (e *Engine) Close() {
 	})
 }
 
+// Lateness reports how many token emissions (constant mode) or engine
+// steps (model mode) the engine has timed and the fraction of them that
+// ended more than late after their due time: the engine's own measure of a
+// machine too busy for it to keep time (tests skip timing checks on it).
+func (e *Engine) Lateness(late time.Duration) (count uint64, fraction float64) {
+	return e.metrics.lateness.above(late.Seconds())
+}
+
 // Crashed is closed when the engine crashed by fault injection.
 func (e *Engine) Crashed() <-chan struct{} { return e.crashedCh }
 

@@ -77,7 +77,8 @@ type metrics struct {
 	ttft           *histogram
 	e2e            *histogram
 	// lateness is, in constant mode, how long after its due time each
-	// token's flush returned: the engine's own timing error.
+	// token's flush returned, and in model mode how long after its due time
+	// each step ended: the engine's own timing error.
 	lateness *histogram
 }
 
@@ -106,7 +107,7 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	fmt.Fprintf(w, "# HELP infercrane:sim_timeline_resets_total Model-mode steps that started over 50 ms behind the simulated timeline.\n# TYPE infercrane:sim_timeline_resets_total counter\ninfercrane:sim_timeline_resets_total{%s} %d\n", labels, m.timelineResets.Load())
 	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
 	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
-	m.lateness.write(w, "infercrane:sim_token_lateness_seconds", "Constant mode: time from each token's due time to the return of its flush.", labels)
+	m.lateness.write(w, "infercrane:sim_token_lateness_seconds", "Constant mode: time from each token's due time to the return of its flush; model mode: from each step's due end to its actual end.", labels)
 }
 
 // quantile estimates the q-quantile from the buckets: the upper bound of
@@ -126,4 +127,22 @@ func (h *histogram) quantile(q float64) float64 {
 		}
 	}
 	return math.Inf(1)
+}
+
+// above returns the number of observations and the fraction above v (at
+// the resolution of the buckets: those in buckets whose upper bound
+// exceeds v).
+func (h *histogram) above(v float64) (uint64, float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.count == 0 {
+		return 0, 0
+	}
+	var within uint64
+	for i, le := range h.buckets {
+		if le <= v {
+			within += h.counts[i]
+		}
+	}
+	return h.count, float64(h.count-within) / float64(h.count)
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -10,36 +9,24 @@ import (
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
-// kvBlockSize is the paged KV cache's block size in tokens (vLLM's default).
-const kvBlockSize = 16
-
-// modelTiming is model mode: a continuous-batching scheduler loop in the
-// manner of vLLM's v1 scheduler. Every step it first schedules the running
-// requests (one token each when decoding, a chunk of the remaining prompt
-// when prefilling) and then admits waiting requests in arrival order, within
-// a token budget of MaxBatchedTokens, at most MaxNumSeqs running requests
-// and the KV cache's blocks. A running request that cannot get a block
-// preempts the most recently admitted one, which loses its KV cache and is
-// prefilled again later (recompute). The step lasts perf.StepSeconds for
-// the step's prefill tokens, decoding sequences and KV tokens, divided by
-// Speedup; at its end each request whose scheduled tokens are all computed
-// samples one token.
+// modelTiming is model mode: the performance model's continuous-batching
+// scheduler (perf.Scheduler, the same one the planner runs in virtual time
+// to estimate a lane) driven in real time. Each request waits the
+// per-request overhead after it arrives, then joins the scheduler's queue;
+// one loop runs steps back to back, each lasting perf.Lane.StepSeconds
+// divided by Speedup on a timeline that does not drift, and at a step's
+// end each request that sampled a token is woken.
 type modelTiming struct {
-	arch        perf.ModelArch
-	hw          perf.Hardware
-	maxSeqs     int
-	budget      int
-	maxWaiting  int
-	totalBlocks int
-	speedup     float64
-	overhead    time.Duration
-	metrics     *metrics
-	clock       *preciseClock
+	srv        perf.Lane
+	maxWaiting int
+	speedup    float64
+	overhead   time.Duration
+	metrics    *metrics
+	clock      *preciseClock
 
-	mu         sync.Mutex
-	waiting    []*mseq // FIFO; preempted requests go back to the front
-	running    []*mseq // in admission order
-	usedBlocks int
+	mu          sync.Mutex
+	sched       *perf.Scheduler
+	preemptions int // of sched, already counted in metrics
 
 	wake chan struct{}
 	stop chan struct{}
@@ -47,28 +34,16 @@ type modelTiming struct {
 	once sync.Once
 }
 
-// mseq is a request as the scheduler sees it.
-type mseq struct {
-	g         *genState
-	tokens    int // prompt plus tokens sampled so far
-	computed  int // tokens whose KV is in the cache
-	sampled   int // output tokens sampled
-	blocks    int // KV blocks held
-	scheduled int // tokens scheduled in the current step
-	gone      bool
-}
-
 func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, error) {
-	arch, hw, blocks, err := o.modelLimits()
+	srv, err := o.server()
 	if err != nil {
 		return nil, err
 	}
 	mt := &modelTiming{
-		arch: arch, hw: hw,
-		maxSeqs: o.MaxNumSeqs, budget: o.MaxBatchedTokens, maxWaiting: o.MaxWaiting,
-		totalBlocks: blocks, speedup: o.Speedup, metrics: m,
-		overhead: time.Duration(hw.Assume.RequestOverheadMs / o.Speedup * float64(time.Millisecond)),
+		srv: srv, maxWaiting: o.MaxWaiting, speedup: o.Speedup, metrics: m,
+		overhead: time.Duration(srv.RequestOverheadSeconds() / o.Speedup * float64(time.Second)),
 		clock:    clock,
+		sched:    perf.NewScheduler(srv.Engine),
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -76,34 +51,20 @@ func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, e
 	return mt, nil
 }
 
-// modelLimits resolves the model and GPU and sizes the KV cache in blocks,
-// refusing what vLLM refuses at start-up.
-func (o Options) modelLimits() (perf.ModelArch, perf.Hardware, int, error) {
-	arch, hw, err := o.hardware()
-	if err != nil {
-		return arch, hw, 0, err
-	}
-	if arch.MaxPositions > 0 && o.MaxModelLen > arch.MaxPositions {
-		return arch, hw, 0, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, arch.ID, arch.MaxPositions)
-	}
-	blocks := int(perf.KVCapacityTokens(arch, hw)) / kvBlockSize
-	if blocks*kvBlockSize < o.MaxModelLen {
-		return arch, hw, 0, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d; lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
-			arch.ID, hw.Count, hw.GPU.Name, blocks*kvBlockSize, o.MaxModelLen)
-	}
-	return arch, hw, blocks, nil
-}
-
 func (mt *modelTiming) admit(g *genState) error {
 	// Per-request overhead (HTTP, tokenisation) before the engine sees it,
-	// as the estimator assumes.
-	time.Sleep(mt.overhead)
+	// counted from the request's arrival as the estimator counts it.
+	if d := time.Until(g.arrival.Add(mt.overhead)); d > 0 {
+		sl := newSleeper(mt.clock)
+		sl.until(context.Background(), mt.stop, g.arrival.Add(mt.overhead))
+	}
 	mt.mu.Lock()
-	if mt.maxWaiting > 0 && len(mt.waiting) >= mt.maxWaiting {
+	if mt.maxWaiting > 0 && mt.sched.Waiting() >= mt.maxWaiting {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
-	mt.waiting = append(mt.waiting, &mseq{g: g, tokens: g.prompt})
+	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Data: g}
+	mt.sched.Add(&g.seq)
 	mt.mu.Unlock()
 	mt.kick()
 	return nil
@@ -137,27 +98,13 @@ func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genSta
 func (mt *modelTiming) release(g *genState) {
 	mt.mu.Lock()
 	defer mt.mu.Unlock()
-	for i, s := range mt.running {
-		if s.g == g {
-			mt.usedBlocks -= s.blocks
-			s.blocks, s.gone = 0, true
-			mt.running = append(mt.running[:i], mt.running[i+1:]...)
-			return
-		}
-	}
-	for i, s := range mt.waiting {
-		if s.g == g {
-			s.gone = true
-			mt.waiting = append(mt.waiting[:i], mt.waiting[i+1:]...)
-			return
-		}
-	}
+	mt.sched.Abort(&g.seq)
 }
 
 func (mt *modelTiming) gauges() (int, int, float64) {
 	mt.mu.Lock()
 	defer mt.mu.Unlock()
-	return len(mt.running), len(mt.waiting), float64(mt.usedBlocks) / float64(mt.totalBlocks)
+	return mt.sched.Running(), mt.sched.Waiting(), mt.sched.KVUsage()
 }
 
 func (mt *modelTiming) close() {
@@ -165,111 +112,13 @@ func (mt *modelTiming) close() {
 	<-mt.done
 }
 
-func blocksFor(tokens int) int { return (tokens + kvBlockSize - 1) / kvBlockSize }
-
-// step is what one engine step computes.
-type step struct {
-	seqs    []*mseq
-	prefill int     // prompt (or recompute) tokens
-	decode  int     // sequences decoding one token
-	kv      float64 // KV tokens the step reads
-}
-
-// schedule builds the next step under mt.mu.
-func (mt *modelTiming) schedule(st *step) {
-	st.seqs, st.prefill, st.decode, st.kv = st.seqs[:0], 0, 0, 0
-	budget := mt.budget
-	// Running requests first, oldest first; preempt from the back when the
-	// cache is full.
-	for i := 0; i < len(mt.running) && budget > 0; i++ {
-		s := mt.running[i]
-		n := min(s.tokens-s.computed, budget)
-		need := blocksFor(s.computed+n) - s.blocks
-		self := false
-		for need > mt.totalBlocks-mt.usedBlocks && !self {
-			victim := mt.running[len(mt.running)-1]
-			mt.preempt(victim)
-			self = victim == s
-		}
-		if self {
-			break
-		}
-		mt.usedBlocks += need
-		s.blocks += need
-		mt.take(st, s, n)
-		budget -= n
-	}
-	// Then waiting requests, in order, while there is room.
-	for len(mt.waiting) > 0 && budget > 0 && len(mt.running) < mt.maxSeqs {
-		s := mt.waiting[0]
-		n := min(s.tokens-s.computed, budget)
-		need := blocksFor(s.computed + n)
-		if need > mt.totalBlocks-mt.usedBlocks {
-			break
-		}
-		mt.waiting = mt.waiting[1:]
-		mt.running = append(mt.running, s)
-		mt.usedBlocks += need
-		s.blocks = need
-		mt.take(st, s, n)
-		budget -= n
-	}
-}
-
-func (mt *modelTiming) take(st *step, s *mseq, n int) {
-	s.scheduled = n
-	st.seqs = append(st.seqs, s)
-	if n == 1 && s.computed > 0 {
-		st.decode++
-	} else {
-		st.prefill += n
-	}
-	st.kv += float64(s.computed + n)
-}
-
-// preempt moves s from running back to the front of the queue, freeing its
-// KV cache; it will be prefilled again, prompt and sampled tokens alike.
-func (mt *modelTiming) preempt(s *mseq) {
-	for i, r := range mt.running {
-		if r == s {
-			mt.running = append(mt.running[:i], mt.running[i+1:]...)
-			break
-		}
-	}
-	mt.usedBlocks -= s.blocks
-	s.blocks, s.computed, s.scheduled = 0, 0, 0
-	mt.waiting = append([]*mseq{s}, mt.waiting...)
-	mt.metrics.preemptions.Add(1)
-}
-
-// finishStep applies a completed step under mt.mu.
-func (mt *modelTiming) finishStep(st *step) {
-	for _, s := range st.seqs {
-		if s.gone || s.scheduled == 0 {
-			continue // released or preempted meanwhile
-		}
-		s.computed += s.scheduled
-		s.scheduled = 0
-		if s.computed < s.tokens {
-			continue // prefill continues next step
-		}
-		s.sampled++
-		s.tokens++
-		s.g.generated.Store(int64(s.sampled))
-		select {
-		case s.g.wake <- struct{}{}:
-		default:
-		}
-		if s.sampled >= s.g.output {
-			mt.usedBlocks -= s.blocks
-			s.blocks, s.gone = 0, true
-			for i, r := range mt.running {
-				if r == s {
-					mt.running = append(mt.running[:i], mt.running[i+1:]...)
-					break
-				}
-			}
-		}
+// sampled wakes the stream of a request that sampled a token.
+func sampled(q *perf.Seq) {
+	g := q.Data.(*genState)
+	g.generated.Store(int64(q.Sampled))
+	select {
+	case g.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -280,13 +129,17 @@ const maxLag = 50 * time.Millisecond
 func (mt *modelTiming) loop() {
 	defer close(mt.done)
 	sl := newSleeper(mt.clock)
-	var st step
+	var st perf.Step
 	var end time.Time // end of the previous step on the simulated timeline
 	for {
 		mt.mu.Lock()
-		mt.schedule(&st)
+		mt.sched.Schedule(&st)
+		if n := mt.sched.Preemptions; n > mt.preemptions {
+			mt.metrics.preemptions.Add(int64(n - mt.preemptions))
+			mt.preemptions = n
+		}
 		mt.mu.Unlock()
-		if len(st.seqs) == 0 {
+		if len(st.Seqs) == 0 {
 			select {
 			case <-mt.wake:
 				end = time.Time{}
@@ -295,7 +148,7 @@ func (mt *modelTiming) loop() {
 				return
 			}
 		}
-		secs := perf.StepSeconds(mt.arch, mt.hw, st.prefill, st.decode, st.kv) / mt.speedup
+		secs := mt.srv.StepSeconds(&st) / mt.speedup
 		now := time.Now()
 		if end.IsZero() || now.Sub(end) > maxLag {
 			if !end.IsZero() {
@@ -307,8 +160,9 @@ func (mt *modelTiming) loop() {
 		if !sl.until(context.Background(), mt.stop, end) {
 			return
 		}
+		mt.metrics.lateness.observe(time.Since(end).Seconds())
 		mt.mu.Lock()
-		mt.finishStep(&st)
+		mt.sched.Complete(&st, sampled)
 		mt.mu.Unlock()
 	}
 }

@@ -63,6 +63,14 @@ type Options struct {
 	// Speedup divides simulated time in model mode so tests run fast
 	// (default 1: real time).
 	Speedup float64
+	// Server is the resolved performance model of model mode: the model's
+	// architecture, the hardware with its assumptions after every override
+	// and calibration, and the engine settings (chunked prefill, prefix
+	// caching, KV cache size). The sim executor passes the plan's, so the
+	// engine reproduces the plan's estimate. When set it replaces ModelID's
+	// and GPU's catalog defaults, GPUCount, MaxNumSeqs, MaxBatchedTokens and
+	// GPUMemoryUtil.
+	Server *perf.Lane
 }
 
 // Faults describes injected failures. Request numbers count the generation
@@ -166,7 +174,7 @@ func (o Options) withDefaults() (Options, error) {
 		if o.MaxBatchedTokens < 1 || o.MaxNumSeqs < 1 {
 			return o, fmt.Errorf("model mode needs max num seqs and max batched tokens of at least 1")
 		}
-		if _, _, _, err := o.modelLimits(); err != nil {
+		if _, err := o.server(); err != nil {
 			return o, err
 		}
 	}
@@ -188,17 +196,31 @@ func checkFailStatus(st int) error {
 	return fmt.Errorf("injected failure status %d is not supported; use 429, 500 or 503", st)
 }
 
-// hardware resolves the model-mode model and GPU through the perf catalog.
-func (o Options) hardware() (perf.ModelArch, perf.Hardware, error) {
+// server resolves model mode's performance model: Options.Server when
+// set, else ModelID and GPU through the perf catalog with its default
+// assumptions and the engine settings of the options (chunked prefill on,
+// as vLLM's v1 engine), refusing what vLLM refuses at start-up.
+func (o Options) server() (perf.Lane, error) {
+	if o.Server != nil {
+		s := *o.Server
+		if s.Engine.KVBlocks == 0 {
+			s.Engine.KVBlocks = int(perf.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
+		}
+		return perf.NewLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
+	}
 	m, ok := perf.LookupModel(o.ModelID)
 	if !ok {
-		return m, perf.Hardware{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
+		return perf.Lane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
+	}
+	if m.MaxPositions > 0 && o.MaxModelLen > m.MaxPositions {
+		return perf.Lane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
 	}
 	g, ok := perf.LookupGPU(o.GPU)
 	if !ok {
-		return m, perf.Hardware{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
+		return perf.Lane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
 	}
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = o.GPUMemoryUtil
-	return m, perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}, nil
+	hw := perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
+	return perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true}, o.MaxModelLen)
 }

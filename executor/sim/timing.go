@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"github.com/infercrane/infercrane/planner/perf"
 	"sync/atomic"
 	"time"
 )
@@ -19,6 +20,7 @@ type genState struct {
 	generated atomic.Int64
 	wake      chan struct{}
 	aborted   atomic.Bool
+	seq       perf.Seq // the scheduler's view (model mode)
 }
 
 // timing decides when each token of a request is due.

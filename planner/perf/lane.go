@@ -1,14 +1,55 @@
 package perf
 
+import "fmt"
+
 // Lane is everything the performance model needs about one lane, resolved
 // once by the planner after every override (the model block's architecture
 // attributes, the gpu block's efficiency factors and price, the runtime's
-// dtype and memory utilisation). The plan carries it in each lane, so the
-// estimator and the simulated engine compute from the same numbers and no
-// later package re-derives them from the spec or the catalog.
+// dtype, memory utilisation and engine settings, a calibration). The plan
+// carries it in each lane, so the estimator (in virtual time) and the
+// simulated engine (in real time) run the same scheduler on the same
+// numbers and no later package re-derives them from the spec or the
+// catalog.
 type Lane struct {
 	// Model is the architecture with the model block's overrides applied.
 	Model ModelArch `json:"model"`
 	// Hardware is the deployment's GPUs with the resolved assumptions.
 	Hardware Hardware `json:"hardware"`
+	// Engine is the serving engine's scheduler settings with the KV cache
+	// sized for the hardware.
+	Engine EngineConfig `json:"engine"`
+	// Runtime says where each engine setting came from (the runtime
+	// block, its args, the engine version's defaults); nil outside plans.
+	Runtime *RuntimeSettings `json:"runtime,omitempty"`
 }
+
+// NewLane resolves a lane's performance model: it sizes the KV cache from the hardware
+// when engine.KVBlocks is zero, and refuses settings the engine would
+// refuse at start-up (a cache smaller than one context of maxModelLen,
+// a zero budget or batch cap).
+func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
+	engine.BlockSize = engine.blockSize()
+	if engine.KVBlocks == 0 {
+		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
+	}
+	s := Lane{Model: arch, Hardware: hw, Engine: engine}
+	switch {
+	case engine.MaxNumSeqs < 1 || engine.MaxBatchedTokens < 1:
+		return s, fmt.Errorf("max num seqs (%d) and max num batched tokens (%d) must be at least 1", engine.MaxNumSeqs, engine.MaxBatchedTokens)
+	case engine.KVBlocks*engine.BlockSize < maxModelLen:
+		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d; lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
+			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen)
+	case !engine.ChunkedPrefill && engine.MaxBatchedTokens < maxModelLen:
+		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
+	}
+	return s, nil
+}
+
+// StepSeconds is the duration of step st on the server (perf.StepSeconds).
+func (s Lane) StepSeconds(st *Step) float64 {
+	return StepSeconds(s.Model, s.Hardware, st.PrefillTokens, st.DecodeSeqs, st.KVTokens)
+}
+
+// RequestOverheadSeconds is the fixed time between a request's send and
+// the engine seeing it (HTTP, tokenisation).
+func (s Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }

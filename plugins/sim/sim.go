@@ -62,6 +62,7 @@ func (x *Executor) Options(d executor.Deployment) enginesim.Options {
 		MaxWaiting:       int(x.attrs.Number("max_waiting", 0)),
 		Seed:             d.Seed,
 		Speedup:          x.attrs.Number("speedup", 1),
+		Server:           d.Perf,
 	}
 }
 

@@ -1,0 +1,471 @@
+package perf
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Load is the load generator's side of one run, as the load generator
+// produces it: a closed loop of Concurrency streams (stream w starting at
+// RampUpMs x w / Concurrency, each sending its next request the moment the
+// previous one completes), or an open loop with the seeded arrival
+// schedule of Arrivals (RequestRate, Arrival, Burstiness, Seed), at most
+// Concurrency in flight when set. Warmup requests run first as a closed
+// loop and are left out of the statistics.
+type Load struct {
+	InputTokens  int
+	OutputTokens int
+	Concurrency  int
+	RequestRate  float64
+	Arrival      string
+	Burstiness   float64
+	Requests     int
+	Warmup       int
+	RampUpMs     float64
+	Seed         int64
+	// CachedTokens is each request's prompt prefix found in the prefix
+	// cache (with prefix caching on); the hook for prefix-reuse workloads.
+	CachedTokens int
+}
+
+// Dist summarises one metric over a run, in milliseconds.
+type Dist struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
+
+// RunStats are one run's figures with the load generator's definitions:
+// ttft is send to first token, latency send to last token, tpot (latency -
+// ttft) / (output - 1), itl every gap between successive tokens pooled over
+// requests, throughputs over the window from the first send to the last
+// completion.
+type RunStats struct {
+	TTFT, TPOT, ITL, Latency Dist
+	Succeeded                int
+	OutputTokens             int
+	WindowSeconds            float64
+	RequestThroughput        float64
+	OutputTokenThroughput    float64
+	// DurationSeconds is the whole run, warmup included.
+	DurationSeconds float64
+	Preemptions     int
+	Steps           int
+}
+
+// vreq is one request of a virtual run.
+type vreq struct {
+	seq               Seq
+	sent, first, prev float64
+	last              float64
+	worker            int // closed loop: the stream that sent it
+	index             int
+	enter             float64 // when the engine sees it
+}
+
+// enterHeap orders requests by the time the engine sees them, then by
+// send order.
+type enterHeap []*vreq
+
+func (h enterHeap) Len() int { return len(h) }
+func (h enterHeap) Less(i, j int) bool {
+	if h[i].enter != h[j].enter {
+		return h[i].enter < h[j].enter
+	}
+	return h[i].index < h[j].index
+}
+func (h enterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *enterHeap) Push(x any)   { *h = append(*h, x.(*vreq)) }
+func (h *enterHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// weighted is one ITL value with its multiplicity.
+type weighted struct {
+	v float64
+	n int
+}
+
+// itlHist pools inter-token gaps in logarithmic bins 0.1% wide: a decode
+// phase's gaps are all distinct (the KV cache grows every step) but a
+// percentile of the bins is within 0.05% of the exact one.
+type itlHist map[int32]int
+
+const binWidth = 0.001
+
+var logBin = math.Log1p(binWidth)
+
+func binOf(seconds float64) int32 {
+	if seconds <= 1e-12 {
+		seconds = 1e-12
+	}
+	return int32(math.Floor(math.Log(seconds) / logBin))
+}
+
+func (h itlHist) add(seconds float64, n int) { h[binOf(seconds)] += n }
+
+// weights returns the bins as values (ms, at each bin's centre) with
+// their counts.
+func (h itlHist) weights() []weighted {
+	out := make([]weighted, 0, len(h))
+	for b, n := range h {
+		out = append(out, weighted{1000 * math.Exp((float64(b)+0.5)*logBin), n})
+	}
+	return out
+}
+
+// maxSteps bounds a virtual run (a safeguard against a load that never
+// finishes).
+const maxSteps = 50_000_000
+
+// Run simulates one run of l on the server in virtual time and returns its
+// statistics. It is deterministic: the same server and load give the same
+// figures.
+func (s Lane) Run(l Load) (RunStats, error) {
+	if l.InputTokens < 1 || l.OutputTokens < 1 {
+		return RunStats{}, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", l.InputTokens, l.OutputTokens)
+	}
+	if l.RequestRate <= 0 && l.Concurrency < 1 {
+		return RunStats{}, errors.New("set a concurrency (closed loop) or a request rate (open loop)")
+	}
+	var st RunStats
+	t := 0.0
+	if l.Warmup > 0 {
+		w := l
+		w.Requests, w.RequestRate, w.RampUpMs = l.Warmup, 0, 0
+		if w.Concurrency < 1 {
+			w.Concurrency = min(l.Warmup, 16)
+		}
+		ws, end, err := s.phase(w, 0)
+		if err != nil {
+			return st, err
+		}
+		st.Preemptions, st.Steps = ws.Preemptions, ws.Steps
+		t = end
+	}
+	ms, end, err := s.phase(l, t)
+	if err != nil {
+		return st, err
+	}
+	ms.Preemptions += st.Preemptions
+	ms.Steps += st.Steps
+	ms.DurationSeconds = end
+	return ms, nil
+}
+
+// phase runs n = l.Requests requests starting at time t0 on an idle engine
+// and returns their statistics and the time the last one completed.
+func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
+	n := l.Requests
+	var out RunStats
+	if n <= 0 {
+		return out, t0, nil
+	}
+	sched := NewScheduler(s.Engine)
+	overhead := s.RequestOverheadSeconds()
+	reqs := make([]vreq, n)
+	var pending enterHeap
+	sent := 0
+	send := func(at float64, worker int) {
+		r := &reqs[sent]
+		r.index, r.sent, r.worker, r.enter = sent, at, worker, at+overhead
+		r.seq = Seq{Prompt: l.InputTokens, Output: l.OutputTokens, Cached: l.CachedTokens, Data: r}
+		sent++
+		heap.Push(&pending, r)
+	}
+	open := l.RequestRate > 0
+	var arr *Arrivals
+	var nextSched float64 // open loop: the next request's scheduled time
+	inflight, blocked := 0, false
+	lastSend := t0
+	if open {
+		a, err := NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
+		if err != nil {
+			return out, t0, err
+		}
+		arr = a
+		nextSched = t0 + float64(arr.Next())/1e9
+	}
+	// dispatch sends open-loop requests whose slot is free at time now.
+	dispatch := func(now float64) {
+		for sent < n {
+			if l.Concurrency > 0 && inflight >= l.Concurrency {
+				blocked = true
+				return
+			}
+			at := math.Max(nextSched, math.Max(lastSend, now))
+			send(at, 0)
+			lastSend = at
+			inflight++
+			if sent < n {
+				nextSched = t0 + float64(arr.Next())/1e9
+			}
+		}
+		blocked = false
+	}
+	if open {
+		dispatch(t0)
+	} else {
+		for w := 0; w < min(l.Concurrency, n); w++ {
+			send(t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
+		}
+	}
+	itl := itlHist{}
+	t := t0
+	var step Step
+	done := 0
+	completed := func(q *Seq) {
+		r := q.Data.(*vreq)
+		if q.Sampled == 1 {
+			r.first = t
+		} else {
+			itl.add(t-r.prev, 1)
+		}
+		r.prev = t
+		if q.Sampled < q.Output {
+			return
+		}
+		r.last = t
+		done++
+		if open {
+			inflight--
+			if blocked {
+				dispatch(t)
+			}
+		} else if sent < n {
+			send(t, r.worker)
+		}
+	}
+	for done < n {
+		if out.Steps > maxSteps {
+			return out, t, fmt.Errorf("the virtual run did not finish within %d steps", maxSteps)
+		}
+		if sched.Idle() {
+			if len(pending) == 0 {
+				return out, t, fmt.Errorf("the virtual run stalled with %d of %d requests done", done, n)
+			}
+			t = math.Max(t, pending[0].enter)
+		}
+		for len(pending) > 0 && pending[0].enter <= t {
+			sched.Add(&heap.Pop(&pending).(*vreq).seq)
+		}
+		sched.Schedule(&step)
+		if len(step.Seqs) == 0 {
+			if len(pending) == 0 {
+				return out, t, fmt.Errorf("the engine cannot schedule a request of %d prompt tokens (KV cache of %d blocks, budget %d tokens)", l.InputTokens, s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
+			}
+			t = pending[0].enter
+			continue
+		}
+		t += s.StepSeconds(&step)
+		out.Steps++
+		sched.Complete(&step, completed)
+		t = s.skipDecodes(sched, pending, t, itl, &out.Steps)
+	}
+	out.Preemptions = sched.Preemptions
+	ttft, tpot, lat := make([]float64, n), make([]float64, 0, n), make([]float64, n)
+	first, last := math.Inf(1), math.Inf(-1)
+	for i := range reqs {
+		r := &reqs[i]
+		ttft[i] = (r.first - r.sent) * 1000
+		lat[i] = (r.last - r.sent) * 1000
+		if l.OutputTokens >= 2 {
+			tpot = append(tpot, (r.last-r.first)*1000/float64(l.OutputTokens-1))
+		}
+		first, last = math.Min(first, r.sent), math.Max(last, r.last)
+	}
+	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(itl.weights())
+	out.Succeeded, out.OutputTokens = n, n*l.OutputTokens
+	if w := last - first; w > 0 {
+		out.WindowSeconds = w
+		out.RequestThroughput = float64(n) / w
+		out.OutputTokenThroughput = float64(out.OutputTokens) / w
+	}
+	return out, last, nil
+}
+
+// skipDecodes runs the pure decode steps that follow (when every running
+// request decodes and nothing waits) up to the step before a request
+// finishes, the cache needs a preemption or a pending request enters, in
+// closed form instead of one by one: the same steps and times as stepping
+// (up to rounding), and the same gaps (every running request sampled its
+// last token at t, so each gap is its step's duration).
+func (s Lane) skipDecodes(sched *Scheduler, pending enterHeap, t float64, itl itlHist, steps *int) float64 {
+	b, kv, k := sched.decodeRun(maxSteps)
+	if k == 0 || !skipDecodePhases {
+		return t
+	}
+	line := s.decodeLine(b, kv)
+	if len(pending) > 0 {
+		// Only steps that start before the next request enters.
+		next := pending[0].enter
+		if t >= next {
+			return t
+		}
+		lo, hi := 1, k // step lo-1 starts before next; find the last such
+		if t+line.sum(k-1) >= next {
+			for hi-lo > 1 {
+				mid := (lo + hi) / 2
+				if t+line.sum(mid-1) < next {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			k = lo
+		}
+	}
+	line.gaps(k, b, itl)
+	t += line.sum(k)
+	*steps += k
+	sched.advanceDecode(k, func(q *Seq) { q.Data.(*vreq).prev = t })
+	return t
+}
+
+// decodeLine is the duration of step j of a pure decode phase:
+// max(c, a + j s) + o, the compute time of b tokens, the memory time of the
+// weights and a KV cache growing by b tokens a step, and the step overhead.
+type decodeLine struct{ c, a, s, o float64 }
+
+func (s Lane) decodeLine(b int, kv float64) decodeLine {
+	h, m := s.Hardware, s.Model
+	flops := h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU
+	bw := h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency
+	kvb := m.KVBytesPerToken(h.bytesPerElem())
+	return decodeLine{
+		c: 2 * float64(m.Params) * float64(b) / flops,
+		a: (m.WeightBytes(h.bytesPerElem()) + kv*kvb) / bw,
+		s: float64(b) * kvb / bw,
+		o: h.Assume.StepOverheadMs / 1000,
+	}
+}
+
+// knee is the first step whose memory time reaches the compute time.
+func (l decodeLine) knee() float64 {
+	switch {
+	case l.a >= l.c:
+		return 0
+	case l.s <= 0:
+		return math.Inf(1)
+	}
+	return math.Ceil((l.c - l.a) / l.s)
+}
+
+func (l decodeLine) at(j int) float64 { return math.Max(l.c, l.a+float64(j)*l.s) + l.o }
+
+// sum is the duration of steps 0 to j-1.
+func (l decodeLine) sum(j int) float64 {
+	n := float64(j)
+	kn := math.Min(n, l.knee())
+	total := l.o*n + l.c*kn
+	if n > kn {
+		total += (n-kn)*l.a + l.s*(kn+n-1)*(n-kn)/2
+	}
+	return total
+}
+
+// gaps adds steps 0 to k-1, each a gap of b requests, to the histogram,
+// a bin at a time.
+func (l decodeLine) gaps(k, b int, itl itlHist) {
+	kn := int(math.Min(float64(k), l.knee()))
+	if kn > 0 {
+		itl.add(l.c+l.o, kn*b)
+	}
+	var bin int32
+	upper := math.Inf(-1)
+	for j := kn; j < k; {
+		v := l.at(j)
+		if v >= upper || v < upper/(1+binWidth) {
+			bin = binOf(v)
+			upper = math.Exp(float64(bin+1) * logBin)
+		}
+		nj := k
+		if l.s > 0 {
+			nj = int(math.Min(float64(k), math.Max(float64(j+1), math.Ceil((upper-l.a-l.o)/l.s))))
+		}
+		itl[bin] += (nj - j) * b
+		j = nj
+		bin++
+		upper *= 1 + binWidth
+	}
+}
+
+// skipDecodePhases is off only in the test that checks skipping against
+// stepping.
+var skipDecodePhases = true
+
+// NewDist summarises values (sorted in place) with the load generator's
+// percentiles.
+func NewDist(values []float64) Dist {
+	if len(values) == 0 {
+		return Dist{}
+	}
+	sort.Float64s(values)
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return Dist{Count: len(values), Mean: sum / float64(len(values)),
+		P50: Percentile(values, 50), P90: Percentile(values, 90), P95: Percentile(values, 95), P99: Percentile(values, 99)}
+}
+
+// weightedDist is NewDist of values given with multiplicities.
+func weightedDist(v []weighted) Dist {
+	sort.Slice(v, func(i, j int) bool { return v[i].v < v[j].v })
+	n, sum := 0, 0.0
+	for _, w := range v {
+		n += w.n
+		sum += w.v * float64(w.n)
+	}
+	if n == 0 {
+		return Dist{}
+	}
+	at := func(k int) float64 { // the k-th smallest value, 0-based
+		for _, w := range v {
+			if k < w.n {
+				return w.v
+			}
+			k -= w.n
+		}
+		return v[len(v)-1].v
+	}
+	pct := func(q float64) float64 {
+		pos := q / 100 * float64(n-1)
+		lo := int(math.Floor(pos))
+		if lo >= n-1 {
+			return at(n - 1)
+		}
+		a, b := at(lo), at(lo+1)
+		return a + (pos-float64(lo))*(b-a)
+	}
+	return Dist{Count: n, Mean: sum / float64(n), P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99)}
+}
+
+// Percentile returns the q-th percentile (q in [0, 100]) of sorted, an
+// ascending slice, by linear interpolation between the closest ranks
+// (numpy.percentile's default): with n values the rank is q/100*(n-1) and a
+// fractional rank interpolates between its two neighbours. It returns NaN
+// for an empty slice and clamps q to [0, 100].
+func Percentile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	q = max(0, min(100, q))
+	pos := q / 100 * float64(n-1)
+	lo := int(math.Floor(pos))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	frac := pos - float64(lo)
+	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
+}
