@@ -360,3 +360,33 @@ func TestPinningWarningsWhenASimScreenSortsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeSettingsReachTheModel: the runtime block's args and the
+// engine version's defaults are resolved into each lane's performance
+// model, change its estimate, and an arg the engine would refuse is a
+// preflight error naming it.
+func TestRuntimeSettingsReachTheModel(t *testing.T) {
+	base := build(t, fixture())
+	l := base.Lanes[0]
+	if l.Perf == nil || l.Perf.Runtime == nil || l.Perf.Engine.MaxBatchedTokens != 2048 || !l.Perf.Engine.ChunkedPrefill || l.Perf.Engine.KVBlocks == 0 {
+		t.Fatalf("vLLM 0.22.1 on an L40S: %+v", l.Perf)
+	}
+	cfg := fixture()
+	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
+	r.Args = append(r.Args, "--max-num-batched-tokens", "512")
+	p := build(t, cfg)
+	if p.Lanes[0].Perf.Engine.MaxBatchedTokens != 512 || p.Lanes[0].Perf.Runtime.Sources["max_num_batched_tokens"] != "args" || p.Lanes[0].Estimate.TTFTP95Ms == l.Estimate.TTFTP95Ms {
+		t.Errorf("a 512-token budget chunks prompts over more steps: engine %+v, TTFT p95 %v vs %v", p.Lanes[0].Perf.Engine, p.Lanes[0].Estimate.TTFTP95Ms, l.Estimate.TTFTP95Ms)
+	}
+	r.Args = append(r.Args, "--max-num-seqs", "many")
+	p = build(t, cfg)
+	found := false
+	for _, f := range p.Preflight {
+		if f.Severity == SeverityError && strings.Contains(f.Detail, `--max-num-seqs: "many" is not a positive whole number`) {
+			found = true
+		}
+	}
+	if !found || p.Lanes[0].Estimate.Available {
+		t.Errorf("a bad runtime arg must be a preflight error: %+v", p.Preflight)
+	}
+}

@@ -159,7 +159,7 @@ func roundEstimate(e Estimate) Estimate {
 // estimate fills every lane's Estimate. A deployment's start-up (model load
 // and server start) is shared equally by its lanes that have work.
 func estimate(lanes []*lanePlan) {
-	cache := map[estimateKey]perf.Estimate{}
+	cache := map[string]perf.Estimate{}
 	working := map[string]int{}
 	for _, l := range lanes {
 		if l.Work() && l.RunsToDo() > 0 {
@@ -178,11 +178,12 @@ func estimate(lanes []*lanePlan) {
 		case l.Perf == nil:
 			// preflight reports the runtime settings
 		default:
-			key := estimateKey{l.Perf.Model, l.Perf.Hardware, l.Perf.Engine, laneLoad(l.Inputs), l.Runs}
+			ld, wk := laneLoad(l.Inputs)
+			key := estimateKey(l.Perf, ld, wk, l.Runs)
 			est, ok := cache[key]
 			if !ok {
 				var err error
-				if est, err = l.Perf.Estimate(key.load, key.runs); err != nil {
+				if est, err = l.Perf.Estimate(ld, l.Runs); err != nil {
 					l.Notes = append(l.Notes, "estimate unavailable: "+err.Error())
 					break
 				}

@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"encoding/json"
+
+	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -36,19 +39,45 @@ func resolvePerf(l *lanePlan) {
 
 // estimateKey identifies a virtual-time estimate: lanes with equal keys
 // (the same model, hardware, engine and load in several screens) share one.
-type estimateKey struct {
-	model    perf.ModelArch
-	hardware perf.Hardware
-	engine   perf.EngineConfig
-	load     perf.Load
-	runs     int
+// It is the JSON of these inputs.
+func estimateKey(p *perf.Lane, l perf.Load, workload string, runs int) string {
+	l.Sizes, l.WarmupSizes = nil, nil
+	b, _ := json.Marshal(struct {
+		M perf.ModelArch
+		H perf.Hardware
+		E perf.EngineConfig
+		L perf.Load
+		W string
+		R int
+	}{p.Model, p.Hardware, p.Engine, l, workload, runs})
+	return string(b)
 }
 
-// laneLoad is the load generator's side of a lane's runs (run 1's seed).
-func laneLoad(in LaneInputs) perf.Load {
-	return perf.Load{
+// laneLoad is the load generator's side of a lane's runs (run 1's seed):
+// the shape's fixed sizes or, for a drawn workload, the sequence of sizes
+// the load generator will send (planner/load, the same draws). Session
+// turns are estimated as independent requests of their sizes.
+func laneLoad(in LaneInputs) (perf.Load, string) {
+	l := perf.Load{
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
 		Concurrency: in.Concurrency, RequestRate: in.RequestRate, Arrival: in.Arrival, Burstiness: in.Burstiness,
 		Requests: in.Requests, Warmup: in.Warmup, Seed: in.Seed,
 	}
+	w := in.Workload
+	if !w.Active() {
+		return l, ""
+	}
+	key, _ := json.Marshal(w)
+	sizes := func(rs []load.Request) []perf.RequestSize {
+		out := make([]perf.RequestSize, len(rs))
+		for i, r := range rs {
+			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output}
+		}
+		return out
+	}
+	l.Sizes = sizes(w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens))
+	if in.Warmup > 0 {
+		l.WarmupSizes = sizes(w.Warmup(in.Seed, in.Warmup, in.InputTokens, in.OutputTokens))
+	}
+	return l, string(key)
 }

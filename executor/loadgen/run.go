@@ -323,16 +323,31 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 }
 
 // closedLoop keeps workers requests in flight until total are sent (or the
-// deadline passes).
+// deadline passes). Every worker's first request is built before any is
+// sent and the workers start together from a barrier, so the opening
+// requests reach the server as one burst (the estimator's closed-loop
+// start-up: every stream sends at once, or at its RampUpMs offset).
 func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warmup bool, deadline time.Time) {
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var wg, ready sync.WaitGroup
 	ramp := time.Duration(r.cfg.RampUpMs) * time.Millisecond
-	begin := time.Now()
+	if total > 0 {
+		workers = min(workers, total)
+	}
+	opening := make([]*job, workers)
+	for w := range opening {
+		opening[w] = r.makeJob(first+w, w, warmup)
+	}
+	next.Store(int64(workers))
+	start := make(chan struct{})
+	var begin time.Time
 	for w := range workers {
 		wg.Add(1)
+		ready.Add(1)
 		go func() {
 			defer wg.Done()
+			ready.Done()
+			<-start
 			if ramp > 0 && !warmup {
 				select {
 				case <-time.After(time.Until(begin.Add(ramp * time.Duration(w) / time.Duration(workers)))):
@@ -341,22 +356,25 @@ func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warm
 				}
 			}
 			var rec Record
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if total > 0 && i >= total {
-					return
-				}
+			for j := opening[w]; ctx.Err() == nil; {
 				if !deadline.IsZero() && !time.Now().Before(deadline) {
 					return
 				}
-				j := r.makeJob(first+i, i, warmup)
 				r.inflight.Add(1)
 				r.c.do(ctx, j, &rec)
 				r.inflight.Add(-1)
 				r.store(&rec)
+				i := int(next.Add(1) - 1)
+				if total > 0 && i >= total {
+					return
+				}
+				j = r.makeJob(first+i, i, warmup)
 			}
 		}()
 	}
+	ready.Wait()
+	begin = time.Now()
+	close(start)
 	wg.Wait()
 }
 

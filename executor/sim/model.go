@@ -130,16 +130,13 @@ func (mt *modelTiming) loop() {
 	defer close(mt.done)
 	sl := newSleeper(mt.clock)
 	var st perf.Step
+	decision := time.Duration(mt.srv.DecisionSeconds() / mt.speedup * float64(time.Second))
 	var end time.Time // end of the previous step on the simulated timeline
 	for {
 		mt.mu.Lock()
-		mt.sched.Schedule(&st)
-		if n := mt.sched.Preemptions; n > mt.preemptions {
-			mt.metrics.preemptions.Add(int64(n - mt.preemptions))
-			mt.preemptions = n
-		}
+		idle := mt.sched.Idle()
 		mt.mu.Unlock()
-		if len(st.Seqs) == 0 {
+		if idle {
 			select {
 			case <-mt.wake:
 				end = time.Time{}
@@ -148,7 +145,6 @@ func (mt *modelTiming) loop() {
 				return
 			}
 		}
-		secs := mt.srv.StepSeconds(&st) / mt.speedup
 		now := time.Now()
 		if end.IsZero() || now.Sub(end) > maxLag {
 			if !end.IsZero() {
@@ -156,7 +152,25 @@ func (mt *modelTiming) loop() {
 			}
 			end = now
 		}
-		end = end.Add(time.Duration(math.Round(secs * float64(time.Second))))
+		// The step's overhead comes first; requests admitted meanwhile
+		// join it (perf.Lane.DecisionSeconds), as in the estimator.
+		decide := end.Add(decision)
+		if !sl.until(context.Background(), mt.stop, decide) {
+			return
+		}
+		mt.mu.Lock()
+		mt.sched.Schedule(&st)
+		if n := mt.sched.Preemptions; n > mt.preemptions {
+			mt.metrics.preemptions.Add(int64(n - mt.preemptions))
+			mt.preemptions = n
+		}
+		mt.mu.Unlock()
+		if len(st.Seqs) == 0 {
+			end = time.Time{}
+			continue
+		}
+		secs := mt.srv.StepSeconds(&st)/mt.speedup - decision.Seconds()
+		end = decide.Add(time.Duration(math.Round(secs * float64(time.Second))))
 		if !sl.until(context.Background(), mt.stop, end) {
 			return
 		}

@@ -29,6 +29,25 @@ type Load struct {
 	// CachedTokens is each request's prompt prefix found in the prefix
 	// cache (with prefix caching on); the hook for prefix-reuse workloads.
 	CachedTokens int
+	// Sizes, when set, are the measured requests' own sizes in send order
+	// (drawn lengths, prefix groups), cycled if shorter than Requests, and
+	// WarmupSizes the warmup requests'; they replace InputTokens,
+	// OutputTokens and CachedTokens.
+	Sizes, WarmupSizes []RequestSize
+}
+
+// RequestSize is one request's prompt and output tokens and the prompt
+// prefix the prefix cache holds for it when it arrives.
+type RequestSize struct {
+	Input, Output, Cached int
+}
+
+// size returns request i's size.
+func (l *Load) size(i int) RequestSize {
+	if len(l.Sizes) > 0 {
+		return l.Sizes[i%len(l.Sizes)]
+	}
+	return RequestSize{l.InputTokens, l.OutputTokens, l.CachedTokens}
 }
 
 // Dist summarises one metric over a run, in milliseconds.
@@ -131,8 +150,10 @@ const maxSteps = 50_000_000
 // statistics. It is deterministic: the same server and load give the same
 // figures.
 func (s Lane) Run(l Load) (RunStats, error) {
-	if l.InputTokens < 1 || l.OutputTokens < 1 {
-		return RunStats{}, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", l.InputTokens, l.OutputTokens)
+	for _, z := range append(append([]RequestSize{l.size(0)}, l.Sizes...), l.WarmupSizes...) {
+		if z.Input < 1 || z.Output < 1 {
+			return RunStats{}, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", z.Input, z.Output)
+		}
 	}
 	if l.RequestRate <= 0 && l.Concurrency < 1 {
 		return RunStats{}, errors.New("set a concurrency (closed loop) or a request rate (open loop)")
@@ -141,7 +162,7 @@ func (s Lane) Run(l Load) (RunStats, error) {
 	t := 0.0
 	if l.Warmup > 0 {
 		w := l
-		w.Requests, w.RequestRate, w.RampUpMs = l.Warmup, 0, 0
+		w.Requests, w.RequestRate, w.RampUpMs, w.Sizes = l.Warmup, 0, 0, l.WarmupSizes
 		if w.Concurrency < 1 {
 			w.Concurrency = min(l.Warmup, 16)
 		}
@@ -178,7 +199,8 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 	send := func(at float64, worker int) {
 		r := &reqs[sent]
 		r.index, r.sent, r.worker, r.enter = sent, at, worker, at+overhead
-		r.seq = Seq{Prompt: l.InputTokens, Output: l.OutputTokens, Cached: l.CachedTokens, Data: r}
+		z := l.size(sent)
+		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r}
 		sent++
 		heap.Push(&pending, r)
 	}
@@ -255,15 +277,18 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 			}
 			t = math.Max(t, pending[0].enter)
 		}
-		for len(pending) > 0 && pending[0].enter <= t {
+		// A step decides what it computes after its overhead (see
+		// Lane.DecisionSeconds): requests that entered by then join it.
+		decide := t + s.DecisionSeconds()
+		for len(pending) > 0 && pending[0].enter <= decide {
 			sched.Add(&heap.Pop(&pending).(*vreq).seq)
 		}
 		sched.Schedule(&step)
 		if len(step.Seqs) == 0 {
 			if len(pending) == 0 {
-				return out, t, fmt.Errorf("the engine cannot schedule a request of %d prompt tokens (KV cache of %d blocks, budget %d tokens)", l.InputTokens, s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
+				return out, t, fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
 			}
-			t = pending[0].enter
+			t = math.Max(t, pending[0].enter)
 			continue
 		}
 		t += s.StepSeconds(&step)
@@ -278,13 +303,16 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		r := &reqs[i]
 		ttft[i] = (r.first - r.sent) * 1000
 		lat[i] = (r.last - r.sent) * 1000
-		if l.OutputTokens >= 2 {
-			tpot = append(tpot, (r.last-r.first)*1000/float64(l.OutputTokens-1))
+		if o := r.seq.Output; o >= 2 {
+			tpot = append(tpot, (r.last-r.first)*1000/float64(o-1))
 		}
 		first, last = math.Min(first, r.sent), math.Max(last, r.last)
 	}
 	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(itl.weights())
-	out.Succeeded, out.OutputTokens = n, n*l.OutputTokens
+	out.Succeeded = n
+	for i := range reqs {
+		out.OutputTokens += reqs[i].seq.Output
+	}
 	if w := last - first; w > 0 {
 		out.WindowSeconds = w
 		out.RequestThroughput = float64(n) / w
@@ -306,8 +334,8 @@ func (s Lane) skipDecodes(sched *Scheduler, pending enterHeap, t float64, itl it
 	}
 	line := s.decodeLine(b, kv)
 	if len(pending) > 0 {
-		// Only steps that start before the next request enters.
-		next := pending[0].enter
+		// Only steps that decide before the next request enters.
+		next := pending[0].enter - line.o
 		if t >= next {
 			return t
 		}

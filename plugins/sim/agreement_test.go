@@ -13,6 +13,7 @@ import (
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // agreementSpec is a screen over a grid of shapes (closed loops of 1 to 16
@@ -52,40 +53,40 @@ executor "sim" {
 
 shape "single" {
   input_tokens  = 512
-  output_tokens = 64
+  output_tokens = 32
   concurrency   = 1
-  requests      = 6
+  requests      = 4
 }
 
 shape "burst" {
   input_tokens  = 1500
-  output_tokens = 48
+  output_tokens = 24
   concurrency   = 8
-  requests      = 24
+  requests      = 16
 }
 
 shape "busy" {
   input_tokens  = 256
-  output_tokens = 96
+  output_tokens = 48
   concurrency   = 16
-  requests      = 48
+  requests      = 32
 }
 
 shape "poisson" {
   input_tokens  = 384
-  output_tokens = 64
-  concurrency   = 40
+  output_tokens = 32
+  concurrency   = 32
   request_rate  = 40
-  requests      = 40
+  requests      = 32
 }
 
 shape "capped" {
   input_tokens  = 256
-  output_tokens = 64
+  output_tokens = 32
   concurrency   = 4
   request_rate  = 200
   arrival       = "constant"
-  requests      = 32
+  requests      = 24
 }
 
 screen "grid" {
@@ -144,7 +145,16 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	if n, late := srv.Engine.Lateness(time.Millisecond); late > 0.02 {
 		lateness = fmt.Sprintf("the simulated engine ended %.0f%% of its %d steps over 1 ms late: the machine is too busy for a timing comparison; rerun on an idle machine", late*100, n)
 	}
-	sm, e := res.Summary, l.Estimate
+	sm, e := res.Summary, l.Estimate.Estimate
+	if in := l.Inputs; in.RequestRate > 0 && speedup != 1 {
+		// Arrivals keep real time while the engine's time is scaled: in
+		// the engine's time the rate is divided by the speedup.
+		e, err = l.Perf.Estimate(perf.Load{InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, Concurrency: in.Concurrency,
+			RequestRate: in.RequestRate / speedup, Arrival: in.Arrival, Burstiness: in.Burstiness, Requests: in.Requests, Seed: in.Seed}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	if sm.Succeeded != l.Inputs.Requests {
 		t.Fatalf("%s: %d of %d requests succeeded: %v", l.Key, sm.Succeeded, l.Inputs.Requests, sm.Failures)
 	}
@@ -210,7 +220,7 @@ func TestSimulatedApplyReproducesThePlan(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector slows the client and engine too much for a 3% timing comparison")
 	}
-	const speedup = 1
+	const speedup = 0.5
 	p := planSpec(t, speedup, "shape.single, shape.burst, shape.busy, shape.poisson, shape.capped", "gpu.l40s")
 	x, err := New(map[string]any{"speedup": float64(speedup)})
 	if err != nil {
@@ -234,7 +244,7 @@ func TestSimReproducesGPUOverrides(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test; runs without -short")
 	}
-	const speedup = 4
+	const speedup = 0.5
 	p := planSpec(t, speedup, "shape.busy", "gpu.l40s, gpu.slowdecode, gpu.slowprefill")
 	x, err := New(map[string]any{"speedup": float64(speedup)})
 	if err != nil {
