@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/infercrane/infercrane/planner/workload"
 	"github.com/vbauerster/mpb/v8"
@@ -46,20 +46,10 @@ func runProfileTrace(env *cliEnv, args []string) int {
 			"infercrane profile trace trace.parquet --all --max-context 8192",
 		},
 	})
-	k := fs.Int("row-groups", 0, "profile K row groups spread over 10%..90% of the file (default 3)")
-	indices := fs.String("row-group-indices", "", "profile these row groups: i,j,k")
-	all := fs.Bool("all", false, "full scan: every row group, in parallel, with sketch percentiles")
-	rows := fs.Int("rows-per-group", 50_000, "inspect the first N rows of each group (0: all; --all reads all unless set)")
-	maxCtx := fs.Int("max-context", 0, "clip derived shapes to this context window (0: no clipping)")
+	tf := addTraceFlags(fs)
 	out := fs.String("out", "", "write the profile document to FILE")
-	workers := fs.Int("workers", 4, "row groups read at once")
-	region := fs.String("region", "", "S3 region (default: AWS configuration, else us-east-1)")
-	anonymous := fs.Bool("anonymous", false, "read a public S3 bucket without credentials")
-	endpoint := fs.String("endpoint", "", "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)")
-	pathStyle := fs.Bool("path-style", false, "address buckets by path (ENDPOINT/BUCKET/KEY); on by default with a custom endpoint")
-	name := fs.String("name", "", "source name recorded in the profile (default: the file name)")
-	license := fs.String("license", "", "source license recorded in the profile, e.g. CC-BY-4.0")
-	citation := fs.String("citation", "", "source citation recorded in the profile")
+	shards := fs.Int("shards", 0, "fan the scan out over N Modal CPU sandboxes (needs --all or --sketch; 0: this process)")
+	mf := addModalProfileFlags(fs)
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -67,37 +57,18 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("give exactly one SOURCE (a .parquet path or s3://bucket/key), got %d", len(pos))
 	}
-	chosen := 0
-	for _, set := range []bool{*k != 0, *indices != "", *all} {
-		if set {
-			chosen++
-		}
+	o, code, ok := tf.options(env, fs, pos[0])
+	if !ok {
+		return code
 	}
-	if chosen > 1 {
-		return fs.usageError("use one of --row-groups, --row-group-indices and --all")
-	}
-	o := workload.Options{
-		Source: pos[0], RowGroups: *k, All: *all, RowsPerGroup: *rows, MaxContext: *maxCtx, Workers: *workers,
-		Name: *name, License: *license, Citation: *citation, Read: s3Options(env, *region, *anonymous, *endpoint, *pathStyle),
-	}
-	rowsSet := false
-	fs.Visit(func(f *flag.Flag) { rowsSet = rowsSet || f.Name == "rows-per-group" })
-	if *all && !rowsSet {
-		o.RowsPerGroup = 0
-	}
-	if *indices != "" {
-		for _, part := range strings.Split(*indices, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(part))
-			if err != nil {
-				return fs.usageError("--row-group-indices: %q is not an integer; write indices like 0,17,42", part)
-			}
-			o.RowGroupIndices = append(o.RowGroupIndices, n)
-		}
+	o.Now = sourceDateEpoch(env)
+	if *shards > 0 {
+		return runProfileShards(env, o, *shards, mf, *out)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	finish := func() {}
-	if *all {
+	if o.All {
 		o.Progress, finish = profileProgress(env)
 	}
 	res, err := workload.Build(ctx, o)
@@ -106,22 +77,41 @@ func runProfileTrace(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane profile trace: %v\n", err)
 		return 1
 	}
-	if *out != "" {
+	return writeProfile(env, "profile trace", res, o.MaxContext, *out)
+}
+
+// writeProfile saves the document to out (when set) and prints the summary.
+func writeProfile(env *cliEnv, cmd string, res *workload.Result, maxCtx int, out string) int {
+	if out != "" {
 		data, err := workload.Encode(res.Document)
 		if err == nil {
-			err = os.WriteFile(*out, data, 0o644)
+			err = os.WriteFile(out, data, 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane profile trace: write %s: %v\n", *out, err)
+			fmt.Fprintf(env.Stderr, "infercrane %s: write %s: %v\n", cmd, out, err)
 			return 1
 		}
 	}
-	renderProfile(env.Stdout, res, *maxCtx)
-	if *out != "" {
-		fmt.Fprintf(env.Stdout, "\nWrote %s\n", *out)
+	renderProfile(env.Stdout, res, maxCtx)
+	if out != "" {
+		fmt.Fprintf(env.Stdout, "\nWrote %s\n", out)
 	}
 	fmt.Fprintf(env.Stdout, "digest %s\n", res.Document.Digest)
 	return 0
+}
+
+// sourceDateEpoch stamps profiles with SOURCE_DATE_EPOCH (seconds since
+// the epoch) when it is set, for reproducible documents; else the clock.
+func sourceDateEpoch(env *cliEnv) func() time.Time {
+	v := env.Getenv("SOURCE_DATE_EPOCH")
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return func() time.Time { return time.Unix(n, 0) }
 }
 
 // s3Options reads the S3 flags, falling back to the standard environment.

@@ -36,6 +36,9 @@ type wiring struct {
 	// ModalCredentials checks that Modal credentials are there (nil:
 	// modal.CheckCredentials). A stand-in cloud needs none.
 	ModalCredentials func(getenv func(string) string) error
+	// ModalSeesLocalFiles is true when the Modal cloud runs on this machine
+	// (the tests' stand-in), so its sandboxes can read local traces.
+	ModalSeesLocalFiles bool
 }
 
 // productionWiring is the shipped binary's wiring: Modal itself.
@@ -67,7 +70,7 @@ func setupCommands() {
 		for _, add := range []func(){
 			addVersionCommands, addValidateCommands, addPlanCommands, addApplyCommands, addShowCommands,
 			addGraphCommands, addDiffCommands, addFmtCommands, addReportCommands, addVerifyCommands,
-			addMetricsCommands, addProfileCommands, addProfileSynthCommands, addBenchCommands,
+			addMetricsCommands, addProfileCommands, addProfileShardCommands, addProfileSynthCommands, addBenchCommands,
 			addSimCommands, addExecutorCommands, addCleanupCommands, addProbeCommands, addCompletionCommands,
 			addStateCommands,
 		} {

@@ -15,6 +15,7 @@ func testWiring(getenv func(string) string) wiring {
 	if c, ok := localcloud.FromEnv(getenv); ok {
 		w.ModalCloud = func(string) (modal.Cloud, error) { return c, nil }
 		w.ModalCredentials = func(func(string) string) error { return nil }
+		w.ModalSeesLocalFiles = true
 	}
 	return w
 }

@@ -119,7 +119,7 @@ func BuildFrom(ctx context.Context, obj *Object, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := assemble(o, obj, t, groups, method, merged)
+	doc, err := assemble(o, t.info(), groups, method, merged)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,25 @@ func scanGroups(ctx context.Context, t *trace, groups []int, limit int64, worker
 	return merged, firstErr
 }
 
-func assemble(o Options, obj *Object, t *trace, groups []int, method string, st *groupStats) (Document, error) {
+// traceInfo is what a profile document says about the trace it came from.
+type traceInfo struct {
+	Source     string   `json:"source"` // as given
+	URL        string   `json:"url"`
+	Size       int64    `json:"size"`
+	Identity   string   `json:"identity"`
+	Remote     bool     `json:"remote"`
+	Rows       int64    `json:"trace_rows"`
+	RowGroups  int      `json:"total_row_groups"`
+	Columns    []string `json:"columns"`
+	HasFunc    bool     `json:"has_function_name"`
+}
+
+func (t *trace) info() traceInfo {
+	return traceInfo{Source: t.obj.Source, URL: t.obj.URL, Size: t.obj.Size, Identity: t.obj.Identity, Remote: t.obj.Remote,
+		Rows: t.pf.NumRows(), RowGroups: t.pf.NumRowGroups(), Columns: t.columns, HasFunc: t.hasFunc}
+}
+
+func assemble(o Options, obj traceInfo, groups []int, method string, st *groupStats) (Document, error) {
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -264,16 +282,16 @@ func assemble(o Options, obj *Object, t *trace, groups []int, method string, st 
 		GeneratedAt:   now().UTC().Truncate(time.Second).Format(time.RFC3339),
 		Source: Source{
 			Name: name, URL: obj.URL, License: license, Citation: o.Citation,
-			TraceRows: t.pf.NumRows(), TraceBytes: obj.Size,
+			TraceRows: obj.Rows, TraceBytes: obj.Size,
 		},
 		Sampling: Sampling{
-			Method: method, Columns: t.columns, RowGroups: groups, TotalRowGroups: t.pf.NumRowGroups(),
+			Method: method, Columns: obj.Columns, RowGroups: groups, TotalRowGroups: obj.RowGroups,
 			RowsInspected: int(st.rows), RemoteOnly: obj.Remote,
 		},
 		Distributions:       d,
 		Profiles:            DeriveShapes(d.InputTokens.Percentiles, d.OutputTokens.Percentiles, o.MaxContext),
 		MethodologyBoundary: DefaultMethodologyBoundary,
-		Traffic:             st.traffic(t.hasFunc),
+		Traffic:             st.traffic(obj.HasFunc),
 	}
 	if o.All || o.Sketch {
 		doc.Sampling.QuantileRelativeError = SketchRelativeError

@@ -61,6 +61,8 @@ type SandboxSpec struct {
 	Environment string            `json:"environment,omitempty"`
 	Image       string            `json:"image"`
 	GPU         string            `json:"gpu"`
+	CPU         float64           `json:"cpu,omitempty"`        // physical cores requested (0: Modal's default)
+	MemoryMiB   int               `json:"memory_mib,omitempty"` // memory requested (0: Modal's default)
 	Command     []string          `json:"command"`
 	Env         map[string]string `json:"env,omitempty"`
 	Secrets     []string          `json:"secrets,omitempty"`
@@ -96,4 +98,6 @@ const (
 	TagDeployment = "deployment"
 	TagApply      = "apply"
 	TagCreatedAt  = "created_at" // RFC 3339 UTC; `cleanup --older-than` reads it
+	TagProfile    = "profile"    // a sharded trace profile's job id
+	TagShard      = "shard"      // its shard, "I/N"
 )

@@ -84,6 +84,8 @@ func (s *sdkCloud) Create(ctx context.Context, spec SandboxSpec) (Sandbox, error
 	image := s.c.Images.FromRegistry(spec.Image, nil).DockerfileCommands([]string{"ENTRYPOINT []"}, nil)
 	params := &sdk.SandboxCreateParams{
 		GPU:         spec.GPU,
+		CPU:         spec.CPU,
+		MemoryMiB:   spec.MemoryMiB,
 		Command:     spec.Command,
 		Env:         spec.Env,
 		Timeout:     seconds(spec.Timeout),

@@ -76,6 +76,9 @@ type Hooks struct {
 	AfterCreate func(id string) error
 	// BeforeExec fails an Exec.
 	BeforeExec func(id string, argv []string) error
+	// AfterExec is called once an Exec's process runs (a test may Kill the
+	// sandbox under it, as a preemption would).
+	AfterExec func(id string, argv []string)
 	// BeforeTerminate fails a Terminate.
 	BeforeTerminate func(id string) error
 }

@@ -174,6 +174,9 @@ func (s *sandbox) Exec(ctx context.Context, argv []string, opts modal.ExecOption
 	}
 	p.pgid = cmd.Process.Pid
 	s.c.addPgid(s.id, p.pgid)
+	if h := s.c.Hooks.AfterExec; h != nil {
+		h(s.id, argv)
+	}
 	go func() {
 		err := cmd.Wait()
 		p.code = exitCode(cmd.ProcessState, err)
