@@ -238,15 +238,15 @@ func scanGroups(ctx context.Context, t *trace, groups []int, limit int64, worker
 
 // traceInfo is what a profile document says about the trace it came from.
 type traceInfo struct {
-	Source     string   `json:"source"` // as given
-	URL        string   `json:"url"`
-	Size       int64    `json:"size"`
-	Identity   string   `json:"identity"`
-	Remote     bool     `json:"remote"`
-	Rows       int64    `json:"trace_rows"`
-	RowGroups  int      `json:"total_row_groups"`
-	Columns    []string `json:"columns"`
-	HasFunc    bool     `json:"has_function_name"`
+	Source    string   `json:"source"` // as given
+	URL       string   `json:"url"`
+	Size      int64    `json:"size"`
+	Identity  string   `json:"identity"`
+	Remote    bool     `json:"remote"`
+	Rows      int64    `json:"trace_rows"`
+	RowGroups int      `json:"total_row_groups"`
+	Columns   []string `json:"columns"`
+	HasFunc   bool     `json:"has_function_name"`
 }
 
 func (t *trace) info() traceInfo {
