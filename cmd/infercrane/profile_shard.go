@@ -258,8 +258,8 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 	est := job.Estimate(plan)
 	fmt.Fprintf(env.Stdout, "Sharded profile: %s rows in %d row groups over %d Modal CPU sandboxes (%g cores, %d MiB each).\n",
 		profThousands(est.Rows), len(plan.RowGroups), n, *mf.cpu, *mf.memory)
-	fmt.Fprintf(env.Stdout, "Estimate: %.0f s wall, %.0f sandbox-seconds, %.0f CPU-seconds, $%.4f (at %s rows/s per core, %s/s of S3 per sandbox, %.0f s start-up).\n",
-		est.WallSeconds, est.SandboxSeconds, est.CPUSeconds, est.CostUSD, profThousands(int64(modal.ScanRowsPerCoreSecond)), profBytes(int64(modal.S3BytesPerSecond)), modal.ShardStartSeconds)
+	fmt.Fprintf(env.Stdout, "Estimate: %.0f s wall, %.0f sandbox-seconds, %.0f CPU-seconds, $%.4f (at %s rows/s per core, %.0f MB/s of S3 per sandbox, %.0f s start-up).\n",
+		est.WallSeconds, est.SandboxSeconds, est.CPUSeconds, est.CostUSD, profThousands(int64(modal.ScanRowsPerCoreSecond)), modal.S3BytesPerSecond/1e6, modal.ShardStartSeconds)
 	if *mf.dryRun {
 		return 0
 	}
