@@ -164,7 +164,10 @@ func runProfileMerge(env *cliEnv, args []string) int {
 		About: "Merges the shard results of one sharded profile (profile shard, or the files profile trace --shards\n" +
 			"saves) into the workload profile a single scan gives, byte for byte, in any order. Every shard must\n" +
 			"be given once, from the same object and flags.",
-		Examples: []string{"infercrane profile merge .infercrane/profile-shards/*/shard-*.json --out profiles/trace.json"},
+		Examples: []string{
+			"infercrane profile merge shard-0.json shard-1.json shard-2.json --out profiles/trace.json",
+			"infercrane profile merge .infercrane/profile-shards/KEY/shard-*-of-4.json",
+		},
 	})
 	out := fs.String("out", "", "write the profile document to FILE")
 	pos, code, ok := fs.parse(args)
