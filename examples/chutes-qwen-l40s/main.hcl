@@ -60,6 +60,15 @@ runtime "vllm" {
   args    = ["--max-model-len", tostring(local.max_context)]
 }
 
+# The same engine with prefix caching off: the other side of the
+# prefix-reuse comparison below (vLLM's V1 engine caches by default).
+runtime "vllm_no_prefix_cache" {
+  engine  = "vllm"
+  version = "0.22.1"
+  dtype   = "bfloat16"
+  args    = ["--max-model-len", tostring(local.max_context), "--no-enable-prefix-caching"]
+}
+
 executor "modal" {
   type    = "modal"
   timeout = "30m"
@@ -81,6 +90,22 @@ shape "decode_heavy" {
   template_headroom = local.headroom
 }
 
+# Prefix reuse as the trace has it: each prompt shares a fraction of its
+# tokens with earlier prompts of its group, drawn from the trace's bimodal
+# cache-hit distribution (median 1.8%, p90 99.4%).
+shape "prefix_reuse" {
+  input_tokens      = trace.chutes.input_tokens.p50
+  output_tokens     = trace.chutes.output_tokens.p50
+  concurrency       = 8
+  requests          = 64
+  template_headroom = local.headroom
+
+  prefix {
+    groups    = 8
+    hit_ratio = trace.chutes.cache_hit_fraction
+  }
+}
+
 gate "clean" {
   condition     = lane.failed == 0
   error_message = "Every request must succeed."
@@ -96,6 +121,33 @@ screen "qwen_l40s" {
   runs     = var.runs
   seed     = 17
   baseline = model.qwen17
+  gates    = [gate.clean]
+
+  selection_boundary = "Performance-only screening; quality is not measured."
+}
+
+# Prefix caching on and off for the trace's reuse: one lane each.
+screen "prefix_cache_on" {
+  models   = [model.qwen06]
+  shapes   = [shape.prefix_reuse]
+  gpus     = [gpu.l40s]
+  runtime  = runtime.vllm
+  executor = executor.modal
+  runs     = var.runs
+  seed     = 17
+  gates    = [gate.clean]
+
+  selection_boundary = "Performance-only screening; quality is not measured."
+}
+
+screen "prefix_cache_off" {
+  models   = [model.qwen06]
+  shapes   = [shape.prefix_reuse]
+  gpus     = [gpu.l40s]
+  runtime  = runtime.vllm_no_prefix_cache
+  executor = executor.modal
+  runs     = var.runs
+  seed     = 17
   gates    = [gate.clean]
 
   selection_boundary = "Performance-only screening; quality is not measured."

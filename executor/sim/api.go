@@ -80,30 +80,49 @@ func contentText(raw json.RawMessage) (string, error) {
 // promptTokens decodes a completions prompt: a string, a one-element list
 // of strings, or a list of token ids.
 func promptTokens(raw json.RawMessage) (int, error) {
+	text, ids, err := decodePrompt(raw)
+	if ids != nil || err != nil {
+		return len(ids), err
+	}
+	return CountTokens(text), nil
+}
+
+// promptIDs is promptTokens' prompt as token ids.
+func promptIDs(raw json.RawMessage) ([]int, error) {
+	text, ids, err := decodePrompt(raw)
+	if ids != nil || err != nil {
+		return ids, err
+	}
+	return Tokenize(text), nil
+}
+
+// decodePrompt returns a completions prompt's text, or its token ids when
+// it is a list of them.
+func decodePrompt(raw json.RawMessage) (string, []int, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return 0, fmt.Errorf("prompt is required")
+		return "", nil, fmt.Errorf("prompt is required")
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return CountTokens(s), nil
+		return s, nil, nil
 	}
 	var ss []string
 	if err := json.Unmarshal(raw, &ss); err == nil {
 		if len(ss) != 1 {
-			return 0, fmt.Errorf("the simulated engine serves one prompt per request, got %d", len(ss))
+			return "", nil, fmt.Errorf("the simulated engine serves one prompt per request, got %d", len(ss))
 		}
-		return CountTokens(ss[0]), nil
+		return ss[0], nil, nil
 	}
 	var ids []int
 	if err := json.Unmarshal(raw, &ids); err == nil {
 		for _, id := range ids {
 			if id < 0 || id >= len(pieces) {
-				return 0, fmt.Errorf("token id %d is out of vocabulary (size %d)", id, len(pieces))
+				return "", nil, fmt.Errorf("token id %d is out of vocabulary (size %d)", id, len(pieces))
 			}
 		}
-		return len(ids), nil
+		return "", append([]int{}, ids...), nil
 	}
-	return 0, fmt.Errorf("prompt must be a string, a list of one string or a list of token ids")
+	return "", nil, fmt.Errorf("prompt must be a string, a list of one string or a list of token ids")
 }
 
 // apiError is vLLM's error body: {"error":{"message","type","param","code"}}.

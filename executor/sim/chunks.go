@@ -14,6 +14,8 @@ type chunker struct {
 	continuous  bool   // stream_options.continuous_usage_stats
 	fingerprint []byte // `,"system_fingerprint":"vllm-..."` (chat usage chunk)
 	buf         []byte
+	// cached is usage.prompt_tokens_details.cached_tokens (-1: null details).
+	cached int
 }
 
 func newChunker(chat bool, id string, created int64, model string, prompt int, continuous bool, fingerprint string) *chunker {
@@ -113,5 +115,10 @@ func (c *chunker) usageFields(completion int) {
 	c.buf = strconv.AppendInt(c.buf, int64(c.prompt+completion), 10)
 	c.buf = append(c.buf, `,"completion_tokens":`...)
 	c.buf = strconv.AppendInt(c.buf, int64(completion), 10)
+	if c.cached >= 0 {
+		c.buf = append(c.buf, `,"prompt_tokens_details":{"cached_tokens":`...)
+		c.buf = strconv.AppendInt(c.buf, int64(c.cached), 10)
+		c.buf = append(c.buf, '}')
+	}
 	c.buf = append(c.buf, '}')
 }

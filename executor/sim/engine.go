@@ -47,6 +47,8 @@ type Engine struct {
 	crashMu   sync.Mutex
 	onCrash   []func()
 	crashedCh chan struct{}
+	// prefix is the prefix cache (nil: prefix caching off).
+	prefix *prefixCache
 }
 
 // New builds an engine from opts, filling defaults; it fails with a message
@@ -64,6 +66,9 @@ func New(opts Options) (*Engine, error) {
 		crashedCh: make(chan struct{}),
 	}
 	e.created = e.started.Unix()
+	if o.PrefixCaching {
+		e.prefix = newPrefixCache(o.BlockSize, o.PrefixCacheBlocks)
+	}
 	e.fingerprint = fingerprint(o)
 	switch o.Timing {
 	case TimingModel:

@@ -21,6 +21,10 @@ type genPlan struct {
 	output       int
 	finish       string // "length" or "stop"
 	rng          uint64
+	// ids are the prompt's token ids and cached the leading tokens the
+	// prefix cache served (prefix caching on only).
+	ids    []int
+	cached int
 }
 
 // generate serves /v1/chat/completions (chat) and /v1/completions.
@@ -46,6 +50,11 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	p, ok := e.plan(w, &req, chat, n)
 	if !ok {
 		return
+	}
+	if e.prefix != nil {
+		p.cached = e.prefix.lookup(p.ids)
+		e.metrics.prefixQueries.Add(int64(p.prompt))
+		e.metrics.prefixHits.Add(int64(p.cached))
 	}
 	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
 	if f := e.opts.Faults; f.StallFor > 0 {
@@ -85,14 +94,25 @@ func (e *Engine) plan(w http.ResponseWriter, req *genRequest, chat bool, n int64
 			}
 			return p, false
 		}
-		p.prompt = CountTokens(RenderChat(msgs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt))
+		text := RenderChat(msgs, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+		if e.prefix != nil {
+			p.ids = Tokenize(text)
+			p.prompt = len(p.ids)
+		} else {
+			p.prompt = CountTokens(text)
+		}
 	} else {
-		count, err := promptTokens(req.Prompt)
+		var err error
+		if e.prefix != nil {
+			p.ids, err = promptIDs(req.Prompt)
+			p.prompt = len(p.ids)
+		} else {
+			p.prompt, err = promptTokens(req.Prompt)
+		}
 		if err != nil {
 			writeError(w, 400, "BadRequestError", "prompt", "%v", err)
 			return p, false
 		}
-		p.prompt = count
 	}
 	maxTokens, ok := e.outputBudget(w, req, chat, p.prompt)
 	if !ok {
@@ -175,6 +195,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous, e.fingerprint)
+	ch.cached = e.promptDetails(p)
 	sl := newSleeper(e.clock)
 	ctx := r.Context()
 	cut := e.opts.Faults.CutAfter
@@ -240,6 +261,9 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 		text.WriteString(pieces[outputToken(p.rng, k)])
 	}
 	u := usage{PromptTokens: p.prompt, CompletionTokens: p.output, TotalTokens: p.prompt + p.output}
+	if c := e.promptDetails(p); c >= 0 {
+		u.PromptTokensDetails = map[string]int{"cached_tokens": c}
+	}
 	// The null members of vLLM 0.32's bodies.
 	var null any
 	id := e.responseID(p.chat, g.id)
@@ -275,6 +299,13 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 
 func (e *Engine) finished(g *genState, p *genPlan) {
 	e.metrics.e2e.observe(time.Since(g.arrival).Seconds())
+	if e.prefix != nil {
+		ids := append(p.ids[:len(p.ids):len(p.ids)], make([]int, p.output)...)
+		for k := range p.output {
+			ids[len(p.ids)+k] = outputToken(p.rng, k)
+		}
+		e.prefix.insert(ids)
+	}
 	if p.finish == "stop" {
 		e.metrics.successStop.Add(1)
 	} else {
@@ -287,4 +318,14 @@ func (e *Engine) abortIfCrashed() {
 	if e.crashed.Load() {
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// promptDetails is the cached_tokens of usage.prompt_tokens_details, or -1
+// when the engine leaves the details null (as vLLM does without
+// --enable-prompt-tokens-details).
+func (e *Engine) promptDetails(p *genPlan) int {
+	if !e.opts.PromptTokensDetails {
+		return -1
+	}
+	return p.cached
 }

@@ -69,7 +69,10 @@ type metrics struct {
 	generationTokens atomic.Int64
 	successLength    atomic.Int64
 	successStop      atomic.Int64
-	preemptions      atomic.Int64
+	// prefixQueries and prefixHits count prompt tokens looked up in the
+	// prefix cache and those it served (vLLM's prefix-cache counters).
+	prefixQueries, prefixHits atomic.Int64
+	preemptions               atomic.Int64
 	// timelineResets counts model-mode steps that started more than maxLag
 	// behind the simulated timeline (a machine too busy, or a Speedup too
 	// high, for the engine to keep time); figures measured then run slow.
@@ -101,6 +104,8 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", m.promptTokens.Load())
 	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", m.generationTokens.Load())
 	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", m.preemptions.Load())
+	counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", m.prefixQueries.Load())
+	counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", m.prefixHits.Load())
 	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"length\"} %d\n", labels, m.successLength.Load())
 	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"stop\"} %d\n", labels, m.successStop.Load())

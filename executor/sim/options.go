@@ -71,6 +71,15 @@ type Options struct {
 	// and GPU's catalog defaults, GPUCount, MaxNumSeqs, MaxBatchedTokens and
 	// GPUMemoryUtil.
 	Server *perf.Lane
+	// PrefixCaching reuses the KV of cached prompt prefixes in whole blocks
+	// of BlockSize tokens (default 16), keeping at most PrefixCacheBlocks
+	// blocks (0: unbounded), as vLLM's --enable-prefix-caching does.
+	PrefixCaching     bool
+	BlockSize         int
+	PrefixCacheBlocks int
+	// PromptTokensDetails reports usage.prompt_tokens_details.cached_tokens
+	// (vLLM's --enable-prompt-tokens-details); off, the details are null.
+	PromptTokensDetails bool
 }
 
 // Faults describes injected failures. Request numbers count the generation
@@ -132,6 +141,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.GPUMemoryUtil == 0 {
 		o.GPUMemoryUtil = 0.9
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = 16
+	}
+	if o.BlockSize < 0 || o.PrefixCacheBlocks < 0 {
+		return o, fmt.Errorf("block size %d and prefix cache blocks %d must not be negative", o.BlockSize, o.PrefixCacheBlocks)
 	}
 	if o.Speedup == 0 {
 		o.Speedup = 1
