@@ -152,14 +152,39 @@ func message(err error) string {
 	return err.Error()
 }
 
-// Deploy implements executor.Executor.
+// Deploy implements executor.Executor. What the plugin reports started
+// before its server is healthy reaches executor.ReportStarted (so the
+// runner journals it); a plugin built before DeployStream existed is
+// deployed with the plain Deploy call.
 func (c *Client) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
 	rpc, pc := c.conn()
 	data, err := json.Marshal(d)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpc.Deploy(ctx, &executorpb.DeployRequest{DeploymentJson: data})
+	req := &executorpb.DeployRequest{DeploymentJson: data}
+	stream, err := rpc.DeployStream(ctx, req)
+	for err == nil {
+		var ev *executorpb.DeployEvent
+		if ev, err = stream.Recv(); err != nil {
+			break
+		}
+		switch e := ev.Event.(type) {
+		case *executorpb.DeployEvent_StartedJson:
+			if s, jerr := decodeJSON[executor.Server](e.StartedJson); jerr == nil {
+				executor.ReportStarted(ctx, s)
+			}
+		case *executorpb.DeployEvent_ServerJson:
+			return decodeJSON[executor.Server](e.ServerJson)
+		}
+	}
+	if err == io.EOF {
+		return nil, &PluginExitedError{Name: c.Name, Path: c.Path, Op: "Deploy", Err: errors.New("the deploy stream ended without a server")}
+	}
+	if status.Code(err) != codes.Unimplemented {
+		return nil, c.wrap("Deploy", err, pc)
+	}
+	resp, err := rpc.Deploy(ctx, req)
 	if err != nil {
 		return nil, c.wrap("Deploy", err, pc)
 	}

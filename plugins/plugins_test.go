@@ -54,6 +54,7 @@ func (c *callLog) note(line string) {
 }
 
 func (c *callLog) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+	executor.ReportStarted(ctx, &executor.Server{DeploymentID: d.ID, Handle: "starting-" + d.ID})
 	s, err := c.Executor.Deploy(ctx, d)
 	if err == nil {
 		c.note("deploy " + d.ID + " " + s.BaseURL)
@@ -226,5 +227,31 @@ func TestRegistryUnknownType(t *testing.T) {
 	_, err := r.Open(context.Background(), "nosuch", nil)
 	if err == nil || !strings.Contains(err.Error(), `no executor of type "nosuch"`) || !strings.Contains(err.Error(), "infercrane-executor-nosuch") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestDeployStreamsWhatItStarted: what a plugin's executor reports started
+// before its server is healthy crosses the boundary (DeployStream) and
+// reaches the host's executor.ReportStarted, before Deploy returns.
+func TestDeployStreamsWhatItStarted(t *testing.T) {
+	calls := filepath.Join(t.TempDir(), "calls.log")
+	c, err := Launch(context.Background(), "testsim", func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_CALLS="+calls)
+		return cmd
+	}, "testsim", map[string]any{"timing": "constant"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reported []string
+	ctx := executor.WithStarted(context.Background(), func(s *executor.Server) { reported = append(reported, s.DeploymentID+" "+s.Handle) })
+	s, err := c.Deploy(ctx, executor.Deployment{ID: "d7", ModelID: "m", MaxContext: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Teardown(context.Background(), s)
+	if fmt.Sprint(reported) != "[d7 starting-d7]" {
+		t.Fatalf("reported before health: %v", reported)
 	}
 }

@@ -51,7 +51,7 @@ type server struct {
 
 	mu       sync.Mutex
 	exec     executor.Executor
-	deployed map[string]*executor.Server // handle -> server, for orphan cleanup
+	deployed map[string]*executor.Server // deployment ID -> server, for teardown on host death
 }
 
 func (s *server) instance() (executor.Executor, error) {
@@ -97,21 +97,64 @@ func (s *server) Deploy(ctx context.Context, req *executorpb.DeployRequest) (*ex
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "deployment: %v", err)
 	}
+	ctx = executor.WithStarted(ctx, s.remember)
 	srv, err := x.Deploy(ctx, *d)
 	if err != nil {
 		return nil, status.Error(codes.Unknown, err.Error())
 	}
-	s.mu.Lock()
-	if s.deployed == nil {
-		s.deployed = map[string]*executor.Server{}
-	}
-	s.deployed[srv.DeploymentID+"/"+srv.Handle] = srv
-	s.mu.Unlock()
+	s.remember(srv)
 	data, err := json.Marshal(srv)
 	if err != nil {
 		return nil, err
 	}
 	return &executorpb.DeployResponse{ServerJson: data}, nil
+}
+
+// DeployStream is Deploy that streams what the executor reports started
+// (executor.ReportStarted) before the healthy server.
+func (s *server) DeployStream(req *executorpb.DeployRequest, stream executorpb.Executor_DeployStreamServer) error {
+	x, err := s.instance()
+	if err != nil {
+		return err
+	}
+	d, err := decodeJSON[executor.Deployment](req.DeploymentJson)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "deployment: %v", err)
+	}
+	var sendMu sync.Mutex
+	ctx := executor.WithStarted(stream.Context(), func(srv *executor.Server) {
+		s.remember(srv)
+		data, err := json.Marshal(srv)
+		if err != nil {
+			return
+		}
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		_ = stream.Send(&executorpb.DeployEvent{Event: &executorpb.DeployEvent_StartedJson{StartedJson: data}})
+	})
+	srv, err := x.Deploy(ctx, *d)
+	if err != nil {
+		return status.Error(codes.Unknown, err.Error())
+	}
+	s.remember(srv)
+	data, err := json.Marshal(srv)
+	if err != nil {
+		return err
+	}
+	sendMu.Lock()
+	defer sendMu.Unlock()
+	return stream.Send(&executorpb.DeployEvent{Event: &executorpb.DeployEvent_ServerJson{ServerJson: data}})
+}
+
+// remember records a server for teardown on host death; a deployment's
+// later report replaces its earlier ones.
+func (s *server) remember(srv *executor.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deployed == nil {
+		s.deployed = map[string]*executor.Server{}
+	}
+	s.deployed[srv.DeploymentID] = srv
 }
 
 func (s *server) Run(req *executorpb.RunRequest, stream executorpb.Executor_RunServer) error {
@@ -160,7 +203,7 @@ func (s *server) Teardown(ctx context.Context, req *executorpb.TeardownRequest) 
 		return nil, status.Error(codes.Unknown, err.Error())
 	}
 	s.mu.Lock()
-	delete(s.deployed, srv.DeploymentID+"/"+srv.Handle)
+	delete(s.deployed, srv.DeploymentID)
 	s.mu.Unlock()
 	return &executorpb.TeardownResponse{}, nil
 }

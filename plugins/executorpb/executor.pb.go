@@ -29,6 +29,90 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type DeployEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*DeployEvent_StartedJson
+	//	*DeployEvent_ServerJson
+	Event         isDeployEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeployEvent) Reset() {
+	*x = DeployEvent{}
+	mi := &file_executor_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeployEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeployEvent) ProtoMessage() {}
+
+func (x *DeployEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeployEvent.ProtoReflect.Descriptor instead.
+func (*DeployEvent) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DeployEvent) GetEvent() isDeployEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *DeployEvent) GetStartedJson() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*DeployEvent_StartedJson); ok {
+			return x.StartedJson
+		}
+	}
+	return nil
+}
+
+func (x *DeployEvent) GetServerJson() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*DeployEvent_ServerJson); ok {
+			return x.ServerJson
+		}
+	}
+	return nil
+}
+
+type isDeployEvent_Event interface {
+	isDeployEvent_Event()
+}
+
+type DeployEvent_StartedJson struct {
+	// executor.Server as JSON: what the plugin has started so far.
+	StartedJson []byte `protobuf:"bytes,1,opt,name=started_json,json=startedJson,proto3,oneof"`
+}
+
+type DeployEvent_ServerJson struct {
+	// executor.Server as JSON: the healthy server; the last message.
+	ServerJson []byte `protobuf:"bytes,2,opt,name=server_json,json=serverJson,proto3,oneof"`
+}
+
+func (*DeployEvent_StartedJson) isDeployEvent_Event() {}
+
+func (*DeployEvent_ServerJson) isDeployEvent_Event() {}
+
 type SchemaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -37,7 +121,7 @@ type SchemaRequest struct {
 
 func (x *SchemaRequest) Reset() {
 	*x = SchemaRequest{}
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +133,7 @@ func (x *SchemaRequest) String() string {
 func (*SchemaRequest) ProtoMessage() {}
 
 func (x *SchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +146,7 @@ func (x *SchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaRequest.ProtoReflect.Descriptor instead.
 func (*SchemaRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{0}
+	return file_executor_proto_rawDescGZIP(), []int{1}
 }
 
 type SchemaResponse struct {
@@ -75,7 +159,7 @@ type SchemaResponse struct {
 
 func (x *SchemaResponse) Reset() {
 	*x = SchemaResponse{}
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -87,7 +171,7 @@ func (x *SchemaResponse) String() string {
 func (*SchemaResponse) ProtoMessage() {}
 
 func (x *SchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -100,7 +184,7 @@ func (x *SchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaResponse.ProtoReflect.Descriptor instead.
 func (*SchemaResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{1}
+	return file_executor_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SchemaResponse) GetSchemaJson() []byte {
@@ -122,7 +206,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -134,7 +218,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -147,7 +231,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{2}
+	return file_executor_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ConfigureRequest) GetType() string {
@@ -172,7 +256,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -184,7 +268,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -197,7 +281,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{3}
+	return file_executor_proto_rawDescGZIP(), []int{4}
 }
 
 type DeployRequest struct {
@@ -210,7 +294,7 @@ type DeployRequest struct {
 
 func (x *DeployRequest) Reset() {
 	*x = DeployRequest{}
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -222,7 +306,7 @@ func (x *DeployRequest) String() string {
 func (*DeployRequest) ProtoMessage() {}
 
 func (x *DeployRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -235,7 +319,7 @@ func (x *DeployRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployRequest.ProtoReflect.Descriptor instead.
 func (*DeployRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{4}
+	return file_executor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DeployRequest) GetDeploymentJson() []byte {
@@ -255,7 +339,7 @@ type DeployResponse struct {
 
 func (x *DeployResponse) Reset() {
 	*x = DeployResponse{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +351,7 @@ func (x *DeployResponse) String() string {
 func (*DeployResponse) ProtoMessage() {}
 
 func (x *DeployResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +364,7 @@ func (x *DeployResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployResponse.ProtoReflect.Descriptor instead.
 func (*DeployResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DeployResponse) GetServerJson() []byte {
@@ -301,7 +385,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -313,7 +397,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -326,7 +410,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunRequest) GetServerJson() []byte {
@@ -355,7 +439,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +451,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +464,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Progress) GetDone() int64 {
@@ -424,7 +508,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +520,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +533,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -504,7 +588,7 @@ type TeardownRequest struct {
 
 func (x *TeardownRequest) Reset() {
 	*x = TeardownRequest{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -516,7 +600,7 @@ func (x *TeardownRequest) String() string {
 func (*TeardownRequest) ProtoMessage() {}
 
 func (x *TeardownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -529,7 +613,7 @@ func (x *TeardownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TeardownRequest.ProtoReflect.Descriptor instead.
 func (*TeardownRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TeardownRequest) GetServerJson() []byte {
@@ -547,7 +631,7 @@ type TeardownResponse struct {
 
 func (x *TeardownResponse) Reset() {
 	*x = TeardownResponse{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +643,7 @@ func (x *TeardownResponse) String() string {
 func (*TeardownResponse) ProtoMessage() {}
 
 func (x *TeardownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,14 +656,19 @@ func (x *TeardownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TeardownResponse.ProtoReflect.Descriptor instead.
 func (*TeardownResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x0eexecutor.proto\x12\x16infercrane.executor.v1\"\x0f\n" +
+	"\x0eexecutor.proto\x12\x16infercrane.executor.v1\"^\n" +
+	"\vDeployEvent\x12#\n" +
+	"\fstarted_json\x18\x01 \x01(\fH\x00R\vstartedJson\x12!\n" +
+	"\vserver_json\x18\x02 \x01(\fH\x00R\n" +
+	"serverJsonB\a\n" +
+	"\x05event\"\x0f\n" +
 	"\rSchemaRequest\"1\n" +
 	"\x0eSchemaResponse\x12\x1f\n" +
 	"\vschema_json\x18\x01 \x01(\fR\n" +
@@ -612,13 +701,14 @@ const file_executor_proto_rawDesc = "" +
 	"\x0fTeardownRequest\x12\x1f\n" +
 	"\vserver_json\x18\x01 \x01(\fR\n" +
 	"serverJson\"\x12\n" +
-	"\x10TeardownResponse2\xcc\x03\n" +
+	"\x10TeardownResponse2\xaa\x04\n" +
 	"\bExecutor\x12W\n" +
 	"\x06Schema\x12%.infercrane.executor.v1.SchemaRequest\x1a&.infercrane.executor.v1.SchemaResponse\x12`\n" +
 	"\tConfigure\x12(.infercrane.executor.v1.ConfigureRequest\x1a).infercrane.executor.v1.ConfigureResponse\x12W\n" +
 	"\x06Deploy\x12%.infercrane.executor.v1.DeployRequest\x1a&.infercrane.executor.v1.DeployResponse\x12M\n" +
 	"\x03Run\x12\".infercrane.executor.v1.RunRequest\x1a .infercrane.executor.v1.RunEvent0\x01\x12]\n" +
-	"\bTeardown\x12'.infercrane.executor.v1.TeardownRequest\x1a(.infercrane.executor.v1.TeardownResponseB5Z3github.com/infercrane/infercrane/plugins/executorpbb\x06proto3"
+	"\bTeardown\x12'.infercrane.executor.v1.TeardownRequest\x1a(.infercrane.executor.v1.TeardownResponse\x12\\\n" +
+	"\fDeployStream\x12%.infercrane.executor.v1.DeployRequest\x1a#.infercrane.executor.v1.DeployEvent0\x01B5Z3github.com/infercrane/infercrane/plugins/executorpbb\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -632,34 +722,37 @@ func file_executor_proto_rawDescGZIP() []byte {
 	return file_executor_proto_rawDescData
 }
 
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_executor_proto_goTypes = []any{
-	(*SchemaRequest)(nil),     // 0: infercrane.executor.v1.SchemaRequest
-	(*SchemaResponse)(nil),    // 1: infercrane.executor.v1.SchemaResponse
-	(*ConfigureRequest)(nil),  // 2: infercrane.executor.v1.ConfigureRequest
-	(*ConfigureResponse)(nil), // 3: infercrane.executor.v1.ConfigureResponse
-	(*DeployRequest)(nil),     // 4: infercrane.executor.v1.DeployRequest
-	(*DeployResponse)(nil),    // 5: infercrane.executor.v1.DeployResponse
-	(*RunRequest)(nil),        // 6: infercrane.executor.v1.RunRequest
-	(*Progress)(nil),          // 7: infercrane.executor.v1.Progress
-	(*RunEvent)(nil),          // 8: infercrane.executor.v1.RunEvent
-	(*TeardownRequest)(nil),   // 9: infercrane.executor.v1.TeardownRequest
-	(*TeardownResponse)(nil),  // 10: infercrane.executor.v1.TeardownResponse
+	(*DeployEvent)(nil),       // 0: infercrane.executor.v1.DeployEvent
+	(*SchemaRequest)(nil),     // 1: infercrane.executor.v1.SchemaRequest
+	(*SchemaResponse)(nil),    // 2: infercrane.executor.v1.SchemaResponse
+	(*ConfigureRequest)(nil),  // 3: infercrane.executor.v1.ConfigureRequest
+	(*ConfigureResponse)(nil), // 4: infercrane.executor.v1.ConfigureResponse
+	(*DeployRequest)(nil),     // 5: infercrane.executor.v1.DeployRequest
+	(*DeployResponse)(nil),    // 6: infercrane.executor.v1.DeployResponse
+	(*RunRequest)(nil),        // 7: infercrane.executor.v1.RunRequest
+	(*Progress)(nil),          // 8: infercrane.executor.v1.Progress
+	(*RunEvent)(nil),          // 9: infercrane.executor.v1.RunEvent
+	(*TeardownRequest)(nil),   // 10: infercrane.executor.v1.TeardownRequest
+	(*TeardownResponse)(nil),  // 11: infercrane.executor.v1.TeardownResponse
 }
 var file_executor_proto_depIdxs = []int32{
-	7,  // 0: infercrane.executor.v1.RunEvent.progress:type_name -> infercrane.executor.v1.Progress
-	0,  // 1: infercrane.executor.v1.Executor.Schema:input_type -> infercrane.executor.v1.SchemaRequest
-	2,  // 2: infercrane.executor.v1.Executor.Configure:input_type -> infercrane.executor.v1.ConfigureRequest
-	4,  // 3: infercrane.executor.v1.Executor.Deploy:input_type -> infercrane.executor.v1.DeployRequest
-	6,  // 4: infercrane.executor.v1.Executor.Run:input_type -> infercrane.executor.v1.RunRequest
-	9,  // 5: infercrane.executor.v1.Executor.Teardown:input_type -> infercrane.executor.v1.TeardownRequest
-	1,  // 6: infercrane.executor.v1.Executor.Schema:output_type -> infercrane.executor.v1.SchemaResponse
-	3,  // 7: infercrane.executor.v1.Executor.Configure:output_type -> infercrane.executor.v1.ConfigureResponse
-	5,  // 8: infercrane.executor.v1.Executor.Deploy:output_type -> infercrane.executor.v1.DeployResponse
-	8,  // 9: infercrane.executor.v1.Executor.Run:output_type -> infercrane.executor.v1.RunEvent
-	10, // 10: infercrane.executor.v1.Executor.Teardown:output_type -> infercrane.executor.v1.TeardownResponse
-	6,  // [6:11] is the sub-list for method output_type
-	1,  // [1:6] is the sub-list for method input_type
+	8,  // 0: infercrane.executor.v1.RunEvent.progress:type_name -> infercrane.executor.v1.Progress
+	1,  // 1: infercrane.executor.v1.Executor.Schema:input_type -> infercrane.executor.v1.SchemaRequest
+	3,  // 2: infercrane.executor.v1.Executor.Configure:input_type -> infercrane.executor.v1.ConfigureRequest
+	5,  // 3: infercrane.executor.v1.Executor.Deploy:input_type -> infercrane.executor.v1.DeployRequest
+	7,  // 4: infercrane.executor.v1.Executor.Run:input_type -> infercrane.executor.v1.RunRequest
+	10, // 5: infercrane.executor.v1.Executor.Teardown:input_type -> infercrane.executor.v1.TeardownRequest
+	5,  // 6: infercrane.executor.v1.Executor.DeployStream:input_type -> infercrane.executor.v1.DeployRequest
+	2,  // 7: infercrane.executor.v1.Executor.Schema:output_type -> infercrane.executor.v1.SchemaResponse
+	4,  // 8: infercrane.executor.v1.Executor.Configure:output_type -> infercrane.executor.v1.ConfigureResponse
+	6,  // 9: infercrane.executor.v1.Executor.Deploy:output_type -> infercrane.executor.v1.DeployResponse
+	9,  // 10: infercrane.executor.v1.Executor.Run:output_type -> infercrane.executor.v1.RunEvent
+	11, // 11: infercrane.executor.v1.Executor.Teardown:output_type -> infercrane.executor.v1.TeardownResponse
+	0,  // 12: infercrane.executor.v1.Executor.DeployStream:output_type -> infercrane.executor.v1.DeployEvent
+	7,  // [7:13] is the sub-list for method output_type
+	1,  // [1:7] is the sub-list for method input_type
 	1,  // [1:1] is the sub-list for extension type_name
 	1,  // [1:1] is the sub-list for extension extendee
 	0,  // [0:1] is the sub-list for field type_name
@@ -670,7 +763,11 @@ func file_executor_proto_init() {
 	if File_executor_proto != nil {
 		return
 	}
-	file_executor_proto_msgTypes[8].OneofWrappers = []any{
+	file_executor_proto_msgTypes[0].OneofWrappers = []any{
+		(*DeployEvent_StartedJson)(nil),
+		(*DeployEvent_ServerJson)(nil),
+	}
+	file_executor_proto_msgTypes[9].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_ResultJson)(nil),
 	}
@@ -680,7 +777,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

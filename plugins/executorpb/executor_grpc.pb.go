@@ -27,11 +27,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Executor_Schema_FullMethodName    = "/infercrane.executor.v1.Executor/Schema"
-	Executor_Configure_FullMethodName = "/infercrane.executor.v1.Executor/Configure"
-	Executor_Deploy_FullMethodName    = "/infercrane.executor.v1.Executor/Deploy"
-	Executor_Run_FullMethodName       = "/infercrane.executor.v1.Executor/Run"
-	Executor_Teardown_FullMethodName  = "/infercrane.executor.v1.Executor/Teardown"
+	Executor_Schema_FullMethodName       = "/infercrane.executor.v1.Executor/Schema"
+	Executor_Configure_FullMethodName    = "/infercrane.executor.v1.Executor/Configure"
+	Executor_Deploy_FullMethodName       = "/infercrane.executor.v1.Executor/Deploy"
+	Executor_Run_FullMethodName          = "/infercrane.executor.v1.Executor/Run"
+	Executor_Teardown_FullMethodName     = "/infercrane.executor.v1.Executor/Teardown"
+	Executor_DeployStream_FullMethodName = "/infercrane.executor.v1.Executor/DeployStream"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -49,6 +50,11 @@ type ExecutorClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunEvent], error)
 	// Teardown stops everything Deploy started; it is idempotent.
 	Teardown(ctx context.Context, in *TeardownRequest, opts ...grpc.CallOption) (*TeardownResponse, error)
+	// DeployStream is Deploy that also streams what it started before it
+	// waits for health (executor.ReportStarted), so the host can journal it
+	// and a later apply can tear it down if the host dies. Hosts fall back to
+	// Deploy when a plugin does not implement it (Unimplemented).
+	DeployStream(ctx context.Context, in *DeployRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DeployEvent], error)
 }
 
 type executorClient struct {
@@ -118,6 +124,25 @@ func (c *executorClient) Teardown(ctx context.Context, in *TeardownRequest, opts
 	return out, nil
 }
 
+func (c *executorClient) DeployStream(ctx context.Context, in *DeployRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DeployEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Executor_ServiceDesc.Streams[1], Executor_DeployStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DeployRequest, DeployEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Executor_DeployStreamClient = grpc.ServerStreamingClient[DeployEvent]
+
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
@@ -133,6 +158,11 @@ type ExecutorServer interface {
 	Run(*RunRequest, grpc.ServerStreamingServer[RunEvent]) error
 	// Teardown stops everything Deploy started; it is idempotent.
 	Teardown(context.Context, *TeardownRequest) (*TeardownResponse, error)
+	// DeployStream is Deploy that also streams what it started before it
+	// waits for health (executor.ReportStarted), so the host can journal it
+	// and a later apply can tear it down if the host dies. Hosts fall back to
+	// Deploy when a plugin does not implement it (Unimplemented).
+	DeployStream(*DeployRequest, grpc.ServerStreamingServer[DeployEvent]) error
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -157,6 +187,9 @@ func (UnimplementedExecutorServer) Run(*RunRequest, grpc.ServerStreamingServer[R
 }
 func (UnimplementedExecutorServer) Teardown(context.Context, *TeardownRequest) (*TeardownResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Teardown not implemented")
+}
+func (UnimplementedExecutorServer) DeployStream(*DeployRequest, grpc.ServerStreamingServer[DeployEvent]) error {
+	return status.Error(codes.Unimplemented, "method DeployStream not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -262,6 +295,17 @@ func _Executor_Teardown_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Executor_DeployStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(DeployRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ExecutorServer).DeployStream(m, &grpc.GenericServerStream[DeployRequest, DeployEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Executor_DeployStreamServer = grpc.ServerStreamingServer[DeployEvent]
+
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -290,6 +334,11 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Run",
 			Handler:       _Executor_Run_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "DeployStream",
+			Handler:       _Executor_DeployStream_Handler,
 			ServerStreams: true,
 		},
 	},
