@@ -39,6 +39,13 @@ lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	$(GO) vet $(PKGS)
 
+## reliability: the kill-anywhere matrix, 20 iterations per executor kind
+## (make test runs 2); MATRIX_ITERATIONS and MATRIX_SEED override
+MATRIX_ITERATIONS ?= 20
+reliability:
+	INFERCRANE_MATRIX_ITERATIONS=$(MATRIX_ITERATIONS) INFERCRANE_MATRIX_SEED=$(MATRIX_SEED) \
+	  $(GO) test -count=1 -timeout 60m -run '^TestKillAnywhereMatrix$$' -v ./cmd/infercrane | grep -v '^=== '
+
 ## integration: real vLLM (CPU build) on a tiny local model; see scripts/integration
 integration:
 	bash scripts/integration/run.sh

@@ -178,7 +178,7 @@ func (t tree) signal(sig syscall.Signal, owned bool) {
 	}
 }
 
-// alive reports whether any process of t is left.
+// alive reports whether any process of t is left (zombies hold nothing).
 func (t tree) alive(owned bool) bool {
 	if owned && groupAlive(t.pgid) {
 		return true
@@ -186,10 +186,24 @@ func (t tree) alive(owned bool) bool {
 	return len(t.members()) > 0
 }
 
-// groupAlive reports whether any process of group pgid still exists.
+// groupAlive reports whether any process of group pgid still exists, not
+// counting zombies where /proc says which they are: a zombie another
+// process has yet to reap (a subreaper's adopted child) holds nothing.
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	procs := allProcs()
+	if procs == nil {
+		return true // no /proc: the signal's word
+	}
+	for _, p := range procs {
+		if p.pgrp == pgid && !p.zombie {
+			return true
+		}
+	}
+	return false
 }
 
 // stopTree sends SIGTERM to the tree, waits up to grace for it to be

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // osProc is one /proc entry.
@@ -88,7 +89,29 @@ func Subreap() error {
 	if errno != 0 {
 		return errno
 	}
+	subreaping.Do(func() { go reapAdoptedForever() })
 	return nil
+}
+
+var subreaping sync.Once
+
+// reapAdoptedForever reaps, twice a second, the zombies this subreaper
+// adopted, whoever started them (a plugin process's server, for one). An
+// adopted zombie is a child that is neither in this process's group (the
+// plugin processes and helpers it starts itself) nor a group leader (the
+// servers it starts itself, each leading its own group and reaped by
+// cmd.Wait), so os/exec's own waits are never stolen.
+func reapAdoptedForever() {
+	self, group := os.Getpid(), syscall.Getpgrp()
+	for {
+		for _, p := range allProcs() {
+			if p.ppid == self && p.zombie && p.pgrp != group && p.pid != p.pgrp {
+				var ws syscall.WaitStatus
+				_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // reapAdopted waits for (reaps) the zombies among t's processes that are
