@@ -44,7 +44,7 @@ lint:
 MATRIX_ITERATIONS ?= 20
 reliability:
 	INFERCRANE_MATRIX_ITERATIONS=$(MATRIX_ITERATIONS) INFERCRANE_MATRIX_SEED=$(MATRIX_SEED) \
-	  $(GO) test -count=1 -timeout 60m -run '^TestKillAnywhereMatrix$$' -v ./cmd/infercrane | grep -v '^=== '
+	  $(GO) test -count=1 -timeout 60m -run '^TestKillAnywhereMatrix$$' -v ./cmd/infercrane
 
 ## integration: real vLLM (CPU build) on a tiny local model; see scripts/integration
 integration:
