@@ -49,6 +49,10 @@ type Deployment struct {
 	// in plans without one): the simulated engine runs it, so a simulated
 	// apply reproduces the plan's estimate under every override.
 	Perf *perf.Lane `json:"perf,omitempty"`
+	// Redact are the secrets among the deployment's values (sensitive
+	// runtime args and executor settings); an executor removes them from
+	// whatever it writes (server logs). In memory only.
+	Redact []string `json:"-"`
 }
 
 // Server is a deployed, healthy server.

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"github.com/infercrane/infercrane/executor/redact"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -43,6 +45,10 @@ type Runner struct {
 	PlanJSON []byte
 	// ApplyID tags what this apply starts (default: random).
 	ApplyID string
+	// Secrets are removed from everything the runner journals (run
+	// records, server facts, failure messages) and from every recorded
+	// request error; the plan's own secrets are added to them.
+	Secrets *redact.Set
 
 	evMu sync.Mutex
 	busy sync.Map // node ID -> description, for Busy
@@ -123,6 +129,7 @@ func (r *Runner) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	e.Message, e.Error, e.Server = r.Secrets.String(e.Message), r.Secrets.String(e.Error), r.Secrets.String(e.Server)
 	r.evMu.Lock()
 	defer r.evMu.Unlock()
 	r.Events(e)
@@ -140,6 +147,15 @@ func (r *Runner) Apply(ctx context.Context, p *planner.Plan) (*Outcome, error) {
 		var b [6]byte
 		rand.Read(b[:])
 		r.ApplyID = hex.EncodeToString(b[:])
+	}
+	if r.Secrets == nil {
+		r.Secrets = redact.New()
+	}
+	r.Secrets.Add(p.Secrets()...)
+	for _, l := range p.Lanes {
+		if l.Work() && l.Inputs.HasRedacted() && l.Inputs.Secrets == nil {
+			return nil, fmt.Errorf("lane %s (%s) needs sensitive values that no plan file holds; apply re-reads them from the variables (-var, -var-file, *.auto.vars.hcl, %sNAME), so set the sensitive variables again and re-run", l.ID, l.Key, "INFERCRANE_VAR_")
+		}
 	}
 	planJSON := r.PlanJSON
 	if planJSON == nil {
@@ -298,7 +314,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	defer a.r.busy.Delete("deploy." + d.id)
 	a.r.emit(Event{Type: EventDeployStarted, Deployment: d.id, Executor: typ, Message: what})
 	start := time.Now()
-	x, err := safeOpen(a.ctx, a.r.Open, typ, l.Inputs.ExecutorConfig)
+	x, err := safeOpen(a.ctx, a.r.Open, typ, l.Inputs.Revealed().ExecutorConfig)
 	if err != nil {
 		err = fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err)
 		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
@@ -318,16 +334,20 @@ func (a *applyRun) deploy(d *deployment) error {
 	ctx := WithStarted(a.ctx, func(s *Server) {
 		d.setStarted(s)
 		if raw, err := json.Marshal(s); err == nil {
+			raw = a.r.Secrets.Bytes(raw) // a base URL may hold a sensitive value
 			// A failed write is caught by the next one (the deploy's
 			// final record) or by the store refusing further writes.
 			_ = a.r.Store.RecordDeployment(state.DeploymentEntry{Type: state.DeployStarted, Apply: a.r.ApplyID, Deployment: d.id, Server: raw})
 		}
 	})
-	s, err := safeDeploy(ctx, x, DeploymentFor(l, a.r.ApplyID, a.logDir))
+	dep := DeploymentFor(l, a.r.ApplyID, a.logDir)
+	dep.Redact = a.r.Secrets.Values()
+	s, err := safeDeploy(ctx, x, dep)
 	if err == nil {
 		d.setStarted(s)
 		raw, jerr := json.Marshal(s)
 		if jerr == nil {
+			raw = a.r.Secrets.Bytes(raw)
 			jerr = a.r.Store.RecordDeployment(state.DeploymentEntry{Type: state.DeployStarted, Apply: a.r.ApplyID, Deployment: d.id, Server: raw})
 		}
 		if jerr != nil {
@@ -377,6 +397,7 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	a.r.busy.Store(key, fmt.Sprintf("run %d of lane %s (%s)", n, l.ID, l.Key))
 	defer a.r.busy.Delete(key)
 	spec := RunSpecFor(l, n)
+	spec.Load.Redact = a.r.Secrets.Values()
 	a.r.emit(Event{Type: EventRunStarted, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Runs: l.Runs, Total: spec.Load.Requests})
 	start := time.Now()
 	var last time.Time
@@ -463,7 +484,7 @@ func FailureText(failures map[string]int) string {
 // failRun journals run n of l as failed with why and its failure classes,
 // and returns why (or the journal's error, joined).
 func (a *applyRun) failRun(d *deployment, l *planner.Lane, n int, why error, s loadgen.Summary) error {
-	f := state.RunFailure{Run: n, Deployment: d.id, Error: why.Error(), Requests: s.Requests}
+	f := state.RunFailure{Run: n, Deployment: d.id, Error: a.r.Secrets.String(why.Error()), Requests: s.Requests}
 	if len(s.Failures) > 0 {
 		f.Failures = map[string]int{}
 		for k, v := range s.Failures {
@@ -488,9 +509,21 @@ func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult,
 	if err != nil {
 		return err
 	}
+	// Whatever text came back (an error body echoing a key, a server fact
+	// holding a sensitive URL) loses every known secret before it is kept.
+	for i := range res.Records {
+		res.Records[i].Error = a.r.Secrets.String(res.Records[i].Error)
+	}
+	var info map[string]string
+	if d.server.Info != nil {
+		info = make(map[string]string, len(d.server.Info))
+		for k, v := range d.server.Info {
+			info[k] = a.r.Secrets.String(v)
+		}
+	}
 	rec := state.RunRecord{
 		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum,
-		Server: d.server.Info, ServerMetrics: res.ServerMetrics, GPUSeconds: res.GPUSeconds,
+		Server: info, ServerMetrics: res.ServerMetrics, GPUSeconds: res.GPUSeconds,
 		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	return a.r.Store.CommitRun(rec, func(w io.Writer) error { return loadgen.WriteRecords(w, res.Records) })

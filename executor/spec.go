@@ -9,7 +9,7 @@ import (
 // DeploymentFor returns the deployment a lane runs on. Every lane of one
 // deployment has the same model, GPU, runtime and executor inputs.
 func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
-	in := l.Inputs
+	in := l.Inputs.Revealed()
 	return Deployment{
 		ID:               l.Deployment,
 		ApplyID:          applyID,

@@ -19,6 +19,10 @@ type attrSpec struct {
 	def cty.Value
 	// whole requires a whole number (typ must be cty.Number).
 	whole bool
+	// sensitiveOK allows a value derived from a sensitive variable; the
+	// marks are kept in attrs.marks. Elsewhere such a value is an error,
+	// since it would end up in clear in plans and evidence.
+	sensitiveOK bool
 	// raw leaves the expression unevaluated (e.g. a gate's condition).
 	raw bool
 }
@@ -34,6 +38,39 @@ type attrs struct {
 	body hcl.Range
 	// order lists the attribute names as declared in the spec table.
 	order []string
+	// marks holds the sensitive marks of sensitiveOK attributes by path.
+	marks map[string][]cty.PathValueMarks
+}
+
+// sensitiveElems reports, for each element of a list attribute in the
+// order strs returns them, whether it derives from a sensitive variable;
+// nil when none does.
+func (a *attrs) sensitiveElems(name string) []bool {
+	pvm := a.marks[name]
+	if len(pvm) == 0 || !a.known(name) {
+		return nil
+	}
+	whole := false
+	idx := map[int64]bool{}
+	for _, p := range pvm {
+		if len(p.Path) == 0 {
+			whole = true
+			continue
+		}
+		if st, ok := p.Path[0].(cty.IndexStep); ok && st.Key.Type() == cty.Number {
+			i, _ := st.Key.AsBigFloat().Int64()
+			idx[i] = true
+		}
+	}
+	var out []bool
+	var i int64
+	for it := a.vals[name].ElementIterator(); it.Next(); i++ {
+		_, v := it.Element()
+		if v.IsKnown() && !v.IsNull() {
+			out = append(out, whole || idx[i])
+		}
+	}
+	return out
 }
 
 // rangeOf returns the narrowest range for an attribute: its expression when
@@ -109,7 +146,7 @@ func (a *attrs) object(extra map[string]cty.Value) cty.Value {
 		if v == cty.NilVal {
 			continue
 		}
-		m[k] = v
+		m[k] = v.MarkWithPaths(a.marks[k])
 	}
 	for k, v := range extra {
 		m[k] = v
@@ -131,7 +168,8 @@ func schemaFor(specs []attrSpec, blocks ...hcl.BlockHeaderSchema) *hcl.BodySchem
 // declared types.
 func decodeAttrs(content *hcl.BodyContent, body hcl.Range, specs []attrSpec, ctx *hcl.EvalContext) (*attrs, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
-	a := &attrs{vals: map[string]cty.Value{}, exprs: map[string]hcl.Expression{}, set: map[string]bool{}, body: body}
+	a := &attrs{vals: map[string]cty.Value{}, exprs: map[string]hcl.Expression{}, set: map[string]bool{}, body: body,
+		marks: map[string][]cty.PathValueMarks{}}
 	for _, sp := range specs {
 		a.order = append(a.order, sp.name)
 		attr, ok := content.Attributes[sp.name]
@@ -149,6 +187,20 @@ func decodeAttrs(content *hcl.BodyContent, body hcl.Range, specs []attrSpec, ctx
 		if d.HasErrors() {
 			a.vals[sp.name] = cty.UnknownVal(sp.typ)
 			continue
+		}
+		v, marks := v.UnmarkDeepWithPaths()
+		if len(marks) > 0 {
+			if !sp.sensitiveOK {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Sensitive value not allowed here",
+					Detail:   fmt.Sprintf("The value of %q derives from a sensitive variable. Only runtime args and executor settings may use sensitive values: plans show them as (sensitive) and apply hands the real value to the executor. Anywhere else it would be written in clear into plans and evidence; use a variable that is not sensitive.", sp.name),
+					Subject:  attr.Expr.Range().Ptr(),
+				})
+				a.vals[sp.name] = cty.UnknownVal(sp.typ)
+				continue
+			}
+			a.marks[sp.name] = marks
 		}
 		v, d = convertAttr(v, sp, attr.Expr.Range())
 		diags = append(diags, d...)

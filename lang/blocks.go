@@ -128,7 +128,7 @@ var runtimeSpecs = []attrSpec{
 	{name: "engine", typ: cty.String, required: true},
 	{name: "version", typ: cty.String},
 	{name: "dtype", typ: cty.String},
-	{name: "args", typ: cty.List(cty.String)},
+	{name: "args", typ: cty.List(cty.String), sensitiveOK: true},
 	{name: "gpu_memory_utilization", typ: cty.Number, def: cty.NumberFloatVal(0.9)},
 	wholeNum("max_num_seqs"),
 	wholeNum("max_num_batched_tokens"),
@@ -141,7 +141,7 @@ func (l *loader) decodeRuntime(d *decl, in instance, body hcl.Body, ctx *hcl.Eva
 	a, _ := l.decodeBody(d, body, ctx, runtimeSpecs)
 	r := &Runtime{
 		Name: in.name, Engine: a.str("engine"), Version: a.str("version"), Dtype: a.str("dtype"),
-		Args: a.strs("args"), GPUMemoryUtilization: a.float("gpu_memory_utilization"),
+		Args: a.strs("args"), ArgsSensitive: a.sensitiveElems("args"), GPUMemoryUtilization: a.float("gpu_memory_utilization"),
 		MaxNumSeqs: int(a.int("max_num_seqs")), MaxNumBatchedTokens: int(a.int("max_num_batched_tokens")),
 		DeclRange: d.block.DefRange,
 	}

@@ -19,6 +19,11 @@ type Config struct {
 	// -var-file files), which are also in Files. They may hold secrets:
 	// never copy their contents into plans or evidence.
 	VarFiles []string
+	// Secrets are the values of sensitive variables (every string and
+	// number in them, as text), for redacting whatever text still carries
+	// one. Expressions see those variables marked with SensitiveMark, and
+	// the mark follows every value derived from them.
+	Secrets []string
 	// RequiredVersion is the infercrane block's version constraint, if any.
 	RequiredVersion string
 
@@ -110,11 +115,14 @@ type GPU struct {
 
 // Runtime is a serving engine at a pinned version with its flags.
 type Runtime struct {
-	Name                 string
-	Engine               string // "vllm"
-	Version              string // empty is a preflight warning
-	Dtype                string
-	Args                 []string
+	Name    string
+	Engine  string // "vllm"
+	Version string // empty is a preflight warning
+	Dtype   string
+	Args    []string
+	// ArgsSensitive is parallel to Args (nil when no arg is): true where
+	// the arg's value derives from a sensitive variable.
+	ArgsSensitive        []bool
 	GPUMemoryUtilization float64 // default 0.9
 	MaxNumSeqs           int     // 0: engine default
 	MaxNumBatchedTokens  int     // 0: engine default
@@ -122,7 +130,9 @@ type Runtime struct {
 }
 
 // Executor says where lanes run. Type selects the implementation; Attrs holds
-// the remaining attributes, validated against that executor's schema.
+// the remaining attributes, validated against that executor's schema. A
+// value derived from a sensitive variable keeps its SensitiveMark there
+// (possibly on an element or map entry only).
 type Executor struct {
 	Name      string
 	Type      string // sim, endpoint, local, modal, or an external plugin name

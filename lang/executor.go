@@ -81,6 +81,7 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 	if diags.HasErrors() {
 		return cty.DynamicVal
 	}
+	tv, _ = tv.UnmarkDeep() // the type selects code; it is never secret
 	tv, err := convert.Convert(tv, cty.String)
 	if err != nil || tv.IsNull() || !tv.IsKnown() {
 		l.diags = append(l.diags, errorf(typeAttr.Expr.Range(), "Invalid executor type", "type must be a string naming the executor (%s).", strings.Join(l.executorTypes(), ", ")))

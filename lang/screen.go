@@ -195,6 +195,7 @@ func (l *loader) identify(d *decl, v cty.Value, kind, attr string, rng hcl.Range
 
 // instanceOf finds the block instance of kind whose value is v.
 func (l *loader) instanceOf(kind string, v cty.Value) (string, bool) {
+	v, _ = v.UnmarkDeep() // a block holding a sensitive value is still that block
 	if !v.Type().IsObjectType() || !v.Type().HasAttribute("name") {
 		return "", false
 	}
@@ -204,7 +205,7 @@ func (l *loader) instanceOf(kind string, v cty.Value) (string, bool) {
 	}
 	name := nv.AsString()
 	for _, nvl := range l.instVals[kind] {
-		if nvl.name == name && nvl.val.RawEquals(v) {
+		if uv, _ := nvl.val.UnmarkDeep(); nvl.name == name && uv.RawEquals(v) {
 			return name, true
 		}
 	}

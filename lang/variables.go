@@ -163,6 +163,10 @@ func (l *loader) loadVariables(autoVars []source) {
 			vd.v.Value = cty.UnknownVal(vd.v.Type)
 		}
 		l.varValues[name] = vd.v.Value
+		if vd.v.Sensitive {
+			l.cfg.Secrets = append(l.cfg.Secrets, leafStrings(vd.v.Value)...)
+			l.varValues[name] = vd.v.Value.Mark(SensitiveMark)
+		}
 	}
 	for _, name := range sortedKeys(l.varDecls) {
 		l.validateVariable(l.varDecls[name])
@@ -276,6 +280,7 @@ func (l *loader) validateVariable(vd *variableDecl) {
 		if d.HasErrors() {
 			continue
 		}
+		cond, _ = cond.UnmarkDeep()
 		cond, err := convert.Convert(cond, cty.Bool)
 		if err != nil || cond.IsNull() {
 			l.diags = append(l.diags, errorf(condAttr.Expr.Range(), "Invalid validation condition",

@@ -55,6 +55,7 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 		Preflight:         []Finding{},
 		Assumptions:       []Assumption{},
 		Graph:             Graph{Nodes: []Node{}, Edges: []Edge{}},
+		secrets:           append([]string(nil), cfg.Secrets...),
 	}
 	lanes, diags := expand(cfg, p)
 	assignIDs(lanes)

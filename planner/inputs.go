@@ -76,6 +76,12 @@ func laneInputs(b laneBlocks) LaneInputs {
 		in.RuntimeDtype = r.Dtype
 		if r.Args != nil {
 			in.RuntimeArgs = append([]string{}, r.Args...)
+			for i, sens := range r.ArgsSensitive {
+				if sens && i < len(in.RuntimeArgs) {
+					in.secrets().RuntimeArgs[i] = in.RuntimeArgs[i]
+					in.RuntimeArgs[i] = Redacted
+				}
+			}
 		}
 		if r.GPUMemoryUtilization > 0 {
 			in.GPUMemoryUtil = r.GPUMemoryUtilization
@@ -85,7 +91,11 @@ func laneInputs(b laneBlocks) LaneInputs {
 	}
 	if b.executor != nil {
 		in.ExecutorType = b.executor.Type
-		in.ExecutorConfig = executorConfig(b.executor.Attrs)
+		var real map[string]any
+		in.ExecutorConfig, real = executorConfig(b.executor.Attrs)
+		for k, v := range real {
+			in.secrets().ExecutorConfig[k] = v
+		}
 	} else {
 		in.ExecutorType = "sim"
 	}
@@ -104,27 +114,76 @@ func canonicalGPUType(t string) string {
 // secretName matches attribute names whose values must never be printed.
 var secretName = regexp.MustCompile(`(?i)(api_?key|token|secret|password|passwd|credential|auth)`)
 
-// executorConfig converts an executor block's attributes to plain JSON
-// values, redacting sensitive ones: values marked sensitive by the spec
-// language and attributes named like secrets (api_key, token, ...), except
-// those that only name an environment variable (api_key_env).
-func executorConfig(attrs map[string]cty.Value) map[string]any {
-	if len(attrs) == 0 {
-		return nil
+// secrets returns the lane's in-memory secrets, creating them.
+func (in *LaneInputs) secrets() *LaneSecrets {
+	if in.Secrets == nil {
+		in.Secrets = &LaneSecrets{RuntimeArgs: map[int]string{}, ExecutorConfig: map[string]any{}}
 	}
-	out := make(map[string]any, len(attrs))
-	for name, v := range attrs {
-		out[name] = ctyToAny(name, v)
-	}
-	return out
+	return in.Secrets
 }
 
-// ctyToAny converts v to a JSON-like Go value; unknown values become
-// "(known after apply)" and sensitive ones Redacted.
-func ctyToAny(name string, v cty.Value) any {
-	if v.IsMarked() || (secretName.MatchString(name) && !strings.HasSuffix(strings.ToLower(name), "_env")) {
+// executorConfig converts an executor block's attributes to plain JSON
+// values, redacting sensitive ones: values marked sensitive by the spec
+// language (wherever they sit inside an attribute) and attributes named
+// like secrets (api_key, token, ...), except those that only name an
+// environment variable (api_key_env). real holds the unredacted value of
+// every attribute that was redacted, for apply.
+func executorConfig(attrs map[string]cty.Value) (shown, real map[string]any) {
+	if len(attrs) == 0 {
+		return nil, nil
+	}
+	shown = make(map[string]any, len(attrs))
+	for name, v := range attrs {
+		byName := secretName.MatchString(name) && !strings.HasSuffix(strings.ToLower(name), "_env")
+		switch {
+		case byName:
+			shown[name] = Redacted
+		case lang.IsSensitive(v):
+			shown[name] = redactMarked(v)
+		default:
+			shown[name] = ctyToAny(v)
+			continue
+		}
+		if real == nil {
+			real = map[string]any{}
+		}
+		real[name] = ctyToAny(v)
+	}
+	return shown, real
+}
+
+// redactMarked converts v like ctyToAny, with every value marked
+// sensitive (an element, a map entry, or all of v) shown as Redacted.
+func redactMarked(v cty.Value) any {
+	if v.IsMarked() {
 		return Redacted
 	}
+	if v.IsKnown() && !v.IsNull() {
+		t := v.Type()
+		switch {
+		case t.IsListType() || t.IsTupleType() || t.IsSetType():
+			out := []any{}
+			for it := v.ElementIterator(); it.Next(); {
+				_, e := it.Element()
+				out = append(out, redactMarked(e))
+			}
+			return out
+		case t.IsMapType() || t.IsObjectType():
+			out := map[string]any{}
+			for it := v.ElementIterator(); it.Next(); {
+				k, e := it.Element()
+				out[k.AsString()] = redactMarked(e)
+			}
+			return out
+		}
+	}
+	return ctyToAny(v)
+}
+
+// ctyToAny converts v to a JSON-like Go value (marks dropped); unknown
+// values become "(known after apply)".
+func ctyToAny(v cty.Value) any {
+	v, _ = v.UnmarkDeep()
 	if !v.IsWhollyKnown() {
 		return "(known after apply)"
 	}
@@ -154,7 +213,11 @@ func variables(cfg *lang.Config, override map[string]any) map[string]any {
 			out[name] = Redacted
 			continue
 		}
-		out[name] = ctyToAny(name, v.Value)
+		if secretName.MatchString(name) && !strings.HasSuffix(strings.ToLower(name), "_env") {
+			out[name] = Redacted
+			continue
+		}
+		out[name] = ctyToAny(v.Value)
 	}
 	for name, v := range override {
 		if cv := cfg.Variables[name]; cv != nil && cv.Sensitive {

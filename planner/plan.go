@@ -41,6 +41,50 @@ type Plan struct {
 	// sees what the estimates rest on.
 	Assumptions []Assumption `json:"assumptions"`
 	Graph       Graph        `json:"graph"`
+
+	// secrets are the values of the spec's sensitive variables and of
+	// every value derived from them, in memory only (see Secrets).
+	secrets []string
+}
+
+// Secrets lists every secret value the plan knows of (sensitive variables
+// and the real values of redacted lane inputs), for redacting any text
+// before it is written; empty for a plan read from a file.
+func (p *Plan) Secrets() []string {
+	out := append([]string(nil), p.secrets...)
+	for _, l := range p.Lanes {
+		if l.Inputs.Secrets == nil {
+			continue
+		}
+		for _, v := range l.Inputs.Secrets.RuntimeArgs {
+			out = append(out, v)
+		}
+		for _, v := range l.Inputs.Secrets.ExecutorConfig {
+			out = append(out, leafText(v)...)
+		}
+	}
+	return out
+}
+
+// leafText lists the strings inside a JSON-like value.
+func leafText(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, leafText(e)...)
+		}
+		return out
+	case map[string]any:
+		var out []string
+		for _, e := range x {
+			out = append(out, leafText(e)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // Screen is the screen-level part of a plan: what the report needs besides lanes.
@@ -158,6 +202,86 @@ type LaneInputs struct {
 	// Pending names trace values the lane's token counts wait for
 	// ("trace.chutes.input_tokens.p50"); empty once the trace is profiled.
 	Pending []string `json:"pending,omitempty"`
+
+	// Secrets holds, in memory only, the real values of the inputs shown as
+	// Redacted above (sensitive runtime args and executor attributes); it
+	// is never encoded, so no plan file, state or evidence holds them. A
+	// plan read from a file has none: apply re-evaluates them from the
+	// variables (see Reveal).
+	Secrets *LaneSecrets `json:"-"`
+}
+
+// LaneSecrets are the real values of a lane's redacted inputs.
+type LaneSecrets struct {
+	// RuntimeArgs maps an index of RuntimeArgs to its real value.
+	RuntimeArgs map[int]string
+	// ExecutorConfig maps an attribute of ExecutorConfig to its real value.
+	ExecutorConfig map[string]any
+}
+
+// Revealed returns a copy of the inputs with the real values of redacted
+// inputs put back, for handing to an executor. Everything that is written
+// anywhere must use the inputs themselves, never this copy.
+func (in LaneInputs) Revealed() LaneInputs {
+	if in.Secrets == nil {
+		return in
+	}
+	out := in
+	out.Secrets = nil
+	if len(in.Secrets.RuntimeArgs) > 0 {
+		out.RuntimeArgs = append([]string(nil), in.RuntimeArgs...)
+		for i, v := range in.Secrets.RuntimeArgs {
+			if i >= 0 && i < len(out.RuntimeArgs) {
+				out.RuntimeArgs[i] = v
+			}
+		}
+	}
+	if len(in.Secrets.ExecutorConfig) > 0 {
+		out.ExecutorConfig = make(map[string]any, len(in.ExecutorConfig))
+		for k, v := range in.ExecutorConfig {
+			out.ExecutorConfig[k] = v
+		}
+		for k, v := range in.Secrets.ExecutorConfig {
+			out.ExecutorConfig[k] = v
+		}
+	}
+	return out
+}
+
+// HasRedacted reports whether the inputs show a sensitive value as
+// Redacted, which an executor needs in clear.
+func (in LaneInputs) HasRedacted() bool {
+	for _, a := range in.RuntimeArgs {
+		if a == Redacted {
+			return true
+		}
+	}
+	for _, v := range in.ExecutorConfig {
+		if containsRedacted(v) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsRedacted(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x == Redacted
+	case []any:
+		for _, e := range x {
+			if containsRedacted(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if containsRedacted(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Estimate is a lane's prediction from virtual-time runs of its

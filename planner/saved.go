@@ -105,8 +105,14 @@ func NewSaved(p *Plan, cfg *lang.Config, snap *state.Snapshot, specPath, stateDi
 		Format: SavedFormat, SpecPath: specPath, Dir: cfg.Dir, StateDir: stateDir,
 		Spec: map[string]string{}, Variables: p.Variables, Inputs: Digests(cfg, snap), Plan: p,
 	}
+	varFiles := map[string]bool{}
+	for _, f := range cfg.VarFiles {
+		varFiles[relPath(cfg.Dir, f)] = true
+	}
 	for name, b := range specFiles(cfg) {
-		if !strings.HasSuffix(name, ".vars.hcl") && !strings.HasSuffix(name, ".json") { // variable files may hold secrets
+		// Variable files (any name given to -var-file) may hold secrets:
+		// they are recorded by digest only.
+		if !varFiles[name] && !strings.HasSuffix(name, ".vars.hcl") && !strings.HasSuffix(name, ".json") {
 			s.Spec[name] = string(b)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"golang.org/x/term"
@@ -142,14 +143,20 @@ func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 
 // prepareSaved checks a saved plan against its inputs as they are now.
 func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
-	if len(o.pf.vars.vars) > 0 || len(o.pf.vars.files) > 0 || len(o.pf.replace) > 0 || len(o.pf.target) > 0 {
-		fmt.Fprintln(env.Stderr, "infercrane apply: a saved plan fixes its variables, replacements and targets; give -var, -var-file, -replace and -target to 'infercrane plan -out' instead")
+	if len(o.pf.vars.files) > 0 || len(o.pf.replace) > 0 || len(o.pf.target) > 0 {
+		fmt.Fprintln(env.Stderr, "infercrane apply: a saved plan fixes its variables, replacements and targets; give -var-file, -replace and -target to 'infercrane plan -out' instead")
 		return nil, 1
 	}
 	p, saved, err := planner.ReadPlanFile(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
 		return nil, 1
+	}
+	if saved != nil {
+		if err := revealSaved(env, saved, o.pf.vars.vars); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+			return nil, 1
+		}
 	}
 	if saved == nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s is plan JSON, which records no input digests, so apply cannot check that it still holds; save the plan with 'infercrane plan -out FILE' and apply that\n", path)
@@ -249,7 +256,7 @@ func view(env *cliEnv, o applyOpts, p *planner.Plan) progressView {
 	if o.json {
 		return newJSONView(env.Stdout, tr)
 	}
-	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) && env.Getenv("TERM") != "dumb" {
+	if f, ok := terminalOf(env.Stdout); ok && env.Getenv("TERM") != "dumb" {
 		// A terminal of unknown width cannot show bars.
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 			return newBarsView(env.Stdout, p.Totals.Runs, tr)
@@ -271,7 +278,8 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		return 1
 	}
 	defer pluginLog.Close()
-	reg := newRegistry(env, pluginLog)
+	env.secrets.Add(j.plan.Secrets()...)
+	reg := newRegistry(env, env.secrets.LineWriter(pluginLog))
 	// Servers' orphaned descendants are re-parented to apply, not init,
 	// while it runs (see plugins/local); where the kernel refuses, the
 	// journal and the next apply still reap them.
@@ -281,7 +289,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		slog.Debug("event", "type", e.Type, "lane", e.Lane, "deployment", e.Deployment, "run", e.Run, "error", e.Error, "message", e.Message)
 		v.Event(e)
 	}
-	r := &executor.Runner{Store: j.store, Open: reg.Open, Parallelism: o.parallelism, PlanJSON: planJSON, Events: events}
+	r := &executor.Runner{Store: j.store, Open: reg.Open, Parallelism: o.parallelism, PlanJSON: planJSON, Events: events, Secrets: env.secrets}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := handleInterrupts(env, cancel, r.Busy)
@@ -345,9 +353,7 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
 		cl.State = "teardown_failed"
 	}
 	opts := report.Options{Config: j.cfg, Cleanup: cl}
-	if env.Environ != nil {
-		opts.Secrets = report.SecretsFromEnv(env.Environ())
-	}
+	opts.Secrets = env.secrets.Values()
 	oc, err := report.Generate(j.stateDir, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but the report failed: %v; run 'infercrane report %s' after fixing it\n", err, j.stateDir)
@@ -372,9 +378,7 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 		return 0 // nothing was ever applied here
 	}
 	opts := report.Options{RepairOnly: true}
-	if env.Environ != nil {
-		opts.Secrets = report.SecretsFromEnv(env.Environ())
-	}
+	opts.Secrets = env.secrets.Values()
 	oc, err := report.Generate(j.stateDir, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, err, j.stateDir)
@@ -394,4 +398,85 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 		fmt.Fprintf(env.Stdout, "  %s\n", r)
 	}
 	return 0
+}
+
+// revealSaved gives the lanes of a saved plan the real values of their
+// sensitive inputs, which no plan file holds: it loads the spec again with
+// the plan's variables, the sensitive ones from where they came (the
+// environment, the variable files the plan read, *.auto.vars.hcl) or from
+// -var flags given now (allowed for sensitive variables only), and takes the
+// values from the lanes of the same IDs.
+func revealSaved(env *cliEnv, saved *planner.SavedPlan, vars []string) error {
+	for _, kv := range vars {
+		name, _, _ := strings.Cut(kv, "=")
+		if v, ok := saved.Variables[name]; !ok || v != planner.Redacted {
+			return fmt.Errorf("a saved plan fixes its variables; -var is accepted only for sensitive ones, which the plan does not hold, and %q is not one; give it to 'infercrane plan -out' instead", name)
+		}
+	}
+	need := false
+	for _, l := range saved.Plan.Lanes {
+		need = need || (l.Work() && l.Inputs.HasRedacted())
+	}
+	if !need {
+		return nil
+	}
+	vf := &varFlags{}
+	for _, name := range sortedNames(saved.Variables) {
+		v := saved.Variables[name]
+		if v == planner.Redacted || v == nil {
+			continue
+		}
+		text, isStr := v.(string)
+		if !isStr {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			text = string(b)
+		}
+		vf.vars = append(vf.vars, name+"="+text)
+	}
+	vf.vars = append(vf.vars, vars...)
+	for name := range saved.Inputs.Spec {
+		if _, snap := saved.Spec[name]; !snap && !strings.HasSuffix(name, ".auto.vars.hcl") && !strings.HasSuffix(name, ".auto.vars.json") {
+			p := filepath.FromSlash(name)
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(saved.Dir, p)
+			}
+			vf.files = append(vf.files, p)
+		}
+	}
+	sort.Strings(vf.files)
+	cfg, diags := loadConfig(env, saved.SpecPath, vf)
+	if diags.HasErrors() || cfg == nil {
+		printDiags(env, diags, nil)
+		return fmt.Errorf("the saved plan has sensitive inputs, and loading the spec again for their values failed; set its sensitive variables (-var NAME=VALUE, %sNAME) and apply again", lang.EnvVarPrefix)
+	}
+	fresh, _ := planner.Build(cfg, &state.Snapshot{}, planner.Options{Version: Version})
+	byID := map[string]*planner.Lane{}
+	for _, l := range fresh.Lanes {
+		byID[l.ID] = l
+	}
+	for _, l := range saved.Plan.Lanes {
+		if !l.Work() || !l.Inputs.HasRedacted() {
+			continue
+		}
+		f := byID[l.ID]
+		if f == nil || f.Inputs.Secrets == nil {
+			return fmt.Errorf("lane %s (%s) has sensitive inputs, and the spec loaded again gives no lane %s with their values; make the plan again", l.ID, l.Key, l.ID)
+		}
+		l.Inputs.Secrets = f.Inputs.Secrets
+	}
+	env.secrets.Add(fresh.Secrets()...)
+	return nil
+}
+
+// sortedNames returns the keys of m in order.
+func sortedNames(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

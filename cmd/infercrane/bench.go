@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -252,7 +250,7 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer) *progressLine {
 	p := &progressLine{w: w, every: 5 * time.Second}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if _, ok := terminalOf(w); ok {
 		p.tty, p.every = true, 250*time.Millisecond
 	}
 	return p

@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 )
 
 // ANSI escapes used on terminals.
@@ -28,8 +25,8 @@ func (env *cliEnv) colorOn(w io.Writer) bool {
 	if f := env.Getenv("FORCE_COLOR"); f != "" && f != "0" {
 		return true
 	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd())) && env.Getenv("TERM") != "dumb"
+	_, ok := terminalOf(w)
+	return ok && env.Getenv("TERM") != "dumb"
 }
 
 // colored returns w, wrapped to colour plan and diagnostic lines when

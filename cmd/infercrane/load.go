@@ -42,5 +42,7 @@ func loadConfig(env *cliEnv, path string, vf *varFlags) (*lang.Config, hcl.Diagn
 		opts.Vars = vf.vars
 		opts.VarFiles = vf.files
 	}
-	return lang.Load(path, opts)
+	cfg, diags := lang.Load(path, opts)
+	env.addSecrets(cfg)
+	return cfg, diags
 }

@@ -8,6 +8,8 @@
 package main
 
 import (
+	"github.com/infercrane/infercrane/executor/redact"
+
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,6 +50,8 @@ type cliEnv struct {
 	onFlags func(*cmdFlags)
 	// Wire is what the commands are assembled from (see wiring.go).
 	Wire wiring
+	// secrets are removed from Stdout and Stderr (see redactStreams).
+	secrets *redact.Set
 }
 
 var commands = map[string]*command{}
@@ -87,6 +91,7 @@ Run 'infercrane help COMMAND' or 'infercrane COMMAND -h' for a command's flags a
 // args, after the global flags.
 func run(env *cliEnv, args []string) int {
 	setupCommands()
+	redactStreams(env)
 	args, code, ok := globalFlags(env, args)
 	if !ok {
 		return code

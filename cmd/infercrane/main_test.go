@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,8 +36,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waiturl":  waitURL,
-			"exitcode": exitCode,
+			"waiturl":    waitURL,
+			"echoserver": echoServer,
+			"exitcode":   exitCode,
 		},
 	})
 }
@@ -120,4 +126,30 @@ func TestEveryCommandHasHelp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoServer is the testscript command `echoserver TARGET VAR`: it starts
+// an HTTP server in the test process that forwards to TARGET (a simulated
+// engine) but answers every third chat completion with an HTTP 500 whose
+// body echoes the request's Authorization header, as a careless server
+// would; VAR is set to its host:port. It stops when the script ends.
+func echoServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: echoserver TARGET VAR")
+	}
+	target, err := url.Parse(args[0])
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") && n.Add(1)%3 == 0 {
+			http.Error(w, `{"error": "upstream rejected credentials `+r.Header.Get("Authorization")+`"}`, http.StatusInternalServerError)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[1], strings.TrimPrefix(srv.URL, "http://"))
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/infercrane/infercrane/planner/workload"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/term"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -130,8 +129,8 @@ func s3Options(env *cliEnv, region string, anonymous bool, endpoint string, path
 
 // progressBar renders full-scan progress on a terminal; elsewhere it is silent.
 func profileProgress(env *cliEnv) (func(workload.Progress), func()) {
-	f, ok := env.Stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	f, ok := terminalOf(env.Stderr)
+	if !ok {
 		return nil, func() {}
 	}
 	p := mpb.New(mpb.WithOutput(f))

@@ -50,9 +50,7 @@ func runReport(env *cliEnv, args []string) int {
 		return fs.usageError("%v", err)
 	}
 	opts := report.Options{Formats: list, OutDir: *out}
-	if env.Environ != nil {
-		opts.Secrets = report.SecretsFromEnv(env.Environ())
-	}
+	opts.Secrets = env.secrets.Values()
 	oc, err := report.Generate(dir, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)

@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"github.com/infercrane/infercrane/executor/redact"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -37,6 +39,8 @@ type client struct {
 	timeout time.Duration
 	start   time.Time
 	readers sync.Pool // *sseReader with a reused 32 KiB buffer
+	// red removes the API key and other secrets from recorded errors.
+	red *redact.Set
 }
 
 // maxChunkPrealloc bounds the chunk-time slice reserved up front.
@@ -107,7 +111,7 @@ func (c *client) do(parent context.Context, j *job, rec *Record) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(j.body))
 	if err != nil {
-		rec.ErrorClass, rec.Error = FailConnection, err.Error()
+		rec.ErrorClass, rec.Error = FailConnection, c.red.String(err.Error())
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -158,11 +162,11 @@ func (c *client) fail(parent context.Context, rec *Record, status int, body []by
 	}
 	switch {
 	case err != nil && len(body) > 0:
-		rec.Error = truncate(err.Error()+": "+string(body), 500)
+		rec.Error = truncate(c.red.String(err.Error()+": "+string(body)), 500)
 	case err != nil:
-		rec.Error = truncate(err.Error(), 500)
+		rec.Error = truncate(c.red.String(err.Error()), 500)
 	default:
-		rec.Error = truncate(fmt.Sprintf("HTTP %d: %s", status, bytes.TrimSpace(body)), 500)
+		rec.Error = truncate(c.red.String(fmt.Sprintf("HTTP %d: %s", status, bytes.TrimSpace(body))), 500)
 	}
 }
 

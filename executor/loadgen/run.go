@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"github.com/infercrane/infercrane/executor/redact"
+
 	"context"
 	"fmt"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -118,7 +120,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming,
-		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond}
+		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond, red: redact.New(append([]string{cfg.APIKey}, cfg.Redact...)...)}
 	res := &Result{Started: time.Now()}
 	r.c.start = res.Started
 	r.prewarm(ctx, base)

@@ -11,8 +11,12 @@ type Config struct {
 	BaseURL string `json:"base_url"`
 	// Model is the served model name sent with every request.
 	Model string `json:"model"`
-	// APIKey is sent as a bearer token; it is never serialised.
+	// APIKey is sent as a bearer token; it is never serialised, and it is
+	// removed from every text the run records (a server may echo it).
 	APIKey string `json:"-"`
+	// Redact are further secrets to remove from every text the run records
+	// (error bodies); never serialised.
+	Redact []string `json:"-"`
 	// API is "chat" (/v1/chat/completions, the default) or "completions".
 	API string `json:"api"`
 	// Streaming asks for SSE streams; false asks for whole answers, for

@@ -5,6 +5,8 @@
 package local
 
 import (
+	"github.com/infercrane/infercrane/executor/redact"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -129,9 +131,18 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	if err != nil {
 		return nil, fmt.Errorf("open the server log: %w", err)
 	}
-	fmt.Fprintf(logF, "# %s infercrane: starting %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logF, logF
+	var out io.Writer = logF
+	var redacting io.WriteCloser
+	if len(d.Redact) > 0 {
+		// The server may print its arguments and environment: its output
+		// reaches the log through a writer that removes the secrets.
+		redacting = redact.New(d.Redact...).LineWriter(logF)
+		out = redacting
+		cmd.WaitDelay = 5 * time.Second
+	}
+	fmt.Fprintf(out, "# %s infercrane: starting %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = os.Environ()
 	for k, v := range x.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -149,6 +160,9 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	p := &proc{cmd: cmd, pgid: t.pgid, tree: t, log: logPath, exited: make(chan struct{}), logF: logF}
 	go func() {
 		p.err = cmd.Wait()
+		if redacting != nil {
+			redacting.Close()
+		}
 		close(p.exited)
 	}()
 	x.mu.Lock()
