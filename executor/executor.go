@@ -80,6 +80,9 @@ type RunResult struct {
 	// ServerMetrics are Prometheus samples scraped from the server during the
 	// run (name -> last value), when it exposes /metrics.
 	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
+	// ServerView is what the server's own latency histograms recorded
+	// during the measured requests (nil when it exposes none).
+	ServerView *loadgen.ServerView `json:"server_view,omitempty"`
 	// GPUSeconds is the measured GPU time this run used, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
 }

@@ -36,7 +36,7 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 	if err != nil {
 		return nil, err
 	}
-	out := &RunResult{Summary: res.Summary, Records: res.Records}
+	out := &RunResult{Summary: res.Summary, Records: res.Records, ServerView: res.ServerView}
 	out.ServerMetrics = scrapeMetrics(ctx, s.BaseURL, apiKey)
 	return out, nil
 }

@@ -521,8 +521,14 @@ func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult,
 			info[k] = a.r.Secrets.String(v)
 		}
 	}
+	var view json.RawMessage
+	if res.ServerView != nil {
+		if view, err = json.Marshal(res.ServerView); err != nil {
+			return err
+		}
+	}
 	rec := state.RunRecord{
-		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum,
+		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum, ServerView: view,
 		Server: info, ServerMetrics: res.ServerMetrics, GPUSeconds: res.GPUSeconds,
 		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
 	}

@@ -154,10 +154,14 @@ type Shape struct {
 	Arrival          string  // constant, poisson, gamma (open loop only)
 	Burstiness       float64 // gamma shape parameter (1 = poisson)
 	Requests         int
-	Warmup           int
-	Streaming        bool   // default true
-	API              string // "chat" (default) or "completions"
-	SLO              SLO
+	// Warmup is the number of unmeasured requests sent first (default
+	// DefaultWarmup unless WarmupSeconds is set); WarmupSeconds bounds the
+	// warmup by time instead, or as well (whichever ends first).
+	Warmup        int
+	WarmupSeconds float64
+	Streaming     bool   // default true
+	API           string // "chat" (default) or "completions"
+	SLO           SLO
 	// Lengths, Prefix and Session shape the requests beyond one fixed
 	// size (nil: unset).
 	Lengths   *Lengths

@@ -53,7 +53,7 @@ screen "x" {
 func TestDefaults(t *testing.T) {
 	cfg := mustLoad(t, minimal+`runtime "r" { engine = "vllm" }`, testOptions())
 	s := cfg.Shapes["s"]
-	if !s.Streaming || s.API != "chat" || s.TemplateHeadroom != 0 || s.Warmup != 0 || s.Arrival != "" {
+	if !s.Streaming || s.API != "chat" || s.TemplateHeadroom != 0 || s.Warmup != DefaultWarmup || s.WarmupSeconds != 0 || s.Arrival != "" {
 		t.Errorf("shape defaults: %+v", s)
 	}
 	if g := cfg.GPUs["g"]; g.Count != 1 || g.PrefillMFU != nil {
@@ -579,5 +579,33 @@ func TestWideWholeNumbers(t *testing.T) {
 	msg := loadErr(t, strings.Replace(minimal, "requests      = 4", "requests      = 8030261248", 1), testOptions())
 	if !strings.Contains(msg, "requests is too large") {
 		t.Fatalf("want a too-large error for requests, got:\n%s", msg)
+	}
+}
+
+// TestWarmupDefaults: one warmup request unless the shape says otherwise;
+// warmup_seconds alone warms up by time with no count; warmup = 0 turns it
+// off; a zero or negative warmup_seconds is an error at its attribute.
+func TestWarmupDefaults(t *testing.T) {
+	shape := func(attrs string) string {
+		return strings.Replace(minimal, "requests      = 4", "requests      = 4\n"+attrs, 1) + `runtime "r" { engine = "vllm" }`
+	}
+	for _, c := range []struct {
+		attrs   string
+		count   int
+		seconds float64
+	}{
+		{"", DefaultWarmup, 0},
+		{"warmup = 0", 0, 0},
+		{"warmup = 5", 5, 0},
+		{"warmup_seconds = 2.5", 0, 2.5},
+		{"warmup = 3\nwarmup_seconds = 1", 3, 1},
+	} {
+		s := mustLoad(t, shape(c.attrs), testOptions()).Shapes["s"]
+		if s.Warmup != c.count || s.WarmupSeconds != c.seconds {
+			t.Errorf("%q: warmup %d, warmup_seconds %g; want %d, %g", c.attrs, s.Warmup, s.WarmupSeconds, c.count, c.seconds)
+		}
+	}
+	if msg := loadErr(t, shape("warmup_seconds = 0"), testOptions()); !strings.Contains(msg, "warmup_seconds") {
+		t.Errorf("warmup_seconds = 0: %q, want an error naming it", msg)
 	}
 }

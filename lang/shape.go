@@ -10,6 +10,11 @@ import (
 // Arrivals are the open-loop arrival processes.
 var Arrivals = []string{"constant", "poisson", "gamma"}
 
+// DefaultWarmup is a shape's warmup when it sets neither warmup nor
+// warmup_seconds: one request, as vllm bench serve sends one before it
+// measures.
+const DefaultWarmup = 1
+
 // APIs are the OpenAI-compatible APIs a shape can drive.
 var APIs = []string{"chat", "completions"}
 
@@ -22,7 +27,8 @@ var shapeSpecs = []attrSpec{
 	{name: "request_rate", typ: cty.Number},
 	{name: "arrival", typ: cty.String},
 	{name: "burstiness", typ: cty.Number},
-	{name: "warmup", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "warmup", typ: cty.Number, whole: true},
+	{name: "warmup_seconds", typ: cty.Number},
 	{name: "streaming", typ: cty.Bool, def: cty.True},
 	{name: "api", typ: cty.String, def: cty.StringVal("chat")},
 }
@@ -44,6 +50,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		Arrival:          a.str("arrival"),
 		Burstiness:       a.float("burstiness"),
 		Warmup:           int(a.int("warmup")),
+		WarmupSeconds:    a.float("warmup_seconds"),
 		Streaming:        a.boolean("streaming"),
 		API:              a.str("api"),
 		DeclRange:        d.block.DefRange,
@@ -62,6 +69,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		numCheck(a, "request_rate", positive, "greater than 0", "It is the open-loop arrival rate in requests per second; leave it out for closed-loop load."),
 		numCheck(a, "burstiness", positive, "greater than 0", "It is the gamma shape parameter (1 = Poisson)."),
 		numCheck(a, "warmup", nonNegative, "0 or more", "It is the number of unmeasured requests sent first."),
+		numCheck(a, "warmup_seconds", positive, "greater than 0", "It warms up for this many seconds; leave it out to warm up by count only."),
 		oneOf(a, "api", APIs),
 		oneOf(a, "arrival", Arrivals),
 	)
@@ -73,6 +81,12 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 	if a.set["arrival"] && !a.set["request_rate"] {
 		l.diags = append(l.diags, errorf(a.rangeOf("arrival"), "arrival without request_rate",
 			"arrival only applies to open-loop load. Set request_rate (requests per second) too, or remove arrival for closed-loop load."))
+	}
+	if !a.set["warmup"] && !a.set["warmup_seconds"] {
+		// As vllm bench serve does (its initial test request): one
+		// unmeasured request first, so a server's first-request costs stay
+		// out of the figures. warmup = 0 turns it off.
+		s.Warmup = DefaultWarmup
 	}
 	if a.set["request_rate"] && !a.set["arrival"] {
 		s.Arrival = "poisson"

@@ -190,6 +190,8 @@ func estimate(lanes []*lanePlan) {
 				cache[key] = est
 			}
 			e.Estimate = est
+			// A warmup bounded by time lasts at most that long (a count may end it sooner).
+			e.RunSeconds += l.Inputs.WarmupSeconds
 			e.Available = true
 			if n := l.RunsToDo(); n > 0 {
 				if deploys(l.Inputs.ExecutorType) {

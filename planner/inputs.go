@@ -43,6 +43,7 @@ func laneInputs(b laneBlocks) LaneInputs {
 		RequestRate:      s.RequestRate,
 		Requests:         s.Requests,
 		Warmup:           s.Warmup,
+		WarmupSeconds:    s.WarmupSeconds,
 		Streaming:        s.Streaming,
 		API:              s.API,
 		SLOTTFTMs:        s.SLO.TTFTMs,

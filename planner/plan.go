@@ -179,6 +179,7 @@ type LaneInputs struct {
 	Burstiness       float64        `json:"burstiness,omitempty"`
 	Requests         int            `json:"requests"`
 	Warmup           int            `json:"warmup,omitempty"`
+	WarmupSeconds    float64        `json:"warmup_seconds,omitempty"`
 	Streaming        bool           `json:"streaming"`
 	API              string         `json:"api"`
 	SLOTTFTMs        float64        `json:"slo_ttft_ms,omitempty"`

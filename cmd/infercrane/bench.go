@@ -41,6 +41,9 @@ type benchFlags struct {
 	grace     time.Duration
 	timeout   time.Duration
 	rampUp    time.Duration
+	cpus      string
+	slice     time.Duration
+	warmupFor time.Duration
 }
 
 func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
@@ -66,7 +69,8 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&cfg.Arrival, "arrival", "poisson", "open-loop arrivals: constant, poisson or gamma")
 	fs.Float64Var(&cfg.Burstiness, "burstiness", 1, "gamma arrivals: shape (1 is Poisson, below 1 burstier)")
 	fs.IntVar(&cfg.Requests, "requests", 0, "measured requests (with --duration: an upper bound)")
-	fs.IntVar(&cfg.Warmup, "warmup", 0, "warmup requests, run first and excluded from statistics")
+	fs.IntVar(&cfg.Warmup, "warmup", 1, "warmup requests, run first and excluded from statistics (vllm bench also sends one)")
+	fs.DurationVar(&bf.warmupFor, "warmup-duration", 0, "warm up for this long instead (with --warmup: whichever ends first)")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of prompts and arrival schedules")
 	fs.StringVar(&cfg.TraceFile, "trace", "", "replay a JSONL trace of {timestamp_ms,input_tokens,output_tokens}")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", 1, "trace replay: multiply gaps by this (0.5 replays twice as fast)")
@@ -81,6 +85,8 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
 	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
+	fs.StringVar(&bf.cpus, "cpus", "", "run the load generator on these CPUs only (taskset -c syntax, e.g. 2-3); GOMAXPROCS follows unless set")
+	fs.DurationVar(&bf.slice, "sched-slice", 0, "ask the kernel scheduler (Linux 6.12+) for this base slice, e.g. 100us, so reads wake sooner on a busy host (0: the kernel's default)")
 	sloFlags(fs.FlagSet, &cfg.SLO)
 	pos, code, ok := fs.parse(args)
 	if !ok {
@@ -89,7 +95,13 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	if len(pos) > 0 {
 		return fs.usageError("unexpected argument %q; every setting is a flag", pos[0])
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg.Streaming = !bf.noStream
+	cfg.WarmupDurationMs = bf.warmupFor.Milliseconds()
+	if bf.warmupFor > 0 && !set["warmup"] {
+		cfg.Warmup = 0 // bounded by time only
+	}
 	cfg.DurationMs, cfg.GraceMs = bf.duration.Milliseconds(), bf.grace.Milliseconds()
 	cfg.TimeoutMs, cfg.RampUpMs = bf.timeout.Milliseconds(), bf.rampUp.Milliseconds()
 	if bf.grace == 0 {
@@ -100,14 +112,15 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 			return fs.usageError("environment variable %s is empty; export the token there or drop --api-key-env", bf.apiKeyEnv)
 		}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if (set["arrival"] || set["burstiness"]) && cfg.RequestRate == 0 {
 		name := "--arrival"
 		if !set["arrival"] {
 			name = "--burstiness"
 		}
 		return fs.usageError("%s needs --request-rate (it shapes an open-loop schedule)", name)
+	}
+	if code := placeProcess(env, "infercrane bench", bf.cpus, bf.slice); code != 0 {
+		return code
 	}
 	if bf.wait > 0 {
 		if err := waitReady(ctx, cfg.BaseURL, cfg.APIKey, bf.wait); err != nil {
@@ -160,6 +173,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	writeSummaryTable(env.Stdout, res.Summary)
+	writeServerView(env.Stdout, &res.Summary, res.ServerView)
 	return code
 }
 

@@ -137,3 +137,32 @@ func writeSummaryTable(w io.Writer, s loadgen.Summary) {
 		row("latency_from_scheduled", *s.LatencyFromScheduledMs)
 	}
 }
+
+// writeServerView prints the server's view of the measured requests beside
+// the client's figures, and the checks that flagged the run.
+func writeServerView(w io.Writer, s *loadgen.Summary, v *loadgen.ServerView) {
+	if v == nil {
+		return
+	}
+	rc := loadgen.Reconcile(s, v, loadgen.DefaultMargin)
+	fmt.Fprintf(w, "\nServer's view (/metrics before and after the measured requests; p50/p95 interpolated from its buckets):\n")
+	fmt.Fprintf(w, "%-26s %7s %9s %9s %9s   %s\n", "metric (ms)", "count", "mean", "p50", "p95", "histogram")
+	for _, r := range []struct {
+		name string
+		d    *loadgen.ServerDist
+	}{{"ttft", v.TTFTMs}, {"tpot", v.TPOTMs}, {"itl", v.ITLMs}, {"latency", v.LatencyMs}} {
+		if r.d != nil {
+			fmt.Fprintf(w, "%-26s %7d %9.2f %9.2f %9.2f   %s\n", r.name, r.d.Count, r.d.Mean, r.d.P50, r.d.P95, r.d.Metric)
+		}
+	}
+	switch {
+	case !rc.Comparable:
+		fmt.Fprintf(w, "Not compared: %s\n", rc.Reason)
+	case len(rc.Flagged) == 0:
+		fmt.Fprintf(w, "Client within %.0f ms + %.0f%% of the server on every compared figure.\n", rc.Margin.Ms, rc.Margin.Fraction*100)
+	default:
+		for _, f := range rc.Flagged {
+			fmt.Fprintf(w, "FLAG: %s\n", f)
+		}
+	}
+}

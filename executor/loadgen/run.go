@@ -52,6 +52,9 @@ type Result struct {
 	// Started is the wall-clock time of the run's start (record times are
 	// offsets from it on the monotonic clock).
 	Started time.Time `json:"started"`
+	// ServerView is what the server's own latency histograms recorded
+	// during the measured requests (nil when it exposes none).
+	ServerView *ServerView `json:"server_view,omitempty"`
 }
 
 type runOptions struct {
@@ -124,15 +127,21 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	res := &Result{Started: time.Now()}
 	r.c.start = res.Started
 	r.prewarm(ctx, base)
-	if cfg.Warmup > 0 {
+	if cfg.Warmup > 0 || cfg.WarmupDurationMs > 0 {
 		r.phase(ctx, true)
 	}
+	// The server's histograms are read right before and right after the
+	// measured requests, so their change covers those requests alone.
+	before, serr := scrapeHistograms(ctx, o.hc, base, cfg.APIKey)
 	if ctx.Err() == nil {
 		r.phase(ctx, false)
 	}
 	res.Records = r.records
 	res.Calibrations = r.calibrations()
 	res.Summary = Compute(res.Records, cfg.SLO)
+	if serr == nil && before != nil && ctx.Err() == nil {
+		res.ServerView, _ = serverDelta(ctx, o.hc, base, cfg.APIKey, before, res.Summary.Succeeded)
+	}
 	return res, ctx.Err()
 }
 
@@ -161,8 +170,8 @@ func normalize(cfg Config) (Config, []TraceEntry, error) {
 		return cfg, nil, fmt.Errorf("no model; set the served model name")
 	case cfg.API != "chat" && cfg.API != "completions":
 		return cfg, nil, fmt.Errorf("api %q is not known; use chat or completions", cfg.API)
-	case cfg.Concurrency < 0 || cfg.Requests < 0 || cfg.Warmup < 0 || cfg.DurationMs < 0 || cfg.TimeoutMs < 0 || cfg.GraceMs < 0 || cfg.RampUpMs < 0:
-		return cfg, nil, fmt.Errorf("concurrency, requests, warmup, duration, timeout, grace and ramp-up must not be negative")
+	case cfg.Concurrency < 0 || cfg.Requests < 0 || cfg.Warmup < 0 || cfg.WarmupDurationMs < 0 || cfg.DurationMs < 0 || cfg.TimeoutMs < 0 || cfg.GraceMs < 0 || cfg.RampUpMs < 0:
+		return cfg, nil, fmt.Errorf("concurrency, requests, warmup, warmup duration, duration, timeout, grace and ramp-up must not be negative")
 	case cfg.TimeScale < 0:
 		return cfg, nil, fmt.Errorf("time scale %g must be positive (0.5 replays twice as fast)", cfg.TimeScale)
 	}
@@ -298,8 +307,13 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 	defer stopProgress()
 
 	// The measured phase of a duration run stops sending at the deadline and
-	// cancels what is still in flight after the grace period.
+	// cancels what is still in flight after the grace period; a warmup
+	// bounded by time stops sending at its deadline and lets its requests
+	// finish.
 	var deadline time.Time
+	if warmup && r.cfg.WarmupDurationMs > 0 {
+		deadline = phaseStart.Add(time.Duration(r.cfg.WarmupDurationMs) * time.Millisecond)
+	}
 	if !warmup && r.cfg.DurationMs > 0 {
 		deadline = phaseStart.Add(time.Duration(r.cfg.DurationMs) * time.Millisecond)
 		grace := time.AfterFunc(time.Until(deadline)+time.Duration(r.cfg.GraceMs)*time.Millisecond, cancel)
@@ -316,7 +330,11 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 	default:
 		workers := r.cfg.Concurrency
 		if warmup && workers < 1 {
-			workers = min(total, 16)
+			// An open loop warms up in closed loop, 16 streams at most.
+			workers = 16
+			if total > 0 {
+				workers = min(total, 16)
+			}
 		}
 		r.closedLoop(pctx, total, first, workers, warmup, deadline)
 	}

@@ -36,9 +36,13 @@ type Config struct {
 	Arrival     string  `json:"arrival,omitempty"`
 	Burstiness  float64 `json:"burstiness,omitempty"`
 	// Requests is the number of measured requests; Warmup requests run
-	// first and are excluded from the statistics.
-	Requests int `json:"requests"`
-	Warmup   int `json:"warmup,omitempty"`
+	// first and are excluded from the statistics. WarmupDurationMs bounds
+	// the warmup by time instead (or as well: whichever ends first, as
+	// AIPerf does); warmup requests still in flight when it ends finish
+	// before the measured requests start.
+	Requests         int   `json:"requests"`
+	Warmup           int   `json:"warmup,omitempty"`
+	WarmupDurationMs int64 `json:"warmup_duration_ms,omitempty"`
 	// DurationMs stops the run by time instead of count (0: by count).
 	DurationMs int64 `json:"duration_ms,omitempty"`
 	// TraceFile replays a JSONL trace of {timestamp_ms,input_tokens,output_tokens};

@@ -55,6 +55,9 @@ type RunData struct {
 	Server        map[string]string
 	// ServerMetrics are the server's Prometheus samples scraped during the run.
 	ServerMetrics map[string]float64
+	// ServerView is the server's latency histograms over the measured
+	// requests (nil when the server has none).
+	ServerView *loadgen.ServerView
 	// GPUSeconds is the GPU time the run was measured to use (0: unknown).
 	GPUSeconds float64
 	StartedAt  string
@@ -206,7 +209,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		Workload: Workload{
 			InputTokens: li.InputTokens, OutputTokens: li.OutputTokens, Concurrency: li.Concurrency,
 			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
-			Arrival: li.Arrival, Warmup: li.Warmup, API: li.API, Streaming: li.Streaming,
+			Arrival: li.Arrival, Warmup: li.Warmup, WarmupSeconds: li.WarmupSeconds, API: li.API, Streaming: li.Streaming,
 			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
 		},
 		Runs:       []RunEvidence{},
@@ -230,6 +233,8 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		c.Runs = append(c.Runs, RunEvidence{
 			Run: r.Run, Metrics: runMetrics(s, withSLO), RecordsFile: r.RecordsFile, RecordsSHA256: r.RecordsSHA256,
 			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ServerMetrics: r.ServerMetrics, GPUSeconds: r.GPUSeconds,
+			WarmupRequests: warmupCount(r.Records),
+			ServerView:     r.ServerView, ClientVsServer: loadgen.Reconcile(s, r.ServerView, loadgen.DefaultMargin),
 		})
 		c.GPUSeconds.Measured += r.GPUSeconds
 		if r.FinishedAt > finish {
@@ -374,4 +379,15 @@ func seal(ev *Evidence, secrets []string) (*Evidence, error) {
 	}
 	ev.Digest = d
 	return ev, nil
+}
+
+// warmupCount is the number of warmup records of a run.
+func warmupCount(recs []loadgen.Record) int {
+	n := 0
+	for i := range recs {
+		if recs[i].Warmup {
+			n++
+		}
+	}
+	return n
 }

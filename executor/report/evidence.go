@@ -4,7 +4,11 @@
 // HTML and Parquet reports, all computed from the per-request records.
 package report
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
 
 // SchemaVersion is the evidence document's schema.
 const SchemaVersion = "infercrane.screen-evidence/v1"
@@ -187,6 +191,7 @@ type Workload struct {
 	RequestRate      float64  `json:"request_rate,omitempty"`
 	Arrival          string   `json:"arrival,omitempty"`
 	Warmup           int      `json:"warmup,omitempty"`
+	WarmupSeconds    float64  `json:"warmup_seconds,omitempty"`
 	API              string   `json:"api"`
 	Streaming        bool     `json:"streaming"`
 	SLOTTFTMs        *float64 `json:"slo_ttft_ms,omitempty"`
@@ -246,6 +251,16 @@ type RunEvidence struct {
 	// during the run, when it exposes /metrics.
 	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
 	GPUSeconds    float64            `json:"gpu_seconds,omitempty"`
+	// WarmupRequests is the number of unmeasured warmup requests the run
+	// sent first (kept in its records, flagged warmup).
+	WarmupRequests int `json:"warmup_requests,omitempty"`
+	// ServerView is what the server's own latency histograms recorded over
+	// the measured requests (/metrics read right before and right after
+	// them), when the server exposes them.
+	ServerView *loadgen.ServerView `json:"server_view,omitempty"`
+	// ClientVsServer sets the run's client figures beside the server's and
+	// flags those that exceed them by more than its margin.
+	ClientVsServer *loadgen.Reconciliation `json:"client_vs_server,omitempty"`
 }
 
 // ConfidenceIntervals are seeded bootstrap intervals over runs.

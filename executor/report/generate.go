@@ -379,6 +379,13 @@ func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
 	}
 	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server,
 		ServerMetrics: rr.ServerMetrics, GPUSeconds: rr.GPUSeconds, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
+	if len(rr.ServerView) > 0 && string(rr.ServerView) != "null" {
+		var v loadgen.ServerView
+		if err := json.Unmarshal(rr.ServerView, &v); err != nil {
+			return RunData{}, fmt.Errorf("its server view in the journal: %w", err)
+		}
+		rd.ServerView = &v
+	}
 	rd.RecordsFile = rr.RecordsPath
 	if rel, err := filepath.Rel(stateDir, rr.RecordsPath); err == nil {
 		rd.RecordsFile = filepath.ToSlash(rel)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
 // metricWords names the ratio metrics in prose.
@@ -55,6 +57,8 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 			}
 		}
 	}
+
+	writeServerViews(&b, ev)
 
 	b.WriteString("\n## Gates\n\n")
 	gs := ev.GateSummary
@@ -183,4 +187,52 @@ func runsWords(c *Campaign) string {
 		return fmt.Sprint(len(c.Runs))
 	}
 	return fmt.Sprintf("%d of %d", len(c.Runs), c.RunsPlanned)
+}
+
+// writeServerViews lists, per run whose server exposed latency histograms,
+// the client's mean TTFT and TPOT beside the server's and what was flagged.
+func writeServerViews(b *strings.Builder, ev *Evidence) {
+	header := false
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			for _, r := range c.Runs {
+				rc, v := r.ClientVsServer, r.ServerView
+				if rc == nil || v == nil {
+					continue
+				}
+				if !header {
+					b.WriteString("\n## Client vs server\n\n")
+					b.WriteString("The server's own histograms over each run's measured requests (means; vLLM's TTFT starts when the engine receives the request, after HTTP, chat template and tokenization).\n\n")
+					b.WriteString("| model | shape | run | TTFT ms client / server | TPOT ms client / server | latency ms client / server | verdict |\n|---|---|---:|---:|---:|---:|---|\n")
+					header = true
+				}
+				verdict := "within margin"
+				switch {
+				case !rc.Comparable:
+					verdict = "not compared: " + rc.Reason
+				case len(rc.Flagged) > 0:
+					verdict = "**flagged**: " + strings.Join(rc.Flagged, "; ")
+				}
+				pair := func(client *float64, d *loadgen.ServerDist) string {
+					if d == nil || client == nil {
+						return "-"
+					}
+					return fmt.Sprintf("%.2f / %.2f", *client, d.Mean)
+				}
+				fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", m.Model, c.Profile, r.Run,
+					pair(clientMean(rc, "ttft"), v.TTFTMs), pair(clientMean(rc, "tpot"), v.TPOTMs), pair(clientMean(rc, "latency"), v.LatencyMs), cell(verdict))
+			}
+		}
+	}
+}
+
+// clientMean returns the client's mean of metric from a reconciliation's checks.
+func clientMean(rc *loadgen.Reconciliation, metric string) *float64 {
+	for _, c := range rc.Checks {
+		if c.Metric == metric && c.Stat == "mean" {
+			v := c.ClientMs
+			return &v
+		}
+	}
+	return nil
 }

@@ -200,14 +200,17 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	ctx := r.Context()
 	cut := e.opts.Faults.CutAfter
 	ct, _ := e.timing.(*constantTiming)
+	var tc tokenClock
 	for k := 0; k < p.output; k++ {
 		if !e.timing.wait(ctx, e.stop, g, k, sl) {
 			e.abortIfCrashed()
 			return
 		}
+		now := time.Now()
+		tc.tick(e.metrics.decode, now)
 		ch.reset()
 		if k == 0 {
-			e.metrics.ttft.observe(time.Since(g.arrival).Seconds())
+			e.metrics.ttft.observe(now.Sub(g.arrival).Seconds())
 			if p.chat {
 				ch.role()
 			}
@@ -238,6 +241,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	ch.done()
 	_, _ = w.Write(ch.buf)
 	_ = rc.Flush()
+	tc.done(e.metrics.decode)
 	e.finished(g, p)
 }
 
@@ -246,15 +250,20 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 	sl := newSleeper(e.clock)
 	ctx := r.Context()
 	// Wait for the first token (for the TTFT histogram), then the last.
-	for _, k := range [2]int{0, p.output - 1} {
+	var at [2]time.Time
+	for i, k := range [2]int{0, p.output - 1} {
 		if !e.timing.wait(ctx, e.stop, g, k, sl) {
 			e.abortIfCrashed()
 			return
 		}
+		at[i] = time.Now()
 		if k == 0 {
-			e.metrics.ttft.observe(time.Since(g.arrival).Seconds())
+			e.metrics.ttft.observe(at[0].Sub(g.arrival).Seconds())
 		}
 	}
+	var tc tokenClock
+	tc.ticks(e.metrics.decode, at[0], at[1], p.output)
+	tc.done(e.metrics.decode)
 	e.metrics.generationTokens.Add(int64(p.output))
 	var text strings.Builder
 	for k := 0; k < p.output; k++ {

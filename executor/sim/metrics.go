@@ -83,10 +83,13 @@ type metrics struct {
 	// token's flush returned, and in model mode how long after its due time
 	// each step ended: the engine's own timing error.
 	lateness *histogram
+	// decode holds the inter-token and time-per-output-token histograms.
+	decode *decodeMetrics
 }
 
 func newMetrics() *metrics {
-	return &metrics{ttft: newHistogram(ttftBuckets), e2e: newHistogram(e2eBuckets), lateness: newHistogram(latenessBuckets)}
+	return &metrics{ttft: newHistogram(ttftBuckets), e2e: newHistogram(e2eBuckets), lateness: newHistogram(latenessBuckets),
+		decode: newDecodeMetrics()}
 }
 
 // write renders the Prometheus text exposition format.
@@ -112,6 +115,7 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	fmt.Fprintf(w, "# HELP infercrane:sim_timeline_resets_total Model-mode steps that started over 50 ms behind the simulated timeline.\n# TYPE infercrane:sim_timeline_resets_total counter\ninfercrane:sim_timeline_resets_total{%s} %d\n", labels, m.timelineResets.Load())
 	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
 	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
+	m.decode.write(w, labels)
 	m.lateness.write(w, "infercrane:sim_token_lateness_seconds", "Constant mode: time from each token's due time to the return of its flush; model mode: from each step's due end to its actual end.", labels)
 }
 

@@ -82,6 +82,9 @@ type RunRecord struct {
 	Server map[string]string `json:"server,omitempty"`
 	// ServerMetrics are Prometheus samples scraped during the run.
 	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
+	// ServerView is the run's loadgen.ServerView as JSON: the server's
+	// latency histograms over the measured requests, when it has them.
+	ServerView json.RawMessage `json:"server_view,omitempty"`
 	// GPUSeconds is the measured GPU time of the run, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
 	StartedAt  string  `json:"started_at"`

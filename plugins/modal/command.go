@@ -119,8 +119,10 @@ func BenchCommand(model string, c loadgen.Config, records string) []string {
 			argv = append(argv, "--burstiness", ftoa(c.Burstiness))
 		}
 	}
-	if c.Warmup > 0 {
-		argv = append(argv, "--warmup", strconv.Itoa(c.Warmup))
+	// Always explicit: bench's own default (one request) is not the plan's.
+	argv = append(argv, "--warmup", strconv.Itoa(c.Warmup))
+	if c.WarmupDurationMs > 0 {
+		argv = append(argv, "--warmup-duration", fmt.Sprintf("%dms", c.WarmupDurationMs))
 	}
 	if c.API != "" {
 		argv = append(argv, "--api", c.API)

@@ -1,0 +1,119 @@
+//go:build linux
+
+package affinity
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threads lists the thread IDs of this process.
+func threads() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("list this process's threads: %w", err)
+	}
+	var tids []int
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+// Pin restricts every thread of this process to cpus. Threads the Go
+// runtime starts later inherit the mask from the thread that creates them.
+// It fails when a CPU is not online, naming those that are, or when the
+// kernel refuses the mask (a container's cpuset).
+func Pin(cpus []int) error {
+	if online, err := Online(); err == nil {
+		on := map[int]bool{}
+		for _, c := range online {
+			on[c] = true
+		}
+		for _, c := range cpus {
+			if !on[c] {
+				return fmt.Errorf("CPU %d is not online (online: %s)", c, Format(online))
+			}
+		}
+	}
+	var set unix.CPUSet
+	set.Zero()
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	tids, err := threads()
+	if err != nil {
+		return err
+	}
+	for _, tid := range tids {
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("pin thread %d to CPUs %s: %w (a container's cpuset may not allow them)", tid, Format(cpus), err)
+		}
+	}
+	return nil
+}
+
+// Online returns the CPUs the kernel has online.
+func Online() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, err
+	}
+	return ParseCPUs(string(b))
+}
+
+// Current returns the CPUs this process's calling thread may run on.
+func Current() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, err
+	}
+	var out []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Slice asks the kernel's EEVDF scheduler (Linux 6.12 and later) for a
+// base slice of d on every thread of this process: a shorter slice gives a
+// thread an earlier virtual deadline when it wakes, so it preempts
+// CPU-bound work sooner instead of waiting behind it. The process keeps its
+// policy and nice value; no privilege is needed. Older kernels ignore the
+// value (sched_setattr accepts it and uses the default slice).
+func Slice(d time.Duration) error {
+	if d < 100*time.Microsecond || d > 100*time.Millisecond {
+		return fmt.Errorf("scheduler slice %v is out of the kernel's range 100us..100ms", d)
+	}
+	tids, err := threads()
+	if err != nil {
+		return err
+	}
+	for _, tid := range tids {
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err == unix.ESRCH {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read the scheduling attributes of thread %d: %w", tid, err)
+		}
+		if attr.Policy != unix.SCHED_NORMAL && attr.Policy != unix.SCHED_BATCH {
+			continue // a real-time or deadline thread keeps what it has
+		}
+		attr.Size = unix.SizeofSchedAttr
+		attr.Runtime = uint64(d.Nanoseconds())
+		attr.Flags = 0
+		if err := unix.SchedSetAttr(tid, attr, 0); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("set a %v scheduler slice on thread %d: %w", d, tid, err)
+		}
+	}
+	return nil
+}

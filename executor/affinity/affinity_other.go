@@ -1,0 +1,17 @@
+//go:build !linux
+
+package affinity
+
+import "time"
+
+// Pin is not supported on this system.
+func Pin(cpus []int) error { return ErrUnsupported }
+
+// Online is not supported on this system.
+func Online() ([]int, error) { return nil, ErrUnsupported }
+
+// Current is not supported on this system.
+func Current() ([]int, error) { return nil, ErrUnsupported }
+
+// Slice is not supported on this system.
+func Slice(d time.Duration) error { return ErrUnsupported }
