@@ -178,7 +178,7 @@ func estimate(lanes []*lanePlan) {
 		case l.Perf == nil:
 			// preflight reports the runtime settings
 		default:
-			ld, wk := laneLoad(l.Inputs)
+			ld, wk := laneLoad(l.Inputs, l.Perf.Engine.PrefixCaching)
 			key := estimateKey(l.Perf, ld, wk, l.Runs)
 			est, ok := cache[key]
 			if !ok {

@@ -55,9 +55,10 @@ func estimateKey(p *perf.Lane, l perf.Load, workload string, runs int) string {
 
 // laneLoad is the load generator's side of a lane's runs (run 1's seed):
 // the shape's fixed sizes or, for a drawn workload, the sequence of sizes
-// the load generator will send (planner/load, the same draws). Session
+// the load generator will send (planner/load, the same draws), each with
+// the prompt prefix an engine with prefix caching finds cached. Session
 // turns are estimated as independent requests of their sizes.
-func laneLoad(in LaneInputs) (perf.Load, string) {
+func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
 	l := perf.Load{
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
 		Concurrency: in.Concurrency, RequestRate: in.RequestRate, Arrival: in.Arrival, Burstiness: in.Burstiness,
@@ -68,16 +69,28 @@ func laneLoad(in LaneInputs) (perf.Load, string) {
 		return l, ""
 	}
 	key, _ := json.Marshal(w)
-	sizes := func(rs []load.Request) []perf.RequestSize {
+	seq := w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens)
+	warm := w.Warmup(in.Seed, in.Warmup, in.InputTokens, in.OutputTokens)
+	var warmCached, cached []int
+	if prefixCaching {
+		warmCached, cached = load.CachedTokens(warm, seq, w.BlockSize)
+	}
+	sizes := func(rs []load.Request, cached []int) []perf.RequestSize {
 		out := make([]perf.RequestSize, len(rs))
 		for i, r := range rs {
 			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output}
+			if cached != nil {
+				out[i].Cached = cached[i]
+			}
 		}
 		return out
 	}
-	l.Sizes = sizes(w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens))
+	l.Sizes = sizes(seq, cached)
 	if in.Warmup > 0 {
-		l.WarmupSizes = sizes(w.Warmup(in.Seed, in.Warmup, in.InputTokens, in.OutputTokens))
+		l.WarmupSizes = sizes(warm, warmCached)
+	}
+	if prefixCaching {
+		key = append(key, " prefix-caching"...)
 	}
 	return l, string(key)
 }

@@ -2,8 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/load"
@@ -44,8 +42,9 @@ func loadDist(d *lang.Distribution, fraction bool) *load.Dist {
 
 // resolveWorkload fixes what the load generator needs beyond the shape: the
 // window draws are clipped to (the server's context less the template
-// headroom) and the server's KV block size, which decides the cache hits a
-// prefix shape intends.
+// headroom) and the server's KV block size (from the resolved runtime,
+// vLLM's default without one), which decides the cache hits a prefix shape
+// intends.
 func resolveWorkload(l *lanePlan) {
 	w := l.Inputs.Workload
 	if w == nil {
@@ -54,21 +53,10 @@ func resolveWorkload(l *lanePlan) {
 	if ctx, _ := effectiveContext(l); ctx > 0 {
 		w.Window = max(ctx-l.Inputs.TemplateHeadroom, 0)
 	}
-	w.BlockSize = blockSize(l.Inputs.RuntimeArgs)
-}
-
-// blockSize returns the --block-size in runtime args, or vLLM's default.
-func blockSize(args []string) int {
-	for i, a := range args {
-		v, ok := strings.CutPrefix(a, "--block-size=")
-		if a == "--block-size" && i+1 < len(args) {
-			v, ok = args[i+1], true
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); ok && err == nil && n > 0 {
-			return n
-		}
+	w.BlockSize = load.DefaultBlockSize
+	if l.Perf != nil {
+		w.BlockSize = l.Perf.Engine.BlockSize
 	}
-	return load.DefaultBlockSize
 }
 
 // workloadChecks reports what a lane's drawn requests do against its window:

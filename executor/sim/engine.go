@@ -66,9 +66,6 @@ func New(opts Options) (*Engine, error) {
 		crashedCh: make(chan struct{}),
 	}
 	e.created = e.started.Unix()
-	if o.PrefixCaching {
-		e.prefix = newPrefixCache(o.BlockSize, o.PrefixCacheBlocks)
-	}
 	e.fingerprint = fingerprint(o)
 	switch o.Timing {
 	case TimingModel:
@@ -84,6 +81,7 @@ func New(opts Options) (*Engine, error) {
 		e.timing = &constantTiming{ttft: o.TTFT, itl: o.ITL}
 		e.clock = newPreciseClock()
 	}
+	e.prefix = prefixCacheFor(o, e.timing)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, false) })

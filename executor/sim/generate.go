@@ -56,7 +56,7 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		e.metrics.prefixQueries.Add(int64(p.prompt))
 		e.metrics.prefixHits.Add(int64(p.cached))
 	}
-	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
+	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, cached: p.cached, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
 	if f := e.opts.Faults; f.StallFor > 0 {
 		g.stallAt, g.stallFor = f.StallAfter, f.StallFor
 	}

@@ -63,7 +63,7 @@ func (mt *modelTiming) admit(g *genState) error {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
-	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Data: g}
+	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Cached: g.cached, Data: g}
 	mt.sched.Add(&g.seq)
 	mt.mu.Unlock()
 	mt.kick()

@@ -237,5 +237,6 @@ func (o Options) server() (perf.Lane, error) {
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = o.GPUMemoryUtil
 	hw := perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
-	return perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true}, o.MaxModelLen)
+	return perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
+		PrefixCaching: o.PrefixCaching, BlockSize: o.BlockSize}, o.MaxModelLen)
 }

@@ -82,3 +82,26 @@ func (c *prefixCache) insert(ids []int) {
 		delete(c.blocks, old.Value.(uint64))
 	}
 }
+
+// prefixCacheFor returns the engine's prefix cache, nil when prefix caching
+// is off. The plan's resolved engine (Options.Server) turns it on as the
+// runtime does; in model mode the cache holds at most the KV cache's
+// blocks unless PrefixCacheBlocks says otherwise.
+func prefixCacheFor(o Options, t timing) *prefixCache {
+	blockSize, capacity := o.BlockSize, o.PrefixCacheBlocks
+	on := o.PrefixCaching
+	if mt, ok := t.(*modelTiming); ok {
+		on = on || mt.srv.Engine.PrefixCaching
+		blockSize = mt.srv.Engine.BlockSize
+		if capacity == 0 {
+			capacity = mt.srv.Engine.KVBlocks
+		}
+	} else if o.Server != nil && o.Server.Engine.PrefixCaching {
+		on = true
+		blockSize = max(o.Server.Engine.BlockSize, 1)
+	}
+	if !on {
+		return nil
+	}
+	return newPrefixCache(max(blockSize, 1), capacity)
+}

@@ -12,6 +12,7 @@ type genState struct {
 	id       uint64
 	arrival  time.Time
 	prompt   int // prompt tokens
+	cached   int // leading prompt tokens the prefix cache serves
 	output   int // tokens this request will generate
 	stallAt  int // token index before which a stall is inserted (-1: none)
 	stallFor time.Duration

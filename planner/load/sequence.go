@@ -247,24 +247,40 @@ func (st Stats) HitRatio() float64 {
 }
 
 // Summarize returns the statistics of the measured requests, with the
-// warm-up requests (sent first) filling the cache but not counted. Cached
-// tokens follow vLLM's rule: a request reuses the longest run of whole
-// blocks (blockSize tokens) that an earlier request left in the cache.
+// warm-up requests (sent first) filling the cache but not counted; see
+// CachedTokens for the cache's rule.
 func Summarize(warmup, measured []Request, blockSize int) Stats {
+	_, cached := CachedTokens(warmup, measured, blockSize)
+	var st Stats
+	for i, r := range measured {
+		st.Requests++
+		if r.Clipped {
+			st.Clipped++
+		}
+		st.PromptTokens += int64(r.Input)
+		st.CachedTokens += int64(cached[i])
+	}
+	return st
+}
+
+// CachedTokens returns, for the warm-up requests and then the measured
+// ones in send order, the prompt tokens a prefix cache of unbounded size
+// serves, by vLLM's rule: the longest run of whole blocks (blockSize
+// tokens; 0: DefaultBlockSize) that an earlier request left, never the
+// prompt's last token. A request shares its group's prefix (Shared tokens)
+// or, in a session, the previous turn's whole conversation.
+func CachedTokens(warmup, measured []Request, blockSize int) (warm, meas []int) {
 	if blockSize < 1 {
 		blockSize = DefaultBlockSize
 	}
-	var st Stats
-	// Longest shared prefix cached so far per prefix group; per session,
-	// the previous turn's whole conversation.
 	type sessionKey struct {
 		measured bool
 		id       int
 	}
 	groupMax := map[int]int{}
 	sessionCtx := map[sessionKey]int{}
-	visit := func(r Request, count bool) {
-		key := sessionKey{count, r.Session}
+	visit := func(r Request, measured bool) int {
+		key := sessionKey{measured, r.Session}
 		cached := 0
 		switch {
 		case r.Group >= 0:
@@ -274,22 +290,14 @@ func Summarize(warmup, measured []Request, blockSize int) Stats {
 			cached = min(r.History, sessionCtx[key])
 		}
 		sessionCtx[key] = r.Input + r.Output
-		cached = min(cached, r.Input-1) / blockSize * blockSize
-		if !count {
-			return
-		}
-		st.Requests++
-		if r.Clipped {
-			st.Clipped++
-		}
-		st.PromptTokens += int64(r.Input)
-		st.CachedTokens += int64(cached)
+		return max(min(cached, r.Input-1), 0) / blockSize * blockSize
 	}
-	for _, r := range warmup {
-		visit(r, false)
+	warm, meas = make([]int, len(warmup)), make([]int, len(measured))
+	for i, r := range warmup {
+		warm[i] = visit(r, false)
 	}
-	for _, r := range measured {
-		visit(r, true)
+	for i, r := range measured {
+		meas[i] = visit(r, true)
 	}
-	return st
+	return warm, meas
 }
