@@ -64,6 +64,9 @@ type Trace struct {
 	Digest string
 	// MaxContext clips derived shapes to a context window (0: no clipping).
 	MaxContext int
+	// Executor, when set, is the executor block that profiles the trace
+	// (a modal executor fans the scan out over sample.shards sandboxes).
+	Executor *Executor
 	// Value is the profile as seen by expressions (trace.NAME.input_tokens.p50);
 	// cty.DynamicVal while the trace is not profiled yet.
 	Value     cty.Value
@@ -79,6 +82,8 @@ type TraceSample struct {
 	RowGroupIndices []int // explicit indices instead
 	All             bool  // every row group (full scan)
 	RowsPerGroup    int   // first N rows of each group (0: all)
+	Sketch          bool  // sketch percentiles for a sample too (always with All)
+	Shards          int   // shards the trace's executor splits the row groups into
 	DeclRange       hcl.Range
 }
 

@@ -15,6 +15,7 @@ var traceSpecs = []attrSpec{
 	{name: "profile", typ: cty.String},
 	{name: "digest", typ: cty.String},
 	wholeNum("max_context"),
+	{name: "executor", raw: true},
 }
 
 var sampleSpecs = []attrSpec{
@@ -22,6 +23,8 @@ var sampleSpecs = []attrSpec{
 	{name: "row_group_indices", typ: cty.List(cty.Number)},
 	{name: "all", typ: cty.Bool, def: cty.False},
 	{name: "rows_per_group", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "sketch", typ: cty.Bool, def: cty.False},
+	wholeNum("shards"),
 }
 
 var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
@@ -61,6 +64,13 @@ func (l *loader) decodeTrace(d *decl) {
 		}
 		t.Sample = l.decodeSample(d, b, ctx)
 	}
+	if name := l.refOne(d, a, "executor", "executor", ctx); name != "" {
+		t.Executor = l.cfg.Executors[name]
+		l.checkTraceExecutor(t, a)
+	} else if t.Sample != nil && t.Sample.Shards > 0 {
+		l.diags = append(l.diags, errorf(t.Sample.DeclRange, "Shards without an executor",
+			"sample.shards splits the scan over an executor's sandboxes; set executor = executor.NAME (a modal executor) in the trace block, or leave shards out to profile here."))
+	}
 	if l.opts.ResolveTrace != nil && !d.failed && !hasErrors(l.diags[before:]) {
 		v, diags := l.opts.ResolveTrace(t, l.cfg.Dir)
 		l.diags = append(l.diags, diags...)
@@ -74,13 +84,39 @@ func (l *loader) decodeTrace(d *decl) {
 	l.setValue("trace", d.name, t.Value)
 }
 
+// checkTraceExecutor checks that a trace's profiling executor can run it:
+// a modal executor, a full scan or sketch sample, and a shard count.
+func (l *loader) checkTraceExecutor(t *Trace, a *attrs) {
+	rng := a.rangeOf("executor")
+	switch {
+	case t.Executor == nil:
+	case t.Executor.Type != "modal":
+		l.diags = append(l.diags, errorf(rng, "Invalid executor for profiling",
+			"executor.%s is a %s executor; only a modal executor profiles a trace (on Modal CPU sandboxes). Leave executor out to profile here.", t.Executor.Name, t.Executor.Type))
+	case t.Sample == nil || !t.Sample.All && !t.Sample.Sketch:
+		l.diags = append(l.diags, errorf(rng, "Sharded profile needs sketches",
+			"A trace profiled by an executor is split into shards whose sketches are merged; set all = true (a full scan) or sketch = true in its sample block."))
+	case t.Sample.Shards == 0:
+		t.Sample.Shards = DefaultTraceShards
+	}
+	if t.Executor != nil && !strings.HasPrefix(t.Source, "s3://") {
+		l.diags = append(l.diags, errorf(a.rangeOf("source"), "Trace not readable from the executor",
+			"executor.%s reads the trace inside Modal sandboxes, which cannot see %s on this machine; point source at an s3:// object.", t.Executor.Name, t.Source))
+	}
+}
+
+// DefaultTraceShards is how many shards an executor splits a trace's
+// profile into when the sample block does not say.
+const DefaultTraceShards = 8
+
 func (l *loader) decodeSample(d *decl, b *hcl.Block, ctx *hcl.EvalContext) *TraceSample {
 	c, diags := b.Body.Content(schemaFor(sampleSpecs))
 	l.diags = append(l.diags, withHints(diags, "A sample block", schemaFor(sampleSpecs))...)
 	a, diags := decodeAttrs(c, b.Body.MissingItemRange(), sampleSpecs, ctx)
 	l.diags = append(l.diags, diags...)
 	l.requireKnown(d, a)
-	s := &TraceSample{RowGroups: int(a.int("row_groups")), All: a.boolean("all"), RowsPerGroup: int(a.int("rows_per_group")), DeclRange: b.DefRange}
+	s := &TraceSample{RowGroups: int(a.int("row_groups")), All: a.boolean("all"), RowsPerGroup: int(a.int("rows_per_group")),
+		Sketch: a.boolean("sketch"), Shards: int(a.int("shards")), DeclRange: b.DefRange}
 	if a.known("row_group_indices") {
 		for it := a.vals["row_group_indices"].ElementIterator(); it.Next(); {
 			_, v := it.Element()
@@ -103,6 +139,7 @@ func (l *loader) decodeSample(d *decl, b *hcl.Block, ctx *hcl.EvalContext) *Trac
 	l.diags = appendIf(l.diags,
 		numCheck(a, "row_groups", positive, "greater than 0", "It is how many row groups the 10%..90% rule picks."),
 		numCheck(a, "rows_per_group", nonNegative, "0 or more", "It is how many leading rows of each group are read (0: all)."),
+		numCheck(a, "shards", positive, "greater than 0", "It is how many sandboxes the trace's executor splits the row groups into."),
 	)
 	chosen := 0
 	for _, n := range []string{"row_groups", "row_group_indices"} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 
@@ -104,6 +105,19 @@ func (env *cliEnv) registry(logOut io.Writer) *plugins.Registry {
 	return reg
 }
 
+// resolveTraceOnModal profiles an unpinned trace that names a modal
+// executor by fanning it out over Modal CPU sandboxes.
+func (env *cliEnv) resolveTraceOnModal(t *lang.Trace, specDir string, ro workload.ReadOptions) (cty.Value, hcl.Diagnostics) {
+	if err := env.Wire.modalCredentials(nil, env.Getenv); err != nil {
+		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot profile trace " + t.Name + " on Modal",
+			Detail: err.Error(), Subject: t.DeclRange.Ptr()}}
+	}
+	return modal.ResolveTrace(context.Background(), t, specDir, ro, modal.SpecTraceJob{
+		Attrs: t.Executor.Attrs, Cloud: env.Wire.modalCloud,
+		Progress: func(line string) { fmt.Fprintln(env.Stderr, line) },
+	})
+}
+
 // langOptions are the spec language's checks against knowledge that lives
 // above lang: executor schemas, the GPU catalog, the trace profiler and the
 // report's lane metric names.
@@ -113,7 +127,11 @@ func (env *cliEnv) langOptions() lang.Options {
 		ExecutorSchemas:   reg.SpecSchemas(),
 		ExternalExecutors: reg.SpecExternal(),
 		ResolveTrace: func(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
-			return workload.Resolve(context.Background(), t, specDir, s3Options(env, "", false, "", false))
+			ro := s3Options(env, "", false, "", false)
+			if t.Executor != nil && t.Profile == "" {
+				return env.resolveTraceOnModal(t, specDir, ro)
+			}
+			return workload.Resolve(context.Background(), t, specDir, ro)
 		},
 		GPUTypes:    perf.GPUNames(),
 		IsGPUType:   func(t string) bool { _, ok := perf.LookupGPU(t); return ok },

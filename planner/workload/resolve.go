@@ -72,7 +72,11 @@ func attrRange(t *lang.Trace, attr string) hcl.Range {
 // CacheKey names the cached profile of a trace object at a given identity
 // and sampling.
 func CacheKey(source, identity string, o Options) string {
-	b, _ := json.Marshal([]any{source, identity, o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup, o.MaxContext})
+	key := []any{source, identity, o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup, o.MaxContext}
+	if o.Sketch && !o.All {
+		key = append(key, "sketch") // sketch percentiles of a sample differ from exact ones
+	}
+	b, _ := json.Marshal(key)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -88,7 +92,7 @@ func TraceOptions(t *lang.Trace, specDir string, ro ReadOptions) Options {
 	}
 	o.Read.Anonymous = o.Read.Anonymous || t.Anonymous
 	if s := t.Sample; s != nil {
-		o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup = s.RowGroups, s.RowGroupIndices, s.All, s.RowsPerGroup
+		o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup, o.Sketch = s.RowGroups, s.RowGroupIndices, s.All, s.RowsPerGroup, s.Sketch
 	}
 	return o
 }
@@ -96,6 +100,13 @@ func TraceOptions(t *lang.Trace, specDir string, ro ReadOptions) Options {
 // ProfileCached profiles a spec trace, reusing the state directory's cached
 // profile when the object is unchanged.
 func ProfileCached(ctx context.Context, t *lang.Trace, specDir string, ro ReadOptions) (Document, error) {
+	return ProfileCachedBy(ctx, t, specDir, ro, nil)
+}
+
+// ProfileCachedBy is ProfileCached with the profile made by build when it
+// is not cached (nil: in this process). A sharded profile (build fans the
+// scan out) is cached under the same key, as it is the same document.
+func ProfileCachedBy(ctx context.Context, t *lang.Trace, specDir string, ro ReadOptions, build func(context.Context, Options) (*Result, error)) (Document, error) {
 	o := TraceOptions(t, specDir, ro)
 	obj, err := Open(ctx, o.Source, o.Read)
 	if err != nil {
@@ -109,7 +120,12 @@ func ProfileCached(ctx context.Context, t *lang.Trace, specDir string, ro ReadOp
 			return doc, nil
 		}
 	}
-	res, err := BuildFrom(ctx, obj, o)
+	var res *Result
+	if build != nil {
+		res, err = build(ctx, o)
+	} else {
+		res, err = BuildFrom(ctx, obj, o)
+	}
 	if err != nil {
 		return Document{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -15,7 +16,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/workload"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // Published Modal prices for CPU sandboxes (per physical core and per GiB
@@ -345,8 +350,14 @@ func shardAttempt(ctx context.Context, cloud Cloud, job ProfileJob, id string, i
 		return nil, lifetime(), ctx.Err()
 	case werr != nil:
 		return nil, lifetime(), fmt.Errorf("sandbox %s: %w; last output: %s", sb.ID(), werr, stderr.String())
+	case code == 137:
+		return nil, lifetime(), fmt.Errorf("sandbox %s: the shard was killed (exit code 137: preemption, out of memory or the sandbox's timeout); last output: %s", sb.ID(), stderr.String())
 	case code != 0:
-		return nil, lifetime(), fmt.Errorf("sandbox %s: the shard exited with code %d (137: killed, as on preemption or out of memory); last output: %s", sb.ID(), code, stderr.String())
+		out := stderr.String()
+		if out == "" {
+			out = clip(stdout.String(), 400)
+		}
+		return nil, lifetime(), fmt.Errorf("sandbox %s: the shard exited with code %d; last output: %s", sb.ID(), code, out)
 	}
 	s, err := workload.ParseShard(bytes.TrimSpace(stdout.Bytes()))
 	if err != nil {
@@ -408,4 +419,92 @@ func randomID() string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// SpecTraceJob says how a spec's trace block with a modal executor is
+// profiled: the executor block's attributes, the cloud and the binary.
+type SpecTraceJob struct {
+	// Attrs are the modal executor block's attributes (app, environment,
+	// secrets, timeout, binary are used).
+	Attrs map[string]cty.Value
+	// Cloud connects to Modal for an environment.
+	Cloud func(environment string) (Cloud, error)
+	// Progress receives progress lines (nil: none).
+	Progress func(line string)
+}
+
+// ResolveTrace profiles a spec trace that names a modal executor: the scan
+// is split into the sample's shards, run on Modal CPU sandboxes as
+// RunProfile does (saved shards under SPECDIR/.infercrane/profile-shards/
+// resume a failed run), and the merged profile is cached like any
+// unpinned trace's.
+func ResolveTrace(ctx context.Context, t *lang.Trace, specDir string, ro workload.ReadOptions, j SpecTraceJob) (cty.Value, hcl.Diagnostics) {
+	fail := func(attr string, err error) (cty.Value, hcl.Diagnostics) {
+		rng := t.DeclRange
+		if r, ok := t.AttrRanges[attr]; ok {
+			rng = r
+		}
+		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot profile trace " + t.Name + " on Modal",
+			Detail: err.Error() + "\nOr pin a profile: run `infercrane profile trace` and set profile and digest in the trace block.", Subject: rng.Ptr()}}
+	}
+	cfgMap, err := ctyAttrs(t.Executor.Attrs)
+	if err != nil {
+		return fail("executor", err)
+	}
+	cfg, err := ParseConfig(cfgMap)
+	if err != nil {
+		return fail("executor", err)
+	}
+	cloud, err := j.Cloud(cfg.Environment)
+	if err != nil {
+		return fail("executor", err)
+	}
+	doc, err := workload.ProfileCachedBy(ctx, t, specDir, ro, func(ctx context.Context, o workload.Options) (*workload.Result, error) {
+		plan, err := workload.PlanShards(ctx, o, t.Sample.Shards)
+		if err != nil {
+			return nil, err
+		}
+		job := ProfileJob{Options: o, Shards: t.Sample.Shards, App: cfg.App, Environment: cfg.Environment, Secrets: cfg.Secrets,
+			Timeout: cfg.Timeout, Progress: j.Progress,
+			Dir: filepath.Join(specDir, ".infercrane", "profile-shards", workload.ShardKey(plan.Identity, o, t.Sample.Shards))}
+		if job.Binary, err = ResolveBinary(cfg.Binary, filepath.Join(specDir, ".infercrane", "bin")); err != nil {
+			return nil, err
+		}
+		est := job.Estimate(plan)
+		job.note("profiling trace %s on %d Modal CPU sandboxes: %d rows, estimated %.0f s, %.0f CPU-seconds, $%.4f", t.Name, job.Shards, est.Rows, est.WallSeconds, est.CPUSeconds, est.CostUSD)
+		rep, err := RunProfile(ctx, cloud, job, plan)
+		if err != nil {
+			return nil, err
+		}
+		job.note("profiled trace %s: %.1f sandbox-seconds, %.1f CPU-seconds, $%.4f", t.Name, rep.SandboxSeconds, rep.CPUSeconds, rep.CostUSD)
+		return rep.Result, nil
+	})
+	if err != nil {
+		return fail("source", err)
+	}
+	return workload.Value(doc), nil
+}
+
+// ctyAttrs converts an executor block's attributes to plain values.
+func ctyAttrs(attrs map[string]cty.Value) (map[string]any, error) {
+	out := map[string]any{}
+	for name, v := range attrs {
+		if !v.IsWhollyKnown() {
+			return nil, fmt.Errorf("executor attribute %s is not known yet", name)
+		}
+		v, _ = v.UnmarkDeep()
+		if v.IsNull() {
+			continue
+		}
+		b, err := ctyjson.Marshal(v, v.Type())
+		if err != nil {
+			return nil, err
+		}
+		var x any
+		if err := json.Unmarshal(b, &x); err != nil {
+			return nil, err
+		}
+		out[name] = x
+	}
+	return out, nil
 }

@@ -1,0 +1,128 @@
+package modal_test
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/workload"
+	"github.com/infercrane/infercrane/planner/workload/synth"
+	"github.com/infercrane/infercrane/plugins/modal"
+	"github.com/infercrane/infercrane/plugins/modal/localcloud"
+)
+
+// An unpinned spec trace naming a modal executor is profiled by shards on
+// (stand-in) Modal sandboxes reading the object from an S3 protocol server,
+// gives the single-process profile's statistics, is cached like any
+// unpinned trace, and a non-modal executor or a local file is refused.
+func TestSpecTraceProfiledByModalExecutor(t *testing.T) {
+	buildBinary(t)
+	var data bytes.Buffer
+	if err := synth.Write(&data, synth.Options{Rows: 30_000, RowsPerGroup: 3_000, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	backend := s3mem.New()
+	backend.CreateBucket("traces")
+	if _, err := backend.PutObject("traces", "t.parquet", map[string]string{}, bytes.NewReader(data.Bytes()), int64(data.Len()), nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	defer srv.Close()
+	ro := workload.ReadOptions{Endpoint: srv.URL, PathStyle: true, Anonymous: true, Region: "us-east-1"}
+
+	dir := t.TempDir()
+	cloud := localcloud.New(filepath.Join(dir, "cloud"), bin)
+	var creates int
+	cloud.Hooks.BeforeCreate = func(modal.SandboxSpec) error { creates++; return nil }
+	spec := `
+executor "m" {
+  type    = "modal"
+  app     = "profiles"
+  timeout = "10m"
+  binary  = "BIN"
+}
+trace "t" {
+  source   = "s3://traces/t.parquet"
+  executor = executor.m
+  sample {
+    all    = true
+    shards = 3
+  }
+}
+`
+	spec = strings.Replace(spec, "BIN", bin, 1)
+	load := func(src string) (*lang.Config, hcl.Diagnostics) {
+		return lang.LoadSource(dir, "main.hcl", []byte(src), lang.Options{
+			ResolveTrace: func(tr *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
+				if tr.Executor == nil {
+					return workload.Resolve(context.Background(), tr, specDir, ro)
+				}
+				return modal.ResolveTrace(context.Background(), tr, specDir, ro, modal.SpecTraceJob{
+					Attrs: tr.Executor.Attrs, Cloud: func(string) (modal.Cloud, error) { return cloud, nil },
+					Progress: func(line string) { t.Log(line) },
+				})
+			},
+		})
+	}
+	cfg, diags := load(spec)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	single, err := workload.Build(context.Background(), workload.Options{Source: "s3://traces/t.parquet", Read: ro, All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := cfg.Traces["t"].Value
+	if !v.IsWhollyKnown() || v.GetAttr("input_tokens").GetAttr("p50").AsBigFloat().String() != cty.NumberFloatVal(single.Document.Distributions.InputTokens.Percentiles.P50).AsBigFloat().String() {
+		t.Fatalf("trace value %#v, want input p50 %v", v, single.Document.Distributions.InputTokens.Percentiles.P50)
+	}
+	if creates != 3 {
+		t.Errorf("%d sandboxes for 3 shards", creates)
+	}
+	if left := cloud.Running(); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+	cached, _ := filepath.Glob(filepath.Join(dir, ".infercrane", "profiles", "*.json"))
+	if len(cached) != 1 {
+		t.Fatalf("cached profiles %v", cached)
+	}
+	doc, _, err := workload.Parse(mustRead(t, cached[0]))
+	if err != nil || doc.Distributions != single.Document.Distributions || doc.Traffic.Functions[0] != single.Document.Traffic.Functions[0] {
+		t.Fatalf("cached profile %v: %+v", err, doc.Distributions)
+	}
+	// Loaded again: the cached profile, no sandbox.
+	if _, diags := load(spec); diags.HasErrors() || creates != 3 {
+		t.Fatalf("second load: %v, %d sandboxes", diags, creates)
+	}
+
+	for _, bad := range []struct{ from, to, says string }{
+		{`type    = "modal"`, `type    = "sim"`, "only a modal executor profiles a trace"},
+		{`all    = true`, `row_groups = 3`, "set all = true (a full scan) or sketch = true"},
+		{`source   = "s3://traces/t.parquet"`, `source   = "t.parquet"`, "cannot see t.parquet on this machine"},
+		{`executor = executor.m`, ``, "sample.shards splits the scan over an executor's sandboxes"},
+	} {
+		_, diags := load(strings.Replace(spec, bad.from, bad.to, 1))
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), bad.says) {
+			t.Errorf("%s -> %s: %v, want %q", bad.from, bad.to, diags, bad.says)
+		}
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
