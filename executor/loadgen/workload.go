@@ -45,7 +45,12 @@ func checkWorkload(cfg Config) error {
 func (r *runner) planWorkload(ctx context.Context) error {
 	w, c := r.cfg.Workload, r.cfg
 	r.seq = w.Sequence(c.Seed, c.Requests, c.InputTokens, c.OutputTokens)
-	r.warm = w.Warmup(c.Seed, c.Warmup, c.InputTokens, c.OutputTokens)
+	// A warm-up bounded by time alone cycles through draws of its own.
+	k := c.Warmup
+	if k == 0 && c.WarmupDurationMs > 0 {
+		k = max(4*c.Concurrency, 64)
+	}
+	r.warm = w.Warmup(c.Seed, k, c.InputTokens, c.OutputTokens)
 	var targets []int
 	for _, q := range append(slices.Clip(r.warm), r.seq...) {
 		targets = append(targets, q.Input-q.History)

@@ -209,3 +209,28 @@ func TestSessionTurnsCarryTheConversation(t *testing.T) {
 		}
 	}
 }
+
+// A warm-up bounded by time alone draws its own requests (it used to
+// divide by zero looking for a warm-up draw).
+func TestWorkloadWithTimedWarmup(t *testing.T) {
+	cfg := baseConfig(startSim(t, sim.Options{}))
+	d := load.Lognormal(40, 120)
+	cfg.Warmup, cfg.WarmupDurationMs, cfg.Requests = 0, 50, 8
+	cfg.Workload = &load.Spec{Input: &d}
+	res, err := loadgen.Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Succeeded != 8 {
+		t.Fatalf("succeeded %d of 8: %v", res.Summary.Succeeded, res.Summary.Failures)
+	}
+	warm := 0
+	for _, r := range res.Records {
+		if r.Warmup {
+			warm++
+		}
+	}
+	if warm == 0 {
+		t.Error("no warm-up request was sent in 50 ms")
+	}
+}
