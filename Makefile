@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: build test bench bench-duckdb fuzz lint integration clean
+.PHONY: build test bench bench-duckdb fuzz lint integration integration-dsse clean
 
 ## build: compile bin/infercrane
 build:
@@ -49,6 +49,10 @@ reliability:
 ## integration: real vLLM (CPU build) on a tiny local model; see scripts/integration
 integration:
 	bash scripts/integration/run.sh
+
+## integration-dsse: signed evidence checked with securesystemslib (pinned venv); part of integration
+integration-dsse:
+	bash scripts/integration/dsse.sh
 
 clean:
 	rm -rf bin

@@ -354,6 +354,12 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
 	}
 	opts := report.Options{Config: j.cfg, Cleanup: cl}
 	opts.Secrets = env.secrets.Values()
+	key, err := signingKey(env.Getenv(signingKeyEnv))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but $%s: %v\n", signingKeyEnv, err)
+		return 1
+	}
+	opts.SigningKey = key
 	oc, err := report.Generate(j.stateDir, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but the report failed: %v; run 'infercrane report %s' after fixing it\n", err, j.stateDir)
@@ -379,6 +385,12 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 	}
 	opts := report.Options{RepairOnly: true}
 	opts.Secrets = env.secrets.Values()
+	key, err := signingKey(env.Getenv(signingKeyEnv))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: $%s: %v\n", signingKeyEnv, err)
+		return 1
+	}
+	opts.SigningKey = key
 	oc, err := report.Generate(j.stateDir, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, err, j.stateDir)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,7 @@ func runReport(env *cliEnv, args []string) int {
 	})
 	formats := fs.String("format", strings.Join(report.AllFormats, ","), "comma-separated formats to write: "+strings.Join(report.AllFormats, ", "))
 	out := fs.String("out", "", "directory for the reports (default STATE_DIR/reports)")
+	sign := fs.String("sign", env.Getenv(signingKeyEnv), "sign each evidence file with this ed25519 private key (PEM), in a DSSE envelope beside it (default $"+signingKeyEnv+")")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -51,6 +53,11 @@ func runReport(env *cliEnv, args []string) int {
 	}
 	opts := report.Options{Formats: list, OutDir: *out}
 	opts.Secrets = env.secrets.Values()
+	var err error
+	if opts.SigningKey, err = signingKey(*sign); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
+		return 1
+	}
 	oc, err := report.Generate(dir, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
@@ -86,4 +93,16 @@ func printOutcome(env *cliEnv, oc *report.Outcome) {
 			}
 		}
 	}
+}
+
+// signingKeyEnv names the environment variable holding the path of the
+// key that apply and report sign evidence with.
+const signingKeyEnv = "INFERCRANE_SIGNING_KEY"
+
+// signingKey reads the private key at path (nil when path is empty).
+func signingKey(path string) (ed25519.PrivateKey, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return readKeyFile(path, report.ParsePrivateKey)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/infercrane/infercrane/executor/report"
 )
@@ -13,6 +14,67 @@ func addVerifyCommands() {
 		Synopsis: "Check an evidence file's digest and files and, with -state, rebuild it field by field from the state",
 		Run:      runVerify,
 	})
+	register(&command{
+		Name:     "keygen",
+		Synopsis: "Make an ed25519 key pair for signing evidence (report -sign, verify -key)",
+		Run:      runKeygen,
+	})
+}
+
+func runKeygen(env *cliEnv, args []string) int {
+	fs := newFlags(env, "keygen", usageDoc{
+		Usage: "infercrane keygen [flags]",
+		About: "Writes an ed25519 key pair: PREFIX.key (PKCS #8 PEM, mode 0600; keep it private) and\n" +
+			"PREFIX.pub (PKIX PEM; hand it to whoever verifies). openssl makes the same forms:\n" +
+			"  openssl genpkey -algorithm ed25519 -out PREFIX.key && openssl pkey -in PREFIX.key -pubout -out PREFIX.pub",
+		Examples: []string{"infercrane keygen -out signing"},
+	})
+	prefix := fs.String("out", "infercrane", "path prefix of the key files")
+	force := fs.Bool("force", false, "overwrite existing key files")
+	pos, code, ok := fs.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return fs.usageError("keygen takes no arguments; name the files with -out PREFIX")
+	}
+	keyPath, pubPath := *prefix+".key", *prefix+".pub"
+	if !*force {
+		for _, p := range []string{keyPath, pubPath} {
+			if _, err := os.Stat(p); err == nil {
+				fmt.Fprintf(env.Stderr, "infercrane keygen: %s exists; choose another -out or pass -force\n", p)
+				return 1
+			}
+		}
+	}
+	priv, pub, err := report.GenerateKey()
+	if err == nil {
+		err = os.WriteFile(keyPath, priv, 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(pubPath, pub, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane keygen: %v\n", err)
+		return 1
+	}
+	pk, _ := report.ParsePublicKey(pub)
+	fmt.Fprintf(env.Stdout, "Wrote %s (private) and %s (public), key id %s.\n", keyPath, pubPath, report.KeyID(pk))
+	return 0
+}
+
+// readKeyFile reads a PEM key file with parse.
+func readKeyFile[K any](path string, parse func([]byte) (K, error)) (K, error) {
+	var zero K
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return zero, err
+	}
+	k, err := parse(b)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
 }
 
 func runVerify(env *cliEnv, args []string) int {
@@ -24,9 +86,11 @@ func runVerify(env *cliEnv, args []string) int {
 		Examples: []string{
 			"infercrane verify .infercrane/reports/quickstart.evidence.json",
 			"infercrane verify -state .infercrane .infercrane/reports/quickstart.evidence.json",
+			"infercrane verify -key signing.pub -state .infercrane .infercrane/reports/quickstart.evidence.json",
 		},
 	})
 	stateDir := fs.String("state", "", "state directory the whole evidence document is rebuilt from and compared with")
+	keyFile := fs.String("key", "", "public key (PEM) whose valid signature the evidence must carry (its DSSE envelope, FILE with .dsse.json)")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -57,7 +121,33 @@ func runVerify(env *cliEnv, args []string) int {
 	for _, d := range res.Differences {
 		fmt.Fprintf(env.Stdout, "  %s\n", d)
 	}
-	if !res.OK() {
+	ok = res.OK()
+	if *keyFile != "" {
+		pub, err := readKeyFile(*keyFile, report.ParsePublicKey)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
+			return 1
+		}
+		sr, err := report.VerifySignature(pos[0], *stateDir, pub)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
+			return 1
+		}
+		if sr.OK() {
+			fmt.Fprintf(env.Stdout, "Signature OK: key %s signed %d subject(s) that match their files", sr.KeyID, sr.Subjects)
+			if len(sr.Unchecked) > 0 {
+				fmt.Fprintf(env.Stdout, "; %d in the state not checked (pass -state)", len(sr.Unchecked))
+			}
+			fmt.Fprintln(env.Stdout, ".")
+		} else {
+			fmt.Fprintln(env.Stdout, "Signature INVALID:")
+			for _, p := range sr.Problems {
+				fmt.Fprintf(env.Stdout, "  %s\n", p)
+			}
+			ok = false
+		}
+	}
+	if !ok {
 		return 1
 	}
 	return 0

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +52,10 @@ type Options struct {
 	Secrets []string
 	// Resamples is the bootstrap size (0: DefaultResamples).
 	Resamples int
+	// SigningKey, when set, signs each screen's evidence: a DSSE envelope
+	// with an in-toto statement over the evidence and the files it vouches
+	// for, written beside it (EnvelopeFile).
+	SigningKey ed25519.PrivateKey
 	// RepairOnly rewrites only the reports that are missing, truncated,
 	// different from what the state gives, or older than the state, and
 	// lists them in Outcome.Repaired (apply does this when it has nothing
@@ -131,6 +136,17 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 				return nil, fmt.Errorf("write the %s report of screen %s: %w", f, ev.Screen, err)
 			}
 			oc.Files = append(oc.Files, path)
+		}
+		if opts.SigningKey != nil && contains(formats, FormatJSON) {
+			ep := filepath.Join(out, FileName(ev.Screen, FormatJSON))
+			repaired := !opts.RepairOnly || contains(oc.Files, ep)
+			if _, err := os.Stat(EnvelopeFile(ep)); repaired || err != nil {
+				signed, err := SignEvidence(ep, opts.SigningKey)
+				if err != nil {
+					return nil, fmt.Errorf("sign the evidence of screen %s: %w", ev.Screen, err)
+				}
+				oc.Files = append(oc.Files, signed)
+			}
 		}
 		oc.ExitCode = worseExit(oc.ExitCode, ev.GateSummary.ExitCode)
 	}

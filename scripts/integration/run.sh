@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 start=$(date +%s)
+# Signed evidence against an independent DSSE/in-toto implementation (needs
+# no vLLM, so it runs even where vLLM cannot be installed).
+bash scripts/integration/dsse.sh
 set +e
 envlines=$(bash scripts/integration/setup-vllm.sh)
 rc=$?
