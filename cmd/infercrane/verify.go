@@ -27,7 +27,7 @@ func runKeygen(env *cliEnv, args []string) int {
 		About: "Writes an ed25519 key pair: PREFIX.key (PKCS #8 PEM, mode 0600; keep it private) and\n" +
 			"PREFIX.pub (PKIX PEM; hand it to whoever verifies). openssl makes the same forms:\n" +
 			"  openssl genpkey -algorithm ed25519 -out PREFIX.key && openssl pkey -in PREFIX.key -pubout -out PREFIX.pub",
-		Examples: []string{"infercrane keygen -out signing"},
+		Examples: []string{"infercrane keygen -out signing", "infercrane keygen -out ci/signing -force"},
 	})
 	prefix := fs.String("out", "infercrane", "path prefix of the key files")
 	force := fs.Bool("force", false, "overwrite existing key files")
