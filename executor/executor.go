@@ -5,6 +5,7 @@ package executor
 
 import (
 	"context"
+	"github.com/infercrane/infercrane/planner/state"
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
@@ -83,6 +84,9 @@ type RunResult struct {
 	// ServerView is what the server's own latency histograms recorded
 	// during the measured requests (nil when it exposes none).
 	ServerView *loadgen.ServerView `json:"server_view,omitempty"`
+	// ServerSeries samples the server's gauges (SeriesMetrics) over the
+	// run, when it exposes /metrics.
+	ServerSeries []state.MetricSample `json:"server_series,omitempty"`
 	// GPUSeconds is the measured GPU time this run used, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"bufio"
 	"context"
+	"github.com/infercrane/infercrane/planner/state"
 	"io"
 	"net/http"
 	"strconv"
@@ -32,13 +33,90 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 		ReportProgress(ctx, Progress{Done: p.Done, Failed: p.Errors, Total: total,
 			OutputTokens: p.OutputTokens, TokensPerSecond: p.TokensPerSecond, TTFTP50Ms: p.TTFTP50Ms})
 	}, 250*time.Millisecond)
+	sc := startSeries(ctx, s.BaseURL, apiKey, seriesInterval)
 	res, err := loadgen.Run(ctx, cfg, progress)
+	samples := sc.stop()
 	if err != nil {
 		return nil, err
 	}
 	out := &RunResult{Summary: res.Summary, Records: res.Records, ServerView: res.ServerView}
 	out.ServerMetrics = scrapeMetrics(ctx, s.BaseURL, apiKey)
+	if out.ServerMetrics != nil {
+		samples = append(samples, timedSample{at: time.Now(), values: out.ServerMetrics})
+	}
+	out.ServerSeries = seriesFrom(samples, res.Started)
 	return out, nil
+}
+
+// SeriesMetrics are the gauges sampled over a run for the report's
+// server panels (vLLM's names; gpu_cache_usage_perc is the pre-0.10 name
+// of kv_cache_usage_perc).
+var SeriesMetrics = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"}
+
+// seriesInterval is how often a run scrapes /metrics.
+const seriesInterval = 500 * time.Millisecond
+
+type timedSample struct {
+	at     time.Time
+	values map[string]float64
+}
+
+// seriesScraper scrapes a server's /metrics every interval until stopped.
+type seriesScraper struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	samples []timedSample
+}
+
+// startSeries scrapes base's /metrics now and then every interval; a
+// server without /metrics is asked once.
+func startSeries(ctx context.Context, base, apiKey string, interval time.Duration) *seriesScraper {
+	ctx, cancel := context.WithCancel(ctx)
+	sc := &seriesScraper{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(sc.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			m := scrapeMetrics(ctx, base, apiKey)
+			if m == nil && len(sc.samples) == 0 {
+				return // no /metrics: do not keep asking
+			}
+			if m != nil {
+				sc.samples = append(sc.samples, timedSample{at: time.Now(), values: m})
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return sc
+}
+
+// stop ends the scraping and returns the samples.
+func (sc *seriesScraper) stop() []timedSample {
+	sc.cancel()
+	<-sc.done
+	return sc.samples
+}
+
+// seriesFrom keeps the SeriesMetrics of each sample, timed from origin.
+func seriesFrom(samples []timedSample, origin time.Time) []state.MetricSample {
+	var out []state.MetricSample
+	for _, s := range samples {
+		v := map[string]float64{}
+		for _, name := range SeriesMetrics {
+			if x, ok := s.values[name]; ok {
+				v[name] = x
+			}
+		}
+		if len(v) > 0 && !origin.IsZero() {
+			out = append(out, state.MetricSample{T: s.at.Sub(origin).Seconds(), Values: v})
+		}
+	}
+	return out
 }
 
 // scrapeMetrics reads the vllm:* samples of a server's /metrics (last value

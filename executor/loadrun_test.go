@@ -1,11 +1,15 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/sim"
 )
 
 func TestParseMetrics(t *testing.T) {
@@ -98,5 +102,44 @@ func TestAttrsCheck(t *testing.T) {
 	}
 	if ok.Number("n", 0) != 2 || ok.Duration("wait", 0).Seconds() != 3 || ok.Strings("args")[0] != "a" || ok.StringMap("env")["K"] != "v" || ok.String("missing", "d") != "d" {
 		t.Error("accessors")
+	}
+}
+
+// TestRunLoadScrapesServerSeries: a run against the simulated engine
+// (which serves vLLM's gauges on /metrics) keeps the KV-cache usage and
+// the running and waiting requests over the run, timed from the run's
+// origin and ordered, not only the last values; the journal keeps them and
+// the report draws them.
+func TestRunLoadScrapesServerSeries(t *testing.T) {
+	s, err := sim.Listen("127.0.0.1:0", sim.Options{Model: "m", MaxModelLen: 4096, TTFT: 20 * time.Millisecond, ITL: 10 * time.Millisecond, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	spec := RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 32, OutputTokens: 40, Concurrency: 4, Requests: 12, Seed: 1}}
+	res, err := RunLoad(context.Background(), &Server{BaseURL: s.URL, Model: "m"}, spec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ServerSeries) < 3 {
+		t.Fatalf("%d samples over a ~1.5 s run scraped every %v, want several", len(res.ServerSeries), seriesInterval)
+	}
+	sawRunning := false
+	for i, smp := range res.ServerSeries {
+		if i > 0 && smp.T < res.ServerSeries[i-1].T {
+			t.Fatalf("samples out of order: %v", res.ServerSeries)
+		}
+		for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"} {
+			if _, ok := smp.Values[name]; !ok {
+				t.Fatalf("sample %d lacks %s: %v", i, name, smp.Values)
+			}
+		}
+		sawRunning = sawRunning || smp.Values["vllm:num_requests_running"] > 0
+	}
+	if !sawRunning {
+		t.Errorf("no sample saw a running request: %v", res.ServerSeries)
+	}
+	if res.ServerMetrics == nil {
+		t.Error("the last values (server_metrics) are gone")
 	}
 }

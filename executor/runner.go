@@ -529,7 +529,7 @@ func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult,
 	}
 	rec := state.RunRecord{
 		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum, ServerView: view,
-		Server: info, ServerMetrics: res.ServerMetrics, GPUSeconds: res.GPUSeconds,
+		Server: info, ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries, GPUSeconds: res.GPUSeconds,
 		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	return a.r.Store.CommitRun(rec, func(w io.Writer) error { return loadgen.WriteRecords(w, res.Records) })

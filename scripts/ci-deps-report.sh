@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the report package's tests need beyond Go: Debian's chromium
-# for the headless HTML test (executor/report TestHTMLRendersInHeadlessChromium).
-# Without it that test skips with a loud message; everything else runs.
+# for the headless HTML test (executor/report TestHTMLLayoutInHeadlessChromium).
+# Without it that test skips with a loud message, or fails when
+# INFERCRANE_REQUIRE_CHROMIUM (set by .ci/run) or CI is set; everything else runs.
 # Called from .ci/run; safe to run again (it does nothing when chromium is there).
 set -euo pipefail
 

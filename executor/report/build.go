@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/infercrane/infercrane/planner/state"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,8 @@ type RunData struct {
 	// ServerView is the server's latency histograms over the measured
 	// requests (nil when the server has none).
 	ServerView *loadgen.ServerView
+	// ServerSeries samples the server's gauges over the run (HTML only).
+	ServerSeries []state.MetricSample
 	// GPUSeconds is the GPU time the run was measured to use (0: unknown).
 	GPUSeconds float64
 	StartedAt  string

@@ -313,6 +313,8 @@ type LaneRecords struct {
 	Lane, Model, ModelID, Shape, GPU string
 	Run                              int
 	Records                          []loadgen.Record
+	// ServerSeries are the server gauges scraped over the run (HTML only).
+	ServerSeries []state.MetricSample
 }
 
 // screenRecords lists the records of every run of the screen's campaigns.
@@ -323,7 +325,7 @@ func screenRecords(in *Input, ev *Evidence) []LaneRecords {
 			runs := append([]RunData(nil), in.Runs[c.Lane]...)
 			sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
 			for _, r := range runs {
-				out = append(out, LaneRecords{Lane: c.Lane, Model: m.Name, ModelID: m.Model, Shape: c.Profile, GPU: c.GPU, Run: r.Run, Records: r.Records})
+				out = append(out, LaneRecords{Lane: c.Lane, Model: m.Name, ModelID: m.Model, Shape: c.Profile, GPU: c.GPU, Run: r.Run, Records: r.Records, ServerSeries: r.ServerSeries})
 			}
 		}
 	}
@@ -394,7 +396,7 @@ func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
 		return RunData{}, fmt.Errorf("%s: %w", rr.RecordsPath, err)
 	}
 	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server,
-		ServerMetrics: rr.ServerMetrics, GPUSeconds: rr.GPUSeconds, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
+		ServerMetrics: rr.ServerMetrics, ServerSeries: rr.ServerSeries, GPUSeconds: rr.GPUSeconds, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
 	if len(rr.ServerView) > 0 && string(rr.ServerView) != "null" {
 		var v loadgen.ServerView
 		if err := json.Unmarshal(rr.ServerView, &v); err != nil {

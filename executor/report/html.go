@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // plotBins is the number of time bins of the time-series plots.
@@ -111,68 +114,240 @@ func timeSeries(recs []loadgen.Record) (inflight, tokens [][2]float64) {
 	return inflight, tokens
 }
 
+// latencySeries is a run's end-to-end latency over time: the median
+// latency (ms) of the succeeded requests sent in each of plotBins equal
+// steps of the run, at the step's middle (seconds since the first send).
+func latencySeries(recs []loadgen.Record) [][2]float64 {
+	var start, end int64 = -1, 0
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup {
+			continue
+		}
+		if start < 0 || r.SentNs < start {
+			start = r.SentNs
+		}
+		end = max(end, r.SentNs)
+	}
+	if start < 0 {
+		return nil
+	}
+	width := float64(max(end-start, 1)) / plotBins
+	bins := make([][]float64, plotBins)
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !r.OK() {
+			continue
+		}
+		b := min(plotBins-1, int(float64(r.SentNs-start)/width))
+		bins[b] = append(bins[b], float64(r.LastTokenNs-r.SentNs)/1e6)
+	}
+	var out [][2]float64
+	for b, v := range bins {
+		if len(v) == 0 {
+			continue
+		}
+		sort.Float64s(v)
+		out = append(out, [2]float64{(float64(b) + 0.5) * width / 1e9, loadgen.Percentile(v, 0.5)})
+	}
+	return out
+}
+
+// firstSend is the earliest send of a run's records (ns from the run's
+// origin), the origin of the time-series plots.
+func firstSend(recs []loadgen.Record) int64 {
+	var start int64 = -1
+	for i := range recs {
+		if start < 0 || recs[i].SentNs < start {
+			start = recs[i].SentNs
+		}
+	}
+	return max(start, 0)
+}
+
+// serverSeries is one gauge of a run's scraped server metrics over time,
+// scaled by factor, in seconds since the run's first send.
+func serverSeries(samples []state.MetricSample, origin int64, factor float64, names ...string) [][2]float64 {
+	var out [][2]float64
+	for _, s := range samples {
+		for _, n := range names {
+			if v, ok := s.Values[n]; ok {
+				out = append(out, [2]float64{math.Max(s.T-float64(origin)/1e9, 0), v * factor})
+				break
+			}
+		}
+	}
+	return out
+}
+
 type htmlRow struct {
 	Model, Shape, GPU, Throughput, TTFT, TPOT, Latency, Errors, Runs string
 }
 
 type htmlGate struct{ Gate, Model, Shape, Status, Condition, Reason string }
 
+// htmlLane is one lane's row of time-series panels.
+type htmlLane struct {
+	Label  string
+	Panels []template.HTML
+}
+
+// htmlSummary is the summary at the top of the page.
+type htmlSummary struct {
+	Screened, Passed, Incomplete string
+	Failed, Inconclusive         []string
+}
+
 type htmlPage struct {
-	Ev          *Evidence
-	Rows        []htmlRow
-	Sentences   []string
-	Gates       []htmlGate
-	Plots       []template.HTML
-	ActiveTasks string
+	Ev            *Evidence
+	Summary       htmlSummary
+	Rows          []htmlRow
+	Higher, Lower []string
+	Gates         []htmlGate
+	Overview      []template.HTML
+	Ratios        []template.HTML
+	LaneColumns   []string
+	Lanes         []htmlLane
+	ActiveTasks   string
+}
+
+// laneColumns are the per-lane panels, in column order.
+var laneColumns = []string{
+	"Latency over time (lower is better)",
+	"Requests in flight (client)",
+	"Output tokens/s (higher is better)",
+	"Server: running and waiting requests",
+	"Server: KV-cache usage",
 }
 
 var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>InferCrane screen {{.Ev.Screen}}</title>
 <style>
-body{font-family:sans-serif;margin:24px;color:#222;max-width:1360px}
+body{font-family:sans-serif;margin:24px;color:#222}
+main{max-width:2400px}
+main>p,main>ul,main>table,main>h2,main>h3{max-width:1480px}
 table{border-collapse:collapse;margin:8px 0 16px}
 td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}
 th{background:#f4f4f4}
 td.num{text-align:right}
 .pass{color:#176c1b;font-weight:bold}.fail{color:#b00;font-weight:bold}.inconclusive{color:#a60;font-weight:bold}
-.plots{display:flex;flex-wrap:wrap;gap:12px}
-.plots svg{border:1px solid #eee;background:#fff}
+.overview{display:grid;grid-template-columns:repeat(2,560px);gap:12px}
+.ratios{display:grid;grid-template-columns:repeat(2,560px);gap:12px;align-items:start}
+.lanes{display:grid;grid-template-columns:repeat(5,minmax(300px,440px));gap:8px 12px;overflow-x:auto;align-items:start}
+.lanes svg{width:100%;height:auto}
+.lanes .colhead{font-size:13px;font-weight:bold;border-bottom:1px solid #ccc;padding-bottom:4px}
+.lanes .lanehead{grid-column:1/-1;font-size:14px;font-weight:bold;margin-top:10px}
+svg.plot{border:1px solid #eee;background:#fff}
 code{font-size:12px}
 footer{margin-top:24px;font-size:12px;color:#666}
 .incomplete{background:#fff3cd;border:1px solid #a60;padding:8px 12px}
-</style></head><body>
+.summary{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 16px;max-width:1180px}
+.summary li{margin:3px 0}
+</style></head><body><main>
 <h1>InferCrane screen <code>{{.Ev.Screen}}</code></h1>
 {{if not .Ev.Completeness.Complete}}<p class="incomplete"><strong>This screen is {{.Ev.Completeness.Words}}</strong> ({{.Ev.Completeness.RunsMissing}} missing; incomplete lane(s): {{range $i, $l := .Ev.Completeness.IncompleteLanes}}{{if $i}}, {{end}}{{$l}}{{end}}). Its gates are inconclusive; run apply again to complete it.</p>
-{{end}}<p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Ev.Environment.Runtime.Engine}} {{.Ev.Environment.Runtime.Version}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
+{{end}}<section class="summary" id="summary"><h2>Summary</h2><ul>
+<li><strong>Screened:</strong> {{.Summary.Screened}}</li>
+<li><strong>Passed:</strong> {{.Summary.Passed}}</li>
+{{range .Summary.Failed}}<li class="fail">Failed: {{.}}</li>
+{{end}}{{range .Summary.Inconclusive}}<li class="inconclusive">Inconclusive: {{.}}</li>
+{{end}}<li><strong>Incomplete:</strong> {{.Summary.Incomplete}}</li>
+</ul></section>
+<p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Ev.Environment.Runtime.Engine}} {{.Ev.Environment.Runtime.Version}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
 <h2>Results</h2>
-<table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)</th><th>p95 TTFT ms</th><th>p95 TPOT ms</th><th>p95 latency ms</th><th>errors</th></tr>
+<table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)<br>higher is better</th><th>p95 TTFT ms<br>lower is better</th><th>p95 TPOT ms<br>lower is better</th><th>p95 latency ms<br>lower is better</th><th>errors</th></tr>
 {{range .Rows}}<tr><td>{{.Model}}</td><td>{{.Shape}}</td><td>{{.GPU}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.TTFT}}</td><td class="num">{{.TPOT}}</td><td class="num">{{.Latency}}</td><td class="num">{{.Errors}}</td></tr>
 {{end}}</table>
-{{if .Sentences}}<h2>Comparisons</h2><ul>{{range .Sentences}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if or .Higher .Lower}}<h2>Comparisons</h2>
+{{if .Higher}}<h3>Higher is better (throughput)</h3><ul>{{range .Higher}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Lower}}<h3>Lower is better (latency)</h3><ul>{{range .Lower}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<div class="ratios">{{range .Ratios}}{{.}}
+{{end}}</div>{{end}}
 <h2>Gates</h2>
 <p>{{.Ev.GateSummary.Pass}} pass, {{.Ev.GateSummary.Fail}} fail, {{.Ev.GateSummary.Inconclusive}} inconclusive (exit code {{.Ev.GateSummary.ExitCode}}).</p>
 {{if .Gates}}<table><tr><th>gate</th><th>model</th><th>shape</th><th>status</th><th>condition</th><th>why</th></tr>
 {{range .Gates}}<tr><td>{{.Gate}}</td><td>{{.Model}}</td><td>{{.Shape}}</td><td class="{{.Status}}">{{.Status}}</td><td><code>{{.Condition}}</code></td><td>{{.Reason}}</td></tr>
 {{end}}</table>{{end}}
-<h2>Plots</h2>
-<div class="plots">{{range .Plots}}{{.}}
+<h2>Distributions across lanes</h2>
+<div class="overview">{{range .Overview}}{{.}}
+{{end}}</div>
+<h2>Each lane over time</h2>
+<p>One row per lane, the same panel in each column; one line per run (colour by run number), seconds since the run's first request.</p>
+<div class="lanes">{{range .LaneColumns}}<div class="colhead">{{.}}</div>{{end}}
+{{range .Lanes}}<div class="lanehead">{{.Label}}</div>{{range .Panels}}<div class="panel">{{.}}</div>{{end}}
 {{end}}</div>
 <h2>Preflight</h2>
 {{if or .Ev.Preflight.Findings .Ev.Preflight.Corrections}}<ul>{{range .Ev.Preflight.Findings}}<li>{{.Severity}}{{if .Lane}} (lane {{.Lane}}){{end}}: {{.Summary}}</li>{{end}}{{range .Ev.Preflight.Corrections}}<li>correction: {{.}}</li>{{end}}</ul>{{else}}<p>No findings.</p>{{end}}
 <h2>Boundary</h2>
 <p>{{.Ev.SelectionBoundary}}</p>
 <footer>Cleanup: {{.Ev.Cleanup.State}}, {{.ActiveTasks}}. Evidence <code>{{.Ev.Digest}}</code> · spec <code>{{.Ev.SpecDigest}}</code> · plan <code>{{.Ev.PlanDigest}}</code> · {{.Ev.Environment.Benchmark.Name}} {{.Ev.Environment.Benchmark.Version}}</footer>
-</body></html>
+</main></body></html>
 `))
 
+// pageSummary says what the screen covered, what passed and what is
+// incomplete, for the top of the page.
+func pageSummary(ev *Evidence) htmlSummary {
+	var models, shapes, gpus []string
+	seen := map[string]bool{}
+	add := func(list *[]string, v string) {
+		if v != "" && !seen[v] {
+			seen[v] = true
+			*list = append(*list, v)
+		}
+	}
+	lanes, gates, passed := 0, 0, 0
+	var s htmlSummary
+	for _, m := range ev.Models {
+		add(&models, m.Name+" ("+m.Model+")")
+		for _, c := range m.Campaigns {
+			lanes++
+			add(&shapes, "shape "+c.Profile)
+			add(&gpus, c.GPUType)
+			for _, g := range c.Gates {
+				gates++
+				where := fmt.Sprintf("gate %s on %s/%s: %s", g.Gate, m.Name, c.Profile, g.Reason)
+				switch g.Status {
+				case StatusPass:
+					passed++
+				case StatusFail:
+					s.Failed = append(s.Failed, where)
+				default:
+					s.Inconclusive = append(s.Inconclusive, where)
+				}
+			}
+		}
+	}
+	cp := ev.Completeness
+	s.Screened = fmt.Sprintf("%s × %s on %s: %d lane(s), %d of %d planned run(s) completed, %s %s.",
+		strings.Join(models, ", "), strings.Join(shapes, ", "), strings.Join(gpus, ", "), lanes,
+		cp.RunsCompleted, cp.RunsPlanned, ev.Environment.Runtime.Engine, ev.Environment.Runtime.Version)
+	switch {
+	case gates == 0:
+		s.Passed = "no gate was set."
+	case passed == gates:
+		s.Passed = fmt.Sprintf("all %d gate check(s).", gates)
+	default:
+		s.Passed = fmt.Sprintf("%d of %d gate check(s); %d failed, %d inconclusive (exit code %d).", passed, gates, len(s.Failed), len(s.Inconclusive), ev.GateSummary.ExitCode)
+	}
+	if cp.Complete {
+		s.Incomplete = "nothing: every planned run completed."
+	} else {
+		s.Incomplete = fmt.Sprintf("%d run(s) missing in lane(s) %s; run apply again to complete them.", cp.RunsMissing, strings.Join(cp.IncompleteLanes, ", "))
+	}
+	return s
+}
+
 // WriteHTML renders ev and the screen's records as one self-contained HTML
-// page (inline CSS and SVG, no scripts, nothing fetched at view time) with
-// the plots: latency, TTFT and TPOT CDFs per lane, throughput per run with
-// its CV, the comparison ratios with their intervals, and per lane the
-// requests in flight and output tokens/s over time.
+// page (inline CSS and SVG, no scripts, nothing fetched at view time): a
+// summary, the results, the comparisons split by direction (higher is
+// better, lower is better), the gates, the latency, TTFT and TPOT CDFs and
+// the throughput per run across lanes, and one row per lane with the same
+// panels in the same columns: latency over time, requests in flight,
+// output tokens/s and the server's scraped running/waiting requests and
+// KV-cache usage.
 func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
-	p := htmlPage{Ev: ev, ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks)}
+	p := htmlPage{Ev: ev, Summary: pageSummary(ev), ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks), LaneColumns: laneColumns}
 	var bars []barGroup
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
@@ -195,20 +370,35 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 			bars = append(bars, bg)
 		}
 	}
-	var rows []intervalRow
+	var higher, lower []intervalRow
 	for _, c := range ev.Comparisons {
 		for _, metric := range ratioMetrics {
-			if r, ok := c.Ratios[c.Candidate+"_over_"+c.Baseline+"_"+metric]; ok {
-				p.Sentences = append(p.Sentences, ratioSentence(&c, &r))
-				rows = append(rows, intervalRow{label: c.Candidate + " / " + c.Baseline + " " + metric + " (" + c.Profile + ")", value: r.Value, ci: r.CI95, signif: r.Significant})
+			r, ok := c.Ratios[c.Candidate+"_over_"+c.Baseline+"_"+metric]
+			if !ok {
+				continue
+			}
+			row := intervalRow{label: c.Candidate + " / " + c.Baseline + " " + metric + " (" + c.Profile + ")", value: r.Value, ci: r.CI95, signif: r.Significant}
+			if r.HigherIsBetter {
+				p.Higher = append(p.Higher, ratioSentence(&c, &r))
+				higher = append(higher, row)
+			} else {
+				p.Lower = append(p.Lower, ratioSentence(&c, &r))
+				lower = append(lower, row)
 			}
 		}
 	}
-	// Per-lane pooled distributions, in evidence order.
+	if len(ev.Comparisons) > 0 {
+		p.Ratios = []template.HTML{
+			template.HTML(intervalChart("Throughput ratios over the baseline: higher is better", true, higher)),
+			template.HTML(intervalChart("Latency ratios over the baseline: lower is better", false, lower)),
+		}
+	}
+	// Per-lane pooled distributions and per-run time series, in evidence order.
 	type laneData struct {
-		label            string
-		ttft, tpot, lat  []float64
-		inflight, tokens []series
+		label                   string
+		ttft, tpot, lat         []float64
+		latency, inflight, toks []series
+		running, kv             []series
 	}
 	var lanes []*laneData
 	byLane := map[string]*laneData{}
@@ -223,8 +413,20 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 		d.ttft, d.tpot, d.lat = append(d.ttft, t...), append(d.tpot, o...), append(d.lat, l...)
 		inf, tok := timeSeries(lr.Records)
 		name := fmt.Sprintf("run %d", lr.Run)
-		d.inflight = append(d.inflight, series{name: name, points: inf, step: true})
-		d.tokens = append(d.tokens, series{name: name, points: tok})
+		colour := palette[(lr.Run-1+len(palette))%len(palette)]
+		d.latency = append(d.latency, series{name: name, points: latencySeries(lr.Records), color: colour})
+		d.inflight = append(d.inflight, series{name: name, points: inf, step: true, color: colour})
+		d.toks = append(d.toks, series{name: name, points: tok, color: colour})
+		origin := firstSend(lr.Records)
+		if pts := serverSeries(lr.ServerSeries, origin, 1, "vllm:num_requests_running"); len(pts) > 0 {
+			d.running = append(d.running, series{name: name + " running", points: pts, step: true, color: colour})
+		}
+		if pts := serverSeries(lr.ServerSeries, origin, 1, "vllm:num_requests_waiting"); len(pts) > 0 {
+			d.running = append(d.running, series{name: name + " waiting", points: pts, step: true, color: colour, dash: true})
+		}
+		if pts := serverSeries(lr.ServerSeries, origin, 100, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"); len(pts) > 0 {
+			d.kv = append(d.kv, series{name: name, points: pts, step: true, color: colour})
+		}
 	}
 	var latS, ttftS, tpotS []series
 	for _, d := range lanes {
@@ -232,22 +434,25 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 		ttftS = append(ttftS, cdfSeries(d.label, d.ttft))
 		tpotS = append(tpotS, cdfSeries(d.label, d.tpot))
 	}
-	plots := []string{
-		lineChart("Latency CDF per lane (all runs)", "end-to-end latency (ms)", "fraction of requests", latS, true),
-		lineChart("TTFT distribution (CDF)", "time to first token (ms)", "fraction of requests", ttftS, true),
-		lineChart("TPOT distribution (CDF)", "time per output token (ms)", "fraction of requests", tpotS, true),
-		barChart("Output throughput per run", "output tokens/s", bars),
+	overview := []string{
+		lineChart("Latency CDF per lane: lower is better (further left)", "end-to-end latency (ms)", "fraction of requests", latS, true, "no succeeded request"),
+		lineChart("TTFT CDF per lane: lower is better (further left)", "time to first token (ms)", "fraction of requests", ttftS, true, "no streamed request"),
+		lineChart("TPOT CDF per lane: lower is better (further left)", "time per output token (ms)", "fraction of requests", tpotS, true, "no request with 2 or more tokens"),
+		barChart("Output throughput per run: higher is better", "output tokens/s", bars),
 	}
-	if len(ev.Comparisons) > 0 {
-		plots = append(plots, intervalChart("Ratios over the baseline with 95% intervals", rows))
+	for _, s := range overview {
+		p.Overview = append(p.Overview, template.HTML(s)) // generated SVG; every label is escaped
 	}
+	const since = "seconds since the run's first request"
+	const notScraped = "not scraped: the server exposes no /metrics"
 	for _, d := range lanes {
-		plots = append(plots,
-			lineChart("In flight: "+d.label, "seconds since the run's first send", "requests in flight", d.inflight, true),
-			lineChart("Output tokens/s: "+d.label, "seconds since the run's first send", "output tokens/s", d.tokens, true))
-	}
-	for _, s := range plots {
-		p.Plots = append(p.Plots, template.HTML(s)) // generated SVG; every label is escaped
+		p.Lanes = append(p.Lanes, htmlLane{Label: d.label, Panels: []template.HTML{
+			template.HTML(lineChart("Latency: "+d.label, since, "median latency (ms)", d.latency, true, "no succeeded request")),
+			template.HTML(lineChart("In flight: "+d.label, since, "requests in flight", d.inflight, true, "no request")),
+			template.HTML(lineChart("Output tokens/s: "+d.label, since, "output tokens/s", d.toks, true, "no token")),
+			template.HTML(lineChart("Server requests: "+d.label, since, "running (solid), waiting (dashed)", d.running, true, notScraped)),
+			template.HTML(lineChart("KV-cache usage: "+d.label, since, "KV-cache usage (%)", d.kv, true, notScraped)),
+		}})
 	}
 	return pageTemplate.Execute(w, p)
 }

@@ -32,7 +32,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 		strings.ReplaceAll(ev.EvidenceClass, "-", " "), orDash(ev.ObservedAt), strings.Join(ev.Environment.GPURequest, ", "),
 		runtimeWords(ev.Environment.Runtime), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
 
-	b.WriteString("| model | shape | gpu | runs | output tok/s | p95 TTFT ms | p95 TPOT ms | p95 latency ms | errors |\n")
+	b.WriteString("| model | shape | gpu | runs | output tok/s (higher is better) | p95 TTFT ms (lower is better) | p95 TPOT ms (lower is better) | p95 latency ms (lower is better) | errors |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
@@ -46,14 +46,22 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 	writeRequestMix(&b, ev)
 
 	if len(ev.Comparisons) > 0 {
-		b.WriteString("\n## Comparisons\n\n")
-		for _, c := range ev.Comparisons {
-			for _, metric := range ratioMetrics {
-				r, ok := c.Ratios[c.Candidate+"_over_"+c.Baseline+"_"+metric]
-				if !ok {
-					continue
+		b.WriteString("\n## Comparisons\n")
+		for _, higher := range []bool{true, false} {
+			head := "\n### Lower is better (latency)\n\n"
+			if higher {
+				head = "\n### Higher is better (throughput)\n\n"
+			}
+			for _, c := range ev.Comparisons {
+				for _, metric := range ratioMetrics {
+					r, ok := c.Ratios[c.Candidate+"_over_"+c.Baseline+"_"+metric]
+					if !ok || r.HigherIsBetter != higher {
+						continue
+					}
+					b.WriteString(head)
+					head = ""
+					fmt.Fprintf(&b, "- %s\n", ratioSentence(&c, &r))
 				}
-				fmt.Fprintf(&b, "- %s\n", ratioSentence(&c, &r))
 			}
 		}
 	}

@@ -4,16 +4,21 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"strconv"
 	"strings"
 )
 
 // The plots are hand-made SVG: self-contained, no scripts, no network.
 // Every plot is an <svg class="plot"> whose data-points attribute counts
-// the values drawn, so tests (and people) can tell an empty plot.
+// the values drawn, so tests (and people) can tell an empty plot. Axes
+// carry round tick values (1, 2 or 5 times a power of ten, as <text
+// class="tick x|y">), marks stay inside the plot area (<rect
+// class="plot-area">) and the legend (<g class="legend">) sits below it,
+// so it never covers data.
 
 // Layout, in SVG user units.
 const (
-	plotW, plotH    = 640, 320
+	plotW, plotH    = 560, 300 // without the legend
 	padLeft         = 64
 	padRight        = 16
 	padTop          = 32
@@ -23,12 +28,12 @@ const (
 	xLabelY         = plotH - 10
 	yLabelX         = 14
 	tickLabelOffset = 4
-	axisTicks       = 5
-	legendX         = padLeft + 8
-	legendY         = padTop + 8
-	legendRow       = 14
+	axisTicks       = 5 // ticks wanted per axis; niceTicks picks 4 to 8
+	legendTop       = plotH + 4
+	legendRow       = 16
 	legendSwatch    = 10
-	legendMax       = 8
+	legendCharW     = 6.2 // average width of a legend character
+	legendMax       = 12
 	// maxSeriesPoints bounds the points of one CDF line.
 	maxSeriesPoints = 240
 	barGap          = 0.15 // fraction of a bar group's width left empty on each side
@@ -39,8 +44,8 @@ const (
 
 // Styles.
 const (
-	svgOpen       = `<svg class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d" data-points="%d" aria-label="%s">`
-	noDataText    = `<text x="%d" y="%d" text-anchor="middle" class="nodata">no data</text>`
+	svgOpen       = `<svg class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d" data-points="%d" aria-label="%s"%s>`
+	noDataText    = `<text x="%d" y="%d" text-anchor="middle" class="nodata" %s>%s</text>`
 	axisStyle     = `stroke="#444" stroke-width="1"`
 	gridStyle     = `stroke="#ddd" stroke-width="1"`
 	refLineStyle  = `stroke="#b00" stroke-dasharray="4 3" stroke-width="1"`
@@ -57,6 +62,18 @@ type series struct {
 	name   string
 	points [][2]float64
 	step   bool
+	// color overrides the palette colour of the series' position; dash
+	// draws it dashed.
+	color string
+	dash  bool
+}
+
+// colorOf is the colour of series i.
+func colorOf(ss []series, i int) string {
+	if ss[i].color != "" {
+		return ss[i].color
+	}
+	return palette[i%len(palette)]
 }
 
 // scale maps [lo, hi] onto [a, b].
@@ -69,34 +86,113 @@ func (s scale) at(v float64) float64 {
 	return s.a + (v-s.lo)/(s.hi-s.lo)*(s.b-s.a)
 }
 
-// fmtTick renders an axis value compactly.
-func fmtTick(v float64) string {
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0"
-	case a >= 10000:
-		return fmt.Sprintf("%.0fk", v/1000)
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.3g", v)
+// niceStep is the 1-2-5 step (1, 2 or 5 times a power of ten) that cuts
+// span into about n intervals.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || math.IsInf(span, 0) || math.IsNaN(span) {
+		return 1
+	}
+	raw := span / float64(max(n, 1))
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	switch f := raw / mag; {
+	case f <= 1:
+		return mag
+	case f <= 2:
+		return 2 * mag
+	case f <= 5:
+		return 5 * mag
 	default:
-		return fmt.Sprintf("%.2g", v)
+		return 10 * mag
 	}
 }
 
-// frame draws the title, axes, grid, ticks and axis labels.
-func frame(sb *strings.Builder, title, xlabel, ylabel string, xs, ys scale, xTicks bool) {
-	fmt.Fprintf(sb, `<text x="%d" y="%d" %s>%s</text>`, padLeft, plotTitleY, titleAttrs, html.EscapeString(title))
-	for i := 0; i <= axisTicks; i++ {
-		v := ys.lo + (ys.hi-ys.lo)*float64(i)/axisTicks
+// niceTicks widens [lo, hi] to multiples of a 1-2-5 step and returns the
+// ticks from the new lo to the new hi. An empty range gets a unit around
+// its value.
+func niceTicks(lo, hi float64, n int) (ticks []float64, nlo, nhi float64) {
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	if hi == lo {
+		d := math.Max(math.Abs(lo)*0.1, 1)
+		if lo >= 0 && lo-d < 0 {
+			lo, hi = 0, lo+d
+		} else {
+			lo, hi = lo-d, hi+d
+		}
+	}
+	step := niceStep(hi-lo, n)
+	nlo = math.Floor(lo/step+1e-9) * step
+	nhi = math.Ceil(hi/step-1e-9) * step
+	for i := 0; ; i++ {
+		v := nlo + float64(i)*step
+		if v > nhi+step*1e-6 {
+			break
+		}
+		// snap away binary noise (0.30000000000000004)
+		v = math.Round(v/step) * step
+		ticks = append(ticks, v)
+	}
+	return ticks, nlo, nhi
+}
+
+// fmtTick renders a tick value of a 1-2-5 axis exactly: 2500 as "2.5k",
+// 0.05 as "0.05", 1000000 as "1M".
+func fmtTick(v, step float64) string {
+	if v == 0 {
+		return "0"
+	}
+	unit, div := "", 1.0
+	switch a := math.Abs(v); {
+	case a >= 1e6 && step >= 1e5:
+		unit, div = "M", 1e6
+	case a >= 1e4 && step >= 100:
+		unit, div = "k", 1e3
+	}
+	s, d := v/div, step/div
+	decimals := 0
+	if d < 1 {
+		decimals = int(math.Ceil(-math.Log10(d) - 1e-9))
+	}
+	out := strconv.FormatFloat(s, 'f', decimals, 64)
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out + unit
+}
+
+// axis is a linear axis with round ticks.
+type axis struct {
+	scale
+	ticks []float64
+	step  float64
+}
+
+// newAxis spans [lo, hi] with round ticks, onto [a, b].
+func newAxis(lo, hi, a, b float64) axis {
+	ticks, nlo, nhi := niceTicks(lo, hi, axisTicks)
+	step := 1.0
+	if len(ticks) > 1 {
+		step = ticks[1] - ticks[0]
+	}
+	return axis{scale: scale{nlo, nhi, a, b}, ticks: ticks, step: step}
+}
+
+// frame draws the title, the plot area, grid, ticks and axis labels. A
+// nil xs draws no x ticks (bar charts label their groups).
+func frame(sb *strings.Builder, title, xlabel, ylabel string, xs *axis, ys axis) {
+	fmt.Fprintf(sb, `<text class="title" x="%d" y="%d" %s>%s</text>`, padLeft, plotTitleY, titleAttrs, html.EscapeString(title))
+	fmt.Fprintf(sb, `<rect class="plot-area" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="none"/>`, padLeft, padTop, innerW, innerH)
+	for _, v := range ys.ticks {
 		y := ys.at(v)
 		fmt.Fprintf(sb, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" %s/>`, padLeft, y, padLeft+innerW, y, gridStyle)
-		fmt.Fprintf(sb, `<text x="%d" y="%.1f" text-anchor="end" %s>%s</text>`, padLeft-tickLabelOffset, y+4, fontAttrs, fmtTick(v))
-		if xTicks {
-			xv := xs.lo + (xs.hi-xs.lo)*float64(i)/axisTicks
-			x := xs.at(xv)
-			fmt.Fprintf(sb, `<text x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+innerH+16, fontAttrs, fmtTick(xv))
+		fmt.Fprintf(sb, `<text class="tick y" x="%d" y="%.1f" text-anchor="end" %s>%s</text>`, padLeft-tickLabelOffset, y+4, fontAttrs, fmtTick(v, ys.step))
+	}
+	if xs != nil {
+		for _, v := range xs.ticks {
+			x := xs.at(v)
+			fmt.Fprintf(sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x, padTop, x, padTop+innerH, gridStyle)
+			fmt.Fprintf(sb, `<text class="tick x" x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+innerH+16, fontAttrs, fmtTick(v, xs.step))
 		}
 	}
 	fmt.Fprintf(sb, `<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, padLeft, padTop+innerH, padLeft+innerW, padTop+innerH, axisStyle)
@@ -106,55 +202,95 @@ func frame(sb *strings.Builder, title, xlabel, ylabel string, xs, ys scale, xTic
 		yLabelX, padTop+innerH/2, yLabelX, padTop+innerH/2, fontAttrs, html.EscapeString(ylabel))
 }
 
-// legend lists series names with their colours.
-func legend(sb *strings.Builder, names []string) {
+// legendLayout places legend entries in rows below the plot, wrapping at
+// the plot's width; it returns each entry's position and the rows used.
+func legendLayout(names []string) (pos [][2]float64, rows int) {
+	x, row := float64(padLeft), 0
 	for i, n := range names {
 		if i == legendMax {
-			fmt.Fprintf(sb, `<text x="%d" y="%d" %s>… %d more</text>`, legendX, legendY+i*legendRow+9, fontAttrs, len(names)-legendMax)
-			return
+			n = fmt.Sprintf("… %d more", len(names)-legendMax)
 		}
-		y := legendY + i*legendRow
-		fmt.Fprintf(sb, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, legendX, y, legendSwatch, legendSwatch, palette[i%len(palette)])
-		fmt.Fprintf(sb, `<text x="%d" y="%d" %s>%s</text>`, legendX+legendSwatch+4, y+9, fontAttrs, html.EscapeString(n))
+		w := legendSwatch + 4 + legendCharW*float64(len([]rune(n))) + 14
+		if x+w > plotW-padRight && x > padLeft {
+			x, row = padLeft, row+1
+		}
+		pos = append(pos, [2]float64{x, float64(legendTop + row*legendRow)})
+		x += w
+		if i == legendMax {
+			break
+		}
 	}
+	if len(names) == 0 {
+		return nil, 0
+	}
+	return pos, row + 1
 }
 
-func openSVG(sb *strings.Builder, title string, points int) {
-	fmt.Fprintf(sb, svgOpen, plotW, plotH, plotW, plotH, points, html.EscapeString(title))
+// legendHeight is the height the legend of names adds below the plot.
+func legendHeight(names []string) int {
+	_, rows := legendLayout(names)
+	return rows * legendRow
 }
 
-func emptyPlot(sb *strings.Builder, title string) string {
-	fmt.Fprintf(sb, `<text x="%d" y="%d" %s>%s</text>`, padLeft, plotTitleY, titleAttrs, html.EscapeString(title))
-	fmt.Fprintf(sb, noDataText, plotW/2, plotH/2)
+// legend lists series names with their colours, below the plot area.
+func legend(sb *strings.Builder, names, colours []string) {
+	if len(names) == 0 {
+		return
+	}
+	pos, _ := legendLayout(names)
+	sb.WriteString(`<g class="legend">`)
+	for i, p := range pos {
+		n := names[min(i, len(names)-1)]
+		colour := colours[min(i, len(colours)-1)]
+		if i == legendMax {
+			n, colour = fmt.Sprintf("… %d more", len(names)-legendMax), "#999"
+		}
+		fmt.Fprintf(sb, `<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="%s"/>`, p[0], p[1], legendSwatch, legendSwatch, colour)
+		fmt.Fprintf(sb, `<text x="%.1f" y="%.1f" %s>%s</text>`, p[0]+legendSwatch+4, p[1]+9, fontAttrs, html.EscapeString(n))
+	}
+	sb.WriteString(`</g>`)
+}
+
+// openSVG starts a plot of height h; extra are attributes for the svg.
+func openSVG(sb *strings.Builder, title string, points, h int, extra string) {
+	fmt.Fprintf(sb, svgOpen, plotW, h, plotW, h, points, html.EscapeString(title), extra)
+}
+
+// emptyPlot finishes a plot that has nothing to draw, saying why.
+func emptyPlot(sb *strings.Builder, title, why string) string {
+	fmt.Fprintf(sb, `<text class="title" x="%d" y="%d" %s>%s</text>`, padLeft, plotTitleY, titleAttrs, html.EscapeString(title))
+	fmt.Fprintf(sb, noDataText, plotW/2, plotH/2, fontAttrs, html.EscapeString(why))
 	sb.WriteString(`</svg>`)
 	return sb.String()
 }
 
-// lineChart draws series on shared linear axes; yFrom0 anchors y at zero.
-func lineChart(title, xlabel, ylabel string, ss []series, yFrom0 bool) string {
+// lineChart draws series on shared linear axes with round ticks; yFrom0
+// anchors y at zero. empty says why a chart without points is empty.
+func lineChart(title, xlabel, ylabel string, ss []series, yFrom0 bool, empty string) string {
 	var sb strings.Builder
 	n := 0
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, s := range ss {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = s.name
 		for _, p := range s.points {
 			n++
 			xlo, xhi = math.Min(xlo, p[0]), math.Max(xhi, p[0])
 			ylo, yhi = math.Min(ylo, p[1]), math.Max(yhi, p[1])
 		}
 	}
-	openSVG(&sb, title, n)
 	if n == 0 {
-		return emptyPlot(&sb, title)
+		openSVG(&sb, title, 0, plotH, "")
+		return emptyPlot(&sb, title, empty)
 	}
+	openSVG(&sb, title, n, plotH+legendHeight(names), "")
 	if yFrom0 {
 		ylo = math.Min(0, ylo)
 	}
-	xs := scale{xlo, xhi, padLeft, padLeft + innerW}
-	ys := scale{ylo, yhi, padTop + innerH, padTop}
-	frame(&sb, title, xlabel, ylabel, xs, ys, true)
-	names := make([]string, len(ss))
+	xs := newAxis(xlo, xhi, padLeft, padLeft+innerW)
+	ys := newAxis(ylo, yhi, padTop+innerH, padTop)
+	frame(&sb, title, xlabel, ylabel, &xs, ys)
 	for i, s := range ss {
-		names[i] = s.name
 		var d strings.Builder
 		for j, p := range s.points {
 			x, y := xs.at(p[0]), ys.at(p[1])
@@ -167,10 +303,18 @@ func lineChart(title, xlabel, ylabel string, ss []series, yFrom0 bool) string {
 				fmt.Fprintf(&d, "L%.1f %.1f", x, y)
 			}
 		}
-		fmt.Fprintf(&sb, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="%.1f" opacity="%s" data-n="%d"/>`,
-			d.String(), palette[i%len(palette)], defaultStroke, seriesOpacity, len(s.points))
+		dash := ""
+		if s.dash {
+			dash = ` stroke-dasharray="5 3"`
+		}
+		fmt.Fprintf(&sb, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="%.1f" opacity="%s" data-n="%d"%s/>`,
+			d.String(), colorOf(ss, i), defaultStroke, seriesOpacity, len(s.points), dash)
 	}
-	legend(&sb, names)
+	colours := make([]string, len(ss))
+	for i := range ss {
+		colours[i] = colorOf(ss, i)
+	}
+	legend(&sb, names, colours)
 	sb.WriteString(`</svg>`)
 	return sb.String()
 }
@@ -192,12 +336,13 @@ func barChart(title, ylabel string, groups []barGroup) string {
 			yhi = math.Max(yhi, v)
 		}
 	}
-	openSVG(&sb, title, n)
 	if n == 0 || yhi <= 0 {
-		return emptyPlot(&sb, title)
+		openSVG(&sb, title, 0, plotH, "")
+		return emptyPlot(&sb, title, "no completed run")
 	}
-	ys := scale{0, yhi * 1.1, padTop + innerH, padTop}
-	frame(&sb, title, "run (grouped by lane)", ylabel, scale{}, ys, false)
+	openSVG(&sb, title, n, plotH, "")
+	ys := newAxis(0, yhi, padTop+innerH, padTop)
+	frame(&sb, title, "run (grouped by lane)", ylabel, nil, ys)
 	gw := float64(innerW) / float64(len(groups))
 	for i, g := range groups {
 		x0 := padLeft + float64(i)*gw + gw*barGap
@@ -223,13 +368,25 @@ type intervalRow struct {
 	signif bool
 }
 
-// intervalChart draws ratios as dots with whiskers against a line at 1.
-func intervalChart(title string, rows []intervalRow) string {
+// intervalChart draws ratios of one direction as dots with whiskers
+// against a line at 1; higher says whether a ratio above 1 favours the
+// candidate (throughputs) or below 1 does (latencies). Ratios of the two
+// directions never share a chart.
+func intervalChart(title string, higher bool, rows []intervalRow) string {
 	var sb strings.Builder
-	openSVG(&sb, title, len(rows))
-	if len(rows) == 0 {
-		return emptyPlot(&sb, title)
+	dir, better := "lower", "below 1"
+	if higher {
+		dir, better = "higher", "above 1"
 	}
+	extra := fmt.Sprintf(` data-direction="%s-is-better"`, dir)
+	if len(rows) == 0 {
+		openSVG(&sb, title, 0, plotH, extra)
+		return emptyPlot(&sb, title, "no comparison")
+	}
+	const labelW = 210
+	rowH := 22.0
+	h := padTop + int(rowH*float64(len(rows))) + padBottom
+	openSVG(&sb, title, len(rows), h, extra)
 	lo, hi := 1.0, 1.0
 	for _, r := range rows {
 		lo, hi = math.Min(lo, r.value), math.Max(hi, r.value)
@@ -237,18 +394,19 @@ func intervalChart(title string, rows []intervalRow) string {
 			lo, hi = math.Min(lo, r.ci.Low), math.Max(hi, r.ci.High)
 		}
 	}
-	pad := (hi - lo) * 0.1
-	const labelW = 230
-	xs := scale{lo - pad, hi + pad, padLeft + labelW, padLeft + innerW}
-	rowH := float64(innerH) / float64(len(rows))
-	fmt.Fprintf(&sb, `<text x="%d" y="%d" %s>%s</text>`, padLeft, plotTitleY, titleAttrs, html.EscapeString(title))
-	x1 := xs.at(1)
-	fmt.Fprintf(&sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x1, padTop, x1, padTop+innerH, refLineStyle)
-	for i := 0; i <= axisTicks; i++ {
-		v := xs.lo + (xs.hi-xs.lo)*float64(i)/axisTicks
-		fmt.Fprintf(&sb, `<text x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, xs.at(v), padTop+innerH+16, fontAttrs, fmtTick(v))
+	xs := newAxis(lo, hi, padLeft+labelW, padLeft+innerW)
+	areaH := int(rowH * float64(len(rows)))
+	fmt.Fprintf(&sb, `<text class="title" x="%d" y="%d" %s>%s</text>`, 8, plotTitleY, titleAttrs, html.EscapeString(title))
+	fmt.Fprintf(&sb, `<rect class="plot-area" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="none"/>`, padLeft+labelW, padTop, innerW-labelW, areaH)
+	for _, v := range xs.ticks {
+		x := xs.at(v)
+		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x, padTop, x, padTop+areaH, gridStyle)
+		fmt.Fprintf(&sb, `<text class="tick x" x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+areaH+16, fontAttrs, fmtTick(v, xs.step))
 	}
-	fmt.Fprintf(&sb, `<text x="%d" y="%d" text-anchor="middle" %s>ratio over the baseline (1 = equal)</text>`, padLeft+labelW+(innerW-labelW)/2, xLabelY, fontAttrs)
+	x1 := xs.at(1)
+	fmt.Fprintf(&sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x1, padTop, x1, padTop+areaH, refLineStyle)
+	fmt.Fprintf(&sb, `<text x="%d" y="%d" text-anchor="middle" %s>candidate / baseline (%s is better)</text>`,
+		padLeft+labelW+(innerW-labelW)/2, padTop+areaH+34, fontAttrs, better)
 	for i, r := range rows {
 		y := float64(padTop) + rowH*(float64(i)+0.5)
 		fmt.Fprintf(&sb, `<text x="%d" y="%.1f" %s>%s</text>`, 8, y+4, fontAttrs, html.EscapeString(r.label))
@@ -259,7 +417,8 @@ func intervalChart(title string, rows []intervalRow) string {
 		if r.ci != nil {
 			fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"/>`, xs.at(r.ci.Low), y, xs.at(r.ci.High), y, colour, whiskerWidth)
 		}
-		fmt.Fprintf(&sb, `<circle class="ratio" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %.3f</title></circle>`, xs.at(r.value), y, markerRadius, colour, html.EscapeString(r.label), r.value)
+		fmt.Fprintf(&sb, `<circle class="ratio" data-direction="%s-is-better" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %.3f</title></circle>`,
+			dir, xs.at(r.value), y, markerRadius, colour, html.EscapeString(r.label), r.value)
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()

@@ -1,0 +1,125 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// parseTick reads a tick label back ("2.5k" is 2500).
+func parseTick(t *testing.T, s string) float64 {
+	t.Helper()
+	mul := 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		s, mul = strings.TrimSuffix(s, "k"), 1e3
+	case strings.HasSuffix(s, "M"):
+		s, mul = strings.TrimSuffix(s, "M"), 1e6
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("tick label %q is not a number", s)
+	}
+	return v * mul
+}
+
+// checkTicks asserts niceTicks' contract for [lo, hi]: the ticks cover it,
+// are evenly spaced by 1, 2 or 5 times a power of ten, number 3 to 12, and
+// their labels read back as exactly the tick values.
+func checkTicks(t *testing.T, lo, hi float64) {
+	t.Helper()
+	ticks, nlo, nhi := niceTicks(lo, hi, axisTicks)
+	if len(ticks) < 3 || len(ticks) > 12 {
+		t.Fatalf("[%g, %g]: %d ticks %v", lo, hi, len(ticks), ticks)
+	}
+	if nlo > math.Min(lo, hi) || nhi < math.Max(lo, hi) || ticks[0] != nlo || ticks[len(ticks)-1] != nhi {
+		t.Fatalf("[%g, %g]: axis [%g, %g], ticks %v do not cover it", lo, hi, nlo, nhi, ticks)
+	}
+	step := ticks[1] - ticks[0]
+	mant := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+	if !(near1(mant, 1) || near1(mant, 2) || near1(mant, 5) || near1(mant, 10)) {
+		t.Fatalf("[%g, %g]: step %g is not 1, 2 or 5 x 10^k", lo, hi, step)
+	}
+	for i, v := range ticks {
+		if q := v / step; math.Abs(q-math.Round(q)) > 1e-6 {
+			t.Fatalf("[%g, %g]: tick %g is not a multiple of %g", lo, hi, v, step)
+		}
+		if i > 0 && math.Abs(v-ticks[i-1]-step) > step*1e-6 {
+			t.Fatalf("[%g, %g]: uneven ticks %v", lo, hi, ticks)
+		}
+		label := fmtTick(v, step)
+		if got := parseTick(t, label); math.Abs(got-v) > step*1e-6 {
+			t.Fatalf("[%g, %g]: tick %g is labelled %q (%g)", lo, hi, v, label, got)
+		}
+	}
+}
+
+func near1(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+// TestNiceTicks: the axis that gave 2553, 4869, 7185 now gives round
+// ticks, and so do tiny, huge, negative and empty ranges.
+func TestNiceTicks(t *testing.T) {
+	ticks, _, _ := niceTicks(237, 9501, axisTicks)
+	var labels []string
+	for _, v := range ticks {
+		labels = append(labels, fmtTick(v, ticks[1]-ticks[0]))
+	}
+	if got := strings.Join(labels, " "); got != "0 2000 4000 6000 8000 10k" {
+		t.Errorf("ticks of [237, 9501] = %s", got)
+	}
+	for _, r := range [][2]float64{{0, 1}, {0, 0.3}, {0.001, 0.0043}, {12, 12}, {0, 0}, {-3, 7}, {96.2, 206.1},
+		{0, 1326.1}, {1e6, 3.7e6}, {0.95, 1.21}, {0.58, 1.01}, {30, 31}, {0, 24}, {1234567, 1234890}} {
+		checkTicks(t, r[0], r[1])
+	}
+	if got := fmtTick(2500, 500); got != "2500" {
+		t.Errorf("fmtTick(2500, 500) = %q", got)
+	}
+	if got := fmtTick(25000, 5000); got != "25k" {
+		t.Errorf("fmtTick(25000, 5000) = %q", got)
+	}
+	if got := fmtTick(0.15, 0.05); got != "0.15" {
+		t.Errorf("fmtTick(0.15, 0.05) = %q", got)
+	}
+}
+
+// FuzzNiceTicks checks niceTicks' contract on arbitrary finite ranges.
+func FuzzNiceTicks(f *testing.F) {
+	f.Add(237.0, 9501.0)
+	f.Add(0.0, 0.0)
+	f.Add(-1e-3, 5e-4)
+	f.Fuzz(func(t *testing.T, lo, hi float64) {
+		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) ||
+			math.Abs(lo) > 1e12 || math.Abs(hi) > 1e12 {
+			return
+		}
+		span := math.Abs(hi - lo)
+		if span != 0 && (span < 1e-9 || span < math.Max(math.Abs(lo), math.Abs(hi))*1e-9) {
+			return // below float64 resolution of a readable axis
+		}
+		checkTicks(t, lo, hi)
+	})
+}
+
+// TestLegendBelowThePlot: legends sit below the plot area and wrap within
+// the plot's width, and the svg grows to hold them.
+func TestLegendBelowThePlot(t *testing.T) {
+	names := []string{"small · chat · l40s", "small · long · l40s", "big · chat · l40s", "big · long · l40s", "another rather long lane label"}
+	pos, rows := legendLayout(names)
+	if rows < 2 {
+		t.Fatalf("%d legend rows for 5 long names, want a wrap", rows)
+	}
+	for i, p := range pos {
+		if p[1] < padTop+innerH {
+			t.Errorf("legend entry %d at y=%g is inside the plot area (ends at %d)", i, p[1], padTop+innerH)
+		}
+		w := legendSwatch + 4 + legendCharW*float64(len([]rune(names[i])))
+		if p[0]+w > plotW {
+			t.Errorf("legend entry %d runs past the plot's width", i)
+		}
+	}
+	svg := lineChart("t", "x", "y", []series{{name: names[0], points: [][2]float64{{0, 1}, {1, 2}}}}, true, "")
+	if !strings.Contains(svg, `height="`+strconv.Itoa(plotH+legendHeight(names[:1]))+`"`) {
+		t.Errorf("the svg does not grow by its legend: %.200s", svg)
+	}
+}
