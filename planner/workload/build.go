@@ -85,6 +85,34 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 
 // BuildFrom profiles an already opened trace object.
 func BuildFrom(ctx context.Context, obj *Object, o Options) (*Result, error) {
+	sc, err := scanSelection(ctx, obj, o, nil)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := assemble(o, sc.t.info(), sc.groups, sc.method, sc.stats)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Document: doc, BytesRead: obj.BytesRead(), FileSize: obj.Size, ProjectedBytes: sc.t.projectedBytes(sc.groups),
+		NeededBytes: sc.plan.needed, IndexBytes: sc.plan.indexBytes, PageChunks: sc.plan.pageChunks, PrefixChunks: sc.plan.prefixChunks,
+		Identity: obj.Identity,
+	}, nil
+}
+
+// scanned is the scan of (a part of) the row groups a profile selects.
+type scanned struct {
+	t      *trace
+	groups []int // the selection
+	part   []int // the row groups read
+	method string
+	plan   readPlan
+	stats  *groupStats
+}
+
+// scanSelection selects the row groups o asks for and reads those pick
+// keeps of them (nil: all), merged in row-group order.
+func scanSelection(ctx context.Context, obj *Object, o Options, pick func([]int) []int) (*scanned, error) {
 	if o.RowsPerGroup < 0 {
 		return nil, fmt.Errorf("rows per group must not be negative (0 reads whole row groups)")
 	}
@@ -96,38 +124,32 @@ func BuildFrom(ctx context.Context, obj *Object, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	total := t.pf.NumRowGroups()
-	groups, method, err := selectGroups(o, total)
+	groups, method, err := selectGroups(o, t.pf.NumRowGroups())
 	if err != nil {
 		return nil, err
 	}
-	plan, err := t.planReads(groups, int64(o.RowsPerGroup))
+	part := groups
+	if pick != nil {
+		part = pick(groups)
+	}
+	plan, err := t.planReads(part, int64(o.RowsPerGroup))
 	if err != nil {
 		return nil, err
 	}
 	obj.plan(plan)
-
 	newSink := func() quantileSink { return &exactSink{} }
 	if o.All || o.Sketch {
 		newSink = func() quantileSink { return NewSketch(SketchRelativeError) }
 	}
-	merged, err := scanGroups(ctx, t, groups, int64(o.RowsPerGroup), defaultWorkers(o), newSink, func(done int, st *groupStats) {
+	stats, err := scanGroups(ctx, t, part, int64(o.RowsPerGroup), defaultWorkers(o), newSink, func(done int, st *groupStats) {
 		if o.Progress != nil {
-			o.Progress(Progress{GroupsDone: done, GroupsTotal: len(groups), RowsInspected: st.rows, BytesRead: obj.BytesRead()})
+			o.Progress(Progress{GroupsDone: done, GroupsTotal: len(part), RowsInspected: st.rows, BytesRead: obj.BytesRead()})
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	doc, err := assemble(o, t.info(), groups, method, merged)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Document: doc, BytesRead: obj.BytesRead(), FileSize: obj.Size, ProjectedBytes: t.projectedBytes(groups),
-		NeededBytes: plan.needed, IndexBytes: plan.indexBytes, PageChunks: plan.pageChunks, PrefixChunks: plan.prefixChunks,
-		Identity: obj.Identity,
-	}, nil
+	return &scanned{t: t, groups: groups, part: part, method: method, plan: plan, stats: stats}, nil
 }
 
 func defaultWorkers(o Options) int {

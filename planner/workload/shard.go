@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// errShardSketch refuses to shard a profile with exact percentiles.
+var errShardSketch = errors.New("a sharded profile merges sketches: use a full scan (--all) or sketch percentiles (--sketch)")
+
 // ShardSchemaVersion is the schema_version of a shard result.
 const ShardSchemaVersion = "infercrane.profile-shard/v1"
 
@@ -227,7 +230,7 @@ func PlanShards(ctx context.Context, o Options, n int) (*ShardPlan, error) {
 		return nil, fmt.Errorf("shards must be at least 1 (got %d)", n)
 	}
 	if !o.All && !o.Sketch {
-		return nil, errors.New("a sharded profile merges sketches: use a full scan (--all) or sketch percentiles (--sketch)")
+		return nil, errShardSketch
 	}
 	obj, err := Open(ctx, o.Source, o.Read)
 	if err != nil {
@@ -265,10 +268,7 @@ func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, erro
 		return nil, fmt.Errorf("shard %d of %d does not exist: shards are 0..N-1", index, shards)
 	}
 	if !o.All && !o.Sketch {
-		return nil, errors.New("a sharded profile merges sketches: use a full scan (--all) or sketch percentiles (--sketch)")
-	}
-	if o.RowsPerGroup < 0 {
-		return nil, fmt.Errorf("rows per group must not be negative (0 reads whole row groups)")
+		return nil, errShardSketch
 	}
 	start := time.Now()
 	obj, err := Open(ctx, o.Source, o.Read)
@@ -276,37 +276,15 @@ func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, erro
 		return nil, err
 	}
 	defer obj.Close()
-	batch := int64(decodeBatch)
-	if o.RowsPerGroup > 0 {
-		batch = min(batch, int64(o.RowsPerGroup))
-	}
-	t, err := openTrace(obj, batch)
+	sc, err := scanSelection(ctx, obj, o, func(groups []int) []int { return Partition(groups, shards)[index] })
 	if err != nil {
 		return nil, err
 	}
-	groups, _, err := selectGroups(o, t.pf.NumRowGroups())
+	st, err := sc.stats.state()
 	if err != nil {
 		return nil, err
 	}
-	part := Partition(groups, shards)[index]
-	plan, err := t.planReads(part, int64(o.RowsPerGroup))
-	if err != nil {
-		return nil, err
-	}
-	obj.plan(plan)
-	newSink := func() quantileSink { return NewSketch(SketchRelativeError) }
-	merged, err := scanGroups(ctx, t, part, int64(o.RowsPerGroup), defaultWorkers(o), newSink, func(done int, st *groupStats) {
-		if o.Progress != nil {
-			o.Progress(Progress{GroupsDone: done, GroupsTotal: len(part), RowsInspected: st.rows, BytesRead: obj.BytesRead()})
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	st, err := merged.state()
-	if err != nil {
-		return nil, err
-	}
+	t, part, plan := sc.t, sc.part, sc.plan
 	return &Shard{
 		SchemaVersion: ShardSchemaVersion, Index: index, Shards: shards, Trace: t.info(), Options: shardOptions(o),
 		RowGroups: append([]int{}, part...), Stats: st, BytesRead: obj.BytesRead(), ProjectedBytes: t.projectedBytes(part),
