@@ -61,6 +61,8 @@ func RunSpecFor(l *planner.Lane, n int) RunSpec {
 			RequestRate:      in.RequestRate,
 			Arrival:          in.Arrival,
 			Burstiness:       in.Burstiness,
+			ArrivalCurve:     in.ArrivalCurve,
+			CurveStepMs:      int64(in.ArrivalCurveStepSeconds * 1000),
 			Requests:         in.Requests,
 			Warmup:           in.Warmup,
 			WarmupDurationMs: int64(in.WarmupSeconds * 1000),

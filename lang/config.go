@@ -169,10 +169,12 @@ type Shape struct {
 	SLO           SLO
 	// Lengths, Prefix and Session shape the requests beyond one fixed
 	// size (nil: unset).
-	Lengths   *Lengths
-	Prefix    *Prefix
-	Session   *Session
-	DeclRange hcl.Range
+	// ArrivalCurve varies an open loop's rate over time (nil: constant).
+	ArrivalCurve *ArrivalCurve
+	Lengths      *Lengths
+	Prefix       *Prefix
+	Session      *Session
+	DeclRange    hcl.Range
 	// AttrRanges maps each attribute set in the block to its expression's
 	// range, so that later stages can point diagnostics at it.
 	AttrRanges map[string]hcl.Range

@@ -76,6 +76,13 @@ type Prefix struct {
 	HitRatio     *Distribution
 }
 
+// ArrivalCurve makes an open loop's rate follow a curve: request_rate
+// times Rates[k] / mean(Rates) during step k of StepSeconds, cycling.
+type ArrivalCurve struct {
+	Rates       []float64
+	StepSeconds float64
+}
+
 // Session makes a shape's requests conversations of Turns turns.
 type Session struct {
 	Turns int
@@ -214,12 +221,17 @@ var prefixSpecs = []attrSpec{
 	{name: "hit_ratio", typ: cty.DynamicPseudoType},
 }
 
+var curveSpecs = []attrSpec{
+	{name: "rates", typ: cty.List(cty.Number), required: true},
+	{name: "step_seconds", typ: cty.Number, required: true},
+}
+
 var sessionSpecs = []attrSpec{
 	{name: "turns", typ: cty.Number, whole: true, required: true},
 }
 
 // workloadBlocks are the nested blocks of a shape that shape its requests.
-var workloadBlocks = []hcl.BlockHeaderSchema{{Type: "lengths"}, {Type: "prefix"}, {Type: "session"}}
+var workloadBlocks = []hcl.BlockHeaderSchema{{Type: "lengths"}, {Type: "prefix"}, {Type: "session"}, {Type: "arrival_curve"}}
 
 // decodeWorkload reads a shape's lengths, prefix and session blocks into s.
 // A distribution that depends on an unprofiled trace leaves s pending.
@@ -273,6 +285,27 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 				p.HitRatio = l.distribution(d, s, a, "hit_ratio", "prefix.hit_ratio", true)
 			}
 			s.Prefix = p
+		case "arrival_curve":
+			a := l.decodeNested(b, curveSpecs, ctx)
+			l.diags = appendIf(l.diags, numCheck(a, "step_seconds", positive, "greater than 0", "It is how long each rate of the curve lasts in the run."))
+			c := &ArrivalCurve{StepSeconds: a.float("step_seconds")}
+			if a.known("rates") {
+				sum := 0.0
+				for i, v := range a.vals["rates"].AsValueSlice() {
+					f, _ := v.AsBigFloat().Float64()
+					if f < 0 || math.IsInf(f, 0) {
+						l.diags = append(l.diags, errorf(a.rangeOf("rates"), "Invalid value for rates",
+							"rates[%d] is %g; the curve's rates are requests per second (or relative weights) of 0 or more.", i, f))
+					}
+					sum += f
+					c.Rates = append(c.Rates, f)
+				}
+				if sum <= 0 || len(c.Rates) > 100000 {
+					l.diags = append(l.diags, errorf(a.rangeOf("rates"), "Invalid value for rates",
+						"The curve needs 1 to 100,000 rates and at least one above 0 (got %d rates summing to %g), e.g. trace.NAME.arrival_curve.rates.", len(c.Rates), sum))
+				}
+			}
+			s.ArrivalCurve = c
 		case "session":
 			a := l.decodeNested(b, sessionSpecs, ctx)
 			s.Session = &Session{Turns: int(a.int("turns"))}
@@ -281,6 +314,14 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 					"turns must be at least 2, got %d: a one-turn session is a plain request; remove the session block.", s.Session.Turns))
 			}
 		}
+	}
+	if b := seen["arrival_curve"]; b != nil && !(s.RequestRate > 0) {
+		l.diags = append(l.diags, errorf(b.DefRange, "arrival_curve without request_rate",
+			"An arrival curve varies an open loop's rate around its mean. Set request_rate (the mean requests per second over the curve), or remove the arrival_curve block."))
+	}
+	if s.Session != nil && s.RequestRate > 0 {
+		l.diags = append(l.diags, errorf(seen["session"].DefRange, "session with request_rate",
+			"Sessions run closed loop: each turn waits for the answer to the last. Remove request_rate (and arrival), or the session block."))
 	}
 	if s.Prefix != nil && s.Session != nil {
 		l.diags = append(l.diags, errorf(seen["session"].DefRange, "prefix and session together",

@@ -67,6 +67,9 @@ func laneInputs(b laneBlocks) LaneInputs {
 		if in.Arrival == "gamma" {
 			in.Burstiness = s.Burstiness
 		}
+		if c := s.ArrivalCurve; c != nil {
+			in.ArrivalCurve, in.ArrivalCurveStepSeconds = c.Rates, c.StepSeconds
+		}
 	}
 	if len(s.Pending) > 0 {
 		in.Pending = canonicalPending(s.Pending)

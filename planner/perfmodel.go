@@ -63,6 +63,7 @@ func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
 		Concurrency: in.Concurrency, RequestRate: in.RequestRate, Arrival: in.Arrival, Burstiness: in.Burstiness,
 		Requests: in.Requests, Warmup: in.Warmup, Seed: in.Seed,
+		Curve: in.ArrivalCurve, CurveStepSeconds: in.ArrivalCurveStepSeconds,
 	}
 	w := in.Workload
 	if !w.Active() {

@@ -197,7 +197,7 @@ func normalize(cfg Config) (Config, []TraceEntry, error) {
 		return cfg, nil, fmt.Errorf("set a request count or a duration to stop the run")
 	}
 	if cfg.RequestRate > 0 {
-		if _, err := perf.NewArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed); err != nil {
+		if _, err := newArrivals(cfg); err != nil {
 			return cfg, nil, err
 		}
 	}
@@ -404,7 +404,7 @@ func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warm
 func (r *runner) openLoop(ctx context.Context, total, first int, phaseStart time.Time, deadline time.Time) {
 	var arr *perf.Arrivals
 	if r.trace == nil {
-		arr, _ = perf.NewArrivals(r.cfg.RequestRate, r.cfg.Arrival, r.cfg.Burstiness, r.cfg.Seed)
+		arr, _ = newArrivals(r.cfg)
 	}
 	var slots chan struct{}
 	if r.cfg.Concurrency > 0 {
@@ -546,4 +546,19 @@ func (r *runner) ttftP50() float64 {
 	}
 	sort.Float64s(v)
 	return Percentile(v, 0.5)
+}
+
+// newArrivals is the open loop's schedule of cfg, following its arrival
+// curve when it has one.
+func newArrivals(cfg Config) (*perf.Arrivals, error) {
+	a, err := perf.NewArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.ArrivalCurve) > 0 {
+		if err := a.Modulate(cfg.ArrivalCurve, float64(cfg.CurveStepMs)/1000); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }

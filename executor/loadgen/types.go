@@ -35,6 +35,11 @@ type Config struct {
 	RequestRate float64 `json:"request_rate,omitempty"`
 	Arrival     string  `json:"arrival,omitempty"`
 	Burstiness  float64 `json:"burstiness,omitempty"`
+	// ArrivalCurve modulates an open loop's rate over time: RequestRate
+	// times ArrivalCurve[k] / mean(ArrivalCurve) during step k of
+	// CurveStepMs, cycling (see perf.Arrivals.Modulate).
+	ArrivalCurve []float64 `json:"arrival_curve,omitempty"`
+	CurveStepMs  int64     `json:"curve_step_ms,omitempty"`
 	// Requests is the number of measured requests; Warmup requests run
 	// first and are excluded from the statistics. WarmupDurationMs bounds
 	// the warmup by time instead (or as well: whichever ends first, as

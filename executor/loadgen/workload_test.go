@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/sim"
@@ -232,5 +233,30 @@ func TestWorkloadWithTimedWarmup(t *testing.T) {
 	}
 	if warm == 0 {
 		t.Error("no warm-up request was sent in 50 ms")
+	}
+}
+
+// An open loop with an arrival curve schedules its sends by the curve: no
+// send in a step of weight 0, three times as many in a step of weight 3.
+func TestArrivalCurveShapesTheSchedule(t *testing.T) {
+	cfg := baseConfig(startSim(t, sim.Options{TTFT: time.Millisecond, ITL: time.Millisecond}))
+	cfg.RequestRate, cfg.Arrival, cfg.Requests, cfg.Concurrency = 40, "constant", 40, 0
+	cfg.InputTokens, cfg.OutputTokens = 16, 2
+	cfg.ArrivalCurve, cfg.CurveStepMs = []float64{1, 0, 3}, 300
+	res, err := loadgen.Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Records[len(res.Records)-cfg.Requests].ScheduledNs
+	perStep := map[int]int{}
+	for _, r := range res.Records {
+		if off := r.ScheduledNs - first; !r.Warmup && off < 900e6 {
+			perStep[int(off/300e6)]++
+		}
+	}
+	// 40 req/s on average over the first 0.9 s cycle: 36 requests, 9 at
+	// 30 req/s in step 0, none in step 1, 27 at 90 req/s in step 2.
+	if perStep[0] != 9 || perStep[1] != 0 || perStep[2] != 27 {
+		t.Errorf("sends per step of the first cycle %v, want 9, 0 and 27", perStep)
 	}
 }

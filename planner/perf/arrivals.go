@@ -26,6 +26,64 @@ type Arrivals struct {
 	rng        *rand.Rand
 	t          float64 // seconds
 	n          int
+	// curve is a time-varying rate (nil: constant): see Modulate.
+	curve *curve
+}
+
+// curve is a piecewise-constant rate multiplier: weight w[k] (mean 1) for
+// step k of step seconds, repeated when the run outlasts it.
+type curve struct {
+	w    []float64
+	step float64
+	// cum[k] is the integral of the multiplier over steps 0..k-1 (seconds
+	// of mean-rate time); cum[len(w)] is one cycle.
+	cum []float64
+}
+
+// Modulate makes the schedule follow a time-varying rate: the request rate
+// times weights[k] / mean(weights) during step k of stepSeconds, cycling.
+// The arrival pattern's gaps are drawn as before in "mean-rate time" and
+// mapped to real time through the curve's cumulative rate (time
+// rescaling), so the mean rate over a whole cycle stays the request rate.
+func (a *Arrivals) Modulate(weights []float64, stepSeconds float64) error {
+	if len(weights) == 0 {
+		return nil
+	}
+	if !(stepSeconds > 0) || math.IsInf(stepSeconds, 0) {
+		return fmt.Errorf("arrival curve step %g s must be a positive number of seconds", stepSeconds)
+	}
+	sum := 0.0
+	for i, w := range weights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("arrival curve rate %d is %g; rates must be finite and 0 or more", i+1, w)
+		}
+		sum += w
+	}
+	if sum == 0 {
+		return fmt.Errorf("the arrival curve's rates are all 0; at least one must be positive")
+	}
+	mean := sum / float64(len(weights))
+	c := &curve{w: make([]float64, len(weights)), step: stepSeconds, cum: make([]float64, len(weights)+1)}
+	for i, w := range weights {
+		c.w[i] = w / mean
+		c.cum[i+1] = c.cum[i] + c.w[i]*stepSeconds
+	}
+	a.curve = c
+	return nil
+}
+
+// real maps mean-rate time u (seconds) to real time through the curve.
+func (c *curve) real(u float64) float64 {
+	cycle := c.cum[len(c.w)]
+	k := math.Floor(u / cycle)
+	u -= k * cycle
+	t := k * c.step * float64(len(c.w))
+	for i, w := range c.w {
+		if u < c.cum[i+1] && w > 0 {
+			return t + float64(i)*c.step + (u-c.cum[i])/w
+		}
+	}
+	return t + float64(len(c.w))*c.step
 }
 
 // NewArrivals returns the schedule of rate requests per second with the
@@ -66,6 +124,9 @@ func (a *Arrivals) Next() int64 {
 		}
 	}
 	a.n++
+	if a.curve != nil {
+		return int64(a.curve.real(a.t) * 1e9)
+	}
 	return int64(a.t * 1e9)
 }
 

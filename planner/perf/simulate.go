@@ -29,6 +29,10 @@ type Load struct {
 	// CachedTokens is each request's prompt prefix found in the prefix
 	// cache (with prefix caching on); the hook for prefix-reuse workloads.
 	CachedTokens int
+	// Curve and CurveStepSeconds make the open loop's rate vary over time
+	// (Arrivals.Modulate); nil keeps it constant.
+	Curve            []float64
+	CurveStepSeconds float64
 	// Sizes, when set, are the measured requests' own sizes in send order
 	// (drawn lengths, prefix groups), cycled if shorter than Requests, and
 	// WarmupSizes the warmup requests'; they replace InputTokens,
@@ -211,6 +215,9 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 	lastSend := t0
 	if open {
 		a, err := NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
+		if err == nil {
+			err = a.Modulate(l.Curve, l.CurveStepSeconds)
+		}
 		if err != nil {
 			return out, t0, err
 		}

@@ -20,6 +20,26 @@ type arrivalStats struct {
 	gaps                 int64
 	gapSum               int64   // microseconds, exact
 	gapSumSq             uint128 // microseconds squared, exact
+	// curve is the per-minute request counts of one row group, the one
+	// with the most whole minutes (the earliest on a tie), starting at
+	// minute curveStart (unix minutes); at most maxCurve minutes.
+	curve      []int64
+	curveStart int64
+}
+
+// maxCurve bounds the arrival curve a profile keeps: one day of minutes.
+const maxCurve = 1440
+
+// keepCurve takes a group's per-minute counts as the curve when they are
+// longer than the one kept (or as long and earlier), so the choice never
+// depends on the order groups or shards are merged in.
+func (a *arrivalStats) keepCurve(counts []int64, start int64) {
+	if len(counts) > maxCurve {
+		counts = counts[:maxCurve]
+	}
+	if len(counts) > len(a.curve) || (len(counts) == len(a.curve) && len(counts) > 0 && start < a.curveStart) {
+		a.curve, a.curveStart = slices.Clone(counts), start
+	}
 }
 
 // uint128 is an exact accumulator for sums of squares (a year of
@@ -58,22 +78,31 @@ func (a *arrivalStats) addGroup(starts []int64) {
 	c, w := windowRates(starts, 1_000_000, a.perSecond)
 	a.secCount += c
 	a.secWindows += w
-	c, w = windowRates(starts, 60_000_000, a.perMinute)
+	c, w, counts := windowCounts(starts, 60_000_000, a.perMinute)
 	a.minCount += c
 	a.minWindows += w
+	if len(counts) > 0 {
+		a.keepCurve(counts, floorDiv(starts[0], 60_000_000)+1)
+	}
 }
 
 // windowRates counts sorted times in windows of width us microseconds,
 // keeps only the windows wholly inside the span (not the first or last,
 // which are partly outside it), and adds each window's rate (requests/s).
 func windowRates(sorted []int64, width int64, sink quantileSink) (count, windows int64) {
+	count, windows, _ = windowCounts(sorted, width, sink)
+	return count, windows
+}
+
+// windowCounts is windowRates that also returns each window's count.
+func windowCounts(sorted []int64, width int64, sink quantileSink) (count, windows int64, counts []int64) {
 	first := floorDiv(sorted[0], width)
 	last := floorDiv(sorted[len(sorted)-1], width)
 	n := last - first - 1
 	if n <= 0 || n > maxWindows {
-		return 0, 0
+		return 0, 0, nil
 	}
-	counts := make([]int64, n)
+	counts = make([]int64, n)
 	for _, t := range sorted {
 		w := floorDiv(t, width) - first - 1
 		if w >= 0 && w < n {
@@ -85,7 +114,7 @@ func windowRates(sorted []int64, width int64, sink quantileSink) (count, windows
 		sink.Add(float64(c) / sec)
 		count += c
 	}
-	return count, n
+	return count, n, counts
 }
 
 func floorDiv(a, b int64) int64 {
@@ -106,6 +135,7 @@ func (a *arrivalStats) merge(o *arrivalStats) {
 	a.gaps += o.gaps
 	a.gapSum += o.gapSum
 	a.gapSumSq = a.gapSumSq.add(o.gapSumSq)
+	a.keepCurve(o.curve, o.curveStart)
 }
 
 func rateWindows(sink quantileSink, count, windows int64, sec float64) RateWindows {

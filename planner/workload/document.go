@@ -113,6 +113,18 @@ type Traffic struct {
 	// Functions is the breakdown by function_name (largest first, at most
 	// MaxFunctions entries plus "(other)"), when the trace has that column.
 	Functions []FunctionShare `json:"functions,omitempty"`
+	// ArrivalCurve is the request rate minute by minute over one inspected
+	// row group (the one with the most whole minutes, at most a day), for
+	// shapes that replay the trace's arrival curve.
+	ArrivalCurve *ArrivalCurve `json:"arrival_curve,omitempty"`
+}
+
+// ArrivalCurve is a request rate over consecutive windows.
+type ArrivalCurve struct {
+	WindowSeconds int `json:"window_seconds"`
+	// Start is the first window's start (RFC 3339, UTC).
+	Start string    `json:"start"`
+	Rates []float64 `json:"rates"` // requests/s per window
 }
 
 // RateWindows summarises arrival rates over fixed windows that lie wholly

@@ -128,6 +128,10 @@ type shardStats struct {
 	GapSumUS    int64         `json:"gap_sum_us"`
 	GapSumSqUS2 [2]uint64     `json:"gap_sum_sq_us2"` // high, low 64 bits
 	Functions   []functionSum `json:"functions"`
+	// Curve and CurveStart are the arrival curve's per-minute counts and
+	// first minute (unix minutes).
+	Curve      []int64 `json:"curve,omitempty"`
+	CurveStart int64   `json:"curve_start,omitempty"`
 }
 
 type functionSum struct {
@@ -162,6 +166,7 @@ func (g *groupStats) state() (shardStats, error) {
 	st.Rows = g.rows
 	st.SecCount, st.SecWindows, st.MinCount, st.MinWindows = a.secCount, a.secWindows, a.minCount, a.minWindows
 	st.Gaps, st.GapSumUS, st.GapSumSqUS2 = a.gaps, a.gapSum, [2]uint64{a.gapSumSq.hi, a.gapSumSq.lo}
+	st.Curve, st.CurveStart = a.curve, a.curveStart
 	st.Functions = []functionSum{}
 	for name, f := range g.funcs {
 		st.Functions = append(st.Functions, functionSum{Name: name, Requests: f.requests, InN: f.inN, InSum: f.inSum, OutN: f.outN, OutSum: f.outSum})
@@ -189,6 +194,7 @@ func (st shardStats) groupStats() (*groupStats, error) {
 	a := g.arrival
 	a.secCount, a.secWindows, a.minCount, a.minWindows = st.SecCount, st.SecWindows, st.MinCount, st.MinWindows
 	a.gaps, a.gapSum, a.gapSumSq = st.Gaps, st.GapSumUS, uint128{st.GapSumSqUS2[0], st.GapSumSqUS2[1]}
+	a.curve, a.curveStart = st.Curve, st.CurveStart
 	for _, f := range st.Functions {
 		if g.funcs[f.Name] != nil {
 			return nil, fmt.Errorf("function %q is listed twice", f.Name)

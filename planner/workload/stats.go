@@ -3,6 +3,7 @@ package workload
 import (
 	"sort"
 	"strings"
+	"time"
 )
 
 // MaxFunctions is how many function_name values a profile lists before
@@ -84,6 +85,13 @@ func (g *groupStats) traffic(withFunctions bool) *Traffic {
 		PerMinute:           rateWindows(a.perMinute, a.minCount, a.minWindows, 60),
 		InterarrivalCV:      a.cv(),
 		InterarrivalSamples: a.gaps,
+	}
+	if len(a.curve) > 0 {
+		c := &ArrivalCurve{WindowSeconds: 60, Start: time.Unix(a.curveStart*60, 0).UTC().Format(time.RFC3339), Rates: make([]float64, len(a.curve))}
+		for i, n := range a.curve {
+			c.Rates[i] = float64(n) / 60
+		}
+		t.ArrivalCurve = c
 	}
 	if withFunctions && g.rows > 0 {
 		t.Functions = functionShares(g.funcs, g.rows)

@@ -219,6 +219,15 @@ func (v *validator) traffic(t Traffic) {
 	v.rates("traffic.arrival_per_minute", t.PerMinute)
 	v.check(finiteNonNeg(t.InterarrivalCV), "traffic.interarrival_cv", "must be finite and non-negative")
 	v.check(t.InterarrivalSamples >= 0, "traffic.interarrival_samples", "must not be negative")
+	if c := t.ArrivalCurve; c != nil {
+		v.check(c.WindowSeconds > 0, "traffic.arrival_curve.window_seconds", "must be positive")
+		v.check(len(c.Rates) > 0 && len(c.Rates) <= maxCurve, "traffic.arrival_curve.rates", fmt.Sprintf("must hold 1 to %d rates", maxCurve))
+		_, err := time.Parse(time.RFC3339, c.Start)
+		v.check(err == nil, "traffic.arrival_curve.start", "must be an RFC 3339 time")
+		for i, r := range c.Rates {
+			v.check(finiteNonNeg(r), fmt.Sprintf("traffic.arrival_curve.rates[%d]", i), "must be finite and non-negative")
+		}
+	}
 	seen := map[string]bool{}
 	for i, f := range t.Functions {
 		path := fmt.Sprintf("traffic.functions[%d]", i)

@@ -42,5 +42,14 @@ func Value(doc Document) cty.Value {
 	attrs["arrival_per_second"] = rates(doc.Traffic.PerSecond)
 	attrs["arrival_per_minute"] = rates(doc.Traffic.PerMinute)
 	attrs["interarrival_cv"] = cty.NumberFloatVal(doc.Traffic.InterarrivalCV)
+	if c := doc.Traffic.ArrivalCurve; c != nil {
+		rates := make([]cty.Value, len(c.Rates))
+		for i, r := range c.Rates {
+			rates[i] = cty.NumberFloatVal(r)
+		}
+		attrs["arrival_curve"] = cty.ObjectVal(map[string]cty.Value{
+			"window_seconds": cty.NumberIntVal(int64(c.WindowSeconds)), "rates": cty.ListVal(rates),
+		})
+	}
 	return cty.ObjectVal(attrs)
 }

@@ -95,8 +95,42 @@ shape "session_and_prefix" {
   }
 }
 
+shape "curve_closed" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  arrival_curve { # ERROR: arrival_curve without request_rate
+    rates        = [1, 2]
+    step_seconds = 10
+  }
+}
+
+shape "curve_bad" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  request_rate  = 2
+  arrival_curve {
+    rates        = [0, 0] # ERROR: at least one above 0
+    step_seconds = 0 # ERROR: step_seconds must be greater than 0
+  }
+}
+
+shape "session_open" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 2
+  request_rate  = 2
+  session { # ERROR: session with request_rate
+    turns = 2
+  }
+}
+
 screen "x" {
   models = [model.qwen06]
-  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix]
+  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix, shape.curve_closed, shape.curve_bad, shape.session_open]
   gpus   = [gpu.l40s]
 }
