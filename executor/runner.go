@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"github.com/infercrane/infercrane/executor/redact"
 
 	"context"
@@ -217,7 +218,7 @@ func (r *Runner) Apply(ctx context.Context, p *planner.Plan) (*Outcome, error) {
 	}
 	// Deployments an earlier apply left running (it died without tearing
 	// down) are reaped before anything new starts.
-	reaped, err := ReapDeployments(ctx, r.Store, r.Open, r.ApplyID, r.TeardownTimeout)
+	reaped, err := ReapDeployments(ctx, r.Store, revealingOpen(r.Open, p), r.ApplyID, r.TeardownTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -575,4 +576,24 @@ func (a *applyRun) teardown(d *deployment) error {
 	}
 	a.r.emit(Event{Type: EventTeardownFinished, Deployment: d.id, Executor: typ, Elapsed: time.Since(start).Seconds()})
 	return nil
+}
+
+// revealingOpen wraps open for reaping: the journal keeps an executor's
+// settings as the plan shows them, sensitive values redacted, so an
+// executor opened from them gets the real values of a lane of p with the
+// same executor type and the same shown settings, when there is one.
+func revealingOpen(open Opener, p *planner.Plan) Opener {
+	return func(ctx context.Context, typ string, cfg map[string]any) (Executor, error) {
+		shown, _ := json.Marshal(cfg)
+		for _, l := range p.Lanes {
+			if l.Inputs.Secrets == nil || l.Inputs.ExecutorType != typ {
+				continue
+			}
+			if b, _ := json.Marshal(l.Inputs.ExecutorConfig); bytes.Equal(b, shown) {
+				cfg = l.Inputs.Revealed().ExecutorConfig
+				break
+			}
+		}
+		return open(ctx, typ, cfg)
+	}
 }
