@@ -48,3 +48,16 @@ func leafStrings(v cty.Value) []string {
 	}
 	return nil
 }
+
+// compactSecrets drops repeats, keeping the first of each.
+func compactSecrets(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -164,7 +164,7 @@ func (l *loader) loadVariables(autoVars []source) {
 		}
 		l.varValues[name] = vd.v.Value
 		if vd.v.Sensitive {
-			l.cfg.Secrets = append(l.cfg.Secrets, leafStrings(vd.v.Value)...)
+			l.cfg.Secrets = compactSecrets(append(l.cfg.Secrets, leafStrings(vd.v.Value)...))
 			l.varValues[name] = vd.v.Value.Mark(SensitiveMark)
 		}
 	}
@@ -176,6 +176,9 @@ func (l *loader) loadVariables(autoVars []source) {
 // setRaw sets a variable from a command-line or environment string: taken
 // literally for string variables, parsed as an HCL expression otherwise.
 func (l *loader) setRaw(vd *variableDecl, raw, origin string) {
+	if vd.v.Sensitive {
+		l.cfg.Secrets = append(l.cfg.Secrets, raw)
+	}
 	rng := hcl.Range{Filename: fmt.Sprintf("<value for var.%s>", vd.v.Name), Start: hcl.InitialPos, End: hcl.Pos{Line: 1, Column: 1 + len(raw), Byte: len(raw)}}
 	var val cty.Value
 	if vd.v.Type == cty.String {
@@ -205,8 +208,13 @@ func (l *loader) setRaw(vd *variableDecl, raw, origin string) {
 	l.assign(vd, val, rng, origin)
 }
 
-// assign converts val to the variable's type and stores it.
+// assign converts val to the variable's type and stores it. The value of a
+// sensitive variable is listed for redaction even when it does not fit the
+// type, since the diagnostic's snippet may show it.
 func (l *loader) assign(vd *variableDecl, val cty.Value, rng hcl.Range, origin string) {
+	if vd.v.Sensitive {
+		l.cfg.Secrets = append(l.cfg.Secrets, leafStrings(val)...)
+	}
 	cv, err := convert.Convert(val, vd.v.Type)
 	if err != nil {
 		l.diags = append(l.diags, errorf(rng, "Invalid value for variable",
