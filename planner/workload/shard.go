@@ -89,10 +89,17 @@ func (s *Sketch) State() SketchState {
 	return SketchState{RelativeError: s.alpha, Count: s.n, Zeros: s.zeros, Offset: s.offset + lo, Bins: slices.Clone(s.bins[lo:hi])}
 }
 
+// maxSketchIndex bounds the bucket indices a shard may carry: 1e-9 to
+// 1e18 spans about -2,100..4,200 at 0.5%; anything far beyond is corrupt.
+const maxSketchIndex = 100_000
+
 // SketchFromState rebuilds a sketch, checking that the state is consistent.
 func SketchFromState(st SketchState) (*Sketch, error) {
 	if st.RelativeError != SketchRelativeError {
 		return nil, fmt.Errorf("sketch relative error %v, want %v (shards from another version of InferCrane?)", st.RelativeError, SketchRelativeError)
+	}
+	if st.Offset < -maxSketchIndex || st.Offset > maxSketchIndex || len(st.Bins) > 2*maxSketchIndex {
+		return nil, fmt.Errorf("sketch buckets %d..%d are outside any value a profile records", st.Offset, st.Offset+len(st.Bins))
 	}
 	sum := st.Zeros
 	for _, c := range st.Bins {
@@ -204,6 +211,9 @@ func (st shardStats) groupStats() (*groupStats, error) {
 	return g, nil
 }
 
+// MaxShards is the most shards a profile is split into.
+const MaxShards = 10_000
+
 // Partition splits the selected row groups into n contiguous parts whose
 // sizes differ by at most one; part i is the row groups of shard i.
 func Partition(groups []int, n int) [][]int {
@@ -232,8 +242,8 @@ type ShardPlan struct {
 // PlanShards reads the trace's footer and splits the selection of o into
 // n shards, without reading any column data.
 func PlanShards(ctx context.Context, o Options, n int) (*ShardPlan, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("shards must be at least 1 (got %d)", n)
+	if n < 1 || n > MaxShards {
+		return nil, fmt.Errorf("shards must be 1 to %d (got %d)", MaxShards, n)
 	}
 	if !o.All && !o.Sketch {
 		return nil, errShardSketch
@@ -270,7 +280,7 @@ func PlanShards(ctx context.Context, o Options, n int) (*ShardPlan, error) {
 // BuildShard profiles shard index of shards of the selection o describes
 // (see Partition) and returns its mergeable state.
 func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, error) {
-	if shards < 1 || index < 0 || index >= shards {
+	if shards < 1 || shards > MaxShards || index < 0 || index >= shards {
 		return nil, fmt.Errorf("shard %d of %d does not exist: shards are 0..N-1", index, shards)
 	}
 	if !o.All && !o.Sketch {
@@ -340,8 +350,8 @@ func ParseShard(data []byte) (*Shard, error) {
 	if s.SchemaVersion != ShardSchemaVersion {
 		return nil, fmt.Errorf("schema_version %q, want %q", s.SchemaVersion, ShardSchemaVersion)
 	}
-	if s.Shards < 1 || s.Index < 0 || s.Index >= s.Shards {
-		return nil, fmt.Errorf("shard %d of %d does not exist", s.Index, s.Shards)
+	if s.Shards < 1 || s.Shards > MaxShards || s.Index < 0 || s.Index >= s.Shards {
+		return nil, fmt.Errorf("shard %d of %d does not exist (1 to %d shards)", s.Index, s.Shards, MaxShards)
 	}
 	if _, err := s.Stats.groupStats(); err != nil {
 		return nil, fmt.Errorf("shard %d of %d: %w", s.Index, s.Shards, err)

@@ -118,3 +118,37 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseShard: the shard parser never panics, and a shard it accepts
+// encodes to one it accepts again, unchanged.
+func FuzzParseShard(f *testing.F) {
+	s, err := BuildShard(context.Background(), Options{Source: synthTrace(f, smallTrace), All: true}, 1, 3)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := EncodeShard(s)
+	f.Add(good)
+	f.Add(bytes.Replace(good, []byte(`"offset":`), []byte(`"offset":-9`), 1))
+	f.Add([]byte(`{"schema_version":"infercrane.profile-shard/v1","index":0,"shards":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseShard(data)
+		if err != nil {
+			return
+		}
+		b, err := EncodeShard(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseShard(b)
+		if err != nil {
+			t.Fatalf("re-encoded shard refused: %v", err)
+		}
+		b2, _ := EncodeShard(again)
+		if !bytes.Equal(b, b2) {
+			t.Fatalf("not stable:\n%s\n%s", b, b2)
+		}
+		if _, err := Merge([]*Shard{again}, nil); err != nil && strings.Contains(err.Error(), "panic") {
+			t.Fatal(err)
+		}
+	})
+}
