@@ -43,7 +43,7 @@ func setupLog(env *cliEnv) (closeLog func(), err error) {
 		if err != nil {
 			return nil, fmt.Errorf("INFERCRANE_LOG_PATH: %v; give a file in a writable directory", err)
 		}
-		w, closeLog = f, func() { f.Close() }
+		w, closeLog = env.secrets.Writer(f), func() { f.Close() }
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 	return closeLog, nil

@@ -106,7 +106,7 @@ func run(env *cliEnv, args []string) int {
 		usage(env.Stderr)
 		return exitUsage
 	}
-	slog.Debug("command", "args", strings.Join(args, " "))
+	slog.Debug("command", "args", strings.Join(loggableArgs(args), " "))
 	return dispatch(env, args)
 }
 

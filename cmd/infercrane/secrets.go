@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	"golang.org/x/term"
@@ -58,4 +59,27 @@ func terminalOf(w io.Writer) (*os.File, bool) {
 			return nil, false
 		}
 	}
+}
+
+// loggableArgs is args with the values of -var flags left out (a value
+// may be a secret, and the spec that says so is not loaded yet).
+func loggableArgs(args []string) []string {
+	out := make([]string, len(args))
+	hide := false
+	for i, a := range args {
+		switch {
+		case hide:
+			name, _, _ := strings.Cut(a, "=")
+			out[i], hide = name+"=…", false
+		case a == "-var" || a == "--var":
+			out[i], hide = a, true
+		case strings.HasPrefix(a, "-var=") || strings.HasPrefix(a, "--var="):
+			flag, rest, _ := strings.Cut(a, "=")
+			name, _, _ := strings.Cut(rest, "=")
+			out[i] = flag + "=" + name + "=…"
+		default:
+			out[i] = a
+		}
+	}
+	return out
 }
