@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +30,16 @@ const (
 // serverHistograms are the histograms a ServerView keeps.
 var serverHistograms = []string{ServerTTFT, ServerITL, ServerITLLegacy, ServerTPOT, ServerLatency}
 
+// vLLM's prefix-cache counters (tokens looked up and tokens served), read
+// with the histograms so a run's view has their change too.
+const (
+	ServerPrefixQueries = "vllm:prefix_cache_queries_total"
+	ServerPrefixHits    = "vllm:prefix_cache_hits_total"
+)
+
+// serverCounters are the counters a server view keeps.
+var serverCounters = []string{ServerPrefixQueries, ServerPrefixHits}
+
 // Histogram is one Prometheus histogram, summed over its label sets.
 type Histogram struct {
 	// Le are the finite bucket upper bounds (seconds), ascending; Counts the
@@ -42,7 +53,9 @@ type Histogram struct {
 
 // ParseHistograms reads Prometheus text exposition and returns the named
 // histograms, each summed over its label sets (vLLM labels them by engine
-// and model). Names that are absent are absent from the map.
+// and model). Names that are absent are absent from the map. A named
+// counter (a plain sample) is returned as a histogram without buckets
+// whose Count is its value, so its change between scrapes is Sub's too.
 func ParseHistograms(r io.Reader, names ...string) (map[string]*Histogram, error) {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -52,6 +65,7 @@ func ParseHistograms(r io.Reader, names ...string) (map[string]*Histogram, error
 		le          map[float64]float64
 		count, sum  float64
 		seenBuckets bool
+		counter     bool
 	}
 	accs := map[string]*acc{}
 	get := func(n string) *acc {
@@ -93,6 +107,9 @@ func ParseHistograms(r io.Reader, names ...string) (map[string]*Histogram, error
 				break
 			}
 		}
+		if base == "" && want[name] {
+			base, kind = name, "counter"
+		}
 		if base == "" {
 			continue
 		}
@@ -106,6 +123,9 @@ func ParseHistograms(r io.Reader, names ...string) (map[string]*Histogram, error
 			a.sum += v
 		case "_count":
 			a.count += v
+		case "counter":
+			a.count += v
+			a.counter = true
 		case "_bucket":
 			le, ok := labelValue(labels, "le")
 			if !ok {
@@ -127,7 +147,7 @@ func ParseHistograms(r io.Reader, names ...string) (map[string]*Histogram, error
 	}
 	out := map[string]*Histogram{}
 	for n, a := range accs {
-		if !a.seenBuckets {
+		if !a.seenBuckets && !a.counter {
 			continue
 		}
 		h := &Histogram{Count: a.count, Sum: a.sum}
@@ -256,6 +276,16 @@ type ServerView struct {
 	ITLMs      *ServerDist           `json:"itl_ms,omitempty"`
 	TPOTMs     *ServerDist           `json:"tpot_ms,omitempty"`
 	LatencyMs  *ServerDist           `json:"latency_ms,omitempty"`
+	// PrefixCache is the server's own count of prompt tokens looked up in
+	// and served from its prefix cache over the measured requests, when it
+	// exports vLLM's prefix-cache counters.
+	PrefixCache *ServerPrefixCache `json:"prefix_cache,omitempty"`
+}
+
+// ServerPrefixCache is a run's change in vLLM's prefix-cache counters.
+type ServerPrefixCache struct {
+	QueriedTokens float64 `json:"queried_tokens"`
+	HitTokens     float64 `json:"hit_tokens"`
 }
 
 // NewServerView derives the figures of a view from histogram deltas.
@@ -276,6 +306,9 @@ func NewServerView(deltas map[string]*Histogram) *ServerView {
 	v.ITLMs = dist(ServerITL, ServerITLLegacy)
 	v.TPOTMs = dist(ServerTPOT)
 	v.LatencyMs = dist(ServerLatency)
+	if q, h := deltas[ServerPrefixQueries], deltas[ServerPrefixHits]; q != nil && h != nil {
+		v.PrefixCache = &ServerPrefixCache{QueriedTokens: q.Count, HitTokens: h.Count}
+	}
 	return v
 }
 
@@ -300,7 +333,7 @@ func scrapeHistograms(ctx context.Context, hc *http.Client, base, apiKey string)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		return nil, nil
 	}
-	return ParseHistograms(io.LimitReader(resp.Body, 16<<20), serverHistograms...)
+	return ParseHistograms(io.LimitReader(resp.Body, 16<<20), append(slices.Clip(serverHistograms), serverCounters...)...)
 }
 
 // serverDelta scrapes again after the measured requests and returns the

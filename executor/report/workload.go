@@ -49,13 +49,19 @@ type PrefixCacheMix struct {
 	// that an earlier request of its group or session left in a cache of
 	// unbounded size (the warm-up requests fill it first).
 	Intended float64 `json:"intended"`
-	// Achieved is what the server reported, from AchievedSource; nil when
-	// it reported nothing (vLLM reports usage.prompt_tokens_details only
-	// with --enable-prompt-tokens-details).
+	// Achieved is what the server reported, from AchievedSource: its
+	// prefix-cache counters over the measured requests of every run when
+	// it exports them (vLLM does), else usage.prompt_tokens_details (vLLM
+	// fills it only with --enable-prompt-tokens-details); nil when neither.
 	Achieved       *float64 `json:"achieved,omitempty"`
 	AchievedSource string   `json:"achieved_source,omitempty"`
-	PromptTokens   int64    `json:"prompt_tokens"`
-	CachedTokens   int64    `json:"cached_tokens"`
+	// PromptTokens and CachedTokens sum usage over the measured requests
+	// that reported cached tokens; ServerQueriedTokens and ServerHitTokens
+	// are the counters' change.
+	PromptTokens        int64   `json:"prompt_tokens"`
+	CachedTokens        int64   `json:"cached_tokens"`
+	ServerQueriedTokens float64 `json:"server_queried_tokens,omitempty"`
+	ServerHitTokens     float64 `json:"server_hit_tokens,omitempty"`
 }
 
 // quantilesOf returns the nearest-rank quantiles of v (sorted in place).
@@ -76,7 +82,8 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 	var prompts, outputs, planIn, planOut []float64
 	var planned load.Stats
 	var cachedTokens, reportedPrompt int64
-	reported := false
+	var serverQueried, serverHits float64
+	reported, counted := false, len(runs) > 0
 	for _, r := range runs {
 		seed := in.Seed + int64(r.Run-1)
 		seq := w.Sequence(seed, in.Requests, in.InputTokens, in.OutputTokens)
@@ -87,6 +94,12 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 		planned.Clipped += st.Clipped
 		planned.PromptTokens += st.PromptTokens
 		planned.CachedTokens += st.CachedTokens
+		if v := r.ServerView; v != nil && v.PrefixCache != nil {
+			serverQueried += v.PrefixCache.QueriedTokens
+			serverHits += v.PrefixCache.HitTokens
+		} else {
+			counted = false
+		}
 		for _, rec := range r.Records {
 			if rec.Warmup || !rec.OK() {
 				continue
@@ -105,7 +118,12 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 	m.OutputTokens = LengthMix{Intended: quantilesOf(planOut), Sent: quantilesOf(outputs), Samples: len(outputs)}
 	if w.Prefix != nil || w.Session != nil {
 		pc := &PrefixCacheMix{Intended: planned.HitRatio(), PromptTokens: reportedPrompt, CachedTokens: cachedTokens}
-		if reported && reportedPrompt > 0 {
+		switch {
+		case counted && serverQueried > 0:
+			pc.Achieved = ptr(serverHits / serverQueried)
+			pc.AchievedSource = "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total"
+			pc.ServerQueriedTokens, pc.ServerHitTokens = serverQueried, serverHits
+		case reported && reportedPrompt > 0:
 			pc.Achieved = ptr(float64(cachedTokens) / float64(reportedPrompt))
 			pc.AchievedSource = "usage.prompt_tokens_details.cached_tokens"
 		}
@@ -137,7 +155,7 @@ func writeRequestMix(b *strings.Builder, ev *Evidence) {
 				intended = fmt.Sprintf("%.1f%%", 100*pc.Intended)
 				achieved = "not reported"
 				if pc.Achieved != nil {
-					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, pc.AchievedSource)
+					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, strings.ReplaceAll(pc.AchievedSource, "|", "/"))
 				}
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", m.Model, c.Profile,
