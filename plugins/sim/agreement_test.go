@@ -103,8 +103,14 @@ screen "grid" {
 // planSpec writes and plans the agreement spec.
 func planSpec(t *testing.T, speedup float64, shapes, gpus string) *planner.Plan {
 	t.Helper()
+	return planText(t, fmt.Sprintf(agreementSpec, speedup, shapes, gpus))
+}
+
+// planText writes spec as a spec directory and plans it.
+func planText(t *testing.T, spec string) *planner.Plan {
+	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(fmt.Sprintf(agreementSpec, speedup, shapes, gpus)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := lang.Load(dir, lang.Options{})

@@ -1,13 +1,6 @@
 package sim
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-
-	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner"
-)
+import "testing"
 
 // prefixSpec screens one prefix-reuse shape on a runtime with prefix
 // caching (vLLM 0.22's default) and without it, on the sim executor.
@@ -85,18 +78,7 @@ func TestSimReproducesPrefixReuse(t *testing.T) {
 		t.Skip("timing test; runs without -short")
 	}
 	const speedup = 0.5
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(prefixSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := lang.Load(dir, lang.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	p, diags := planner.Build(cfg, nil, planner.Options{})
-	if diags.HasErrors() || p.HasErrors() {
-		t.Fatalf("%v %+v", diags, p.Preflight)
-	}
+	p := planText(t, prefixSpec)
 	x, err := New(map[string]any{"speedup": float64(speedup)})
 	if err != nil {
 		t.Fatal(err)
