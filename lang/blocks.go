@@ -81,6 +81,8 @@ var gpuSpecs = []attrSpec{
 	{name: "prefill_mfu", typ: cty.Number},
 	{name: "decode_efficiency", typ: cty.Number},
 	{name: "price_per_second", typ: cty.Number},
+	{name: "calibration", typ: cty.String},
+	{name: "calibration_digest", typ: cty.String},
 }
 
 func (l *loader) decodeGPU(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
@@ -105,6 +107,7 @@ func (l *loader) decodeGPU(d *decl, in instance, body hcl.Body, ctx *hcl.EvalCon
 		l.diags = append(l.diags, errorf(a.rangeOf("type"), "Unknown GPU type",
 			"The GPU catalog has no type %q.%s Known types: %s.", g.Type, didYouMean(g.Type, l.opts.GPUTypes), strings.Join(l.opts.GPUTypes, ", ")))
 	}
+	g.Calibration = l.calibrationRef(a)
 	l.cfg.GPUs[in.name] = g
 	return ref(a, in.name)
 }
@@ -132,6 +135,8 @@ var runtimeSpecs = []attrSpec{
 	{name: "gpu_memory_utilization", typ: cty.Number, def: cty.NumberFloatVal(0.9)},
 	wholeNum("max_num_seqs"),
 	wholeNum("max_num_batched_tokens"),
+	{name: "calibration", typ: cty.String},
+	{name: "calibration_digest", typ: cty.String},
 }
 
 // Dtypes are the accepted runtime dtype values.
@@ -157,8 +162,35 @@ func (l *loader) decodeRuntime(d *decl, in instance, body hcl.Body, ctx *hcl.Eva
 		numCheck(a, "max_num_seqs", positive, "greater than 0", "Leave it out for the engine's default."),
 		numCheck(a, "max_num_batched_tokens", positive, "greater than 0", "Leave it out for the engine's default."),
 	)
+	r.Calibration = l.calibrationRef(a)
 	l.cfg.Runtimes[in.name] = r
 	return ref(a, in.name)
+}
+
+// calibrationRef reads a block's calibration and calibration_digest.
+func (l *loader) calibrationRef(a *attrs) *CalibrationRef {
+	if !a.set["calibration"] && !a.set["calibration_digest"] {
+		return nil
+	}
+	c := &CalibrationRef{File: a.str("calibration"), Digest: a.str("calibration_digest"),
+		FileRange: a.rangeOf("calibration"), DigestRange: a.rangeOf("calibration_digest")}
+	switch {
+	case !a.set["calibration"]:
+		l.diags = append(l.diags, errorf(c.DigestRange, "calibration_digest without calibration",
+			"calibration_digest pins a calibration file; set calibration to the path infercrane calibrate wrote."))
+		return nil
+	case a.known("calibration") && strings.TrimSpace(c.File) == "":
+		l.diags = append(l.diags, errorf(c.FileRange, "Invalid value for calibration", "calibration must be the path of a calibration file (from infercrane calibrate), relative to the spec directory."))
+		return nil
+	case a.known("calibration_digest") && a.set["calibration_digest"] && !digestPattern.MatchString(c.Digest):
+		l.diags = append(l.diags, errorf(c.DigestRange, "Invalid value for calibration_digest",
+			`calibration_digest must be "sha256:" followed by 64 lowercase hex digits, as printed by infercrane calibrate.`))
+		return nil
+	case !a.set["calibration_digest"]:
+		l.diags = append(l.diags, warnf(c.FileRange, "Calibration is not pinned",
+			"Without calibration_digest, a changed calibration file silently changes every estimate it calibrates. Add the digest printed by infercrane calibrate."))
+	}
+	return c
 }
 
 // oneOf reports a string attribute outside choices.

@@ -115,7 +115,19 @@ type GPU struct {
 	PrefillMFU       *float64
 	DecodeEfficiency *float64
 	PricePerSecond   *float64
-	DeclRange        hcl.Range
+	// Calibration is the fitted assumptions file the gpu block pins (nil:
+	// none).
+	Calibration *CalibrationRef
+	DeclRange   hcl.Range
+}
+
+// CalibrationRef is a calibration file a gpu or runtime block references
+// (calibration = "calib/l40s.json", calibration_digest = "sha256:...");
+// the planner reads it, checks the digest and applies the fit for the
+// lane's GPU type and runtime version.
+type CalibrationRef struct {
+	File, Digest           string
+	FileRange, DigestRange hcl.Range
 }
 
 // Runtime is a serving engine at a pinned version with its flags.
@@ -131,7 +143,10 @@ type Runtime struct {
 	GPUMemoryUtilization float64 // default 0.9
 	MaxNumSeqs           int     // 0: engine default
 	MaxNumBatchedTokens  int     // 0: engine default
-	DeclRange            hcl.Range
+	// Calibration is the fitted assumptions file the runtime block pins
+	// (nil: none); a gpu block's calibration takes precedence.
+	Calibration *CalibrationRef
+	DeclRange   hcl.Range
 }
 
 // Executor says where lanes run. Type selects the implementation; Attrs holds

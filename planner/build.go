@@ -34,6 +34,9 @@ type lanePlan struct {
 	hw      perf.Hardware
 	hwOK    bool
 	perfErr error // runtime settings the engine would refuse
+	// uncertainty is the range of the lane's estimate (calibration
+	// residuals or the catalog's stated uncertainty).
+	uncertainty perf.Uncertainty
 }
 
 // Build compiles cfg into a Plan. snap is the state directory's content
@@ -58,6 +61,12 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 		secrets:           append([]string(nil), cfg.Secrets...),
 	}
 	lanes, diags := expand(cfg, p)
+	cals, cdiags := calibrations(cfg)
+	diags = append(diags, cdiags...)
+	for _, l := range lanes {
+		calibrate(l, cals)
+		resolvePerf(l)
+	}
 	assignIDs(lanes)
 
 	replaced, rdiags := resolveReplace(lanes, opts.Replace)
@@ -182,7 +191,6 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	l.Deployment = DeploymentID(in)
 	l.arch, l.missing = ModelArch(b.model)
 	l.hw, l.hwOK = hardware(b.gpu, in)
-	resolvePerf(l)
 	resolveWorkload(l)
 	return l
 }

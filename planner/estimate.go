@@ -58,18 +58,6 @@ func ModelArch(m *lang.Model) (perf.ModelArch, []string) {
 	return a, missing
 }
 
-// bytesPerElem is the weight and KV-cache element size of a runtime dtype.
-func bytesPerElem(dtype string) int {
-	switch strings.ToLower(strings.TrimSpace(dtype)) {
-	case "float32", "fp32", "float":
-		return 4
-	case "fp8", "float8", "int8":
-		return 1
-	default: // auto, bfloat16, float16, half
-		return 2
-	}
-}
-
 // hardware builds the perf model's view of a lane's deployment, applying
 // the GPU block's overrides and the runtime's memory utilisation. It
 // returns false when the GPU type is not in the catalog.
@@ -89,7 +77,7 @@ func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 		cat.PricePerSecond = *g.PricePerSecond
 	}
 	a.GPUMemoryUtilization = in.GPUMemoryUtil
-	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: bytesPerElem(in.RuntimeDtype), Assume: a}, true
+	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: perf.BytesPerElem(in.RuntimeDtype), Assume: a}, true
 }
 
 // assumption describes the constants used for one GPU block.
@@ -193,6 +181,8 @@ func estimate(lanes []*lanePlan) {
 			// A warmup bounded by time lasts at most that long (a count may end it sooner).
 			e.RunSeconds += l.Inputs.WarmupSeconds
 			e.Available = true
+			u := l.uncertainty
+			e.Uncertainty = &u
 			if n := l.RunsToDo(); n > 0 {
 				if deploys(l.Inputs.ExecutorType) {
 					e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])

@@ -100,3 +100,6 @@ func actionSymbol(a Action) string {
 		return "= noop"
 	}
 }
+
+// fmtPlusMinus renders a relative half-width: "±25%".
+func fmtPlusMinus(u float64) string { return fmt.Sprintf("±%.0f%%", 100*u) }

@@ -132,8 +132,11 @@ type Lane struct {
 	// override (model, gpu and runtime blocks): the estimate is computed
 	// from it and the simulated engine serves from it. Nil when the model's
 	// architecture or the GPU type is unknown.
-	Perf     *perf.Lane `json:"perf,omitempty"`
-	Estimate Estimate   `json:"estimate"`
+	Perf *perf.Lane `json:"perf,omitempty"`
+	// Calibration says the lane's assumptions come from a calibration
+	// file's fit (nil: the catalog's, with its stated uncertainty).
+	Calibration *Calibrated `json:"calibration,omitempty"`
+	Estimate    Estimate    `json:"estimate"`
 	// Notes are lane-specific remarks for the reviewer (pending trace
 	// values, estimates unavailable).
 	Notes []string `json:"notes,omitempty"`
@@ -306,6 +309,9 @@ type Estimate struct {
 	// StartupSeconds is the lane's share of its deployment's model load and
 	// server start (included in WallSeconds).
 	StartupSeconds float64 `json:"startup_seconds"`
+	// Uncertainty is the relative half-width of each figure's range: from
+	// the calibration's residuals, or the catalog's stated uncertainty.
+	Uncertainty *perf.Uncertainty `json:"uncertainty,omitempty"`
 }
 
 // Assumption is the set of estimator constants used for one GPU block.

@@ -76,7 +76,7 @@ func writeGoneScreens(ew *errWriter, p *Plan, inSpec map[string]bool) {
 // writeLaneTable renders the lanes of one screen with their notes.
 func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT P95\tTPOT\tOUT TOK/S\tGPU-S\tCOST")
+	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT P95\tTPOT\tOUT TOK/S\tASSUMPTIONS\tGPU-S\tCOST")
 	var notes []string
 	for _, l := range p.Lanes {
 		if l.Screen != screen {
@@ -86,15 +86,22 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 		if l.RunsDone > 0 && l.Action != ActionDrop {
 			runs = fmt.Sprintf("%d (%d done)", l.RunsToDo(), l.RunsDone)
 		}
-		ttft, tpot, tps, gpus, cost := "?", "?", "?", "?", "?"
+		ttft, tpot, tps, fit, gpus, cost := "?", "?", "?", "?", "?", "?"
 		if e := l.Estimate; e.Available {
 			ttft, tpot, tps = fmtMs(e.TTFTP95Ms), fmtMs(e.TPOTMs), fmtInt(int64(e.OutputTokenThroughput+0.5))
+			if u := e.Uncertainty; u != nil {
+				ttft, tpot, tps = ttft+" "+fmtPlusMinus(u.TTFT), tpot+" "+fmtPlusMinus(u.TPOT), tps+" "+fmtPlusMinus(u.Throughput)
+			}
 			gpus, cost = fmtInt(int64(e.GPUSeconds+0.5)), fmtUSD(e.CostUSD)
+			fit = "catalog"
+			if c := l.Calibration; c != nil {
+				fit = fmt.Sprintf("calibrated: %s, fit %.1f%%", plural(c.Runs, "run"), 100*c.MAPE)
+			}
 		}
 		if l.Action == ActionDrop {
-			ttft, tpot, tps, gpus, cost = "", "", "", "", ""
+			ttft, tpot, tps, fit, gpus, cost = "", "", "", "", "", ""
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, gpus, cost)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, fit, gpus, cost)
 		if l.Action == ActionRerun || l.Action == ActionDrop || l.RunsDone > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, l.Reason))
 		}
@@ -102,7 +109,7 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, n))
 		}
 	}
-	fmt.Fprintf(tw, "  total\t\t\t\t\t%d\t\t\t\t%s\t%s\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
+	fmt.Fprintf(tw, "  total\t\t\t\t\t%d\t\t\t\t\t%s\t%s\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
 	_ = tw.Flush()
 	for _, n := range notes {
 		ew.printf("  %s\n", n)
@@ -132,7 +139,7 @@ func writeFindings(ew *errWriter, fs []Finding) {
 }
 
 func writeAssumptions(ew *errWriter, p *Plan) {
-	ew.printf("\nAssumptions: predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median. GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block; engine settings come from the runtime block's args and the engine version's defaults.\n")
+	ew.printf("\nAssumptions: predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median; each carries its expected range (±: a calibration's residuals, or the catalog's stated uncertainty, ±50%% TTFT and ±25%% the rest, when uncalibrated). GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block, or calibrate from evidence (infercrane calibrate) and reference the file from a gpu or runtime block; engine settings come from the runtime block's args and the engine version's defaults.\n")
 	for _, a := range p.Assumptions {
 		src := "catalog"
 		if len(a.Overridden) > 0 {
@@ -141,6 +148,17 @@ func writeAssumptions(ew *errWriter, p *Plan) {
 		ew.printf("  gpu %s: %d x %s (%.0f GB, %.0f GB/s, %g TFLOPS BF16); prefill MFU %.2f, decode efficiency %.2f, $%.6f per GPU-second; load %.1f GB/s + %.0f s start, %.1f ms per step, %.1f ms per request (%s)\n",
 			a.GPU, a.Count, a.GPUType, a.MemoryGB, a.BandwidthGBs, a.BF16TFLOPS, a.PrefillMFU, a.DecodeEfficiency, a.PricePerSecond,
 			a.LoadBandwidthGBs, a.ServerStartSeconds, a.StepOverheadMs, a.RequestOverheadMs, src)
+		seen := map[Calibrated]bool{}
+		for _, l := range p.Lanes {
+			c := l.Calibration
+			if l.GPU != a.GPU || c == nil || seen[*c] {
+				continue
+			}
+			seen[*c] = true
+			ew.printf("    calibrated for %s %s by %s (%s): %s, %s from %s, fit error %.1f%% MAPE; prefill MFU %.3f, decode efficiency %.3f, %.2f ms per step, %.2f ms per request\n",
+				orDefault(c.Engine, "?"), orDefault(c.Version, "?"), c.File, c.Block, plural(c.Lanes, "lane"), plural(c.Runs, "run"), c.Source, 100*c.MAPE,
+				c.Params.PrefillMFU, c.Params.DecodeEfficiency, c.Params.StepOverheadMs, c.Params.RequestOverheadMs)
+		}
 	}
 }
 

@@ -70,7 +70,7 @@ func setupCommands() {
 	commandsOnce.Do(func() {
 		for _, add := range []func(){
 			addVersionCommands, addValidateCommands, addPlanCommands, addApplyCommands, addShowCommands,
-			addGraphCommands, addDiffCommands, addFmtCommands, addReportCommands, addVerifyCommands,
+			addGraphCommands, addDiffCommands, addFmtCommands, addReportCommands, addVerifyCommands, addCalibrateCommands,
 			addMetricsCommands, addProfileCommands, addProfileShardCommands, addProfileSynthCommands, addBenchCommands,
 			addSimCommands, addExecutorCommands, addCleanupCommands, addProbeCommands, addCompletionCommands,
 			addStateCommands,

@@ -249,6 +249,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	c.Aggregate = aggregate(figs, withSLO)
 	c.Pooled = pooledLatencies(records, slo)
 	c.RequestMix = requestMix(l, runs)
+	c.Prediction = prediction(l, &c.Aggregate)
 	c.CoefficientOfVariation = coefficientOfVariation(figs, withSLO)
 	ciMetrics := append([]string{}, throughputMetrics...)
 	if !withSLO {

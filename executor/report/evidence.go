@@ -172,6 +172,9 @@ type Campaign struct {
 	// RequestMix compares a drawn workload with what was sent (lanes with
 	// lengths, prefix or session blocks only).
 	RequestMix *RequestMix `json:"request_mix,omitempty"`
+	// Prediction sets the plan's estimate, with its range, beside the
+	// aggregate and flags the figures that fell outside it.
+	Prediction *Prediction `json:"prediction,omitempty"`
 }
 
 // GPUSeconds compares a lane's planned and measured GPU time. Measured is 0

@@ -44,6 +44,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 	}
 	b.WriteString("\nThroughputs pool all runs; percentiles are the mean of the per-run values; ± is the coefficient of variation across runs.\n")
 	writeRequestMix(&b, ev)
+	writePredictions(&b, ev)
 
 	if len(ev.Comparisons) > 0 {
 		b.WriteString("\n## Comparisons\n")

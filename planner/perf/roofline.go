@@ -1,6 +1,9 @@
 package perf
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Assumptions are the constants of the roofline model that are not facts of
 // the hardware. The plan prints them; a spec may override them per GPU.
@@ -77,4 +80,17 @@ func KVCapacityTokens(m ModelArch, h Hardware) float64 {
 // answer: weight loading plus engine start-up.
 func StartupSeconds(m ModelArch, h Hardware) float64 {
 	return m.WeightBytes(h.bytesPerElem())/(h.Assume.LoadBandwidthGBs*1e9) + h.Assume.ServerStartSeconds
+}
+
+// BytesPerElem is the weight and KV-cache element size of a runtime dtype
+// (2 for auto, bfloat16, float16).
+func BytesPerElem(dtype string) int {
+	switch strings.ToLower(strings.TrimSpace(dtype)) {
+	case "float32", "fp32", "float":
+		return 4
+	case "fp8", "float8", "int8":
+		return 1
+	default: // auto, bfloat16, float16, half
+		return 2
+	}
 }

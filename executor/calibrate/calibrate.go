@@ -1,0 +1,314 @@
+// Package calibrate fits the performance model's free parameters (prefill
+// MFU, decode bandwidth efficiency, per-step and per-request overheads) to
+// measured evidence, per GPU type and runtime version, and writes the
+// digest-pinned calibration file a gpu or runtime block references.
+package calibrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner/state"
+)
+
+// Options tune Run.
+type Options struct {
+	// StateDir, when set, is the state directory the evidence was made
+	// from: the fit then uses every run's figures recomputed from its
+	// per-request records (each run with its own arrival seed) instead of
+	// the campaigns' aggregates.
+	StateDir string
+	// Version is the infercrane version stamped into the file.
+	Version string
+	// Now stamps generated_at (default time.Now).
+	Now func() time.Time
+}
+
+// Result is a calibration and what was left out of it.
+type Result struct {
+	Calibration *perf.Calibration
+	// Warnings name campaigns that could not be used, and why.
+	Warnings []string
+}
+
+// group is the observations of one GPU type and runtime.
+type group struct {
+	gpuType, engine, version string
+	obs                      []perf.Observation
+	lanes                    map[string]bool
+	runs                     int
+	evidence                 []perf.EvidenceRef
+	start                    perf.Params
+}
+
+// Run reads evidence documents (infercrane.screen-evidence/v1 and earlier
+// documents of the same shape: models[].campaigns[].workload and aggregate
+// figures, environment.gpu_request and environment.runtime) and fits one
+// set of parameters per GPU type and runtime version found.
+func Run(paths []string, opts Options) (*Result, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("give at least one evidence file")
+	}
+	var snap *state.Snapshot
+	if opts.StateDir != "" {
+		s, err := state.Load(opts.StateDir)
+		if err != nil {
+			return nil, fmt.Errorf("read state %s: %w", opts.StateDir, err)
+		}
+		snap = s
+	}
+	res := &Result{}
+	groups := map[string]*group{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var ev report.Evidence
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
+		}
+		ref := perf.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
+		for _, m := range ev.Models {
+			for _, c := range m.Campaigns {
+				obs, g, warn := observations(&ev, m, c, snap)
+				if warn != "" {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
+					continue
+				}
+				key := g.gpuType + "\x00" + g.engine + "\x00" + g.version
+				if groups[key] == nil {
+					g.lanes = map[string]bool{}
+					groups[key] = g
+				}
+				gr := groups[key]
+				gr.obs = append(gr.obs, obs...)
+				gr.lanes[path+"\x00"+m.Model+"\x00"+c.Profile+"\x00"+c.Lane] = true
+				gr.runs += max(len(c.Runs), 1)
+				if !hasRef(gr.evidence, ref) {
+					gr.evidence = append(gr.evidence, ref)
+				}
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("no campaign of the evidence can be calibrated from: %s", strings.Join(res.Warnings, "; "))
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	source := "aggregates"
+	if snap != nil {
+		source = "records"
+	}
+	for _, k := range keys {
+		g := groups[k]
+		fit, err := perf.Fit(g.obs, g.start)
+		if err != nil {
+			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
+		}
+		cal.Fits = append(cal.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: source,
+			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
+	}
+	cal.Digest = cal.ComputeDigest()
+	res.Calibration = cal
+	return res, nil
+}
+
+func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
+	for _, x := range refs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// observations turns one campaign into observations: one per run from the
+// state's records, or one from the aggregate.
+func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot) ([]perf.Observation, *group, string) {
+	arch, ok := perf.LookupModel(m.Model)
+	if !ok {
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s)", m.Model, strings.Join(perf.ModelIDs(), ", "))
+	}
+	gpuType, count := c.GPUType, 1
+	if len(ev.Environment.GPURequest) > 0 {
+		t, n := parseGPURequest(ev.Environment.GPURequest[0])
+		if gpuType == "" {
+			gpuType = t
+		}
+		if strings.EqualFold(t, gpuType) {
+			count = n
+		}
+	}
+	g, ok := perf.LookupGPU(gpuType)
+	if !ok {
+		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", gpuType)
+	}
+	if c.RequestMix != nil {
+		return nil, nil, "lanes with drawn lengths, prefixes or sessions are not used for calibration yet (their sizes are not in the evidence)"
+	}
+	w := c.Workload
+	if w.InputTokens < 1 || w.OutputTokens < 1 || (w.Concurrency < 1 && w.RequestRate <= 0) {
+		return nil, nil, "the workload gives no token counts or load"
+	}
+	rt := ev.Environment.Runtime
+	maxLen := maxModelLen(rt.Args)
+	if maxLen == 0 {
+		maxLen = w.InputTokens + w.OutputTokens + w.TemplateHeadroom
+	}
+	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	a := perf.DefaultAssumptions(g)
+	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
+	lane, err := perf.NewLane(arch, hw, rs.Engine(), min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	load := perf.Load{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
+		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: ev.Environment.RandomSeed}
+	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
+	name := m.Model + " " + c.Profile + " " + c.GPU
+	if snap == nil {
+		meas := metricsOf(c.Aggregate.Latencies, c.Aggregate.OutputTokenThroughput)
+		if len(meas) == 0 {
+			return nil, nil, "the aggregate has no latency or throughput figures"
+		}
+		return []perf.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
+	}
+	rec := snap.Lanes[c.Lane]
+	if rec == nil || len(rec.Results) == 0 {
+		return nil, nil, fmt.Sprintf("lane %s has no completed runs in the state", c.Lane)
+	}
+	var obs []perf.Observation
+	for _, rr := range rec.Results {
+		recs, err := readRecords(rr.RecordsPath)
+		if err != nil {
+			return nil, nil, fmt.Sprintf("run %d: %v", rr.Run, err)
+		}
+		s := loadgen.Compute(recs, loadgen.SLO{})
+		meas := summaryMetrics(s)
+		if len(meas) == 0 {
+			continue
+		}
+		l := load
+		l.Seed = ev.Environment.RandomSeed + int64(rr.Run-1)
+		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
+	}
+	if len(obs) == 0 {
+		return nil, nil, "no run has a succeeded request"
+	}
+	return obs, gr, ""
+}
+
+func readRecords(path string) ([]loadgen.Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return loadgen.ReadRecords(f)
+}
+
+// parseGPURequest reads "L40S x2" (or "L40S").
+func parseGPURequest(s string) (string, int) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return "", 1
+	}
+	n := 1
+	if len(f) > 1 {
+		if v, err := strconv.Atoi(strings.TrimPrefix(f[1], "x")); err == nil && v > 0 {
+			n = v
+		}
+	}
+	return f[0], n
+}
+
+// maxModelLen is --max-model-len in runtime args, or 0.
+func maxModelLen(args []string) int {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--max-model-len=")
+		if a == "--max-model-len" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if n, err := strconv.Atoi(v); ok && err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+func put(m map[string]float64, name string, v *float64) {
+	if v != nil && *v > 0 {
+		m[name] = *v
+	}
+}
+
+// metricsOf names an aggregate's figures as perf.FitMetrics does.
+func metricsOf(l report.Latencies, outTput float64) map[string]float64 {
+	m := map[string]float64{}
+	put(m, "ttft_p50_ms", l.TTFTP50Ms)
+	put(m, "ttft_p95_ms", l.TTFTP95Ms)
+	put(m, "ttft_p99_ms", l.TTFTP99Ms)
+	put(m, "tpot_p50_ms", l.TPOTP50Ms)
+	put(m, "tpot_p95_ms", l.TPOTP95Ms)
+	put(m, "itl_p50_ms", l.ITLP50Ms)
+	put(m, "latency_p50_ms", l.LatencyP50Ms)
+	put(m, "latency_p95_ms", l.LatencyP95Ms)
+	if outTput > 0 {
+		m["output_token_throughput"] = outTput
+	}
+	return m
+}
+
+// summaryMetrics names a run summary's figures as perf.FitMetrics does.
+func summaryMetrics(s loadgen.Summary) map[string]float64 {
+	m := map[string]float64{}
+	if s.Succeeded == 0 {
+		return m
+	}
+	d := func(name string, v float64, n int) {
+		if n > 0 && v > 0 {
+			m[name] = v
+		}
+	}
+	d("ttft_p50_ms", s.TTFTMs.P50, s.TTFTMs.Count)
+	d("ttft_p95_ms", s.TTFTMs.P95, s.TTFTMs.Count)
+	d("ttft_p99_ms", s.TTFTMs.P99, s.TTFTMs.Count)
+	d("tpot_p50_ms", s.TPOTMs.P50, s.TPOTMs.Count)
+	d("tpot_p95_ms", s.TPOTMs.P95, s.TPOTMs.Count)
+	d("itl_p50_ms", s.ITLMs.P50, s.ITLMs.Count)
+	d("latency_p50_ms", s.LatencyMs.P50, s.LatencyMs.Count)
+	d("latency_p95_ms", s.LatencyMs.P95, s.LatencyMs.Count)
+	d("output_token_throughput", s.OutputTokenThroughput, s.Succeeded)
+	return m
+}
+
+// Write writes the calibration file as indented JSON.
+func Write(path string, c *perf.Calibration) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// Prediction sets the plan's estimate of a lane beside what its runs
+// measured, with the estimate's range and the error.
+type Prediction struct {
+	// Assumptions is "catalog" or the calibration file the estimate used.
+	Assumptions string `json:"assumptions"`
+	// Scale is the sim executor's speedup the predicted times were divided
+	// by (and throughputs multiplied by); 1 elsewhere.
+	Scale   float64           `json:"scale"`
+	Metrics []PredictedMetric `json:"metrics"`
+	// Outside lists the metrics measured outside their predicted range.
+	Outside []string `json:"outside"`
+}
+
+// PredictedMetric is one figure: predicted with its range, measured (the
+// aggregate), and the error (measured / predicted - 1).
+type PredictedMetric struct {
+	Metric    string  `json:"metric"`
+	Predicted float64 `json:"predicted"`
+	Low       float64 `json:"low"`
+	High      float64 `json:"high"`
+	Measured  float64 `json:"measured"`
+	Error     float64 `json:"error"`
+	Within    bool    `json:"within"`
+}
+
+// predictionMetrics are the figures compared.
+var predictionMetrics = []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "latency_p50_ms", "latency_p95_ms", "output_token_throughput"}
+
+// prediction compares a lane's estimate with its aggregate; nil when the
+// plan has no estimate or nothing was measured.
+func prediction(l *planner.Lane, a *Metrics) *Prediction {
+	e := l.Estimate
+	if !e.Available || a.Succeeded == 0 {
+		return nil
+	}
+	u := perf.CatalogUncertainty()
+	if e.Uncertainty != nil {
+		u = *e.Uncertainty
+	}
+	p := &Prediction{Assumptions: "catalog", Scale: 1, Metrics: []PredictedMetric{}, Outside: []string{}}
+	if c := l.Calibration; c != nil {
+		p.Assumptions = c.File
+	}
+	if l.Inputs.ExecutorType == "sim" {
+		if s, ok := l.Inputs.ExecutorConfig["speedup"].(float64); ok && s > 0 {
+			p.Scale = s
+		}
+	}
+	measured := map[string]*float64{
+		"ttft_p50_ms": a.TTFTP50Ms, "ttft_p95_ms": a.TTFTP95Ms, "tpot_p50_ms": a.TPOTP50Ms, "tpot_p95_ms": a.TPOTP95Ms,
+		"latency_p50_ms": a.LatencyP50Ms, "latency_p95_ms": a.LatencyP95Ms, "output_token_throughput": ptr(a.OutputTokenThroughput),
+	}
+	for _, m := range predictionMetrics {
+		pred, ok := e.Metric(m)
+		meas := measured[m]
+		if !ok || pred <= 0 || meas == nil || *meas <= 0 {
+			continue
+		}
+		if strings.HasSuffix(m, "_ms") {
+			pred /= p.Scale
+		} else {
+			pred *= p.Scale
+		}
+		w := u.Of(m)
+		pm := PredictedMetric{Metric: m, Predicted: round6(pred), Low: round6(pred * (1 - w)), High: round6(pred * (1 + w)),
+			Measured: *meas, Error: round6(*meas/pred - 1)}
+		pm.Within = *meas >= pred*(1-w) && *meas <= pred*(1+w)
+		if !pm.Within {
+			p.Outside = append(p.Outside, m)
+		}
+		p.Metrics = append(p.Metrics, pm)
+	}
+	if len(p.Metrics) == 0 {
+		return nil
+	}
+	return p
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// writePredictions renders the prediction-versus-measurement table.
+func writePredictions(b *strings.Builder, ev *Evidence) {
+	any := false
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			p := c.Prediction
+			if p == nil {
+				continue
+			}
+			if !any {
+				b.WriteString("\n## Plan versus measurement\n\n| model | shape | gpu | assumptions | metric | predicted (range) | measured | error | |\n|---|---|---|---|---|---:|---:|---:|---|\n")
+				any = true
+			}
+			for _, pm := range p.Metrics {
+				flag := ""
+				if !pm.Within {
+					flag = "**outside the range**"
+				}
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.3g (%.3g-%.3g) | %.3g | %+.1f%% | %s |\n",
+					m.Model, c.Profile, c.GPUType, p.Assumptions, pm.Metric, pm.Predicted, pm.Low, pm.High, pm.Measured, 100*pm.Error, flag)
+			}
+		}
+	}
+	if any {
+		b.WriteString("\nPredictions are the plan's virtual-time estimates (on the sim executor divided by its speedup); the range is the calibration's residuals or, uncalibrated, the catalog's stated uncertainty.\n")
+	}
+}

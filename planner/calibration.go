@@ -1,0 +1,129 @@
+package planner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// Calibrated says that a lane's assumptions come from a calibration fit,
+// and how good that fit was.
+type Calibrated struct {
+	// File and Digest name the calibration file (as the spec gives it).
+	File   string `json:"file"`
+	Digest string `json:"digest"`
+	// Block is the spec block that references it ("gpu.l40s").
+	Block string `json:"block"`
+	// GPUType, Engine and Version select the fit.
+	GPUType string `json:"gpu_type"`
+	Engine  string `json:"engine"`
+	Version string `json:"version"`
+	// Source, Lanes and Runs say what the fit used ("records" or
+	// "aggregates"); MAPE is its mean absolute relative error.
+	Source string  `json:"source"`
+	Lanes  int     `json:"lanes"`
+	Runs   int     `json:"runs"`
+	MAPE   float64 `json:"mape"`
+	// Params are the fitted parameters the lane uses (spec overrides of
+	// prefill_mfu or decode_efficiency still win).
+	Params perf.Params `json:"parameters"`
+}
+
+// calibrations loads every calibration file the spec references, checking
+// its digest; problems are diagnostics on the referencing attribute.
+func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*perf.Calibration, hcl.Diagnostics) {
+	out := map[*lang.CalibrationRef]*perf.Calibration{}
+	var diags hcl.Diagnostics
+	var refs []*lang.CalibrationRef
+	for _, name := range sortedKeys(cfg.GPUs) {
+		if g := cfg.GPUs[name]; g != nil && g.Calibration != nil {
+			refs = append(refs, g.Calibration)
+		}
+	}
+	for _, name := range sortedKeys(cfg.Runtimes) {
+		if r := cfg.Runtimes[name]; r != nil && r.Calibration != nil {
+			refs = append(refs, r.Calibration)
+		}
+	}
+	for _, ref := range refs {
+		path := ref.File
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cfg.Dir, path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read calibration file",
+				Detail: fmt.Sprintf("%v. Write it with `infercrane calibrate -out %s EVIDENCE...`.", err, ref.File), Subject: ref.FileRange.Ptr()})
+			continue
+		}
+		c, err := perf.ParseCalibration(data)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid calibration file",
+				Detail: fmt.Sprintf("%s: %v.", ref.File, err), Subject: ref.FileRange.Ptr()})
+			continue
+		}
+		if ref.Digest != "" && ref.Digest != c.Digest {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Calibration digest mismatch",
+				Detail:  fmt.Sprintf("The spec pins %s but %s has digest %s. If the new calibration is intended, set calibration_digest = %q; otherwise restore the file.", ref.Digest, ref.File, c.Digest, c.Digest),
+				Subject: ref.DigestRange.Ptr()})
+			continue
+		}
+		out[ref] = c
+	}
+	return out, diags
+}
+
+// calibrate applies the lane's calibration (the gpu block's, else the
+// runtime block's) to its hardware assumptions and sets its uncertainty.
+func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
+	l.uncertainty = perf.CatalogUncertainty()
+	if !l.hwOK {
+		return
+	}
+	ref, block := l.blocks.gpu.Calibration, "gpu."+l.GPU
+	if ref == nil && l.blocks.runtime != nil {
+		ref, block = l.blocks.runtime.Calibration, "runtime."+l.Runtime
+	}
+	if ref == nil {
+		return
+	}
+	c := cals[ref]
+	if c == nil {
+		return // a diagnostic says why
+	}
+	in := l.Inputs
+	fit, ok := c.Find(l.hw.GPU.Name, in.RuntimeEngine, in.RuntimeVersion)
+	if !ok {
+		var have []string
+		for _, f := range c.Fits {
+			have = append(have, fmt.Sprintf("%s with %s %s", f.GPUType, f.Engine, f.Version))
+		}
+		sort.Strings(have)
+		l.Notes = append(l.Notes, fmt.Sprintf("not calibrated: %s (from %s) has no fit for %s with %s %s (it has %s); catalog assumptions used",
+			ref.File, block, l.hw.GPU.Name, orDefault(in.RuntimeEngine, "no engine"), orDefault(in.RuntimeVersion, "no version"), strings.Join(have, ", ")))
+		return
+	}
+	p := fit.Params
+	a := p.Apply(l.hw.Assume)
+	g := l.blocks.gpu
+	if g.PrefillMFU != nil {
+		a.PrefillMFU = *g.PrefillMFU
+	}
+	if g.DecodeEfficiency != nil {
+		a.DecodeEfficiency = *g.DecodeEfficiency
+	}
+	l.hw.Assume = a
+	l.Calibration = &Calibrated{File: filepath.ToSlash(ref.File), Digest: c.Digest, Block: block, GPUType: fit.GPUType, Engine: fit.Engine,
+		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: perf.ParamsOf(a)}
+	u := fit.Uncertainty(filepath.ToSlash(ref.File))
+	for _, f := range []*float64{&u.TTFT, &u.TPOT, &u.Latency, &u.Throughput} {
+		*f = round(*f, 4)
+	}
+	l.uncertainty = u
+}

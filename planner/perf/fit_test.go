@@ -1,0 +1,61 @@
+package perf
+
+import (
+	"math"
+	"testing"
+)
+
+// fitShapes is a set of loads that pins the four parameters: single
+// streams of short and long prompts, a busy closed loop and an open loop.
+var fitShapes = []Load{
+	{InputTokens: 128, OutputTokens: 64, Concurrency: 1, Requests: 4},
+	{InputTokens: 3000, OutputTokens: 32, Concurrency: 1, Requests: 4},
+	{InputTokens: 1024, OutputTokens: 128, Concurrency: 16, Requests: 48},
+	{InputTokens: 2000, OutputTokens: 256, Concurrency: 32, Requests: 32},
+	{InputTokens: 512, OutputTokens: 64, Concurrency: 32, RequestRate: 20, Requests: 40, Seed: 3},
+}
+
+// observe measures loads on lane l with parameters p, as a perfect
+// engine would.
+func observe(t *testing.T, l Lane, p Params, loads []Load) []Observation {
+	t.Helper()
+	var out []Observation
+	truth := l
+	truth.Hardware.Assume = p.Apply(l.Hardware.Assume)
+	for i, ld := range loads {
+		e, err := truth.Estimate(ld, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, name := range FitMetrics {
+			m[name], _ = e.Metric(name)
+		}
+		out = append(out, Observation{Name: string(rune('a' + i)), Lane: l, Load: ld, Runs: 1, Measured: m})
+	}
+	return out
+}
+
+func TestFitRecoversHiddenParameters(t *testing.T) {
+	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
+	hidden := Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6}
+	res, err := Fit(observe(t, l, hidden, fitShapes), ParamsOf(l.Hardware.Assume))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fit %+v (hidden %+v) in %d evaluations, MAPE %.4f%%", res.Params, hidden, res.Evaluations, res.MAPE*100)
+	for name, pair := range map[string][2]float64{
+		"prefill_mfu": {res.Params.PrefillMFU, hidden.PrefillMFU}, "decode_efficiency": {res.Params.DecodeEfficiency, hidden.DecodeEfficiency},
+		"step_overhead_ms": {res.Params.StepOverheadMs, hidden.StepOverheadMs}, "request_overhead_ms": {res.Params.RequestOverheadMs, hidden.RequestOverheadMs},
+	} {
+		if math.Abs(pair[0]/pair[1]-1) > 0.01 {
+			t.Errorf("%s: fitted %v, hidden %v", name, pair[0], pair[1])
+		}
+	}
+	if res.MAPE > 0.01 || len(res.Lanes) != len(fitShapes) || res.Residuals["ttft_p50_ms"].N != len(fitShapes) {
+		t.Errorf("fit quality %+v", res)
+	}
+	if _, err := Fit(nil, hidden); err == nil {
+		t.Error("an empty fit must fail")
+	}
+}
