@@ -86,7 +86,7 @@ func vllmProcesses(model string) []string {
 	return pids
 }
 
-func runCLI(t *testing.T, bin string, env []string, args ...string) (string, int) {
+func runBinary(t *testing.T, bin string, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -112,7 +112,7 @@ func TestIntegrationVLLMApply(t *testing.T) {
 	}
 
 	start := time.Now()
-	out, code := runCLI(t, bin, env, "apply", "-auto-approve", spec)
+	out, code := runBinary(t, bin, env, "apply", "-auto-approve", spec)
 	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), out)
 	if code != 0 {
 		logs, _ := filepath.Glob(filepath.Join(spec, ".infercrane", "logs", "*"))
@@ -212,7 +212,7 @@ func TestIntegrationVLLMApply(t *testing.T) {
 	}
 
 	// The next plan shows both lanes as unchanged.
-	out, code = runCLI(t, bin, env, "plan", "-detailed-exitcode", spec)
+	out, code = runBinary(t, bin, env, "plan", "-detailed-exitcode", spec)
 	if code != 0 {
 		t.Errorf("plan after apply: exit %d, want 0 (nothing to do)\n%s", code, out)
 	}
@@ -245,7 +245,7 @@ screen "overflow" {
 	if err := os.WriteFile(filepath.Join(spec, "overflow.hcl"), []byte(extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := runCLI(t, bin, []string{"INFERCRANE_VAR_model_dir=" + model}, "plan", spec)
+	out, code := runBinary(t, bin, []string{"INFERCRANE_VAR_model_dir=" + model}, "plan", spec)
 	if code != 1 {
 		t.Fatalf("plan exit %d, want 1:\n%s", code, out)
 	}
