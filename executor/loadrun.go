@@ -143,7 +143,8 @@ func scrapeMetrics(ctx context.Context, base, apiKey string) map[string]float64 
 }
 
 // ParseMetrics reads Prometheus text exposition and returns the samples
-// whose names start with "vllm:", summed over label sets
+// whose names start with "vllm:" (and the simulated engine's own
+// "infercrane:sim_" counters of its timing health), summed over label sets
 // (histogram buckets are left out; _sum and _count are kept).
 func ParseMetrics(r io.Reader) map[string]float64 {
 	out := map[string]float64{}
@@ -151,7 +152,7 @@ func ParseMetrics(r io.Reader) map[string]float64 {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "vllm:") {
+		if !strings.HasPrefix(line, "vllm:") && !strings.HasPrefix(line, "infercrane:sim_") {
 			continue
 		}
 		name, rest := line, ""

@@ -45,14 +45,15 @@ vllm:broken{model_name="m" 1
 }
 
 // FuzzParseMetrics checks that arbitrary exposition text never panics and
-// yields only vllm: names that are not histogram buckets.
+// yields only vllm: (and infercrane:sim_) names that are not histogram
+// buckets.
 func FuzzParseMetrics(f *testing.F) {
 	f.Add("vllm:a 1\n")
 	f.Add("vllm:b{x=\"}\"} NaN\n")
 	f.Add("vllm:c_bucket{le=\"+Inf\"} 3\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		for name, v := range ParseMetrics(strings.NewReader(text)) {
-			if !strings.HasPrefix(name, "vllm:") || strings.HasSuffix(name, "_bucket") {
+			if !(strings.HasPrefix(name, "vllm:") || strings.HasPrefix(name, "infercrane:sim_")) || strings.HasSuffix(name, "_bucket") {
 				t.Fatalf("name %q", name)
 			}
 			_ = math.IsNaN(v)

@@ -184,12 +184,23 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 	if err != nil {
 		return nil, nil, err.Error()
 	}
+	// A simulated engine's speedup S runs its time S times faster than the
+	// load generator's: its figures are scaled back to engine time (times x
+	// S, throughputs / S) and an open loop's rate is divided by S.
+	scale := 1.0
+	if s := ev.Environment.ServerInfo["speedup"]; s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return nil, nil, fmt.Sprintf("server_info speedup %q is not one number (lanes of several speedups?); calibrate from one speedup at a time", s)
+		}
+		scale = v
+	}
 	load := perf.Load{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
-		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: ev.Environment.RandomSeed}
+		RequestRate: w.RequestRate / scale, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: ev.Environment.RandomSeed}
 	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
 	name := m.Model + " " + c.Profile + " " + c.GPU
 	if snap == nil {
-		meas := metricsOf(c.Aggregate.Latencies, c.Aggregate.OutputTokenThroughput)
+		meas := scaled(metricsOf(c.Aggregate.Latencies, c.Aggregate.OutputTokenThroughput), scale)
 		if len(meas) == 0 {
 			return nil, nil, "the aggregate has no latency or throughput figures"
 		}
@@ -206,7 +217,7 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 			return nil, nil, fmt.Sprintf("run %d: %v", rr.Run, err)
 		}
 		s := loadgen.Compute(recs, loadgen.SLO{})
-		meas := summaryMetrics(s)
+		meas := scaled(summaryMetrics(s), scale)
 		if len(meas) == 0 {
 			continue
 		}
@@ -301,6 +312,18 @@ func summaryMetrics(s loadgen.Summary) map[string]float64 {
 	d("latency_p50_ms", s.LatencyMs.P50, s.LatencyMs.Count)
 	d("latency_p95_ms", s.LatencyMs.P95, s.LatencyMs.Count)
 	d("output_token_throughput", s.OutputTokenThroughput, s.Succeeded)
+	return m
+}
+
+// scaled converts a simulated engine's figures at speedup s to engine time.
+func scaled(m map[string]float64, s float64) map[string]float64 {
+	for k, v := range m {
+		if strings.HasSuffix(k, "_ms") {
+			m[k] = v * s
+		} else {
+			m[k] = v / s
+		}
+	}
 	return m
 }
 

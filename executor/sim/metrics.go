@@ -77,6 +77,10 @@ type metrics struct {
 	// behind the simulated timeline (a machine too busy, or a Speedup too
 	// high, for the engine to keep time); figures measured then run slow.
 	timelineResets atomic.Int64
+	// lateSteps counts model-mode steps that ended over 1 ms after their
+	// due time.
+	lateSteps atomic.Int64
+	steps     atomic.Int64
 	ttft           *histogram
 	e2e            *histogram
 	// lateness is, in constant mode, how long after its due time each
@@ -113,6 +117,8 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"length\"} %d\n", labels, m.successLength.Load())
 	fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"stop\"} %d\n", labels, m.successStop.Load())
 	fmt.Fprintf(w, "# HELP infercrane:sim_timeline_resets_total Model-mode steps that started over 50 ms behind the simulated timeline.\n# TYPE infercrane:sim_timeline_resets_total counter\ninfercrane:sim_timeline_resets_total{%s} %d\n", labels, m.timelineResets.Load())
+	fmt.Fprintf(w, "# HELP infercrane:sim_late_steps_total Model-mode steps that ended over 1 ms after their due time (a machine too busy for the engine to keep time).\n# TYPE infercrane:sim_late_steps_total counter\ninfercrane:sim_late_steps_total{%s} %d\n", labels, m.lateSteps.Load())
+	fmt.Fprintf(w, "# HELP infercrane:sim_steps_total Model-mode steps run.\n# TYPE infercrane:sim_steps_total counter\ninfercrane:sim_steps_total{%s} %d\n", labels, m.steps.Load())
 	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
 	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
 	m.decode.write(w, labels)

@@ -174,7 +174,12 @@ func (mt *modelTiming) loop() {
 		if !sl.until(context.Background(), mt.stop, end) {
 			return
 		}
-		mt.metrics.lateness.observe(time.Since(end).Seconds())
+		late := time.Since(end)
+		mt.metrics.lateness.observe(late.Seconds())
+		mt.metrics.steps.Add(1)
+		if late > time.Millisecond {
+			mt.metrics.lateSteps.Add(1)
+		}
 		mt.mu.Lock()
 		mt.sched.Complete(&st, sampled)
 		mt.mu.Unlock()

@@ -116,8 +116,11 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 				if pred <= 0 {
 					return math.Inf(1)
 				}
-				d := math.Log(pred / meas)
-				c += d * d
+				// Soft-L1 on the log ratio: quadratic for misses under
+				// about 5%, linear beyond, so one outlier (a p99 on a busy
+				// machine) does not drag the fit.
+				d := math.Log(pred/meas) / softL1Scale
+				c += 2 * (math.Sqrt(1+d*d) - 1)
 			}
 		}
 		return c
@@ -127,11 +130,27 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 	if math.IsInf(best, 1) {
 		return FitResult{}, fmt.Errorf("the model cannot simulate the observations at the starting parameters: %v", lastErr)
 	}
+	// The objective has local minima (which step a request joins changes
+	// in jumps), so first scan a coarse grid around the start and keep the
+	// best point.
+	for _, mfu := range []float64{0.5, 1, 2} {
+		for _, eff := range []float64{0.6, 1} {
+			for _, so := range []float64{0.5, 1, 3} {
+				for _, ro := range []float64{0.5, 2, 8} {
+					p := Params{PrefillMFU: math.Min(start.PrefillMFU*mfu, 0.95), DecodeEfficiency: math.Min(start.DecodeEfficiency*eff, 0.95),
+						StepOverheadMs: math.Max(start.StepOverheadMs, 0.1) * so, RequestOverheadMs: math.Max(start.RequestOverheadMs, 0.1) * ro}
+					if c := cost(toVector(p)); c < best {
+						x, best = toVector(p), c
+					}
+				}
+			}
+		}
+	}
 	// The objective is piecewise smooth (a request that reaches the engine
 	// just before or after a step's decision joins a different step), so
 	// restart from the best point with simplexes of several sizes.
 	for _, step := range []float64{0.5, 0.2, 0.05, 0.3, 0.1, 0.02} {
-		if nx, nc := nelderMead(cost, x, step, 300); nc < best {
+		if nx, nc := nelderMead(cost, x, step, 500); nc < best {
 			x, best = nx, nc
 		}
 		if best < 1e-12 {
@@ -183,6 +202,10 @@ func (o Observation) predict(p Params) (Estimate, error) {
 	l.Hardware.Assume = p.Apply(l.Hardware.Assume)
 	return l.Estimate(o.Load, o.Runs)
 }
+
+// softL1Scale is the log ratio (about 5%) where the fit's loss turns from
+// quadratic to linear.
+const softL1Scale = 0.05
 
 func logit(p float64) float64 { return math.Log(p / (1 - p)) }
 
