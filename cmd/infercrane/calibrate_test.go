@@ -228,3 +228,25 @@ func engineLateness(t *testing.T, dir string) string {
 	}
 	return ""
 }
+
+func TestCalibrateUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"calibrate", "x.json"}, exitUsage, "-out FILE is required"},
+		{[]string{"calibrate", "-out", "c.json"}, exitUsage, "give at least one EVIDENCE file"},
+		{[]string{"calibrate", "-out", filepath.Join(t.TempDir(), "c.json"), filepath.Join(t.TempDir(), "missing.json")}, exitError, "no such file"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+	notEvidence := filepath.Join(t.TempDir(), "plan.json")
+	_ = os.WriteFile(notEvidence, []byte(`{"models": [{"model": "Unknown/Model", "campaigns": [{"profile": "p"}]}]}`), 0o644)
+	if code, _, stderr := runCLI(t, "calibrate", "-out", filepath.Join(t.TempDir(), "c.json"), notEvidence); code != exitError || !strings.Contains(stderr, "not in the model catalog") {
+		t.Errorf("unknown model: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,77 @@
+package planner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+func writeCal(t *testing.T, version string) (string, string) {
+	t.Helper()
+	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: version,
+		Source: "aggregates", Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
+		Fit: perf.FitResult{MAPE: 0.042, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
+	c.Digest = c.ComputeDigest()
+	path := filepath.Join(t.TempDir(), "cal.json")
+	b, _ := json.Marshal(c)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, c.Digest
+}
+
+// TestCalibrationFile: a gpu block's calibration sets the lanes'
+// assumptions and ranges and the plan says so; a spec override still wins;
+// a fit for another runtime version is not applied (a note says so); a
+// wrong digest or a missing file is a diagnostic on the attribute.
+func TestCalibrationFile(t *testing.T) {
+	base := build(t, fixture())
+	cfg := fixture()
+	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
+	path, digest := writeCal(t, r.Version)
+	cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: digest}
+	p := build(t, cfg)
+	l := p.Lanes[0]
+	if c := l.Calibration; c == nil || c.Runs != 6 || c.MAPE != 0.042 || c.Params.PrefillMFU != 0.6 || l.Perf.Hardware.Assume.DecodeEfficiency != 0.5 {
+		t.Fatalf("calibration not applied: %+v %+v", l.Calibration, l.Perf.Hardware.Assume)
+	}
+	if u := l.Estimate.Uncertainty; u == nil || u.TTFT != 0.1 || u.TPOT != 0.03 {
+		t.Errorf("range from the residuals: %+v", u)
+	}
+	if l.Estimate.TPOTMs <= base.Lanes[0].Estimate.TPOTMs {
+		t.Errorf("decode efficiency 0.5 must slow TPOT: %v vs %v", l.Estimate.TPOTMs, base.Lanes[0].Estimate.TPOTMs)
+	}
+	var txt strings.Builder
+	if err := WriteText(&txt, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "calibrated: 6 runs, fit 4.2%") || !strings.Contains(txt.String(), "±10%") {
+		t.Errorf("plan text does not say the lane is calibrated:\n%s", txt.String())
+	}
+	cfg.GPUs["l40s"].DecodeEfficiency = f64(0.9)
+	if p := build(t, cfg); p.Lanes[0].Perf.Hardware.Assume.DecodeEfficiency != 0.9 || p.Lanes[0].Perf.Hardware.Assume.PrefillMFU != 0.6 {
+		t.Errorf("the spec's decode_efficiency must win over the calibration: %+v", p.Lanes[0].Perf.Hardware.Assume)
+	}
+	cfg.GPUs["l40s"].DecodeEfficiency = nil
+	other, otherDigest := writeCal(t, "0.1.0")
+	cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: other, Digest: otherDigest}
+	p = build(t, cfg)
+	if p.Lanes[0].Calibration != nil || !strings.Contains(strings.Join(p.Lanes[0].Notes, "\n"), "has no fit for L40S with vllm") {
+		t.Errorf("a fit for another version must not apply: %+v %v", p.Lanes[0].Calibration, p.Lanes[0].Notes)
+	}
+	for name, ref := range map[string]*lang.CalibrationRef{
+		"Calibration digest mismatch":  {File: path, Digest: "sha256:" + strings.Repeat("0", 64)},
+		"Cannot read calibration file": {File: filepath.Join(t.TempDir(), "missing.json")},
+	} {
+		cfg.GPUs["l40s"].Calibration = ref
+		_, diags := Build(cfg, nil, Options{})
+		if !diags.HasErrors() || diags[0].Summary != name {
+			t.Errorf("%s: %v", name, diags)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package perf
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func sampleCalibration() *Calibration {
+	c := &Calibration{SchemaVersion: CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "t",
+		Fits: []CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "aggregates", Lanes: 2, Runs: 4,
+			Params: Params{0.5, 0.7, 1.5, 4}, Fit: FitResult{Residuals: map[string]Residual{
+				"ttft_p95_ms": {N: 2, RMSRel: 0.04, MaxRel: 0.06}, "tpot_p50_ms": {N: 2, RMSRel: 0.01, MaxRel: 0.015}}}}}}
+	c.Digest = c.ComputeDigest()
+	return c
+}
+
+func TestCalibrationFileRoundTripAndTamper(t *testing.T) {
+	c := sampleCalibration()
+	b, _ := json.MarshalIndent(c, "", "  ")
+	got, err := ParseCalibration(b)
+	if err != nil || got.Digest != c.Digest {
+		t.Fatalf("round trip: %v", err)
+	}
+	if f, ok := got.Find("l40s", "VLLM", "0.22.1"); !ok || f.Params.PrefillMFU != 0.5 {
+		t.Errorf("find: %+v %v", f, ok)
+	}
+	if _, ok := got.Find("L40S", "vllm", "0.23.0"); ok {
+		t.Error("another version must not match")
+	}
+	for name, edit := range map[string]func(string) string{
+		"edited parameter": func(s string) string { return strings.Replace(s, `"prefill_mfu": 0.5`, `"prefill_mfu": 0.6`, 1) },
+		"unknown field":    func(s string) string { return strings.Replace(s, `"generated_at"`, `"extra": 1, "generated_at"`, 1) },
+		"trailing data":    func(s string) string { return s + "{}" },
+		"wrong schema":     func(s string) string { return strings.Replace(s, CalibrationSchema, "infercrane.calibration/v0", 1) },
+	} {
+		if _, err := ParseCalibration([]byte(edit(string(b)))); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	u := c.Fits[0].Uncertainty("f")
+	if u.TTFT != 0.08 || u.TPOT != 0.03 || u.Throughput != 0.03 {
+		t.Errorf("uncertainty %+v: want max(2 x RMS, max, 3%%) per family", u)
+	}
+	if cu := CatalogUncertainty(); cu.Of("ttft_p95_ms") != 0.5 || cu.Of("output_token_throughput") != 0.25 {
+		t.Errorf("catalog uncertainty %+v", cu)
+	}
+}
