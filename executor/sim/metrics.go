@@ -81,8 +81,8 @@ type metrics struct {
 	// due time.
 	lateSteps atomic.Int64
 	steps     atomic.Int64
-	ttft           *histogram
-	e2e            *histogram
+	ttft      *histogram
+	e2e       *histogram
 	// lateness is, in constant mode, how long after its due time each
 	// token's flush returned, and in model mode how long after its due time
 	// each step ended: the engine's own timing error.
