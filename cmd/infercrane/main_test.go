@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -38,6 +40,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waiturl":    waitURL,
 			"echoserver": echoServer,
+			"s3serve":    s3Serve,
 			"exitcode":   exitCode,
 		},
 	})
@@ -152,4 +155,31 @@ func echoServer(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv(args[1], strings.TrimPrefix(srv.URL, "http://"))
+}
+
+// s3Serve is the testscript command `s3serve FILE BUCKET/KEY VAR`: it starts
+// an S3 protocol server (gofakes3, in the test process) holding FILE as
+// s3://BUCKET/KEY and sets VAR to its URL. It stops when the script ends.
+func s3Serve(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: s3serve FILE BUCKET/KEY VAR")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	bucket, key, ok := strings.Cut(args[1], "/")
+	if !ok {
+		ts.Fatalf("s3serve: %q is not BUCKET/KEY", args[1])
+	}
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if _, err := backend.PutObject(bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	ts.Defer(srv.Close)
+	ts.Setenv(args[2], srv.URL)
 }
