@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -129,8 +130,26 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	prog := newProgressLine(env.Stderr)
-	res, err := loadgen.Run(ctx, cfg, loadgen.WithProgress(prog.update, prog.every))
+	opts := []loadgen.Option{loadgen.WithProgress(prog.update, prog.every)}
+	// Without --result nothing needs the records in memory: they are
+	// streamed to --records (or dropped) as they finish, so memory stays
+	// flat however many requests the run makes.
+	var sink *recordsSink
+	if bf.result == "" {
+		var serr error
+		if sink, serr = newRecordsSink(bf.records); serr != nil {
+			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", serr)
+			return 1
+		}
+		opts = append(opts, loadgen.WithRecordSink(sink.write, ""))
+	}
+	res, err := loadgen.Run(ctx, cfg, opts...)
 	prog.finish()
+	if sink != nil {
+		if cerr := sink.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if res == nil {
 		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
 		return 1
@@ -140,7 +159,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
 		code = 1
 	}
-	if bf.records != "" {
+	if bf.records != "" && sink == nil {
 		if werr := writeRecordsFile(bf.records, res.Records); werr != nil {
 			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
 			code = 1
@@ -175,6 +194,47 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	writeSummaryTable(env.Stdout, res.Summary)
 	writeServerView(env.Stdout, &res.Summary, res.ServerView)
 	return code
+}
+
+// recordsSink writes records as JSONL as they finish (to nothing when no
+// file was asked for).
+type recordsSink struct {
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func newRecordsSink(path string) (*recordsSink, error) {
+	if path == "" {
+		return &recordsSink{}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("write records: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	return &recordsSink{f: f, w: w, enc: json.NewEncoder(w)}, nil
+}
+
+func (s *recordsSink) write(r *loadgen.Record) error {
+	if s.enc == nil {
+		return nil
+	}
+	return s.enc.Encode(r)
+}
+
+func (s *recordsSink) close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	return nil
 }
 
 func writeRecordsFile(path string, recs []loadgen.Record) error {

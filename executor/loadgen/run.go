@@ -61,6 +61,27 @@ type runOptions struct {
 	progress func(Progress)
 	every    time.Duration
 	hc       *http.Client
+	// sink, when set, receives every record instead of Result.Records
+	// (see WithRecordSink); spillDir is where the summary's metric
+	// values spill.
+	sink     func(*Record) error
+	spillDir string
+}
+
+// spillLimit is how many values of each metric a run that streams its
+// records keeps in memory before it spills them (512 KiB a metric).
+const spillLimit = 1 << 16
+
+// WithRecordSink makes Run hand every record to fn as it finishes (warm-up
+// ones included, flagged; in completion order, Index says the send order;
+// fn is called one record at a time) and keep none: Result.Records stays
+// nil, and the summary is computed on the fly with each metric's values
+// spilled to temporary files in spillDir ("" the system's) beyond 64 Ki
+// values, so memory does not grow with the number of requests. The
+// summary is the one Compute makes from the records in the order fn got
+// them. An error from fn stops the run and is returned.
+func WithRecordSink(fn func(*Record) error, spillDir string) Option {
+	return func(o *runOptions) { o.sink, o.spillDir = fn, spillDir }
 }
 
 // Option adjusts how Run works.
@@ -115,6 +136,9 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	cal := &calibrator{client: o.hc, base: base, model: cfg.Model, apiKey: cfg.APIKey, chat: chat,
 		seed: cfg.Seed, byToken: map[int]Calibration{}}
 	r := &runner{cfg: cfg, trace: trace, o: o, chat: chat, cal: cal}
+	if o.sink != nil {
+		r.acc = NewAccumulator(cfg.SLO, o.spillDir, spillLimit)
+	}
 	prepare := r.calibrateAll
 	if cfg.Workload.Active() {
 		prepare = r.planWorkload
@@ -136,9 +160,19 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	if ctx.Err() == nil {
 		r.phase(ctx, false)
 	}
-	res.Records = r.records
 	res.Calibrations = r.calibrations()
-	res.Summary = Compute(res.Records, cfg.SLO)
+	if o.sink != nil {
+		var serr error
+		if res.Summary, serr = r.acc.Summary(); serr == nil {
+			serr = r.sinkErr
+		}
+		if serr != nil {
+			return res, serr
+		}
+	} else {
+		res.Records = r.records
+		res.Summary = Compute(res.Records, cfg.SLO)
+	}
 	if serr == nil && before != nil && ctx.Err() == nil {
 		res.ServerView, _ = serverDelta(ctx, o.hc, base, cfg.APIKey, before, res.Summary.Succeeded)
 	}
@@ -223,7 +257,15 @@ type runner struct {
 
 	mu      sync.Mutex
 	records []Record
-	ttfts   []float64 // ms, succeeded streamed requests of the current phase
+	// acc, sinkErr and nstored replace records when records are streamed
+	// (WithRecordSink).
+	acc     *Accumulator
+	sinkErr error
+	nstored int
+	// ttfts are the last ttftWindow TTFTs (ms) of the current phase's
+	// succeeded streamed requests, a ring from ttftNext.
+	ttfts    []float64
+	ttftNext int
 
 	// progress counters of the current phase
 	done, errs, inflight, tokens atomic.Int64
@@ -276,9 +318,23 @@ func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
 // store records rec.
 func (r *runner) store(rec *Record) {
 	r.mu.Lock()
-	r.records = append(r.records, *rec)
+	if r.o.sink != nil {
+		r.nstored++
+		r.acc.Add(rec)
+		if err := r.o.sink(rec); err != nil && r.sinkErr == nil {
+			r.sinkErr = fmt.Errorf("write record %d: %w", rec.Index, err)
+		}
+	} else {
+		r.records = append(r.records, *rec)
+	}
 	if rec.OK() && rec.FirstTokenNs > 0 && !rec.NonStreaming {
-		r.ttfts = append(r.ttfts, float64(rec.FirstTokenNs-rec.SentNs)/1e6)
+		v := float64(rec.FirstTokenNs-rec.SentNs) / 1e6
+		if len(r.ttfts) < ttftWindow {
+			r.ttfts = append(r.ttfts, v)
+		} else {
+			r.ttfts[r.ttftNext%ttftWindow] = v
+		}
+		r.ttftNext++
 	}
 	r.mu.Unlock()
 	r.done.Add(1)
@@ -294,7 +350,7 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 	r.errs.Store(0)
 	r.tokens.Store(0)
 	r.mu.Lock()
-	r.ttfts = nil
+	r.ttfts, r.ttftNext = nil, 0
 	r.mu.Unlock()
 	total := r.cfg.Requests
 	if warmup {
@@ -320,6 +376,9 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 		defer grace.Stop()
 	}
 	first := len(r.records)
+	if r.o.sink != nil {
+		first = r.nstored
+	}
 	open := !warmup && (r.cfg.RequestRate > 0 || r.trace != nil)
 	switch {
 	case open:
@@ -338,8 +397,10 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 		}
 		r.closedLoop(pctx, total, first, workers, warmup, deadline)
 	}
-	// Keep records in index order.
-	sortRecords(r.records[first:])
+	// Keep records in index order (streamed ones went out as they came).
+	if r.o.sink == nil {
+		sortRecords(r.records[first:])
+	}
 }
 
 // closedLoop keeps workers requests in flight until total are sent (or the
@@ -535,8 +596,11 @@ func (r *runner) prewarm(ctx context.Context, base string) {
 	wg.Wait()
 }
 
-// ttftP50 is the median TTFT (ms) of the current phase's succeeded
-// streamed requests so far, 0 before the first.
+// ttftWindow bounds the TTFTs the progress median is taken over.
+const ttftWindow = 4096
+
+// ttftP50 is the median TTFT (ms) of the current phase's last (up to
+// ttftWindow) succeeded streamed requests, 0 before the first.
 func (r *runner) ttftP50() float64 {
 	r.mu.Lock()
 	v := append([]float64(nil), r.ttfts...)
@@ -545,7 +609,7 @@ func (r *runner) ttftP50() float64 {
 		return 0
 	}
 	sort.Float64s(v)
-	return Percentile(v, 0.5)
+	return Percentile(v, 50)
 }
 
 // newArrivals is the open loop's schedule of cfg, following its arrival
