@@ -75,6 +75,9 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.IntVar(&o.Faults.CutAfter, "cut-after", 0, "drop every streamed response after N tokens (0: off)")
 	fs.DurationVar(&o.Faults.SlowStart, "slow-start", 0, "answer /health with 503 for this long after start")
 	fs.IntVar(&o.Faults.CrashAfter, "crash-after", 0, "exit with status 3 when request N+1 arrives (0: off)")
+	fs.Int64Var(&o.MaxBodyBytes, "max-body", 4<<20, "largest request body in bytes; a larger one is answered 413 and never held whole")
+	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "cut off a client whose request headers take longer (slow loris)")
+	fs.DurationVar(&o.BodyTimeout, "body-timeout", 30*time.Second, "answer 408 to a request whose body takes longer to arrive")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code

@@ -9,8 +9,11 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -259,14 +262,35 @@ func (e *Engine) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	e.metrics.write(w, e.opts.Model, running, waiting, kv)
 }
 
-// maxBody bounds request bodies (64 MiB), far above any prompt that fits a
-// context window.
-const maxBody = 64 << 20
-
-// decode reads a JSON body into v, answering 400 itself on failure.
+// decode reads a JSON body into v, answering the error itself on failure:
+// 413 for a body over MaxBodyBytes (no more than that is ever read or
+// held), 408 for one that does not arrive within BodyTimeout, 400 for one
+// that is not JSON.
 func (e *Engine) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	if err := dec.Decode(v); err != nil {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(e.opts.BodyTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxBodyBytes))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		// The rest of the body is not waited for: the deadline stays, and
+		// the connection closes after the answer.
+		w.Header().Set("Connection", "close")
+	}
+	var tooBig *http.MaxBytesError
+	var nerr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", "", "the request body is over %d bytes; send a shorter prompt", e.opts.MaxBodyBytes)
+		return false
+	case errors.As(err, &nerr) && nerr.Timeout():
+		writeError(w, http.StatusRequestTimeout, "BadRequestError", "", "the request body did not arrive within %s", e.opts.BodyTimeout)
+		return false
+	case err != nil:
+		writeError(w, 400, "BadRequestError", "", "reading the request body: %v", err)
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
 		writeError(w, 400, "BadRequestError", "", "the request body is not valid JSON for this endpoint: %v", err)
 		return false
 	}

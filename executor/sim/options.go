@@ -60,6 +60,14 @@ type Options struct {
 	Seed int64
 	// Faults injects failures for tests.
 	Faults Faults
+	// MaxBodyBytes bounds a request body (default 4 MiB, far above any
+	// prompt a context window holds); a larger one is answered 413 after
+	// at most that many bytes were read.
+	MaxBodyBytes int64
+	// ReadHeaderTimeout bounds reading a request's headers (default 10s)
+	// and BodyTimeout its body (default 30s): a client that trickles
+	// either is cut off (slow-loris), 408 for a body.
+	ReadHeaderTimeout, BodyTimeout time.Duration
 	// Speedup divides simulated time in model mode so tests run fast
 	// (default 1: real time).
 	Speedup float64
@@ -153,6 +161,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Faults.FailStatus == 0 {
 		o.Faults.FailStatus = 503
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout == 0 {
+		o.BodyTimeout = 30 * time.Second
+	}
+	if o.MaxBodyBytes < 0 || o.ReadHeaderTimeout < 0 || o.BodyTimeout < 0 {
+		return o, fmt.Errorf("max body bytes, read header timeout and body timeout must not be negative")
 	}
 	switch {
 	case o.Timing != TimingConstant && o.Timing != TimingModel:

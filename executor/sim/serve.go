@@ -33,7 +33,11 @@ func Listen(addr string, opts Options) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("listen on %s: %w; pick another port or use port 0", addr, err)
 	}
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+	o := e.Options()
+	// Headers and bodies are bounded in time (slow clients are cut off)
+	// and bodies in size (Engine.decode); streams are not (no
+	// WriteTimeout), and idle keep-alive connections are closed.
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: o.ReadHeaderTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: nil}
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetUnencryptedHTTP2(true)
