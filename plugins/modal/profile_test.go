@@ -135,6 +135,24 @@ func TestShardedProfileOnLocalCloud(t *testing.T) {
 	if got, _ := workload.Encode(rep.Result.Document); !bytes.Equal(got, want) || rep.Reused != 2 || creates.Load() != 1 {
 		t.Errorf("resume: reused %d, created %d, same bytes %v", rep.Reused, creates.Load(), bytes.Equal(got, want))
 	}
+
+	// Interrupted (Ctrl-C) while shards run: every sandbox is terminated
+	// before RunProfile returns, and it says how to resume.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cloud.Hooks.AfterExec = func(id string, argv []string) {
+		if shardOf(argv) != "" {
+			cancel()
+		}
+	}
+	job.Dir = filepath.Join(dir, "shards-3")
+	_, err = modal.RunProfile(cctx, cloud, job, plan)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "resumes") {
+		t.Fatalf("interrupted job: %v", err)
+	}
+	if left := cloud.Running(); len(left) > 0 {
+		t.Fatalf("sandboxes left running after an interrupted job: %v", left)
+	}
 }
 
 func shardOf(argv []string) string {
