@@ -98,6 +98,10 @@ func exitCode(ts *testscript.TestScript, neg bool, args []string) {
 // status 0 and a help text on stdout with its synopsis, its flags and at
 // least two examples, and 'infercrane help COMMAND' prints the same.
 func TestEveryCommandHasHelp(t *testing.T) {
+	setupCommands()
+	if len(commands) < 20 {
+		t.Fatalf("only %d commands are registered; the test would check nothing", len(commands))
+	}
 	for name, c := range commands {
 		if c.Hidden {
 			continue
