@@ -75,19 +75,21 @@ func printOutcome(env *cliEnv, oc *report.Outcome) {
 	for _, f := range oc.Files {
 		fmt.Fprintf(env.Stdout, "Wrote %s\n", filepath.ToSlash(f))
 	}
+	out := env.colored(env.Stdout) // FAIL and INCONCLUSIVE lines stand out on a terminal
+	defer flushColor(out)
 	for _, ev := range oc.Evidence {
 		gs := ev.GateSummary
 		if c := ev.Completeness; !c.Complete {
-			fmt.Fprintf(env.Stdout, "Screen %s: %s (%d missing, lanes %s); %d gate(s) pass, %d fail, %d inconclusive.\n",
+			fmt.Fprintf(out, "Screen %s: %s (%d missing, lanes %s); %d gate(s) pass, %d fail, %d inconclusive.\n",
 				ev.Screen, c.Words(), c.RunsMissing, strings.Join(c.IncompleteLanes, ", "), gs.Pass, gs.Fail, gs.Inconclusive)
 		} else {
-			fmt.Fprintf(env.Stdout, "Screen %s: %d gate(s) pass, %d fail, %d inconclusive.\n", ev.Screen, gs.Pass, gs.Fail, gs.Inconclusive)
+			fmt.Fprintf(out, "Screen %s: %d gate(s) pass, %d fail, %d inconclusive.\n", ev.Screen, gs.Pass, gs.Fail, gs.Inconclusive)
 		}
 		for _, m := range ev.Models {
 			for _, c := range m.Campaigns {
 				for _, g := range c.Gates {
 					if g.Status != report.StatusPass {
-						fmt.Fprintf(env.Stdout, "  %s %s on %s/%s: %s\n", strings.ToUpper(g.Status), g.Gate, m.Name, c.Profile, g.Reason)
+						fmt.Fprintf(out, "  %s %s on %s/%s: %s\n", strings.ToUpper(g.Status), g.Gate, m.Name, c.Profile, g.Reason)
 					}
 				}
 			}
