@@ -39,8 +39,10 @@ if [ ! -f "$trace" ]; then
   mv "$trace.tmp" "$trace"
 fi
 
-now() { date +%s.%N; }
-lt() { [ "$(echo "$1 < $2" | bc -l)" = 1 ]; }
+py=$duckvenv/bin/python
+now() { "$py" -c 'import time; print(time.time())'; }
+calc() { "$py" -c "print($1)"; }
+lt() { [ "$(calc "int($1 < $2)")" = 1 ]; }
 # Runs alternate (InferCrane, DuckDB, InferCrane, ...) so a busy neighbour slows both alike;
 # the best of RUNS is kept for each.
 for t in $threads; do
@@ -48,13 +50,13 @@ for t in $threads; do
   for _ in $(seq "$runs"); do
     s=$(now)
     GOMAXPROCS=$t "$bin" profile trace "$trace" --all --workers "$t" --out "$cache/bench/profile.json" >/dev/null
-    took=$(echo "$(now) - $s" | bc -l)
+    took=$(calc "$(now) - $s")
     if [ -z "$ours" ] || lt "$took" "$ours"; then ours=$took; fi
     d=$("$duckvenv/bin/python" "$here/duckdb_profile.py" "$trace" "$t" 1)
-    dt=$(echo "$d" | "$duckvenv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
+    dt=$(echo "$d" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
     if [ -z "$theirs" ] || lt "$dt" "$theirs"; then theirs=$dt duck=$d; fi
   done
   printf 'threads=%s  infercrane %.0f rows/s (%.2f s)  duckdb %.0f rows/s (%.2f s)  ratio %.2f\n' \
-    "$t" "$(echo "$rows / $ours" | bc -l)" "$ours" "$(echo "$rows / $theirs" | bc -l)" "$theirs" "$(echo "$theirs / $ours" | bc -l)"
+    "$t" "$(calc "$rows / $ours")" "$ours" "$(calc "$rows / $theirs")" "$theirs" "$(calc "$theirs / $ours")"
   log "duckdb: $duck"
 done
