@@ -25,7 +25,10 @@ const (
 	EventTeardownFailed   = "teardown_failed"
 	EventNodeSkipped      = "node_skipped"
 	EventNote             = "note"
-	EventApplyFinished    = "apply_finished"
+	// EventSearchFinished says a capacity search's points decide it (its
+	// Message has the verdict); the lane's remaining points are not run.
+	EventSearchFinished = "search_finished"
+	EventApplyFinished  = "apply_finished"
 	// EventPlan and EventReportWritten are emitted by the CLI around the
 	// runner's events: the plan about to be applied and the reports written.
 	EventPlan          = "plan"

@@ -256,6 +256,7 @@ type applyRun struct {
 	slots  *slots
 	logDir string
 	snap   *state.Snapshot
+	search searches
 
 	mu  sync.Mutex
 	out *Outcome
@@ -394,10 +395,21 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	d.runMu.Lock()
 	defer d.runMu.Unlock()
 	typ := l.Inputs.ExecutorType
+	spec := RunSpecFor(l, n)
+	var load float64
+	if l.Inputs.Search != nil {
+		next, done, err := a.nextPoint(l, n)
+		if err != nil {
+			return a.fail(err)
+		}
+		if done {
+			return nil // the points measured decide the search
+		}
+		load, spec = next, PointSpecFor(l, n, next)
+	}
 	key := fmt.Sprintf("run.%s.%d", l.ID, n)
 	a.r.busy.Store(key, fmt.Sprintf("run %d of lane %s (%s)", n, l.ID, l.Key))
 	defer a.r.busy.Delete(key)
-	spec := RunSpecFor(l, n)
 	spec.Load.Redact = a.r.Secrets.Values()
 	a.r.emit(Event{Type: EventRunStarted, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Runs: l.Runs, Total: spec.Load.Requests})
 	start := time.Now()
@@ -414,10 +426,13 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 		if ferr := allFailed(res.Summary); ferr != nil && a.ctx.Err() == nil {
 			err = a.failRun(d, l, n, ferr, res.Summary)
 		} else {
-			err = a.commit(d, l, n, res, start)
+			err = a.commit(d, l, n, res, start, load)
 		}
 	} else if a.ctx.Err() == nil {
 		err = a.failRun(d, l, n, err, loadgen.Summary{})
+	}
+	if err == nil && l.Inputs.Search != nil {
+		err = a.measured(l, n, load, res.Summary)
 	}
 	if err != nil {
 		if a.ctx.Err() != nil {
@@ -501,7 +516,7 @@ func (a *applyRun) failRun(d *deployment, l *planner.Lane, n int, why error, s l
 }
 
 // commit writes a run's records and then its journal entry.
-func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult, start time.Time) error {
+func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult, start time.Time, load float64) error {
 	if a.ctx.Err() != nil {
 		// The run may have been cut short by the interruption: discard it.
 		return a.ctx.Err()
@@ -530,7 +545,7 @@ func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult,
 	}
 	rec := state.RunRecord{
 		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum, ServerView: view,
-		Server: info, ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries, GPUSeconds: res.GPUSeconds,
+		Server: info, ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries, GPUSeconds: res.GPUSeconds, SearchLoad: load,
 		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	return a.r.Store.CommitRun(rec, func(w io.Writer) error { return loadgen.WriteRecords(w, res.Records) })

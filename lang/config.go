@@ -35,6 +35,7 @@ type Config struct {
 	Runtimes  map[string]*Runtime
 	Executors map[string]*Executor
 	Shapes    map[string]*Shape
+	Searches  map[string]*Search
 	Gates     map[string]*Gate
 	Screens   map[string]*Screen
 }
@@ -189,7 +190,10 @@ type Shape struct {
 	Lengths      *Lengths
 	Prefix       *Prefix
 	Session      *Session
-	DeclRange    hcl.Range
+	// Search names the search block that varies this shape's load (""
+	// for none); it takes precedence over the screen's.
+	Search    string
+	DeclRange hcl.Range
 	// AttrRanges maps each attribute set in the block to its expression's
 	// range, so that later stages can point diagnostics at it.
 	AttrRanges map[string]hcl.Range
@@ -229,5 +233,8 @@ type Screen struct {
 	Baseline          string // model name; comparisons are ratios against it
 	Gates             []string
 	SelectionBoundary string
-	DeclRange         hcl.Range
+	// Search names the search block applied to every shape of the screen
+	// that has none of its own ("" for none).
+	Search    string
+	DeclRange hcl.Range
 }

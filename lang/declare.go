@@ -12,7 +12,7 @@ import (
 
 // The named block kinds that other blocks can refer to, in evaluation
 // tie-break order.
-var blockKinds = []string{"trace", "model", "gpu", "runtime", "executor", "shape", "gate", "screen"}
+var blockKinds = []string{"trace", "model", "gpu", "runtime", "executor", "search", "shape", "gate", "screen"}
 
 // forEachKinds may use for_each.
 var forEachKinds = map[string]bool{"model": true, "shape": true, "gpu": true, "runtime": true}

@@ -235,6 +235,8 @@ func (l *loader) decodeInstance(d *decl, in instance, body hcl.Body) cty.Value {
 		return l.decodeRuntime(d, in, body, ctx)
 	case "executor":
 		return l.decodeExecutor(d, in, body, ctx)
+	case "search":
+		return l.decodeSearch(d, in, body, ctx)
 	case "shape":
 		return l.decodeShape(d, in, body, ctx)
 	case "gate":

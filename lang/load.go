@@ -48,6 +48,7 @@ func newConfig(dir string) *Config {
 		Runtimes:  map[string]*Runtime{},
 		Executors: map[string]*Executor{},
 		Shapes:    map[string]*Shape{},
+		Searches:  map[string]*Search{},
 		Gates:     map[string]*Gate{},
 		Screens:   map[string]*Screen{},
 	}

@@ -18,6 +18,7 @@ var screenSpecs = []attrSpec{
 	{name: "runs", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultRuns)},
 	{name: "seed", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
 	{name: "selection_boundary", typ: cty.String},
+	{name: "search", raw: true},
 }
 
 // DefaultRuns is the number of runs per lane when a screen does not say.
@@ -52,6 +53,7 @@ func (l *loader) decodeScreen(d *decl, in instance, body hcl.Body, ctx *hcl.Eval
 	if _, set := a.exprs["executor"]; !set {
 		s.Executor = l.defaultExecutor()
 	}
+	s.Search = l.refOne(d, a, "search", "search", ctx)
 	s.Baseline = l.refOne(d, a, "baseline", "model", ctx)
 	if s.Baseline != "" && !contains(s.Models, s.Baseline) && len(s.Models) > 0 {
 		l.diags = append(l.diags, errorf(a.rangeOf("baseline"), "Baseline is not screened",

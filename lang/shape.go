@@ -31,6 +31,7 @@ var shapeSpecs = []attrSpec{
 	{name: "warmup_seconds", typ: cty.Number},
 	{name: "streaming", typ: cty.Bool, def: cty.True},
 	{name: "api", typ: cty.String, def: cty.StringVal("chat")},
+	{name: "search", raw: true},
 }
 
 var sloSpecs = []attrSpec{
@@ -58,6 +59,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 	}
 	sloBlocks, workload := splitBlocks(content.Blocks, "slo")
 	l.decodeWorkload(d, s, workload, ctx)
+	s.Search = l.refOne(d, a, "search", "search", ctx)
 	s.InputTokens = l.tokens(d, a, "input_tokens", s)
 	s.OutputTokens = l.tokens(d, a, "output_tokens", s)
 	l.diags = appendIf(l.diags,

@@ -72,12 +72,22 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	replaced, rdiags := resolveReplace(lanes, opts.Replace)
 	diags = append(diags, rdiags...)
 	drops := applyState(lanes, snap, replaced)
+	for _, l := range lanes {
+		if l.Inputs.Search != nil {
+			applySearchState(l, snap)
+		}
+	}
 
 	var f findings
 	lanes, drops, tdiags := applyTargets(lanes, drops, opts.Target, &f)
 	diags = append(diags, tdiags...)
 	preflight(cfg, p.Screens, lanes, &f)
 	estimate(lanes)
+	for _, l := range lanes {
+		if l.Inputs.Search != nil && l.Work() && len(l.Inputs.Pending) == 0 {
+			searchChecks(l, &f)
+		}
+	}
 
 	for _, l := range lanes {
 		p.Lanes = append(p.Lanes, l.Lane)
@@ -162,6 +172,7 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 					if lb.model == nil || lb.shape == nil || lb.gpu == nil {
 						continue // reported once below
 					}
+					lb.search = laneSearch(cfg, s, lb.shape)
 					lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb))
 				}
 			}
@@ -183,7 +194,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 		Lane: &Lane{
 			Key: key, Screen: screen, Model: model, Shape: shape, GPU: gpu,
 			Runtime: runtimeName, Executor: b.execName,
-			Runs: b.screen.Runs, RequestsPerRun: in.Requests,
+			Runs: runsOf(b, in), RequestsPerRun: in.Requests,
 			Inputs: in, ChangedInputs: []string{},
 		},
 		blocks: b,
@@ -193,6 +204,15 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	l.hw, l.hwOK = hardware(b.gpu, in)
 	resolveWorkload(l)
 	return l
+}
+
+// runsOf is a lane's planned run count: the screen's runs, or for a
+// capacity search its max_points (each point is one run).
+func runsOf(b laneBlocks, in LaneInputs) int {
+	if in.Search != nil {
+		return in.Search.MaxPoints
+	}
+	return b.screen.Runs
 }
 
 // assignIDs sets every lane's ID from its inputs. Lanes of different

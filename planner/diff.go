@@ -143,7 +143,7 @@ func change(o, l *Lane) DiffChange {
 	c := DiffChange{Key: l.Key, OldID: o.ID, NewID: l.ID, ChangedInputs: ChangedInputs(o.Inputs, l.Inputs), Values: map[string][2]any{},
 		GPUSecondsDelta: round(l.Estimate.GPUSeconds-o.Estimate.GPUSeconds, 3),
 		CostDeltaUSD:    round(l.Estimate.CostUSD-o.Estimate.CostUSD, 6)}
-	om, nm := InputsMap(o.Inputs), InputsMap(l.Inputs)
+	om, nm := flattenSearch(InputsMap(o.Inputs)), flattenSearch(InputsMap(l.Inputs))
 	for _, k := range c.ChangedInputs {
 		c.Values[k] = [2]any{om[k], nm[k]}
 	}

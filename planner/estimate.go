@@ -165,6 +165,8 @@ func estimate(lanes []*lanePlan) {
 			l.Notes = append(l.Notes, "estimate unavailable: GPU type unknown")
 		case l.Perf == nil:
 			// preflight reports the runtime settings
+		case l.Inputs.Search != nil:
+			e = estimateSearch(l, working[l.Deployment])
 		default:
 			ld, wk := laneLoad(l.Inputs, l.Perf.Engine.PrefixCaching)
 			key := estimateKey(l.Perf, ld, wk, l.Runs)
@@ -193,6 +195,9 @@ func estimate(lanes []*lanePlan) {
 					e.CostUSD = e.GPUSeconds * l.hw.GPU.PricePerSecond
 				}
 			}
+		}
+		if l.Inputs.Search != nil && !e.Available {
+			planSearch(l, nil)
 		}
 		l.Estimate = roundEstimate(e)
 	}

@@ -254,10 +254,37 @@ func InputsMap(in LaneInputs) map[string]any {
 	return m
 }
 
+// flattenSearch spells a search's nested inputs as dotted names
+// (search.slo.ttft_p95_ms), so a diff names the objective that changed.
+func flattenSearch(m map[string]any) map[string]any {
+	s, ok := m["search"].(map[string]any)
+	if !ok {
+		return m
+	}
+	out := make(map[string]any, len(m)+len(s))
+	for k, v := range m {
+		if k != "search" {
+			out[k] = v
+		}
+	}
+	var walk func(prefix string, v map[string]any)
+	walk = func(prefix string, v map[string]any) {
+		for k, x := range v {
+			if sub, ok := x.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out[prefix+k] = x
+		}
+	}
+	walk("search.", s)
+	return out
+}
+
 // changedInputs names the inputs (JSON names) whose values differ between a
 // recorded inputs object and the current inputs, sorted.
 func changedInputs(old map[string]any, cur LaneInputs) []string {
-	now := InputsMap(cur)
+	old, now := flattenSearch(old), flattenSearch(InputsMap(cur))
 	names := map[string]bool{}
 	for k := range old {
 		names[k] = true

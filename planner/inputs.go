@@ -27,6 +27,7 @@ type laneBlocks struct {
 	runtime  *lang.Runtime // nil: none named
 	executor *lang.Executor
 	execName string
+	search   *lang.Search // nil: a fixed load
 }
 
 // laneInputs computes the canonical inputs of a lane.
@@ -92,6 +93,9 @@ func laneInputs(b laneBlocks) LaneInputs {
 		}
 		in.MaxNumSeqs = r.MaxNumSeqs
 		in.MaxBatchedTokens = r.MaxNumBatchedTokens
+	}
+	if b.search != nil {
+		searchInputs(&in, searchSpec(b.search))
 	}
 	if b.executor != nil {
 		in.ExecutorType = b.executor.Type

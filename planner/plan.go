@@ -5,6 +5,7 @@ package planner
 import (
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner/search"
 )
 
 // FormatVersion is the version of the plan JSON format.
@@ -140,6 +141,9 @@ type Lane struct {
 	// Notes are lane-specific remarks for the reviewer (pending trace
 	// values, estimates unavailable).
 	Notes []string `json:"notes,omitempty"`
+	// Search is a capacity search's predicted knee, expected points and
+	// progress (nil for a lane with a fixed load).
+	Search *LaneSearch `json:"search,omitempty"`
 }
 
 // Work reports whether apply has something to do for the lane.
@@ -210,6 +214,11 @@ type LaneInputs struct {
 	// Pending names trace values the lane's token counts wait for
 	// ("trace.chutes.input_tokens.p50"); empty once the trace is profiled.
 	Pending []string `json:"pending,omitempty"`
+	// Search is the capacity search that sets each run's load (nil: every
+	// run has the load above). A searched lane's runs are the search's
+	// points; its concurrency, request_rate and requests above are
+	// placeholders (1, 0, requests per point).
+	Search *search.Spec `json:"search,omitempty"`
 
 	// Secrets holds, in memory only, the real values of the inputs shown as
 	// Redacted above (sensitive runtime args and executor attributes); it

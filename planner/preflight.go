@@ -127,12 +127,26 @@ func pendingFields(pending []string) []string {
 	return compactStrings(out)
 }
 
+// allSearched reports whether every lane of a screen is a capacity
+// search, whose points are single runs and for which runs does not apply.
+func allSearched(cfg *lang.Config, s *lang.Screen) bool {
+	if s == nil || len(s.Shapes) == 0 {
+		return false
+	}
+	for _, name := range s.Shapes {
+		if sh := cfg.Shapes[name]; s.Search == "" && (sh == nil || sh.Search == "") {
+			return false
+		}
+	}
+	return true
+}
+
 func screenChecks(cfg *lang.Config, s *Screen, f *findings) {
 	switch {
 	case s.Runs < 1:
 		f.add(SeverityError, "", s.Name, fmt.Sprintf("screen %q has %d runs", s.Name, s.Runs),
 			fmt.Sprintf("Every lane needs at least one run; set runs >= 1 (%d or more for decision-grade results) in screen %q.", MinDecisionRuns, s.Name))
-	case s.Runs < MinDecisionRuns:
+	case s.Runs < MinDecisionRuns && !allSearched(cfg, cfg.Screens[s.Name]):
 		f.add(SeverityWarning, "", s.Name, fmt.Sprintf("screen %q has %d runs per lane: not decision grade", s.Name, s.Runs),
 			fmt.Sprintf("Run-to-run variation cannot be judged from fewer than %d runs; set runs = %d or more in screen %q before acting on the results.", MinDecisionRuns, MinDecisionRuns, s.Name))
 	}

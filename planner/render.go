@@ -86,6 +86,10 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 		if l.RunsDone > 0 && l.Action != ActionDrop {
 			runs = fmt.Sprintf("%d (%d done)", l.RunsToDo(), l.RunsDone)
 		}
+		if l.Search != nil && l.Action != ActionDrop {
+			// A search runs the points it needs, up to max_points.
+			runs = fmt.Sprintf("~%d of <=%d pts", len(l.Search.Expected), l.RunsToDo())
+		}
 		ttft, tpot, tps, fit, gpus, cost := "?", "?", "?", "?", "?", "?"
 		if e := l.Estimate; e.Available {
 			ttft, tpot, tps = fmtMs(e.TTFTP95Ms), fmtMs(e.TPOTMs), fmtInt(int64(e.OutputTokenThroughput+0.5))
@@ -104,6 +108,9 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, fit, gpus, cost)
 		if l.Action == ActionRerun || l.Action == ActionDrop || l.RunsDone > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, l.Reason))
+		}
+		if line := searchLine(l); line != "" && l.Action != ActionDrop {
+			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, line))
 		}
 		for _, n := range l.Notes {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, n))

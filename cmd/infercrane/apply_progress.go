@@ -141,7 +141,7 @@ func eventLine(e executor.Event) string {
 		return fmt.Sprintf("Tore down %s (%.1fs).", e.Deployment, e.Elapsed)
 	case executor.EventTeardownFailed:
 		return fmt.Sprintf("Teardown of %s failed: %s", e.Deployment, e.Error)
-	case executor.EventNote:
+	case executor.EventNote, executor.EventSearchFinished:
 		return e.Message
 	}
 	return ""

@@ -205,6 +205,10 @@ func (t *tracker) observe(e executor.Event) (skipLine string) {
 		}
 		lt.notRunWhy = t.whySkipped(lt, e)
 		return fmt.Sprintf("Lane %s (%s) does not run: %s.", lt.key, lt.id, lt.notRunWhy)
+	case executor.EventSearchFinished:
+		// The search needs no more points: what it ran is all it does.
+		lt := t.lane(e)
+		lt.runsToDo = lt.done + lt.failedRuns
 	case executor.EventApplyFinished:
 		f := e
 		t.finished = &f

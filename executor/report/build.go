@@ -13,6 +13,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/search"
 )
 
 // LoadgenName names the load generator in the evidence environment.
@@ -63,6 +64,8 @@ type RunData struct {
 	ServerSeries []state.MetricSample
 	// GPUSeconds is the GPU time the run was measured to use (0: unknown).
 	GPUSeconds float64
+	// SearchLoad is the load of a capacity search's point (0: not a point).
+	SearchLoad float64
 	StartedAt  string
 	FinishedAt string
 }
@@ -138,6 +141,7 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 	ev.Comparisons = compare(sc, lanes, figures, resamples)
 	ev.Completeness = completeness(ev.Models)
 	ev.GateSummary = summarize(ev.Models, ev.Completeness)
+	ev.Pareto = paretoSets(ev.Models)
 	ev.Environment = environment(in, sc, lanes)
 	ev.EvidenceClass = "measured-screen"
 	if len(ev.Environment.Executor) == 1 && ev.Environment.Executor[0] == "sim" {
@@ -223,6 +227,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
 	var figs []runFigures
 	var records [][]loadgen.Record
+	var points []pointRun
 	var finish string
 	for i := range runs {
 		r := &runs[i]
@@ -243,9 +248,28 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		if r.FinishedAt > finish {
 			finish = r.FinishedAt
 		}
+		points = append(points, pointRun{run: r.Run, load: r.SearchLoad, sum: s})
+	}
+	if l.Inputs.Search != nil {
+		// A search's points ran at different loads: the lane's aggregate
+		// is its point at capacity (all points when none met the SLOs).
+		var at int
+		c.Capacity, at = buildCapacity(in.Plan, l, points)
+		if at >= 0 {
+			figs, records = figs[at:at+1], records[at:at+1]
+		}
 	}
 	c.RunsPlanned = l.Runs
 	c.Complete = completedRuns(runs, l.Runs) >= l.Runs
+	if c.Capacity != nil {
+		// A search plans up to max_points and is complete once its points
+		// decide it.
+		c.RunsPlanned = len(runs)
+		c.Complete = c.Capacity.Status != string(search.StatusRunning)
+		if !c.Complete {
+			c.RunsPlanned = len(runs) + 1
+		}
+	}
 	c.Aggregate = aggregate(figs, withSLO)
 	c.Pooled = pooledLatencies(records, slo)
 	c.RequestMix = requestMix(l, runs)

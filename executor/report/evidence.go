@@ -48,10 +48,13 @@ type Evidence struct {
 	Environment           Environment       `json:"environment"`
 	Models                []ModelEvidence   `json:"models"`
 	Comparisons           []Comparison      `json:"comparisons"`
-	GateSummary           GateSummary       `json:"gate_summary"`
-	Preflight             Preflight         `json:"preflight"`
-	SelectionBoundary     string            `json:"selection_boundary"`
-	Cleanup               Cleanup           `json:"cleanup"`
+	// Pareto holds the cost-capacity frontier of each searched shape
+	// (absent when no lane searched).
+	Pareto            []Pareto    `json:"pareto,omitempty"`
+	GateSummary       GateSummary `json:"gate_summary"`
+	Preflight         Preflight   `json:"preflight"`
+	SelectionBoundary string      `json:"selection_boundary"`
+	Cleanup           Cleanup     `json:"cleanup"`
 	// Completeness says whether every lane has all its planned runs; an
 	// incomplete screen is never a complete one (its gates are inconclusive).
 	Completeness Completeness `json:"completeness"`
@@ -175,6 +178,9 @@ type Campaign struct {
 	// Prediction sets the plan's estimate, with its range, beside the
 	// aggregate and flags the figures that fell outside it.
 	Prediction *Prediction `json:"prediction,omitempty"`
+	// Capacity is a capacity search's evidence (nil for a fixed load); the
+	// Aggregate is then the point at capacity.
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // GPUSeconds compares a lane's planned and measured GPU time. Measured is 0

@@ -39,6 +39,11 @@ func laneValue(c *Campaign) cty.Value {
 	for k, v := range c.Aggregate.values() {
 		attrs[k] = cty.NumberFloatVal(v)
 	}
+	if c.Capacity != nil {
+		for k, v := range c.Capacity.values() {
+			attrs[k] = cty.NumberFloatVal(v)
+		}
+	}
 	attrs["runs"] = cty.NumberIntVal(int64(len(c.Runs)))
 	fails := map[string]cty.Value{}
 	for _, k := range failureClasses {

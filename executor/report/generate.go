@@ -396,7 +396,7 @@ func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
 		return RunData{}, fmt.Errorf("%s: %w", rr.RecordsPath, err)
 	}
 	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server,
-		ServerMetrics: rr.ServerMetrics, ServerSeries: rr.ServerSeries, GPUSeconds: rr.GPUSeconds, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
+		ServerMetrics: rr.ServerMetrics, ServerSeries: rr.ServerSeries, GPUSeconds: rr.GPUSeconds, SearchLoad: rr.SearchLoad, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
 	if len(rr.ServerView) > 0 && string(rr.ServerView) != "null" {
 		var v loadgen.ServerView
 		if err := json.Unmarshal(rr.ServerView, &v); err != nil {

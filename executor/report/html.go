@@ -209,6 +209,10 @@ type htmlPage struct {
 	LaneColumns   []string
 	Lanes         []htmlLane
 	ActiveTasks   string
+	// Capacity is the capacity-at-SLO table ("" when no lane searched)
+	// and CapacityPlots its load, goodput and Pareto charts.
+	Capacity      template.HTML
+	CapacityPlots []template.HTML
 }
 
 // laneColumns are the per-lane panels, in column order.
@@ -259,6 +263,9 @@ footer{margin-top:24px;font-size:12px;color:#666}
 <table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)<br>higher is better</th><th>p95 TTFT ms<br>lower is better</th><th>p95 TPOT ms<br>lower is better</th><th>p95 latency ms<br>lower is better</th><th>errors</th></tr>
 {{range .Rows}}<tr><td>{{.Model}}</td><td>{{.Shape}}</td><td>{{.GPU}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.TTFT}}</td><td class="num">{{.TPOT}}</td><td class="num">{{.Latency}}</td><td class="num">{{.Errors}}</td></tr>
 {{end}}</table>
+{{if .Capacity}}<h2>Capacity at SLO</h2>{{.Capacity}}
+<div class="overview">{{range .CapacityPlots}}{{.}}
+{{end}}</div>{{end}}
 {{if or .Higher .Lower}}<h2>Comparisons</h2>
 {{if .Higher}}<h3>Higher is better (throughput)</h3><ul>{{range .Higher}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Lower}}<h3>Lower is better (latency)</h3><ul>{{range .Lower}}<li>{{.}}</li>{{end}}</ul>{{end}}
@@ -353,7 +360,7 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
 			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.Profile, GPU: c.GPUType, Runs: runsWords(&c),
-				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs)),
+				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
 				TTFT:       fmtPtr(a.TTFTP95Ms), TPOT: fmtPtr(a.TPOTP95Ms), Latency: fmtPtr(a.LatencyP95Ms), Errors: errorsWords(a)})
 			for _, g := range c.Gates {
 				p.Gates = append(p.Gates, htmlGate{g.Gate, m.Model, c.Profile, g.Status, g.Condition, g.Reason})
@@ -453,6 +460,10 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 			template.HTML(lineChart("Server requests: "+d.label, since, "running (solid), waiting (dashed)", d.running, true, notScraped)),
 			template.HTML(lineChart("KV-cache usage: "+d.label, since, "KV-cache usage (%)", d.kv, true, notScraped)),
 		}})
+	}
+	p.Capacity = template.HTML(capacityTableHTML(ev)) // every cell is escaped
+	for _, s := range capacityPlots(ev) {
+		p.CapacityPlots = append(p.CapacityPlots, template.HTML(s)) // generated SVG; every label is escaped
 	}
 	return pageTemplate.Execute(w, p)
 }

@@ -38,13 +38,14 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				m.Model, c.Profile, c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], len(c.Runs)),
+				m.Model, c.Profile, c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
 				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a))
 		}
 	}
 	b.WriteString("\nThroughputs pool all runs; percentiles are the mean of the per-run values; ± is the coefficient of variation across runs.\n")
 	writeRequestMix(&b, ev)
 	writePredictions(&b, ev)
+	writeCapacityMarkdown(&b, ev)
 
 	if len(ev.Comparisons) > 0 {
 		b.WriteString("\n## Comparisons\n")

@@ -90,6 +90,9 @@ type RunRecord struct {
 	ServerSeries []MetricSample `json:"server_series,omitempty"`
 	// GPUSeconds is the measured GPU time of the run, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
+	// SearchLoad is the load of a capacity search's point (request rate
+	// or concurrency); 0 for a run with the lane's fixed load.
+	SearchLoad float64 `json:"search_load,omitempty"`
 	StartedAt  string  `json:"started_at"`
 	FinishedAt string  `json:"finished_at"`
 }
