@@ -389,7 +389,9 @@ func (a *applyRun) startLane(l *planner.Lane) error {
 }
 
 func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
-	if old := a.snap.Lanes[l.ID]; old != nil && old.Complete(n) && !(l.Action == planner.ActionRerun && l.RunsDone == 0) {
+	// A search's points after a gap are measured again (the next point
+	// depends on every one before it); its other runs are never repeated.
+	if old := a.snap.Lanes[l.ID]; old != nil && old.Complete(n) && !(l.Action == planner.ActionRerun && l.RunsDone == 0) && l.Inputs.Search == nil {
 		return nil // journaled by an earlier apply
 	}
 	d.runMu.Lock()

@@ -292,7 +292,9 @@ func applySearchState(l *lanePlan, snap *state.Snapshot) {
 	}
 	pts := SearchPoints(rec, s)
 	l.Search.Done = pts
-	l.RunsDone = len(pts)
+	// Points count from 1 without a gap: the next one depends on all
+	// before it, so a point after a lost one is measured again.
+	l.RunsDone, l.RunsComplete = len(pts), nil
 	if len(pts) == 0 {
 		l.Action, l.Reason = ActionRun, "no point measured yet"
 		return
