@@ -129,14 +129,7 @@ func commitPoints(t *testing.T, dir string, l *Lane, pts []search.Point) *state.
 			t.Fatal(err)
 		}
 	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := state.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
+	return closeAndLoad(t, st, dir)
 }
 
 func TestSearchResumesFromTheState(t *testing.T) {

@@ -30,6 +30,12 @@ func writeState(t *testing.T, dir string, lanes []*Lane, done []int) *state.Snap
 			}
 		}
 	}
+	return closeAndLoad(t, st, dir)
+}
+
+// closeAndLoad closes a state store and reads its directory back.
+func closeAndLoad(t *testing.T, st *state.Store, dir string) *state.Snapshot {
+	t.Helper()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -60,21 +60,11 @@ type Capacity struct {
 	NonMonotone []float64 `json:"non_monotone,omitempty"`
 }
 
-// CapacityPoint is one measured point of a search.
+// CapacityPoint is one measured point of a search: its run, load, p95s,
+// goodput, throughputs and verdict.
 type CapacityPoint struct {
-	Run                   int      `json:"run"`
-	Load                  float64  `json:"load"`
-	Requests              int      `json:"requests"`
-	Succeeded             int      `json:"succeeded"`
-	Failed                int      `json:"failed"`
-	GoodFraction          *float64 `json:"good_fraction,omitempty"`
-	TTFTP95Ms             *float64 `json:"ttft_p95_ms,omitempty"`
-	TPOTP95Ms             *float64 `json:"tpot_p95_ms,omitempty"`
-	LatencyP95Ms          *float64 `json:"latency_p95_ms,omitempty"`
-	RequestThroughput     float64  `json:"request_throughput"`
-	OutputTokenThroughput float64  `json:"output_token_throughput"`
-	Pass                  bool     `json:"pass"`
-	Broken                []string `json:"broken,omitempty"`
+	Run int `json:"run"`
+	search.Point
 }
 
 // Pareto is the cost-capacity frontier of one shape's searched lanes
@@ -137,12 +127,7 @@ func buildCapacity(p *planner.Plan, l *planner.Lane, runs []pointRun) (*Capacity
 		}
 		pt := s.NewPoint(r.load, m)
 		pts = append(pts, pt)
-		c.Points = append(c.Points, CapacityPoint{
-			Run: r.run, Load: r.load, Requests: m.Requests, Succeeded: m.Succeeded, Failed: m.Failed,
-			GoodFraction: m.GoodFraction, TTFTP95Ms: m.TTFTP95Ms, TPOTP95Ms: m.TPOTP95Ms, LatencyP95Ms: m.LatencyP95Ms,
-			RequestThroughput: m.RequestThroughput, OutputTokenThroughput: m.OutputTokenThroughput,
-			Pass: pt.Pass, Broken: pt.Broken,
-		})
+		c.Points = append(c.Points, CapacityPoint{Run: r.run, Point: pt})
 	}
 	res := s.Evaluate(start, pts)
 	c.Status, c.Capacity, c.NonMonotone = string(res.Status), res.Capacity, res.NonMonotone
