@@ -236,6 +236,9 @@ func LaneMetricNames() []string {
 			out = append(out, name+"."+member)
 		}
 	}
+	// A searched lane adds its capacity metrics (one of capacity_rps and
+	// capacity_concurrency, by what it varies).
+	out = append(out, CapacityMetrics...)
 	sort.Strings(out)
 	return out
 }
