@@ -80,9 +80,9 @@ func searchSpec(s *lang.Search) *search.Spec {
 // own load does not enter the lane's identity.
 func searchInputs(in *LaneInputs, s *search.Spec) {
 	in.Search = s
-	in.Concurrency, in.RequestRate, in.Requests, in.Warmup = 1, 0, s.Requests, 0
+	in.Concurrency, in.RequestRate, in.Requests, in.Warmup, in.WarmupSeconds = 1, 0, s.Requests, 0, 0
 	if s.Vary == search.VaryConcurrency {
-		in.Arrival, in.Burstiness = "", 0
+		in.Arrival, in.Burstiness, in.ArrivalCurve, in.ArrivalCurveStepSeconds = "", 0, nil, 0
 	} else if in.Arrival == "" {
 		in.Arrival = "poisson"
 	}
