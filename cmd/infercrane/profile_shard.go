@@ -256,7 +256,7 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 		job.Secrets = strings.Split(*mf.secrets, ",")
 	}
 	if job.Dir == "" {
-		job.Dir = filepath.Join(".infercrane", "profile-shards", shardKey(plan, o, n))
+		job.Dir = filepath.Join(".infercrane", "profile-shards", workload.ShardKey(plan.Identity, o, n))
 	}
 	est := job.Estimate(plan)
 	fmt.Fprintf(env.Stdout, "Sharded profile: %s rows in %d row groups over %d Modal CPU sandboxes (%g cores, %d MiB each).\n",
@@ -279,9 +279,4 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 	}
 	fmt.Fprintln(env.Stdout)
 	return writeProfile(env, "profile trace", rep.Result, o.MaxContext, out)
-}
-
-// shardKey names a sharded profile's directory by what it reads and how.
-func shardKey(plan *workload.ShardPlan, o workload.Options, n int) string {
-	return workload.ShardKey(plan.Identity, o, n)
 }
