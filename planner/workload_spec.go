@@ -2,9 +2,11 @@ package planner
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // workloadSpec converts a shape's lengths, prefix and session blocks to the
@@ -85,9 +87,35 @@ func workloadChecks(l *lanePlan, name string, f *findings) {
 			fmt.Sprintf("%s: %d of %d drawn requests would exceed the context window less template headroom (%d tokens); their output is cut to at most half the window and their prompt fills the rest, as profile shapes are clipped. Raise the context window, or narrow the distribution, to screen the tail as drawn.",
 				name, st.Clipped, st.Requests, w.Window))
 	}
+	if w.Input != nil || w.Output != nil || w.Session != nil {
+		tailMemoryCheck(l, name, w, f)
+	}
 	if w.Prefix != nil || w.Session != nil {
 		f.add(SeverityNote, l.ID, "", fmt.Sprintf("intended prefix-cache hit ratio %.1f%% in shape %q", 100*st.HitRatio(), l.Shape),
 			fmt.Sprintf("%s: %d of %d prompt tokens are shared with an earlier request in whole %d-token blocks; the evidence reports the hit ratio the server achieved beside this one. A runtime without prefix caching reuses none of them.",
 				name, st.CachedTokens, st.PromptTokens, w.BlockSize))
+	}
+}
+
+// tailMemoryCheck warns when the drawn requests' tail does not fit the KV
+// cache at the shape's concurrency (the median's fit is memoryCheck's): a
+// run of long requests would then queue or be preempted.
+func tailMemoryCheck(l *lanePlan, name string, w *load.Spec, f *findings) {
+	if len(l.missing) > 0 || !l.hwOK {
+		return
+	}
+	in := l.Inputs
+	seq := w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens)
+	sizes := make([]float64, len(seq))
+	for i, q := range seq {
+		sizes[i] = float64(q.Input + q.Output)
+	}
+	sort.Float64s(sizes)
+	p95 := load.NearestRank(sizes, 0.95)
+	capacity := perf.KVCapacityTokens(l.arch, l.hw)
+	if need := float64(in.Concurrency) * p95; need > capacity && capacity > 0 {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("the tail of shape %q does not fit the KV cache: %d x %.0f tokens (p95 request) > %.0f", l.Shape, in.Concurrency, p95, capacity),
+			fmt.Sprintf("%s: when %d of the longest 5%% of requests run together they need %.0f tokens of KV cache and the GPU holds %.0f, so they queue or are preempted and the tail's latency includes it. Lower concurrency in shape %q to %d, or use a larger GPU or more GPUs in gpu %q.",
+				name, in.Concurrency, need, capacity, l.Shape, max(1, int(capacity/p95)), l.GPU))
 	}
 }
