@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: build test bench bench-duckdb fuzz lint integration integration-dsse clean
+.PHONY: build test bench bench-duckdb fuzz lint integration integration-dsse fidelity clean
 
 ## build: compile bin/infercrane
 build:
@@ -53,6 +53,10 @@ integration:
 ## integration-dsse: signed evidence checked with securesystemslib (pinned venv); part of integration
 integration-dsse:
 	bash scripts/integration/dsse.sh
+
+## fidelity: our load generator, vllm bench serve and AIPerf side by side on the sim and real vLLM (CPU); see scripts/fidelity
+fidelity:
+	bash scripts/fidelity/run.sh
 
 clean:
 	rm -rf bin

@@ -23,4 +23,6 @@ while IFS='=' read -r k v; do export "$k=$v"; done <<< "$envlines"
 echo "integration: $VLLM_VERSIONS (setup $(( $(date +%s) - start ))s)"
 
 go test -tags integration -run '^TestIntegration' -count=1 -v -timeout 60m ./cmd/infercrane/
+# The fidelity harness (make fidelity) reuses the environment set up above.
+bash scripts/fidelity/run.sh
 echo "integration: done in $(( $(date +%s) - start ))s"
