@@ -87,7 +87,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
 	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
 	fs.StringVar(&bf.cpus, "cpus", "", "run the load generator on these CPUs only (taskset -c syntax, e.g. 2-3); GOMAXPROCS follows unless set")
-	fs.DurationVar(&bf.slice, "sched-slice", 0, "ask the kernel scheduler (Linux 6.12+) for this base slice, e.g. 100us, so reads wake sooner on a busy host (0: the kernel's default)")
+	fs.DurationVar(&bf.slice, "sched-slice", defaultSlice, "ask the kernel scheduler (Linux 6.12+) for this base slice on every thread, so reads wake sooner on a busy host (0: the kernel's default)")
 	sloFlags(fs.FlagSet, &cfg.SLO)
 	pos, code, ok := fs.parse(args)
 	if !ok {
@@ -120,7 +120,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return fs.usageError("%s needs --request-rate (it shapes an open-loop schedule)", name)
 	}
-	if code := placeProcess(env, "infercrane bench", bf.cpus, bf.slice); code != 0 {
+	if code := placeProcess(env, "infercrane bench", bf.cpus, bf.slice, set["sched-slice"]); code != 0 {
 		return code
 	}
 	if bf.wait > 0 {
