@@ -9,10 +9,13 @@ FUZZTIME ?= 20s
 build:
 	$(GO) build -o bin/infercrane ./cmd/infercrane
 
-## test: vet, then every unit, property and testscript test
+## test: vet, then every unit, property and testscript test; the integration tests
+## (build tag integration) are vetted too, so a break in them shows here, not after
+## make integration's ~3 GB setup
 test:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags integration $(PKGS)
 	$(GO) test -count=1 -timeout 25m $(PKGS)
 
 ## bench: the benchmarks, with ratios against in-process baselines, then the
