@@ -122,7 +122,22 @@ func TestCompletionsStreamAndWhole(t *testing.T) {
 func TestConstantTimingGroundTruth(t *testing.T) {
 	ttft, itl := 20*time.Millisecond, 4*time.Millisecond
 	url, e := start(t, Options{Model: "m", TTFT: ttft, ITL: itl})
+	// A bare waiter on the engine's own clock keeps the same schedule in the
+	// same process over the same window, doing none of the engine's work:
+	// how late it wakes is how busy the machine is.
+	baseline := make(chan []float64, 1)
+	go func() {
+		sl, began := newSleeper(e.clock), time.Now()
+		late := make([]float64, 0, 20)
+		for k := range 20 {
+			due := began.Add(ttft + time.Duration(k)*itl)
+			sl.until(context.Background(), nil, due)
+			late = append(late, float64(time.Since(due).Microseconds()))
+		}
+		baseline <- late
+	}()
 	res := post(t, http.DefaultClient, url+"/v1/chat/completions", chatBody("m", "hi", 20, true))
+	base := <-baseline
 	if len(res.times) != 20 {
 		t.Fatalf("got %d token chunks", len(res.times))
 	}
@@ -143,7 +158,10 @@ func TestConstantTimingGroundTruth(t *testing.T) {
 		t.Fatalf("the engine recorded %d token flushes, want 20", got)
 	}
 	if p50 := e.metrics.lateness.quantile(0.5); p50 > 0.010 {
-		t.Fatalf("the engine flushed tokens %v s late at the median", p50)
+		if b := percentile(base, 0.5) / 1e3; b > 2 {
+			t.Skipf("the engine flushed tokens %v s late at the median, and a bare waiter on its clock keeping the same schedule woke %.1f ms late: the machine is too busy for a timing test; rerun on an idle machine", p50, b)
+		}
+		t.Fatalf("the engine flushed tokens %v s late at the median (a bare waiter on its clock keeping the same schedule: %.3f ms)", p50, percentile(base, 0.5)/1e3)
 	}
 }
 
