@@ -148,7 +148,7 @@ func latencySeries(recs []loadgen.Record) [][2]float64 {
 			continue
 		}
 		sort.Float64s(v)
-		out = append(out, [2]float64{(float64(b) + 0.5) * width / 1e9, loadgen.Percentile(v, 0.5)})
+		out = append(out, [2]float64{(float64(b) + 0.5) * width / 1e9, loadgen.Percentile(v, 50)})
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
 // parseTick reads a tick label back ("2.5k" is 2500).
@@ -121,5 +123,22 @@ func TestLegendBelowThePlot(t *testing.T) {
 	svg := lineChart("t", "x", "y", []series{{name: names[0], points: [][2]float64{{0, 1}, {1, 2}}}}, true, "")
 	if !strings.Contains(svg, `height="`+strconv.Itoa(plotH+legendHeight(names[:1]))+`"`) {
 		t.Errorf("the svg does not grow by its legend: %.200s", svg)
+	}
+}
+
+// TestLatencySeriesIsTheMedian: each step of the latency-over-time panel
+// is the median latency of the requests sent in it (it once took the 0.5th
+// percentile, Percentile's q being in percent).
+func TestLatencySeriesIsTheMedian(t *testing.T) {
+	ms := int64(1e6)
+	var recs []loadgen.Record
+	for i, lat := range []int64{10, 20, 90} {
+		sent := int64(i) * ms / 1000 // all three in the first step
+		recs = append(recs, loadgen.Record{Index: i, SentNs: sent, FirstTokenNs: sent + ms, LastTokenNs: sent + lat*ms, DoneNs: sent + lat*ms, Status: 200, OutputTokens: 2})
+	}
+	recs = append(recs, loadgen.Record{Index: 3, SentNs: 100 * ms, FirstTokenNs: 101 * ms, LastTokenNs: 140 * ms, DoneNs: 140 * ms, Status: 200, OutputTokens: 2})
+	pts := latencySeries(recs)
+	if len(pts) != 2 || math.Abs(pts[0][1]-20) > 0.01 || math.Abs(pts[1][1]-40) > 0.01 {
+		t.Errorf("latency series %v, want medians 20 and 40 ms", pts)
 	}
 }
