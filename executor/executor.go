@@ -72,12 +72,21 @@ type RunSpec struct {
 	Lane string         `json:"lane"`
 	Run  int            `json:"run"` // 1-based
 	Load loadgen.Config `json:"load"`
+	// RecordsPath, when set, is a file on this machine the executor may
+	// stream the run's records to (JSONL, one loadgen.Record a line, as
+	// they finish) instead of returning them in RunResult.Records; it then
+	// sets RunResult.RecordsFile to it. Memory then stays flat in the
+	// number of requests (RunLoad does this).
+	RecordsPath string `json:"records_path,omitempty"`
 }
 
 // RunResult is what a run produced.
 type RunResult struct {
 	Summary loadgen.Summary  `json:"summary"`
 	Records []loadgen.Record `json:"records"`
+	// RecordsFile is set (to RunSpec.RecordsPath) when the records were
+	// streamed there instead of being in Records.
+	RecordsFile string `json:"records_file,omitempty"`
 	// ServerMetrics are Prometheus samples scraped from the server during the
 	// run (name -> last value), when it exposes /metrics.
 	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,13 +34,29 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 		ReportProgress(ctx, Progress{Done: p.Done, Failed: p.Errors, Total: total,
 			OutputTokens: p.OutputTokens, TokensPerSecond: p.TokensPerSecond, TTFTP50Ms: p.TTFTP50Ms})
 	}, 250*time.Millisecond)
+	opts := []loadgen.Option{progress}
+	var sink *recordSink
+	if r.RecordsPath != "" {
+		var err error
+		if sink, err = newRecordSink(r.RecordsPath); err != nil {
+			return nil, err
+		}
+		defer sink.abort()
+		opts = append(opts, loadgen.WithRecordSink(sink.write, filepath.Dir(r.RecordsPath)))
+	}
 	sc := startSeries(ctx, s.BaseURL, apiKey, seriesInterval)
-	res, err := loadgen.Run(ctx, cfg, progress)
+	res, err := loadgen.Run(ctx, cfg, opts...)
 	samples := sc.stop()
 	if err != nil {
 		return nil, err
 	}
 	out := &RunResult{Summary: res.Summary, Records: res.Records, ServerView: res.ServerView}
+	if sink != nil {
+		if err := sink.close(); err != nil {
+			return nil, err
+		}
+		out.RecordsFile = r.RecordsPath
+	}
 	out.ServerMetrics = scrapeMetrics(ctx, s.BaseURL, apiKey)
 	if out.ServerMetrics != nil {
 		samples = append(samples, timedSample{at: time.Now(), values: out.ServerMetrics})

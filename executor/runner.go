@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -412,6 +414,12 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	key := fmt.Sprintf("run.%s.%d", l.ID, n)
 	a.r.busy.Store(key, fmt.Sprintf("run %d of lane %s (%s)", n, l.ID, l.Key))
 	defer a.r.busy.Delete(key)
+	// Executors that can stream the records to disk do (RunLoad): memory
+	// stays flat in the number of requests.
+	if p, err := filepath.Abs(a.r.Store.StreamPath(l.ID, n)); err == nil {
+		spec.RecordsPath = p
+		defer os.Remove(p)
+	}
 	spec.Load.Redact = a.r.Secrets.Values()
 	a.r.emit(Event{Type: EventRunStarted, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Runs: l.Runs, Total: spec.Load.Requests})
 	start := time.Now()
@@ -549,6 +557,20 @@ func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult,
 		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum, ServerView: view,
 		Server: info, ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries, GPUSeconds: res.GPUSeconds, SearchLoad: load,
 		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
+	}
+	if res.RecordsFile != "" {
+		if want, _ := filepath.Abs(a.r.Store.StreamPath(l.ID, n)); res.RecordsFile != want {
+			return fmt.Errorf("the executor says it streamed the records to %s, not to %s as asked", res.RecordsFile, want)
+		}
+		return a.r.Store.CommitRun(rec, func(w io.Writer) error {
+			f, err := os.Open(res.RecordsFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(w, f)
+			return err
+		})
 	}
 	return a.r.Store.CommitRun(rec, func(w io.Writer) error { return loadgen.WriteRecords(w, res.Records) })
 }

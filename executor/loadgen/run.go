@@ -262,6 +262,9 @@ type runner struct {
 	acc     *Accumulator
 	sinkErr error
 	nstored int
+	// pending are finished records waiting for nextIndex to go out.
+	pending   map[int]*Record
+	nextIndex int
 	// ttfts are the last ttftWindow TTFTs (ms) of the current phase's
 	// succeeded streamed requests, a ring from ttftNext.
 	ttfts    []float64
@@ -319,10 +322,19 @@ func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
 func (r *runner) store(rec *Record) {
 	r.mu.Lock()
 	if r.o.sink != nil {
+		// Records go out in index order (as Result.Records has them): a
+		// record that finishes before an earlier one waits, so at most
+		// the requests in flight are held.
 		r.nstored++
-		r.acc.Add(rec)
-		if err := r.o.sink(rec); err != nil && r.sinkErr == nil {
-			r.sinkErr = fmt.Errorf("write record %d: %w", rec.Index, err)
+		if r.pending == nil {
+			r.pending = map[int]*Record{}
+		}
+		cp := *rec
+		r.pending[cp.Index] = &cp
+		for p := r.pending[r.nextIndex]; p != nil; p = r.pending[r.nextIndex] {
+			delete(r.pending, r.nextIndex)
+			r.emit(p)
+			r.nextIndex++
 		}
 	} else {
 		r.records = append(r.records, *rec)
@@ -342,6 +354,32 @@ func (r *runner) store(rec *Record) {
 		r.errs.Add(1)
 	}
 	r.tokens.Add(int64(rec.OutputTokens))
+}
+
+// emit feeds a record to the summary and the sink (r.mu held).
+func (r *runner) emit(rec *Record) {
+	r.acc.Add(rec)
+	if err := r.o.sink(rec); err != nil && r.sinkErr == nil {
+		r.sinkErr = fmt.Errorf("write record %d: %w", rec.Index, err)
+	}
+}
+
+// flushPending emits the records still waiting for an earlier index (one
+// that never got a record), in index order, and starts the next phase at
+// index next.
+func (r *runner) flushPending(next int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idx := make([]int, 0, len(r.pending))
+	for i := range r.pending {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		r.emit(r.pending[i])
+		delete(r.pending, i)
+	}
+	r.nextIndex = next
 }
 
 // phase runs the warmup or the measured requests.
@@ -378,6 +416,9 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 	first := len(r.records)
 	if r.o.sink != nil {
 		first = r.nstored
+		r.mu.Lock()
+		r.nextIndex = first
+		r.mu.Unlock()
 	}
 	open := !warmup && (r.cfg.RequestRate > 0 || r.trace != nil)
 	switch {
@@ -397,9 +438,11 @@ func (r *runner) phase(ctx context.Context, warmup bool) {
 		}
 		r.closedLoop(pctx, total, first, workers, warmup, deadline)
 	}
-	// Keep records in index order (streamed ones went out as they came).
+	// Keep records in index order.
 	if r.o.sink == nil {
 		sortRecords(r.records[first:])
+	} else {
+		r.flushPending(r.nstored)
 	}
 }
 

@@ -140,6 +140,14 @@ func RecordsRel(lane string, run int) string {
 	return fmt.Sprintf("%s/%s/%d.jsonl", RunsDir, lane, run)
 }
 
+// StreamPath is where run n of lane id may stream its records while it
+// runs (an absolute path in the state directory ending in .tmp, so a run
+// cut off leaves nothing the next Open does not remove); CommitRun then
+// copies it into place.
+func (s *Store) StreamPath(id string, n int) string {
+	return filepath.Join(s.dir, filepath.FromSlash(RecordsRel(id, n))) + ".stream.tmp"
+}
+
 // CommitRun makes a run complete: write receives the records file (one
 // JSON record a line), which is fsynced and renamed into place before the
 // journal entry naming it is appended and fsynced. r.Lane and r.Run must be
