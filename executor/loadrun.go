@@ -3,6 +3,7 @@ package executor
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"github.com/infercrane/infercrane/planner/state"
 	"io"
 	"net/http"
@@ -38,7 +39,7 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 	var sink *recordSink
 	if r.RecordsPath != "" {
 		var err error
-		if sink, err = newRecordSink(r.RecordsPath); err != nil {
+		if sink, err = newRecordSink(r.RecordsPath, fmt.Sprintf("run %d of lane %s", r.Run, r.Lane)); err != nil {
 			return nil, err
 		}
 		defer sink.abort()

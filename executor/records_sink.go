@@ -18,13 +18,15 @@ type recordSink struct {
 	enc  *json.Encoder
 }
 
-func newRecordSink(path string) (*recordSink, error) {
+// newRecordSink creates path; what names the run in errors ("run 1 of
+// lane L").
+func newRecordSink(path, what string) (*recordSink, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create the records directory: %w", err)
+		return nil, fmt.Errorf("write the records of %s: %w; make the state directory writable", what, err)
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create the records file: %w", err)
+		return nil, fmt.Errorf("write the records of %s: %w; make the state directory writable", what, err)
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
 	return &recordSink{f: f, path: path, w: w, enc: json.NewEncoder(w)}, nil
