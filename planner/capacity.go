@@ -47,6 +47,7 @@ type PlannedPoint struct {
 	TTFTP95Ms    float64  `json:"ttft_p95_ms"`
 	TPOTP95Ms    float64  `json:"tpot_p95_ms"`
 	LatencyP95Ms float64  `json:"latency_p95_ms"`
+	LatencyP50Ms float64  `json:"latency_p50_ms"`
 	RunSeconds   float64  `json:"run_seconds"`
 	GPUSeconds   float64  `json:"gpu_seconds"`
 	CostUSD      float64  `json:"cost_usd"`
@@ -159,16 +160,21 @@ func (p *perfPredictor) Predict(load float64, requests int) (search.Measure, flo
 	m.RequestThroughput *= s
 	m.OutputTokenThroughput *= s
 	m.WindowSeconds /= s
-	m.LatencyMinMs /= s
+	m.LatencyP50Ms /= s
 	m.RequestedRate *= s
 	p.cache[load] = prediction{m, secs / s}
 	return m, secs / s
 }
 
+// maxPredictedRequests bounds the requests of one virtual-time run of a
+// predicted point, so a long point costs the plan no more than this; the
+// point's duration is scaled up from it.
+const maxPredictedRequests = 1000
+
 // predict runs the model at a load in the model's own time.
 func (p *perfPredictor) predict(load float64, requests int) (search.Measure, float64) {
 	in := SearchPointInputs(p.in, load)
-	in.Requests = requests
+	in.Requests = min(requests, maxPredictedRequests)
 	ld, _ := laneLoad(in, p.lane.Engine.PrefixCaching)
 	st, err := p.lane.Run(ld)
 	if err != nil {
@@ -181,12 +187,12 @@ func (p *perfPredictor) predict(load float64, requests int) (search.Measure, flo
 		Requests: requests, Succeeded: st.Succeeded, Failed: requests - st.Succeeded,
 		TTFTP95Ms: &ttft, TPOTP95Ms: &tpot, LatencyP95Ms: &lat,
 		RequestThroughput: st.RequestThroughput, OutputTokenThroughput: st.OutputTokenThroughput,
-		WindowSeconds: st.WindowSeconds, LatencyMinMs: st.Latency.Min,
+		WindowSeconds: st.WindowSeconds, LatencyP50Ms: st.Latency.P50,
 	}
 	if !p.spec.Integer() {
 		m.RequestedRate = offeredRate(ld)
 	}
-	return m, st.DurationSeconds
+	return m, st.DurationSeconds * float64(requests) / float64(in.Requests)
 }
 
 // offeredRate is the rate an open-loop schedule actually offers, (n-1) /
@@ -247,7 +253,8 @@ func planSearch(l *lanePlan, pred Predictor) (expected, dearest float64) {
 		ls.Expected = append(ls.Expected, PlannedPoint{
 			Load: p.Load, Requests: n, Pass: p.Pass, Broken: p.Broken,
 			TTFTP95Ms: round(deref(m.TTFTP95Ms), 3), TPOTP95Ms: round(deref(m.TPOTP95Ms), 3), LatencyP95Ms: round(deref(m.LatencyP95Ms), 3),
-			RunSeconds: round(secs, 3),
+			LatencyP50Ms: round(m.LatencyP50Ms, 3),
+			RunSeconds:   round(secs, 3),
 		})
 		expected += secs
 	}
@@ -339,6 +346,14 @@ func searchChecks(l *lanePlan, f *findings) {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("search %q points are short for their concurrency", s.Name),
 			fmt.Sprintf("%s: at %g streams, %d requests make each stream send %.0f; the first wave arrives together and weighs in the p95. Set requests to at least %d in search %q.",
 				name, ls.Start, s.Requests, float64(s.Requests)/ls.Start, int(20*ls.Start), s.Name))
+	}
+	if len(ls.Expected) > 0 {
+		p := ls.Expected[0]
+		if p.RunSeconds < 5*p.LatencyP50Ms/1000 {
+			f.add(SeverityWarning, l.ID, "", fmt.Sprintf("search %q points are too short to load the server", s.Name),
+				fmt.Sprintf("%s: at %.4g %s a point of %d requests lasts about %.1f s, under 5 request latencies (%.0f ms each), so the server never reaches a steady queue and the p95s describe a burst, not a load. Set duration in search %q (30s or more).",
+					name, p.Load, ls.Unit, p.Requests, p.RunSeconds, p.LatencyP50Ms, s.Name))
+		}
 	}
 	if ls.ExpectedResult.Status == search.StatusMaxPoints {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("search %q may not converge in %d points", s.Name, s.MaxPoints),

@@ -616,3 +616,131 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 		}
 	})
 }
+
+// TestIntegrationVLLMCapacitySearch runs a small capacity search end to
+// end against real vLLM: a closed-loop concurrency search of the tiny
+// model on a server batching at most 2 sequences, at most 4 points of 24
+// requests, journaled point by point; the evidence has the capacity, its
+// bracket and every point, and the next plan has nothing left to do.
+func TestIntegrationVLLMCapacitySearch(t *testing.T) {
+	venv, model := integrationEnv(t)
+	bin := buildInfercrane(t)
+	spec := copySpec(t, "../../examples/local-vllm-cpu")
+	main := filepath.Join(spec, "main.hcl")
+	src, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep the example's model, runtime and executor; replace its screen.
+	head, _, ok := strings.Cut(string(src), "\nscreen \"vllm_cpu\"")
+	if !ok {
+		t.Fatal("the example has no screen \"vllm_cpu\" to replace")
+	}
+	head = strings.Replace(head, "max_num_seqs = 8", "max_num_seqs = 2", 1)
+	search := `
+search "streams" {
+  vary       = "concurrency"
+  range      = [1, 16]
+  max_points = 5
+  requests   = 24
+  goodput    = 0.9
+  slo {
+    ttft_p95_ms = 3000
+  }
+}
+
+screen "capacity" {
+  models   = [model.tiny_qwen3]
+  shapes   = [shape.short]
+  gpus     = [gpu.cpu]
+  runtime  = runtime.vllm_cpu
+  executor = executor.local
+  search   = search.streams
+  seed     = 17
+}
+`
+	if err := os.WriteFile(main, []byte(head+search), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The mark tells this apply's servers from other tests' servers of the
+	// same model (it is inherited by everything the apply starts).
+	mark := fmt.Sprintf("INFERCRANE_SEARCH_TEST=%d", time.Now().UnixNano())
+	env := []string{
+		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"INFERCRANE_VAR_model_dir=" + model, mark,
+	}
+	out, code := runBinary(t, bin, env, "plan", spec)
+	if code != 0 || !strings.Contains(out, `search "streams" over concurrency [1, 16] streams`) || !strings.Contains(out, "predicted knee") {
+		t.Fatalf("plan exit %d:\n%s", code, out)
+	}
+	start := time.Now()
+	out, code = runBinary(t, bin, env, "apply", "-auto-approve", spec)
+	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if code != 0 {
+		t.Fatalf("apply exited %d", code)
+	}
+	if left := markedProcesses(mark); len(left) > 0 {
+		t.Fatalf("processes of this apply left after it:\n%s", strings.Join(left, "\n"))
+	}
+	raw, err := os.ReadFile(filepath.Join(spec, ".infercrane", "reports", "capacity.evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Models []struct {
+			Campaigns []struct {
+				Capacity *struct {
+					Status        string   `json:"status"`
+					Capacity      float64  `json:"capacity"`
+					Upper         *float64 `json:"upper"`
+					PredictedKnee float64  `json:"predicted_knee"`
+					Points        []struct {
+						Load      float64 `json:"load"`
+						Succeeded int     `json:"succeeded"`
+						Failed    int     `json:"failed"`
+						Pass      bool    `json:"pass"`
+					} `json:"points"`
+				} `json:"capacity"`
+			} `json:"campaigns"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	c := ev.Models[0].Campaigns[0].Capacity
+	if c == nil || c.Status == "running" || len(c.Points) == 0 || len(c.Points) > 5 {
+		t.Fatalf("capacity evidence %+v", c)
+	}
+	seen := map[float64]bool{}
+	for _, p := range c.Points {
+		if seen[p.Load] || p.Load != float64(int(p.Load)) || p.Load < 1 || p.Load > 16 {
+			t.Errorf("point at %g: repeated, fractional or outside the range", p.Load)
+		}
+		seen[p.Load] = true
+		if p.Succeeded != 24 || p.Failed != 0 {
+			t.Errorf("point at %g: %d succeeded, %d failed", p.Load, p.Succeeded, p.Failed)
+		}
+	}
+	t.Logf("capacity %g streams (%s, upper %v, predicted knee %g) after %d points", c.Capacity, c.Status, c.Upper, c.PredictedKnee, len(c.Points))
+	out, code = runBinary(t, bin, env, "plan", "-detailed-exitcode", spec)
+	if code != 0 || !strings.Contains(out, "search finished in the state") {
+		t.Errorf("plan after the search: exit %d, want 0 (nothing to do)\n%s", code, out)
+	}
+}
+
+// markedProcesses lists the processes whose environment holds mark.
+func markedProcesses(mark string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(append(env, 0), []byte(mark+"\x00")) {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return pids
+}

@@ -62,9 +62,6 @@ type Dist struct {
 	P90   float64 `json:"p90"`
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
-	// Min is the smallest value (the capacity search measures how fast a
-	// server completes requests from the first completion on).
-	Min float64 `json:"min,omitempty"`
 }
 
 // RunStats are one run's figures with the load generator's definitions:
@@ -453,7 +450,7 @@ func NewDist(values []float64) Dist {
 		sum += v
 	}
 	return Dist{Count: len(values), Mean: sum / float64(len(values)),
-		P50: Percentile(values, 50), P90: Percentile(values, 90), P95: Percentile(values, 95), P99: Percentile(values, 99), Min: values[0]}
+		P50: Percentile(values, 50), P90: Percentile(values, 90), P95: Percentile(values, 95), P99: Percentile(values, 99)}
 }
 
 // weightedDist is NewDist of values given with multiplicities.
@@ -485,7 +482,7 @@ func weightedDist(v []weighted) Dist {
 		a, b := at(lo), at(lo+1)
 		return a + (pos-float64(lo))*(b-a)
 	}
-	return Dist{Count: n, Mean: sum / float64(n), P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99), Min: at(0)}
+	return Dist{Count: n, Mean: sum / float64(n), P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99)}
 }
 
 // Percentile returns the q-th percentile (q in [0, 100]) of sorted, an

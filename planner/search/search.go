@@ -137,22 +137,24 @@ type Measure struct {
 	// RequestedRate is the rate the open-loop schedule actually offered
 	// ((n-1) / span of the scheduled sends); 0 for a closed loop.
 	RequestedRate float64 `json:"requested_rate,omitempty"`
-	// LatencyMinMs is the fastest request's latency: the window less it
-	// spans the completions, whose rate is what the server served.
-	LatencyMinMs float64 `json:"latency_min_ms,omitempty"`
+	// LatencyP50Ms is the median latency: the window less it estimates
+	// the span of the sends when the server keeps up.
+	LatencyP50Ms float64 `json:"latency_p50_ms,omitempty"`
 	// Saturated marks a prediction whose offered load exceeds what the
 	// server can serve: its queue grows without bound, so latency SLOs
 	// break however loose they are.
 	Saturated bool `json:"saturated,omitempty"`
 }
 
-// ServedRate is the rate at which the server completed requests: the
-// succeeded requests after the first over the span of completions (the
-// window less the fastest latency, about the first request's). Below
-// saturation it follows the offered rate however long each request takes;
-// above it, it is what the server can do. 0 when unknown.
+// ServedRate is the rate at which the server took the requests: the
+// succeeded requests after the first over the window less the median
+// latency. When the server keeps up, latency is stationary, the last
+// request's is about the median and this is the offered rate; when it
+// falls behind, every request waits longer than the one before, the last
+// one's latency exceeds the median and this falls below the offered rate.
+// 0 when unknown.
 func (m Measure) ServedRate() float64 {
-	span := m.WindowSeconds - m.LatencyMinMs/1000
+	span := m.WindowSeconds - m.LatencyP50Ms/1000
 	if m.Succeeded < 2 || span <= 0 {
 		return 0
 	}
@@ -178,7 +180,7 @@ type summaryJSON struct {
 type distJSON struct {
 	Count int     `json:"count"`
 	P95   float64 `json:"p95"`
-	Min   float64 `json:"min"`
+	P50   float64 `json:"p50"`
 }
 
 func (d distJSON) p95() *float64 {
@@ -205,7 +207,7 @@ func MeasureFromSummary(raw []byte) (Measure, error) {
 	if s.RequestedRate != nil {
 		m.RequestedRate = *s.RequestedRate
 	}
-	m.LatencyMinMs = s.Latency.Min
+	m.LatencyP50Ms = s.Latency.P50
 	return m, nil
 }
 
