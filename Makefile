@@ -3,11 +3,20 @@ GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: build test bench bench-duckdb fuzz lint integration integration-dsse fidelity clean
+.PHONY: build check-binary test bench bench-duckdb fuzz lint integration integration-dsse fidelity clean
 
-## build: compile bin/infercrane
+# The release build: static (no cgo), reproducible paths, stripped.
+RELEASE_FLAGS = -trimpath -ldflags "-s -w"
+
+## build: compile bin/infercrane and bin/infercrane-loadgen (the load generator
+## alone, which the modal executor copies into sandboxes), static and stripped
 build:
-	$(GO) build -o bin/infercrane ./cmd/infercrane
+	CGO_ENABLED=0 $(GO) build $(RELEASE_FLAGS) -o bin/ ./cmd/infercrane ./cmd/infercrane-loadgen
+
+## check-binary: build, then check both binaries are static and stripped and
+## print their sizes (TestReleaseBuild)
+check-binary: build
+	INFERCRANE_RELEASE_BIN=$(CURDIR)/bin $(GO) test -count=1 -run '^TestReleaseBuild$$' -v ./cmd/infercrane
 
 ## test: vet, then every unit, property and testscript test; the integration tests
 ## (build tag integration) are vetted too, so a break in them shows here, not after
@@ -22,6 +31,7 @@ test:
 ## full-scan profile against DuckDB (bench-duckdb)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
+	$(MAKE) check-binary
 	$(MAKE) bench-duckdb
 
 ## bench-duckdb: `profile trace --all` vs DuckDB's equivalent query (pinned, PyPI) on the

@@ -210,8 +210,15 @@ type SLO struct {
 // `lane.*` only and is evaluated by the report package (or Check), not by
 // lang.
 type Gate struct {
-	Name         string
-	Condition    hcl.Expression
+	Name      string
+	Condition hcl.Expression
+	// ConditionText is the condition's source: what the plan records and
+	// ParseGate reads back (a gate is evaluated after the runs,
+	// from the plan, not from the spec).
+	ConditionText string
+	// Metrics are the lane metric names the condition uses, as dotted
+	// paths after lane. ("failed", "failures.timeout"), sorted.
+	Metrics      []string
 	ErrorMessage string
 	// MinRuns makes the gate inconclusive with fewer runs (0: no minimum).
 	MinRuns int

@@ -2,8 +2,11 @@ package lang
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -20,6 +23,13 @@ func (l *loader) decodeGate(d *decl, in instance, body hcl.Body, ctx *hcl.EvalCo
 	g := &Gate{
 		Name: in.name, Condition: a.exprs["condition"], ErrorMessage: a.str("error_message"),
 		MinRuns: int(a.int("min_runs")), MaxCV: a.float("max_cv"), DeclRange: d.block.DefRange,
+	}
+	if g.Condition != nil {
+		rng := g.Condition.Range()
+		if src, ok := l.cfg.Files[rng.Filename]; ok && rng.End.Byte <= len(src) && rng.Start.Byte <= rng.End.Byte {
+			g.ConditionText = string(src[rng.Start.Byte:rng.End.Byte])
+		}
+		g.Metrics = laneMetricsOf(g.Condition)
 	}
 	l.diags = appendIf(l.diags,
 		numCheck(a, "min_runs", nonNegative, "0 or more", "With fewer runs the gate is inconclusive."),
@@ -49,4 +59,51 @@ func (g *Gate) Check(lane cty.Value) (bool, hcl.Diagnostics) {
 			Detail: fmt.Sprintf("The condition of gate %q must be true or false, got %s.", g.Name, describe(v)), Subject: g.Condition.Range().Ptr()})
 	}
 	return b.True(), diags
+}
+
+// laneMetricsOf lists the lane.NAME and lane.GROUP.NAME paths expr uses.
+func laneMetricsOf(expr hcl.Expression) []string {
+	seen := map[string]bool{}
+	for _, t := range expr.Variables() {
+		if t.RootName() != "lane" {
+			continue
+		}
+		var parts []string
+		for i := 1; i < len(t) && i <= 2; i++ {
+			name, ok := stepAt(t, i)
+			if !ok {
+				break
+			}
+			parts = append(parts, name)
+		}
+		if len(parts) > 0 {
+			seen[strings.Join(parts, ".")] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseGate rebuilds a gate from what a plan records of it (the condition
+// as text), so the report evaluates exactly the gate that was planned
+// without reading the spec again. The condition may refer to lane.* only.
+func ParseGate(name, condition, errorMessage string, minRuns int, maxCV float64) (*Gate, hcl.Diagnostics) {
+	g := &Gate{Name: name, ConditionText: condition, ErrorMessage: errorMessage, MinRuns: minRuns, MaxCV: maxCV}
+	expr, diags := hclsyntax.ParseExpression([]byte(condition), "gate."+name+".condition", hcl.InitialPos)
+	if diags.HasErrors() {
+		return g, diags
+	}
+	for _, t := range expr.Variables() {
+		if t.RootName() != "lane" {
+			return g, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid reference in gate condition",
+				Detail: fmt.Sprintf("The condition of gate %q refers to %s; a gate condition may only use lane.* metrics.", name, t.RootName()), Subject: t.SourceRange().Ptr()}}
+		}
+	}
+	g.Condition = expr
+	g.Metrics = laneMetricsOf(expr)
+	return g, nil
 }

@@ -139,7 +139,7 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 			continue
 		}
 		p.Screens = append(p.Screens, &Screen{
-			Name: sname, Baseline: s.Baseline, Gates: nonNil(s.Gates),
+			Name: sname, Baseline: s.Baseline, Gates: nonNil(s.Gates), GateSpecs: gateSpecs(cfg, s.Gates),
 			SelectionBoundary: s.SelectionBoundary, Seed: s.Seed, Runs: s.Runs,
 		})
 		b := laneBlocks{screen: s}
@@ -181,6 +181,21 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 	}
 	sort.Slice(lanes, func(i, j int) bool { return lanes[i].Key < lanes[j].Key })
 	return lanes, diags
+}
+
+// gateSpecs resolves the gates a screen names (undeclared ones are left
+// to the language's diagnostics).
+func gateSpecs(cfg *lang.Config, names []string) []Gate {
+	var out []Gate
+	for _, n := range names {
+		g := cfg.Gates[n]
+		if g == nil {
+			continue
+		}
+		out = append(out, Gate{Name: n, Condition: g.ConditionText, Metrics: nonNil(g.Metrics),
+			ErrorMessage: g.ErrorMessage, MinRuns: g.MinRuns, MaxCV: g.MaxCV})
+	}
+	return out
 }
 
 // newLane resolves one lane's inputs, model architecture and hardware.

@@ -90,13 +90,29 @@ func leafText(v any) []string {
 
 // Screen is the screen-level part of a plan: what the report needs besides lanes.
 type Screen struct {
-	Name              string   `json:"name"`
-	Baseline          string   `json:"baseline,omitempty"` // model block name
-	Gates             []string `json:"gates,omitempty"`
-	SelectionBoundary string   `json:"selection_boundary,omitempty"`
-	Seed              int64    `json:"seed"`
-	Runs              int      `json:"runs"`
-	Totals            Totals   `json:"totals"`
+	Name     string   `json:"name"`
+	Baseline string   `json:"baseline,omitempty"` // model block name
+	Gates    []string `json:"gates,omitempty"`
+	// GateSpecs are the screen's gates as the report evaluates them, in
+	// the order of Gates: the report and verify read them from here, never
+	// from the spec.
+	GateSpecs         []Gate `json:"gate_specs,omitempty"`
+	SelectionBoundary string `json:"selection_boundary,omitempty"`
+	Seed              int64  `json:"seed"`
+	Runs              int    `json:"runs"`
+	Totals            Totals `json:"totals"`
+}
+
+// Gate is a gate block resolved for the report: its condition as source
+// text (lang.ParseGate reads it back) and the lane metrics it uses, checked
+// against the report's names when the spec was loaded.
+type Gate struct {
+	Name         string   `json:"name"`
+	Condition    string   `json:"condition"`
+	Metrics      []string `json:"metrics"`
+	ErrorMessage string   `json:"error_message,omitempty"`
+	MinRuns      int      `json:"min_runs,omitempty"`
+	MaxCV        float64  `json:"max_cv,omitempty"`
 }
 
 // Lane is one (screen, model, shape, gpu, runtime, executor) with Runs runs.

@@ -15,8 +15,9 @@ import (
 const MinDecisionRuns = 5
 
 // chatTemplateMinTokens is the fewest tokens a chat template adds to a
-// single user message (role markers and the assistant prefix); a chat lane
-// without template_headroom overflows when input + output leave less room.
+// single user message (role markers and the assistant prefix); an
+// uncalibrated chat lane without template_headroom overflows when input +
+// output leave less room.
 const chatTemplateMinTokens = 8
 
 // findings collects preflight results.
@@ -227,36 +228,66 @@ func effectiveContext(l *lanePlan) (ctx int, source string) {
 	return ctx, source
 }
 
+// PromptsCalibrated reports whether a lane's prompts are sized with the server's
+// /tokenize, so that input_tokens counts the prompt as the server sees it,
+// chat template included. The servers the sim, modal and local (vllm serve)
+// executors start always have /tokenize; an endpoint, an external
+// executor's server or a local custom command may not, and then the load
+// generator approximates one token per word and the chat template comes on
+// top of input_tokens.
+func PromptsCalibrated(in LaneInputs) bool {
+	switch in.ExecutorType {
+	case "sim", "modal":
+		return true
+	case "local":
+		_, custom := in.ExecutorConfig["command"]
+		return !custom
+	}
+	return false
+}
+
+// templateReserve is the context a lane keeps free for the chat template
+// besides input_tokens: nothing when its prompts are calibrated (the
+// template is inside input_tokens), else the shape's template_headroom.
+func templateReserve(in LaneInputs) int {
+	if PromptsCalibrated(in) {
+		return 0
+	}
+	return in.TemplateHeadroom
+}
+
+// contextCheck checks that input + output (+ template_headroom when the
+// prompts are not calibrated) fit the context window the server enforces.
 func contextCheck(l *lanePlan, name string, f *findings) {
 	in := l.Inputs
 	ctx, source := effectiveContext(l)
 	if ctx == 0 {
 		f.add(SeverityWarning, l.ID, "", "context length unknown; context check skipped",
-			fmt.Sprintf("%s: set max_context on model %q so plan can check input + template headroom + output against it.", name, l.Model))
+			fmt.Sprintf("%s: set max_context on model %q so plan can check input + output against it.", name, l.Model))
 		return
 	}
 	if l.arch.MaxPositions > 0 && in.MaxContext > l.arch.MaxPositions {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("max_context %d exceeds the %d positions of %s", in.MaxContext, l.arch.MaxPositions, in.ModelID),
 			fmt.Sprintf("%s: the server refuses a context longer than the model supports; lower max_context on model %q.", name, l.Model))
 	}
-	total := in.InputTokens + in.TemplateHeadroom + in.OutputTokens
+	reserve := templateReserve(in)
+	total := in.InputTokens + reserve + in.OutputTokens
 	if total > ctx {
-		f.add(SeverityError, l.ID, "", fmt.Sprintf("context overflow: input %d + template headroom %d + output %d = %d > %d",
-			in.InputTokens, in.TemplateHeadroom, in.OutputTokens, total, ctx),
-			fmt.Sprintf("%s: every request would be rejected by the server's context guard (%s is %d). Fix one of: lower output_tokens in shape %q to at most %d; lower input_tokens to at most %d; or raise the context window to at least %d.",
-				name, source, ctx, l.Shape, max(ctx-in.InputTokens-in.TemplateHeadroom, 0), max(ctx-in.OutputTokens-in.TemplateHeadroom, 0), total))
+		sum := fmt.Sprintf("input %d + output %d = %d > %d", in.InputTokens, in.OutputTokens, total, ctx)
+		why := "input_tokens counts the prompt as the server sees it (calibrated with its /tokenize, chat template included)"
+		if reserve > 0 {
+			sum = fmt.Sprintf("input %d + template headroom %d + output %d = %d > %d", in.InputTokens, reserve, in.OutputTokens, total, ctx)
+			why = fmt.Sprintf("the %s executor's server may have no /tokenize, so the chat template comes on top of input_tokens and template_headroom reserves room for it", in.ExecutorType)
+		}
+		f.add(SeverityError, l.ID, "", "context overflow: "+sum,
+			fmt.Sprintf("%s: every request would be rejected by the server's context guard (%s is %d; %s). Fix one of: lower output_tokens in shape %q to at most %d; lower input_tokens to at most %d; or raise the context window to at least %d.",
+				name, source, ctx, why, l.Shape, max(ctx-in.InputTokens-reserve, 0), max(ctx-in.OutputTokens-reserve, 0), total))
 		return
 	}
-	if in.API == "chat" && in.TemplateHeadroom == 0 && in.InputTokens+in.OutputTokens+chatTemplateMinTokens > ctx {
-		f.add(SeverityError, l.ID, "", fmt.Sprintf("context overflow with no template headroom: input %d + output %d leaves %d tokens of %d for the chat template",
-			in.InputTokens, in.OutputTokens, ctx-in.InputTokens-in.OutputTokens, ctx),
-			fmt.Sprintf("%s: the chat template adds at least %d tokens to every prompt, so the server would reject it (%s is %d). Set template_headroom (512 is safe) in shape %q and lower input_tokens or output_tokens so that input + template_headroom + output <= %d.",
-				name, chatTemplateMinTokens, source, ctx, l.Shape, ctx))
-		return
-	}
-	if in.API == "chat" && in.TemplateHeadroom == 0 {
-		f.add(SeverityWarning, l.ID, "", "no template headroom for a chat workload",
-			fmt.Sprintf("%s: the chat template adds tokens the shape does not count; set template_headroom in shape %q (512 is safe) so the context check covers them.", name, l.Shape))
+	if !PromptsCalibrated(in) && in.API == "chat" && in.TemplateHeadroom == 0 {
+		f.add(SeverityWarning, l.ID, "", "no template headroom for a chat workload that may not be calibrated",
+			fmt.Sprintf("%s: if the %s executor's server has no /tokenize, prompts are approximated (one token per word) and the chat template, at least %d tokens, comes on top of input_tokens, which %s leaves %d tokens for. Set template_headroom in shape %q (512 is safe) so the context check covers it.",
+				name, in.ExecutorType, chatTemplateMinTokens, source, ctx-in.InputTokens-in.OutputTokens, l.Shape))
 	}
 }
 

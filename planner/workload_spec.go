@@ -43,17 +43,17 @@ func loadDist(d *lang.Distribution, fraction bool) *load.Dist {
 }
 
 // resolveWorkload fixes what the load generator needs beyond the shape: the
-// window draws are clipped to (the server's context less the template
-// headroom) and the server's KV block size (from the resolved runtime,
-// vLLM's default without one), which decides the cache hits a prefix shape
-// intends.
+// window draws are clipped to (the server's context less any template
+// reserve, see templateReserve) and the server's KV block size (from the
+// resolved runtime, vLLM's default without one), which decides the cache
+// hits a prefix shape intends.
 func resolveWorkload(l *lanePlan) {
 	w := l.Inputs.Workload
 	if w == nil {
 		return
 	}
 	if ctx, _ := effectiveContext(l); ctx > 0 {
-		w.Window = max(ctx-l.Inputs.TemplateHeadroom, 0)
+		w.Window = max(ctx-templateReserve(l.Inputs), 0)
 	}
 	w.BlockSize = load.DefaultBlockSize
 	if l.Perf != nil {

@@ -45,7 +45,15 @@ type benchFlags struct {
 	cpus      string
 	slice     time.Duration
 	warmupFor time.Duration
+	config    string
+	sliceSet  bool // --sched-slice was given
 }
+
+// benchOutputFlags are the bench flags that may go with --config: they say
+// where the load goes and where results go, not what load to generate (the
+// server is not part of the load).
+var benchOutputFlags = map[string]bool{"config": true, "url": true, "records": true, "result": true, "json": true,
+	"api-key-env": true, "wait": true, "cpus": true, "sched-slice": true}
 
 func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "bench", usageDoc{
@@ -88,6 +96,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
 	fs.StringVar(&bf.cpus, "cpus", "", "run the load generator on these CPUs only (taskset -c syntax, e.g. 2-3); GOMAXPROCS follows unless set")
 	fs.DurationVar(&bf.slice, "sched-slice", defaultSlice, "ask the kernel scheduler (Linux 6.12+) for this base slice on every thread, so reads wake sooner on a busy host (0: the kernel's default)")
+	fs.StringVar(&bf.config, "config", "", "read every load setting from this JSON file (a loadgen config, the typed message the modal executor sends; - for stdin); only --url and the output and placement flags may go with it")
 	sloFlags(fs.FlagSet, &cfg.SLO)
 	pos, code, ok := fs.parse(args)
 	if !ok {
@@ -98,6 +107,22 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	bf.sliceSet = set["sched-slice"]
+	if bf.config != "" {
+		for name := range set {
+			if !benchOutputFlags[name] {
+				return fs.usageError("--%s cannot be combined with --config: the config file holds every load setting", name)
+			}
+		}
+		c, err := loadgen.ReadConfigFile(bf.config, env.Stdin)
+		if err != nil {
+			return fs.usageError("--config %s: %v", bf.config, err)
+		}
+		if set["url"] {
+			c.BaseURL = cfg.BaseURL
+		}
+		return runBench(ctx, env, c, bf)
+	}
 	cfg.Streaming = !bf.noStream
 	cfg.WarmupDurationMs = bf.warmupFor.Milliseconds()
 	if bf.warmupFor > 0 && !set["warmup"] {
@@ -108,11 +133,6 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	if bf.grace == 0 {
 		cfg.GraceMs = 1 // zero means the default in loadgen; the user asked for none
 	}
-	if bf.apiKeyEnv != "" {
-		if cfg.APIKey = env.Getenv(bf.apiKeyEnv); cfg.APIKey == "" {
-			return fs.usageError("environment variable %s is empty; export the token there or drop --api-key-env", bf.apiKeyEnv)
-		}
-	}
 	if (set["arrival"] || set["burstiness"]) && cfg.RequestRate == 0 {
 		name := "--arrival"
 		if !set["arrival"] {
@@ -120,7 +140,18 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return fs.usageError("%s needs --request-rate (it shapes an open-loop schedule)", name)
 	}
-	if code := placeProcess(env, "infercrane bench", bf.cpus, bf.slice, set["sched-slice"]); code != 0 {
+	return runBench(ctx, env, cfg, bf)
+}
+
+// runBench runs the load cfg describes and writes its results as bf says.
+func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlags) int {
+	if bf.apiKeyEnv != "" {
+		if cfg.APIKey = env.Getenv(bf.apiKeyEnv); cfg.APIKey == "" {
+			fmt.Fprintf(env.Stderr, "infercrane bench: environment variable %s is empty; export the token there or drop --api-key-env\n", bf.apiKeyEnv)
+			return 2
+		}
+	}
+	if code := placeProcess(env, "infercrane bench", bf.cpus, bf.slice, bf.sliceSet); code != 0 {
 		return code
 	}
 	if bf.wait > 0 {
@@ -154,13 +185,13 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
 		return 1
 	}
-	code = 0
+	code := 0
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
 		code = 1
 	}
 	if bf.records != "" && sink == nil {
-		if werr := writeRecordsFile(bf.records, res.Records); werr != nil {
+		if werr := loadgen.WriteRecordsFile(bf.records, res.Records); werr != nil {
 			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
 			code = 1
 		}
@@ -235,18 +266,6 @@ func (s *recordsSink) close() error {
 		return fmt.Errorf("write records: %w", err)
 	}
 	return nil
-}
-
-func writeRecordsFile(path string, recs []loadgen.Record) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write records: %w", err)
-	}
-	if err := loadgen.WriteRecords(f, recs); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // writeResultFile writes res as JSON to path, or to stdout for "-".
@@ -331,16 +350,7 @@ func newProgressLine(w io.Writer) *progressLine {
 }
 
 func (p *progressLine) update(pr loadgen.Progress) {
-	phase := "bench"
-	if pr.Warmup {
-		phase = "warmup"
-	}
-	total := "?"
-	if pr.Total > 0 {
-		total = fmt.Sprint(pr.Total)
-	}
-	line := fmt.Sprintf("%s: %d/%s done, %d errors, %d in flight, %.0f tok/s, %.1fs",
-		phase, pr.Done, total, pr.Errors, pr.InFlight, pr.TokensPerSecond, pr.Elapsed.Seconds())
+	line := pr.String()
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.wrote = true

@@ -25,6 +25,11 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"infercrane": func() { os.Exit(run(osEnv(testWiring(os.Getenv)), os.Args[1:])) },
+		// The modal executor copies this test binary into the stand-in's
+		// sandboxes as infercrane-loadgen (no real one is next to it); it
+		// answers that binary's command lines (bench --config, probe) as
+		// infercrane does.
+		"infercrane-loadgen": func() { os.Exit(run(osEnv(testWiring(os.Getenv)), os.Args[1:])) },
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/infercrane/infercrane/plugins/modal"
+	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
 // addProbeCommands registers the commands of this file (called by setupCommands).
@@ -35,7 +35,7 @@ func runProbe(env *cliEnv, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("give exactly one URL, got %d", len(pos))
 	}
-	if err := modal.Probe(context.Background(), pos[0], *timeout); err != nil {
+	if err := loadgen.Probe(context.Background(), pos[0], *timeout); err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane probe: %v\n", err)
 		return 1
 	}

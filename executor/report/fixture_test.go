@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -89,13 +90,16 @@ func fixtureInputRuns(n, out, nruns int) Input {
 		runs["bbbb2222"] = append(runs["bbbb2222"], RunData{Run: r, Records: big, RecordsFile: "runs/bbbb2222/" + string(rune('0'+r)) + ".jsonl",
 			FinishedAt: "2026-11-29T11:4" + string(rune('0'+r)) + ":00Z", Server: map[string]string{"engine": "sim"}})
 	}
-	gates := map[string]*GateSpec{}
-	for name, src := range map[string]string{
-		"clean":  "lane.failed == 0",
-		"fast":   "lane.ttft_p95_ms <= 55",
-		"stable": "lane.cv.output_token_throughput <= 0.5",
-	} {
-		gates[name] = mustGate(name, src, "gate "+name+" failed", 0, 0)
+	// The gates as the planner resolves fixtureSpec's gate blocks (with
+	// var.min_runs = 2).
+	plan.Screens[0].GateSpecs = []planner.Gate{
+		{Name: "clean", Condition: "lane.failed == 0", Metrics: []string{"failed"}, ErrorMessage: "Every request must succeed."},
+		{Name: "fast", Condition: "lane.ttft_p95_ms <= 55", Metrics: []string{"ttft_p95_ms"}, ErrorMessage: "p95 TTFT must stay within 55 ms."},
+		{Name: "stable", Condition: "lane.cv.output_token_throughput <= 0.5", Metrics: []string{"cv.output_token_throughput"}, ErrorMessage: "Throughput must be stable.", MinRuns: 2},
+	}
+	gates, warnings := GatesFromPlan(plan)
+	if len(warnings) > 0 || len(gates) != 3 {
+		panic(fmt.Sprint(gates, warnings))
 	}
 	return Input{
 		Plan: plan, Runs: runs, Gates: gates, ObservedAt: fixtureTime, InfercraneVersion: "0.1.0", Resamples: 500,

@@ -1,124 +1,40 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
-	"github.com/zclconf/go-cty/cty/gocty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner"
 )
 
-// GatesFromConfig converts the gate blocks of a loaded spec.
-func GatesFromConfig(cfg *lang.Config) map[string]*GateSpec {
-	out := map[string]*GateSpec{}
-	if cfg == nil {
-		return out
-	}
-	for name, g := range cfg.Gates {
-		if g == nil {
-			continue
-		}
-		gs := &GateSpec{Name: name, Condition: g.Condition, ErrorMessage: g.ErrorMessage, MinRuns: g.MinRuns, MaxCV: g.MaxCV}
-		if g.Condition != nil {
-			gs.ConditionText = sourceText(cfg.Files, g.Condition.Range())
-		}
-		out[name] = gs
-	}
-	return out
-}
-
-// sourceText returns the source bytes of rng, or "" when the file is not at hand.
-func sourceText(files map[string][]byte, rng hcl.Range) string {
-	src, ok := files[rng.Filename]
-	if !ok || rng.End.Byte > len(src) || rng.Start.Byte > rng.End.Byte {
-		return ""
-	}
-	return oneLine(string(src[rng.Start.Byte:rng.End.Byte]))
-}
-
-// GatesFromSnapshot reads the gate blocks of a spec snapshot (file name ->
-// source, as a saved plan keeps it) without loading the whole spec: each
-// gate's condition is kept as an expression; error_message, min_runs and
-// max_cv are evaluated with the recorded variable values. Problems are
-// returned as warnings naming the gate.
-func GatesFromSnapshot(spec map[string]string, variables map[string]any) (map[string]*GateSpec, []string) {
+// GatesFromPlan returns the gates the plan resolved for its screens (the
+// report evaluates exactly those; it never reads gate blocks from the spec).
+// A gate whose recorded condition does not parse, or a screen gate the plan
+// has no spec for (a plan written before gates were recorded), is left out
+// and named in warnings, so its results are inconclusive.
+func GatesFromPlan(p *planner.Plan) (map[string]*GateSpec, []string) {
 	out := map[string]*GateSpec{}
 	var warnings []string
-	ctx := &hcl.EvalContext{Functions: lang.Functions(), Variables: map[string]cty.Value{"var": variablesValue(variables)}}
-	names := make([]string, 0, len(spec))
-	for n := range spec {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, fname := range names {
-		if !strings.HasSuffix(fname, ".hcl") {
-			continue
-		}
-		src := []byte(spec[fname])
-		f, diags := hclsyntax.ParseConfig(src, fname, hcl.InitialPos)
-		if diags.HasErrors() {
-			warnings = append(warnings, fmt.Sprintf("spec snapshot %s does not parse: %s", fname, firstSummary(diags)))
-			continue
-		}
-		body, ok := f.Body.(*hclsyntax.Body)
-		if !ok {
-			continue
-		}
-		for _, b := range body.Blocks {
-			if b.Type != "gate" || len(b.Labels) != 1 {
+	for _, s := range p.Screens {
+		recorded := map[string]bool{}
+		for _, g := range s.GateSpecs {
+			recorded[g.Name] = true
+			if _, done := out[g.Name]; done {
 				continue
 			}
-			gs := &GateSpec{Name: b.Labels[0]}
-			files := map[string][]byte{fname: src}
-			if a, ok := b.Body.Attributes["condition"]; ok {
-				gs.Condition = a.Expr
-				gs.ConditionText = sourceText(files, a.Expr.Range())
+			lg, diags := lang.ParseGate(g.Name, g.Condition, g.ErrorMessage, g.MinRuns, g.MaxCV)
+			if diags.HasErrors() {
+				warnings = append(warnings, fmt.Sprintf("gate %s: the plan's condition %q is not a valid gate condition (%s); it is inconclusive", g.Name, g.Condition, firstSummary(diags)))
+				continue
 			}
-			if a, ok := b.Body.Attributes["error_message"]; ok {
-				if v, d := a.Expr.Value(ctx); !d.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
-					gs.ErrorMessage = v.AsString()
-				} else {
-					gs.ErrorMessage = sourceText(files, a.Expr.Range())
-				}
+			out[g.Name] = &GateSpec{Name: g.Name, Condition: lg.Condition, ConditionText: oneLine(g.Condition),
+				ErrorMessage: g.ErrorMessage, MinRuns: g.MinRuns, MaxCV: g.MaxCV}
+		}
+		for _, name := range s.Gates {
+			if !recorded[name] {
+				warnings = append(warnings, fmt.Sprintf("screen %s: the plan records no condition for gate %s (it was made by an older infercrane), so the gate is inconclusive; plan and apply again to record it", s.Name, name))
 			}
-			for attr, dst := range map[string]any{"min_runs": &gs.MinRuns, "max_cv": &gs.MaxCV} {
-				a, ok := b.Body.Attributes[attr]
-				if !ok {
-					continue
-				}
-				v, d := a.Expr.Value(ctx)
-				if d.HasErrors() || gocty.FromCtyValue(v, dst) != nil {
-					warnings = append(warnings, fmt.Sprintf("gate %s: %s could not be evaluated from the spec snapshot; it is ignored", gs.Name, attr))
-				}
-			}
-			out[gs.Name] = gs
 		}
 	}
 	return out, warnings
-}
-
-// variablesValue turns recorded variable values into the `var` object.
-func variablesValue(vars map[string]any) cty.Value {
-	attrs := map[string]cty.Value{}
-	for k, v := range vars {
-		b, err := json.Marshal(v)
-		if err != nil {
-			continue
-		}
-		t, err := ctyjson.ImpliedType(b)
-		if err != nil {
-			continue
-		}
-		if cv, err := ctyjson.Unmarshal(b, t); err == nil {
-			attrs[k] = cv
-		}
-	}
-	return cty.ObjectVal(attrs)
 }

@@ -41,9 +41,10 @@ type Options struct {
 	Formats []string
 	// OutDir receives the files (empty: the state's reports/ directory).
 	OutDir string
-	// Config is the loaded spec; its gates are used only when the state's
-	// plan.json has no spec snapshot. The evidence is otherwise built from
-	// the state alone, so that verify can rebuild it.
+	// Config is the loaded spec; only its trace digests are used, and only
+	// when the state's plan.json has no spec snapshot. Gates always come
+	// from the plan (Screen.GateSpecs) and the evidence from the state, so
+	// that verify can rebuild it.
 	Config *lang.Config
 	// Cleanup are the teardown facts of the apply that just ran; nil reads
 	// them from STATE_DIR/reports/cleanup.json when an earlier apply left them.
@@ -353,17 +354,14 @@ func LoadInput(stateDir string, opts Options) (*Input, []string, error) {
 		// so regenerating it later gives the same document.
 		InfercraneVersion: plan.InfercraneVersion, Secrets: opts.Secrets, Resamples: opts.Resamples, Cleanup: opts.Cleanup,
 	}
+	var w []string
+	in.Gates, w = GatesFromPlan(plan)
+	warnings = append(warnings, w...)
 	switch {
 	case saved != nil:
-		var w []string
-		in.Gates, w = GatesFromSnapshot(saved.Spec, saved.Variables)
-		warnings = append(warnings, w...)
 		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(nil, saved)
 	case opts.Config != nil:
-		in.Gates = GatesFromConfig(opts.Config)
 		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(opts.Config, nil)
-	default:
-		warnings = append(warnings, "the state's plan.json has no spec snapshot, so gates are inconclusive; re-run apply to record it")
 	}
 	if in.Cleanup == nil {
 		in.Cleanup = loadCleanup(stateDir)

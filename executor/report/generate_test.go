@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/infercrane/infercrane/planner"
 	"io"
 	"math"
 	"os"
@@ -96,9 +97,9 @@ func TestGoldenEvidence(t *testing.T) {
 	}
 }
 
-// TestGatesFromSnapshot: the gate attributes come from the spec snapshot,
-// min_runs through a variable.
-func TestGatesFromSnapshot(t *testing.T) {
+// TestGatesFromPlan: the gates evaluated are the plan's (Screen.GateSpecs),
+// not gate blocks read again from the spec snapshot.
+func TestGatesFromPlan(t *testing.T) {
 	_, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
 	ev := oc.Evidence[0]
 	for _, m := range ev.Models {
@@ -377,24 +378,28 @@ func TestVerifyNamesChangedRecords(t *testing.T) {
 	}
 }
 
-// TestGatesFromSnapshotWarns: an attribute that cannot be evaluated from
-// the snapshot is named, and the gate still evaluates its condition.
-func TestGatesFromSnapshotWarns(t *testing.T) {
-	gates, warnings := GatesFromSnapshot(map[string]string{
-		"a.hcl":      "gate \"g\" {\n  condition = lane.failed == 0\n  min_runs = local.n\n}\n",
-		"b.hcl":      "gate \"broken\" {",
-		"notes.txt":  "gate \"ignored\" {}",
-		"c.vars.hcl": "",
-	}, nil)
-	if g := gates["g"]; g == nil || g.ConditionText != "lane.failed == 0" || g.MinRuns != 0 {
+// TestGatesFromPlanWarns: a gate the plan names without a recorded
+// condition (an older plan) or with one that does not parse is named, and
+// left out (its results are inconclusive); a condition may use lane.* only.
+func TestGatesFromPlanWarns(t *testing.T) {
+	p := &planner.Plan{Screens: []*planner.Screen{{Name: "s", Gates: []string{"g", "old", "broken", "other"},
+		GateSpecs: []planner.Gate{
+			{Name: "g", Condition: "lane.failed == 0 &&\n  lane.failures.timeout == 0", MinRuns: 2},
+			{Name: "broken", Condition: "lane.failed =="},
+			{Name: "other", Condition: "var.x == 1"},
+		}}}}
+	gates, warnings := GatesFromPlan(p)
+	if g := gates["g"]; g == nil || g.ConditionText != "lane.failed == 0 && lane.failures.timeout == 0" || g.MinRuns != 2 || g.Condition == nil {
 		t.Fatalf("gate g: %+v", gates["g"])
 	}
-	if _, ok := gates["ignored"]; ok {
-		t.Error("a non-HCL file was read")
+	if len(gates) != 1 {
+		t.Errorf("gates %v", gates)
 	}
 	joined := strings.Join(warnings, "\n")
-	if !strings.Contains(joined, "gate g: min_runs could not be evaluated") || !strings.Contains(joined, "b.hcl does not parse") {
-		t.Errorf("warnings: %q", warnings)
+	for _, want := range []string{"the plan records no condition for gate old", `gate broken: the plan's condition "lane.failed ==" is not a valid gate condition`, "gate other:"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q: %q", want, warnings)
+		}
 	}
 }
 

@@ -36,8 +36,16 @@ func BenchmarkRunOverhead(b *testing.B) {
 	l := load(32)
 	l.Concurrency = 4
 	records := filepath.Join(b.TempDir(), "direct.jsonl")
-	direct := modal.BenchCommand(srv.Model, l, records)
-	direct[0] = bin
+	msg, err := modal.LoadMessage(srv.Model, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	config := filepath.Join(b.TempDir(), "load.json")
+	if err := os.WriteFile(config, msg, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	direct := modal.BenchCommand(config, records)
+	direct[0] = loadgenBin
 	for i, a := range direct {
 		direct[i] = strings.Replace(a, "127.0.0.1:8000", "127.0.0.1:"+strconv.Itoa(meta.Port), 1)
 	}

@@ -1,7 +1,6 @@
 package modal
 
 import (
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -16,8 +15,9 @@ const (
 	ServerPort = 8000
 	// WorkDir holds the copied binary and run records inside the sandbox.
 	WorkDir = "/infercrane"
-	// RemoteBinary is where the infercrane binary is copied to.
-	RemoteBinary = WorkDir + "/bin/infercrane"
+	// RemoteBinary is where the load generator binary (infercrane-loadgen,
+	// or a whole infercrane) is copied to.
+	RemoteBinary = WorkDir + "/bin/infercrane-loadgen"
 )
 
 // localURL is the server's address as seen from inside the sandbox.
@@ -95,73 +95,28 @@ func recordsPath(r executor.RunSpec) string {
 	return path.Join(WorkDir, "runs", safeName(r.Lane)+"-"+strconv.Itoa(r.Run)+".jsonl")
 }
 
+// LoadMessage is a run's load as the typed message sent into the sandbox:
+// the plan's loadgen config for the served model. It is the JSON `bench
+// --config` reads, so nothing is lost to a flag round trip (a drawn
+// workload, SLOs, warmup, a trace, timeouts all travel as they are). The
+// server's address is not part of the load: BenchCommand gives it.
+func LoadMessage(model string, c loadgen.Config) ([]byte, error) {
+	c.BaseURL, c.Model = "", model
+	return loadgen.MarshalConfig(c)
+}
+
 // BenchCommand is the load generator's command line inside the sandbox: it
-// targets the server on localhost, prints the summary as JSON on stdout and
-// writes per-request records to recordsPath.
-func BenchCommand(model string, c loadgen.Config, records string) []string {
-	argv := []string{RemoteBinary, "bench",
-		"--url", localURL,
-		"--model", model,
-		"--input-tokens", strconv.Itoa(c.InputTokens),
-		"--output-tokens", strconv.Itoa(c.OutputTokens),
-		"--requests", strconv.Itoa(c.Requests),
-		"--seed", strconv.FormatInt(c.Seed, 10),
-	}
-	if c.Concurrency > 0 {
-		argv = append(argv, "--concurrency", strconv.Itoa(c.Concurrency))
-	}
-	if c.RequestRate > 0 {
-		argv = append(argv, "--request-rate", ftoa(c.RequestRate))
-		if c.Arrival != "" {
-			argv = append(argv, "--arrival", c.Arrival)
-		}
-		if c.Burstiness > 0 {
-			argv = append(argv, "--burstiness", ftoa(c.Burstiness))
-		}
-	}
-	// Always explicit: bench's own default (one request) is not the plan's.
-	argv = append(argv, "--warmup", strconv.Itoa(c.Warmup))
-	if c.WarmupDurationMs > 0 {
-		argv = append(argv, "--warmup-duration", fmt.Sprintf("%dms", c.WarmupDurationMs))
-	}
-	if c.API != "" {
-		argv = append(argv, "--api", c.API)
-	}
-	if !c.Streaming {
-		argv = append(argv, "--no-stream")
-	}
-	if c.DurationMs > 0 {
-		argv = append(argv, "--duration", fmt.Sprintf("%dms", c.DurationMs))
-	}
-	if c.TimeoutMs > 0 {
-		argv = append(argv, "--timeout", fmt.Sprintf("%dms", c.TimeoutMs))
-	}
-	if c.GraceMs > 0 {
-		argv = append(argv, "--grace", fmt.Sprintf("%dms", c.GraceMs))
-	}
-	if c.RampUpMs > 0 {
-		argv = append(argv, "--ramp-up", fmt.Sprintf("%dms", c.RampUpMs))
-	}
-	if c.H2C {
-		argv = append(argv, "--h2c")
-	}
-	if c.TraceFile != "" {
-		// The caller copied the trace into the sandbox at c.TraceFile.
-		argv = append(argv, "--trace", c.TraceFile)
-		if c.TimeScale > 0 {
-			argv = append(argv, "--time-scale", ftoa(c.TimeScale))
-		}
-	}
-	if c.SLO.TTFTMs > 0 {
-		argv = append(argv, "--slo-ttft", ftoa(c.SLO.TTFTMs))
-	}
-	if c.SLO.TPOTMs > 0 {
-		argv = append(argv, "--slo-tpot", ftoa(c.SLO.TPOTMs))
-	}
-	if c.SLO.LatencyMs > 0 {
-		argv = append(argv, "--slo-latency", ftoa(c.SLO.LatencyMs))
-	}
-	return append(argv, "--records", records, "--json")
+// reads the load from config (a LoadMessage copied in), sends it to the
+// server on localhost, prints the summary as JSON on stdout and writes
+// per-request records to records. Both infercrane-loadgen and infercrane
+// accept it.
+func BenchCommand(config, records string) []string {
+	return []string{RemoteBinary, "bench", "--url", localURL, "--config", config, "--records", records, "--json"}
+}
+
+// loadPath is where a run's load message is copied in the sandbox.
+func loadPath(r executor.RunSpec) string {
+	return path.Join(WorkDir, "runs", safeName(r.Lane)+"-"+strconv.Itoa(r.Run)+".load.json")
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -37,7 +37,7 @@ type Config struct {
 	HealthTimeout time.Duration // deadline for vLLM's /health after the sandbox starts
 	Region        string
 	Cloud         string
-	Binary        string // path of a linux/amd64 infercrane binary (empty: this one, or built)
+	Binary        string // path of a linux/amd64 load generator binary (empty: see ResolveBinary)
 }
 
 // Schema describes the attributes of a modal executor block.
@@ -55,7 +55,7 @@ func Schema() executor.Schema {
 		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(MaxTimeout), Doc: `Deadline for vLLM's /health to answer 200, image pull and model download included (default "20m", or two thirds of a shorter timeout).`},
 		{Name: "region", Type: executor.AttrString, Doc: `Modal region to run in, e.g. "us-east" (default: any).`},
 		{Name: "cloud", Type: executor.AttrString, Doc: `Cloud provider, e.g. "aws", "gcp", "oci" (default: any).`},
-		{Name: "binary", Type: executor.AttrString, Doc: "Path of a linux/amd64 infercrane binary copied into the sandbox (default: the running binary when it is linux/amd64, else built with go build)."},
+		{Name: "binary", Type: executor.AttrString, Doc: "Path of the linux/amd64 load generator copied into the sandbox: infercrane-loadgen, or a whole infercrane (default: the infercrane-loadgen next to the running binary, else the running binary when it is linux/amd64, else built with go build)."},
 	}}
 }
 

@@ -1,10 +1,12 @@
 package modal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 func TestParseConfigDefaults(t *testing.T) {
@@ -162,27 +165,34 @@ func TestServeCommandPinsFlags(t *testing.T) {
 	}
 }
 
-func TestBenchCommand(t *testing.T) {
+// TestLoadMessage: the load travels into the sandbox as the JSON of the
+// plan's loadgen config (the server's address on the command line); every setting
+// survives (a flag round trip used to drop the drawn workload), and the API
+// key never travels.
+func TestLoadMessage(t *testing.T) {
 	c := loadgen.Config{InputTokens: 512, OutputTokens: 64, Concurrency: 8, Requests: 32, Seed: 17, Streaming: true,
-		RequestRate: 4, Arrival: "poisson", Warmup: 2}
-	got := strings.Join(BenchCommand("Qwen/Qwen3-0.6B", c, "/infercrane/runs/l-1.jsonl"), " ")
-	for _, want := range []string{RemoteBinary + " bench", "--url http://127.0.0.1:8000", "--model Qwen/Qwen3-0.6B", "--input-tokens 512",
-		"--output-tokens 64", "--concurrency 8", "--requests 32", "--seed 17", "--request-rate 4", "--arrival poisson", "--warmup 2",
-		"--records /infercrane/runs/l-1.jsonl", "--json"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("bench command lacks %q: %s", want, got)
-		}
+		RequestRate: 4, Arrival: "poisson", Warmup: 2, SLO: loadgen.SLO{TTFTMs: 250, TPOTMs: 12.5},
+		TraceFile: "/infercrane/traces/t.jsonl", TimeScale: 0.5, GraceMs: 2000, H2C: true, APIKey: "sk-never",
+		Workload: &load.Spec{Window: 4096, BlockSize: 16, Prefix: &load.Prefix{Groups: 4}}}
+	msg, err := LoadMessage("Qwen/Qwen3-0.6B", c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	c.SLO = loadgen.SLO{TTFTMs: 250, TPOTMs: 12.5}
-	c.TraceFile, c.TimeScale, c.GraceMs, c.H2C = "/infercrane/traces/t.jsonl", 0.5, 2000, true
-	got = strings.Join(BenchCommand("m", c, "/r.jsonl"), " ")
-	for _, want := range []string{"--slo-ttft 250", "--slo-tpot 12.5", "--trace /infercrane/traces/t.jsonl", "--time-scale 0.5", "--grace 2000ms", "--h2c"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("bench command lacks %q: %s", want, got)
-		}
+	if strings.Contains(string(msg), "sk-never") {
+		t.Fatal("the API key is in the load message")
 	}
-	if strings.Contains(got, "--no-stream") {
-		t.Error("streaming run asked for no streaming")
+	got, err := loadgen.ReadConfig(bytes.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c
+	want.BaseURL, want.Model, want.APIKey = "", "Qwen/Qwen3-0.6B", ""
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the load changed on the way:\n got %+v\nwant %+v", got, want)
+	}
+	argv := strings.Join(BenchCommand("/infercrane/runs/l-1.load.json", "/infercrane/runs/l-1.jsonl"), " ")
+	if argv != RemoteBinary+" bench --url http://127.0.0.1:8000 --config /infercrane/runs/l-1.load.json --records /infercrane/runs/l-1.jsonl --json" {
+		t.Fatal(argv)
 	}
 }
 

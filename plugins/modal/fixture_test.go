@@ -18,14 +18,16 @@ import (
 )
 
 // bin is a real infercrane binary built for these tests: inside the local
-// sandboxes its `sim serve` stands in for `vllm serve` and its `bench` is the
-// load generator, exactly as the real binary runs inside Modal's. It is built
-// on first use, so unit tests and fuzzing do not pay for it.
+// sandboxes its `sim serve` stands in for `vllm serve`; loadgenBin is the
+// real infercrane-loadgen the executor copies in and runs as the load
+// generator, exactly as inside Modal's sandboxes. They are built on first
+// use, so unit tests and fuzzing do not pay for them.
 var (
-	bin      string
-	binDir   string
-	binOnce  sync.Once
-	binError error
+	bin        string
+	loadgenBin string
+	binDir     string
+	binOnce    sync.Once
+	binError   error
 )
 
 func buildBinary(t testing.TB) {
@@ -35,10 +37,10 @@ func buildBinary(t testing.TB) {
 		if binError != nil {
 			return
 		}
-		bin = filepath.Join(binDir, "infercrane")
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/infercrane/infercrane/cmd/infercrane").CombinedOutput()
+		bin, loadgenBin = filepath.Join(binDir, "infercrane"), filepath.Join(binDir, modal.LoadgenName)
+		out, err := exec.Command("go", "build", "-o", binDir, "github.com/infercrane/infercrane/cmd/infercrane", "github.com/infercrane/infercrane/cmd/infercrane-loadgen").CombinedOutput()
 		if err != nil {
-			binError = fmt.Errorf("building infercrane for the modal tests: %v\n%s", err, out)
+			binError = fmt.Errorf("building infercrane and infercrane-loadgen for the modal tests: %v\n%s", err, out)
 		}
 	})
 	if binError != nil {
@@ -78,7 +80,9 @@ func newFixture(t testing.TB, cfg map[string]any, tweak func(*localcloud.Cloud))
 	if cfg == nil {
 		cfg = map[string]any{}
 	}
-	cfg["binary"] = bin
+	if _, set := cfg["binary"]; !set {
+		cfg["binary"] = loadgenBin
+	}
 	e, err := modal.NewExecutor(cfg, modal.WithCloud(f.cloud), modal.WithPollInterval(50*time.Millisecond),
 		modal.WithCapacityBackoff(fast), modal.WithTerminateBackoff(fast),
 		modal.WithProgress(func(dep, line string) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +33,10 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 			return nil, e.runFailure(ctx, dep, r, fmt.Errorf("copying the trace %s in: %w", r.Load.TraceFile, err), "")
 		}
 	}
-	argv := BenchCommand(s.Model, load, records)
+	if err := e.copyLoad(ctx, dep, s.Model, load, loadPath(r)); err != nil {
+		return nil, e.runFailure(ctx, dep, r, err, "")
+	}
+	argv := BenchCommand(loadPath(r), records)
 	dep.log.note("run %d of lane %s: starting the load generator", r.Run, r.Lane)
 	start := e.now()
 	p, err := dep.sb.Exec(ctx, argv, ExecOptions{Timeout: e.cfg.Timeout})
@@ -80,6 +85,28 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 	}
 	dep.log.note("run %d of lane %s: %d of %d requests succeeded in %.1fs", r.Run, r.Lane, sum.Succeeded, sum.Requests, elapsed)
 	return &executor.RunResult{Summary: sum, Records: recs, GPUSeconds: elapsed * float64(dep.gpus)}, nil
+}
+
+// copyLoad writes the run's load message to a local file and copies it
+// into the sandbox at remote.
+func (e *Executor) copyLoad(ctx context.Context, dep *deployed, model string, c loadgen.Config, remote string) error {
+	msg, err := LoadMessage(model, c)
+	if err != nil {
+		return fmt.Errorf("encoding the load: %w", err)
+	}
+	f, err := os.CreateTemp("", "infercrane-load-*.json")
+	if err != nil {
+		return fmt.Errorf("writing the load message: %w", err)
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.Write(msg)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		return fmt.Errorf("writing the load message: %v", errors.Join(werr, cerr))
+	}
+	if err := dep.sb.CopyIn(ctx, f.Name(), remote); err != nil {
+		return fmt.Errorf("copying the load message in: %w", err)
+	}
+	return nil
 }
 
 // runFailure explains a failed run, telling a killed sandbox apart from a

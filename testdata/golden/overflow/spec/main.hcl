@@ -1,5 +1,7 @@
-# A long-prompt shape without template headroom: input + output fill the
-# 8192-token window exactly, so the chat template overflows it. Plan
+# input_tokens counts the prompt as the calibrated load generator sends it
+# (chat template included), so long_prefill, which fills the 8192-token
+# window exactly, fits; too_long does not (6000 + 2300 > 8192), whatever its
+# template_headroom (counted only for uncalibrated endpoint lanes). Plan
 # reports it before any GPU time is spent.
 model "qwen06" {
   id          = "Qwen/Qwen3-0.6B"
@@ -31,7 +33,7 @@ shape "long_prefill" {
 
 shape "too_long" {
   input_tokens      = 6000
-  output_tokens     = 2048
+  output_tokens     = 2300
   template_headroom = 512
   concurrency       = 4
   requests          = 32

@@ -1,4 +1,4 @@
-package modal
+package loadgen
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 )
 
 // Probe GETs url once and succeeds on a 2xx answer. The modal executor runs
-// it inside sandboxes as `infercrane probe URL` to wait for vLLM's /health.
+// it inside sandboxes as `infercrane-loadgen probe URL` (or `infercrane
+// probe URL`) to wait for vLLM's /health.
 func Probe(ctx context.Context, url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

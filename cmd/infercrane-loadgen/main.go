@@ -1,0 +1,117 @@
+// Command infercrane-loadgen is InferCrane's load generator alone, the
+// small binary the modal executor copies into each sandbox (instead of the
+// whole CLI) so that the load runs next to the server.
+//
+// It reads the load to generate as one typed message, the JSON of a
+// loadgen.Config (exactly what the plan resolved for the run), runs it,
+// writes the per-request records as JSONL and prints the summary as JSON on
+// stdout; progress lines go to stderr. Its command line is the one
+// `infercrane bench` accepts for the same job, so either binary can serve:
+//
+//	infercrane-loadgen bench --config FILE [--url URL] [--records FILE] [--json]
+//	infercrane-loadgen probe [--timeout D] URL
+//
+// probe exits 0 when URL answers 2xx: the executor's health check of the
+// server inside the sandbox.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "probe" {
+		return probe(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "bench" {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("infercrane-loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "the load to generate: a loadgen config as JSON (- for stdin); required")
+	url := fs.String("url", "", "server base URL (overrides the config's base_url)")
+	records := fs.String("records", "", "write per-request records (JSONL) to this file")
+	fs.Bool("json", true, "print the summary as JSON (always on; accepted for bench compatibility)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: infercrane-loadgen [bench] --config FILE [--url URL] [--records FILE] [--json]")
+		fmt.Fprintln(stderr, "\nRuns the load a loadgen config describes and prints its summary as JSON.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if *config == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := loadgen.ReadConfigFile(*config, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
+		return 2
+	}
+	if *url != "" {
+		cfg.BaseURL = *url
+	}
+	res, err := loadgen.Run(ctx, cfg, loadgen.WithProgress(func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }, 5*time.Second))
+	if res == nil {
+		fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
+		return 1
+	}
+	code := 0
+	if err != nil {
+		fmt.Fprintf(stderr, "infercrane-loadgen: interrupted (%v); the summary covers the requests that finished\n", err)
+		code = 1
+	}
+	if *records != "" {
+		if err := loadgen.WriteRecordsFile(*records, res.Records); err != nil {
+			fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
+			code = 1
+		}
+	}
+	b, err := json.Marshal(res.Summary)
+	if err != nil {
+		fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	return code
+}
+
+// probe is `infercrane probe`: exit 0 when URL answers 2xx within --timeout.
+func probe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("infercrane-loadgen probe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "Usage: infercrane-loadgen probe [--timeout D] URL")
+		return 2
+	}
+	if err := loadgen.Probe(ctx, fs.Arg(0), *timeout); err != nil {
+		fmt.Fprintf(stderr, "infercrane-loadgen probe: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "ok")
+	return 0
+}
