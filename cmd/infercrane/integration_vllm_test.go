@@ -140,7 +140,11 @@ func TestIntegrationVLLMApply(t *testing.T) {
 					OutputTokens int `json:"output_tokens"`
 				} `json:"workload"`
 				Aggregate map[string]any `json:"aggregate"`
-				Runs      []any          `json:"runs"`
+				Runs      []struct {
+					WarmupRequests int                     `json:"warmup_requests"`
+					ServerView     *loadgen.ServerView     `json:"server_view"`
+					ClientVsServer *loadgen.Reconciliation `json:"client_vs_server"`
+				} `json:"runs"`
 			} `json:"campaigns"`
 		} `json:"models"`
 		Cleanup map[string]any `json:"cleanup"`
@@ -157,6 +161,19 @@ func TestIntegrationVLLMApply(t *testing.T) {
 		}
 		if f, _ := c.Aggregate["failed"].(float64); f != 0 {
 			t.Errorf("%s: %v failed requests", c.Profile, f)
+		}
+		// vLLM's own histograms over each run's measured requests sit
+		// beside the client's figures, and the warmup request is counted.
+		for i, r := range c.Runs {
+			v, rc := r.ServerView, r.ClientVsServer
+			if r.WarmupRequests != 1 || v == nil || v.TTFTMs == nil || v.TPOTMs == nil || v.ITLMs == nil || v.LatencyMs == nil || rc == nil {
+				t.Errorf("%s run %d: warmup %d, server view %+v, reconciliation %+v", c.Profile, i+1, r.WarmupRequests, v, rc)
+				continue
+			}
+			if want, _ := c.Aggregate["succeeded"].(float64); !rc.Comparable || float64(v.LatencyMs.Count)*float64(len(c.Runs)) != want {
+				t.Errorf("%s run %d: vLLM finished %d requests (comparable %v: %s); the runs measured %v in all", c.Profile, i+1, v.LatencyMs.Count, rc.Comparable, rc.Reason, want)
+			}
+			t.Logf("%s run %d: client vs vLLM: %+v; flagged %v", c.Profile, i+1, rc.Checks, rc.Flagged)
 		}
 	}
 	if !bytes.Contains(raw, []byte("vllm:")) {
