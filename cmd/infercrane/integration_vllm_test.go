@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -122,7 +123,19 @@ func TestIntegrationVLLMApply(t *testing.T) {
 		}
 		t.Fatalf("apply exited %d", code)
 	}
-	if left := vllmProcesses(model); len(left) > 0 {
+	// Only the server this apply deployed counts: on a shared machine other
+	// tests may serve the same model meanwhile.
+	if m := regexp.MustCompile(`Deployed \S+ at http://127\.0\.0\.1:(\d+)`).FindStringSubmatch(out); m != nil {
+		var ours []string
+		for _, p := range vllmProcesses(model) {
+			if strings.Contains(p, "--port "+m[1]+" ") {
+				ours = append(ours, p)
+			}
+		}
+		if len(ours) > 0 {
+			t.Fatalf("vLLM processes left after apply:\n%s", strings.Join(ours, "\n"))
+		}
+	} else if left := vllmProcesses(model); len(left) > 0 {
 		t.Fatalf("vLLM processes left after apply:\n%s", strings.Join(left, "\n"))
 	}
 
