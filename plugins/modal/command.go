@@ -18,6 +18,9 @@ const (
 	// RemoteBinary is where the load generator binary (infercrane-loadgen,
 	// or a whole infercrane) is copied to.
 	RemoteBinary = WorkDir + "/bin/infercrane-loadgen"
+	// RemoteCLI is where a whole infercrane is copied to, for sandboxes
+	// that run more than the load generator (profile shards).
+	RemoteCLI = WorkDir + "/bin/infercrane"
 )
 
 // localURL is the server's address as seen from inside the sandbox.

@@ -55,7 +55,7 @@ func Schema() executor.Schema {
 		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(MaxTimeout), Doc: `Deadline for vLLM's /health to answer 200, image pull and model download included (default "20m", or two thirds of a shorter timeout).`},
 		{Name: "region", Type: executor.AttrString, Doc: `Modal region to run in, e.g. "us-east" (default: any).`},
 		{Name: "cloud", Type: executor.AttrString, Doc: `Cloud provider, e.g. "aws", "gcp", "oci" (default: any).`},
-		{Name: "binary", Type: executor.AttrString, Doc: "Path of the linux/amd64 load generator copied into the sandbox: infercrane-loadgen, or a whole infercrane (default: the infercrane-loadgen next to the running binary, else the running binary when it is linux/amd64, else built with go build)."},
+		{Name: "binary", Type: executor.AttrString, Doc: "Path of the linux/amd64 binary copied into the sandbox: for benchmarks infercrane-loadgen or a whole infercrane (default: the infercrane-loadgen next to the running binary, else the running binary when it is linux/amd64, else built with go build); for trace profile shards a whole infercrane."},
 	}}
 }
 

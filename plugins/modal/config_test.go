@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -313,6 +314,36 @@ func TestResolveBinary(t *testing.T) {
 	_, err = ResolveBinary(text, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "not a Linux executable") || !strings.Contains(err.Error(), "GOOS=linux GOARCH=amd64") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestResolveLoadgen: a benchmark sandbox gets the infercrane-loadgen next
+// to the running binary when there is one, else the running binary itself.
+func TestResolveLoadgen(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the fallback to the running binary needs linux/amd64")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ResolveLoadgen("", t.TempDir()); err != nil || got != self {
+		t.Fatalf("without a sibling: %q, %v; want %q", got, err, self)
+	}
+	sibling := filepath.Join(filepath.Dir(self), LoadgenName)
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sibling, raw, 0o755); err != nil {
+		t.Skipf("cannot write next to the test binary: %v", err)
+	}
+	defer os.Remove(sibling)
+	if got, err := ResolveLoadgen("", t.TempDir()); err != nil || got != sibling {
+		t.Fatalf("with a sibling: %q, %v; want %q", got, err, sibling)
+	}
+	if got, err := ResolveBinary("", t.TempDir()); err != nil || got != self {
+		t.Fatalf("profile shards need the whole CLI: %q, %v", got, err)
 	}
 }
 

@@ -128,7 +128,7 @@ func (e *Executor) binaryPath() (string, error) {
 		base = os.TempDir()
 	}
 	cacheDir := filepath.Join(base, "infercrane", "modal")
-	b, err := ResolveBinary(e.cfg.Binary, cacheDir)
+	b, err := ResolveLoadgen(e.cfg.Binary, cacheDir)
 	if err != nil {
 		return "", err
 	}

@@ -317,13 +317,13 @@ func shardAttempt(ctx context.Context, cloud Cloud, job ProfileJob, id string, i
 		}
 	}()
 	lifetime := func() float64 { return time.Since(born).Seconds() }
-	if err := sb.CopyIn(ctx, job.Binary, RemoteBinary); err != nil {
+	if err := sb.CopyIn(ctx, job.Binary, RemoteCLI); err != nil {
 		return nil, lifetime(), fmt.Errorf("sandbox %s: copying the infercrane binary in: %w", sb.ID(), err)
 	}
-	if _, errOut, code, err := execOutput(ctx, sb, []string{"chmod", "755", RemoteBinary}, time.Minute); err != nil || code != 0 {
+	if _, errOut, code, err := execOutput(ctx, sb, []string{"chmod", "755", RemoteCLI}, time.Minute); err != nil || code != 0 {
 		return nil, lifetime(), fmt.Errorf("sandbox %s: chmod of the binary failed (code %d, %v): %s", sb.ID(), code, err, clip(errOut, 200))
 	}
-	argv := append([]string{RemoteBinary}, ShardArgs(job.Options, i, job.Shards, max(1, int(math.Ceil(job.CPU))))...)
+	argv := append([]string{RemoteCLI}, ShardArgs(job.Options, i, job.Shards, max(1, int(math.Ceil(job.CPU))))...)
 	p, err := sb.Exec(ctx, argv, ExecOptions{Timeout: job.Timeout})
 	if err != nil {
 		return nil, lifetime(), fmt.Errorf("sandbox %s: starting the shard: %w", sb.ID(), err)
