@@ -36,14 +36,14 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 			OutputTokens: p.OutputTokens, TokensPerSecond: p.TokensPerSecond, TTFTP50Ms: p.TTFTP50Ms})
 	}, 250*time.Millisecond)
 	opts := []loadgen.Option{progress}
-	var sink *recordSink
+	var sink *loadgen.RecordsFile
 	if r.RecordsPath != "" {
 		var err error
-		if sink, err = newRecordSink(r.RecordsPath, fmt.Sprintf("run %d of lane %s", r.Run, r.Lane)); err != nil {
-			return nil, err
+		if sink, err = loadgen.CreateRecordsFile(r.RecordsPath); err != nil {
+			return nil, fmt.Errorf("write the records of run %d of lane %s: %w; make the state directory writable", r.Run, r.Lane, err)
 		}
-		defer sink.abort()
-		opts = append(opts, loadgen.WithRecordSink(sink.write, filepath.Dir(r.RecordsPath)))
+		defer sink.Abort()
+		opts = append(opts, loadgen.WithRecordSink(sink.Write, filepath.Dir(r.RecordsPath)))
 	}
 	sc := startSeries(ctx, s.BaseURL, apiKey, seriesInterval)
 	res, err := loadgen.Run(ctx, cfg, opts...)
@@ -53,7 +53,7 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 	}
 	out := &RunResult{Summary: res.Summary, Records: res.Records, ServerView: res.ServerView}
 	if sink != nil {
-		if err := sink.close(); err != nil {
+		if err := sink.Close(); err != nil {
 			return nil, err
 		}
 		out.RecordsFile = r.RecordsPath

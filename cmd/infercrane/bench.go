@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -165,19 +164,24 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 	// Without --result nothing needs the records in memory: they are
 	// streamed to --records (or dropped) as they finish, so memory stays
 	// flat however many requests the run makes.
-	var sink *recordsSink
-	if bf.result == "" {
-		var serr error
-		if sink, serr = newRecordsSink(bf.records); serr != nil {
-			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", serr)
-			return 1
+	streaming := bf.result == ""
+	var sink *loadgen.RecordsFile
+	if streaming {
+		write := func(*loadgen.Record) error { return nil }
+		if bf.records != "" {
+			var serr error
+			if sink, serr = loadgen.CreateRecordsFile(bf.records); serr != nil {
+				fmt.Fprintf(env.Stderr, "infercrane bench: write records: %v\n", serr)
+				return 1
+			}
+			write = sink.Write
 		}
-		opts = append(opts, loadgen.WithRecordSink(sink.write, ""))
+		opts = append(opts, loadgen.WithRecordSink(write, ""))
 	}
 	res, err := loadgen.Run(ctx, cfg, opts...)
 	prog.finish()
 	if sink != nil {
-		if cerr := sink.close(); cerr != nil && err == nil {
+		if cerr := sink.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
@@ -190,7 +194,7 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
 		code = 1
 	}
-	if bf.records != "" && sink == nil {
+	if bf.records != "" && !streaming {
 		if werr := loadgen.WriteRecordsFile(bf.records, res.Records); werr != nil {
 			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
 			code = 1
@@ -225,47 +229,6 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 	writeSummaryTable(env.Stdout, res.Summary)
 	writeServerView(env.Stdout, &res.Summary, res.ServerView)
 	return code
-}
-
-// recordsSink writes records as JSONL as they finish (to nothing when no
-// file was asked for).
-type recordsSink struct {
-	f   *os.File
-	w   *bufio.Writer
-	enc *json.Encoder
-}
-
-func newRecordsSink(path string) (*recordsSink, error) {
-	if path == "" {
-		return &recordsSink{}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("write records: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 64<<10)
-	return &recordsSink{f: f, w: w, enc: json.NewEncoder(w)}, nil
-}
-
-func (s *recordsSink) write(r *loadgen.Record) error {
-	if s.enc == nil {
-		return nil
-	}
-	return s.enc.Encode(r)
-}
-
-func (s *recordsSink) close() error {
-	if s.f == nil {
-		return nil
-	}
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write records: %w", err)
-	}
-	return nil
 }
 
 // writeResultFile writes res as JSON to path, or to stdout for "-".

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 )
 
 // WriteRecords writes records as JSONL, one Record object a line.
@@ -48,4 +50,54 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 		return nil, fmt.Errorf("read records: %w", err)
 	}
 	return out, nil
+}
+
+// RecordsFile writes records to a file as JSONL as they come (the format
+// of WriteRecords), for runs that stream their records instead of keeping
+// them (WithRecordSink).
+type RecordsFile struct {
+	f    *os.File
+	path string
+	w    *bufio.Writer
+	enc  *json.Encoder
+}
+
+// CreateRecordsFile creates path (and its directory).
+func CreateRecordsFile(path string) (*RecordsFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	return &RecordsFile{f: f, path: path, w: w, enc: json.NewEncoder(w)}, nil
+}
+
+// Write appends one record.
+func (r *RecordsFile) Write(rec *Record) error { return r.enc.Encode(rec) }
+
+// Close flushes and closes the file; a file that could not be completed is
+// removed. Abort afterwards does nothing.
+func (r *RecordsFile) Close() error {
+	err := r.w.Flush()
+	if cerr := r.f.Close(); err == nil {
+		err = cerr
+	}
+	r.f = nil
+	if err != nil {
+		os.Remove(r.path)
+		return fmt.Errorf("write the records file %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// Abort closes and removes the file of a run that did not finish.
+func (r *RecordsFile) Abort() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+		os.Remove(r.path)
+	}
 }

@@ -85,6 +85,11 @@ func readDeployments(dir string) ([]*DeploymentEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the deployments journal: %w", err)
 	}
+	return parseDeployments(data), nil
+}
+
+// parseDeployments reads deployments journal bytes, skipping damaged lines.
+func parseDeployments(data []byte) []*DeploymentEntry {
 	var out []*DeploymentEntry
 	for _, line := range bytes.Split(data, []byte{'\n'}) {
 		if len(line) == 0 {
@@ -100,7 +105,7 @@ func readDeployments(dir string) ([]*DeploymentEntry, error) {
 		}
 		out = append(out, &e)
 	}
-	return out, nil
+	return out
 }
 
 // liveDeployments folds entries into the deployments not stopped, oldest

@@ -336,3 +336,51 @@ func TestRemovedStateDirStopsWrites(t *testing.T) {
 		t.Fatalf("write after the directory was removed: %v", err)
 	}
 }
+
+// FuzzParseDeployments: any bytes parse without panicking, intact entries
+// survive damage around them, and a deployment with a stopped entry is
+// never live.
+func FuzzParseDeployments(f *testing.F) {
+	a, _ := encodeDeployment(&DeploymentEntry{Type: DeployStarting, Apply: "a1", Deployment: "d1", Executor: "local"})
+	b, _ := encodeDeployment(&DeploymentEntry{Type: DeployStarted, Apply: "a1", Deployment: "d1", Server: json.RawMessage(`{"handle":"pgid:5"}`)})
+	c, _ := encodeDeployment(&DeploymentEntry{Type: DeployStopped, Apply: "a1", Deployment: "d1"})
+	f.Add(append(append([]byte{}, a...), b...))
+	f.Add(append(append(append([]byte{}, a...), b[:7]...), c...))
+	f.Add([]byte("garbage\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries := parseDeployments(data)
+		live := liveDeployments(entries)
+		stopped := map[string]bool{}
+		for _, e := range entries {
+			if e.Type == DeployStopped {
+				stopped[e.Apply+"/"+e.Deployment] = true
+			}
+		}
+		for _, l := range live {
+			if stopped[l.Apply+"/"+l.Deployment] {
+				// Only a start after the stop may make it live again.
+				last := ""
+				for _, e := range entries {
+					if e.Apply == l.Apply && e.Deployment == l.Deployment {
+						last = e.Type
+					}
+				}
+				if last == DeployStopped {
+					t.Fatalf("deployment %s/%s is live after its last entry stopped it", l.Apply, l.Deployment)
+				}
+			}
+		}
+		// An intact entry appended after any damage is read.
+		extra, _ := encodeDeployment(&DeploymentEntry{Type: DeployStarting, Apply: "zz", Deployment: "zz"})
+		glued := append(append(append([]byte{}, data...), '\n'), extra...)
+		found := false
+		for _, e := range parseDeployments(glued) {
+			if e.Apply == "zz" {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatal("an intact entry after damaged bytes was lost")
+		}
+	})
+}

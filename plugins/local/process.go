@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +66,11 @@ func parseHandle(h string) (tree, bool) {
 		case "start":
 			t.start, _ = strconv.ParseUint(v, 10, 64)
 		case "cgroup":
-			t.cgroup = v
+			// Only a cgroup this executor makes: a journal edited to name
+			// another would otherwise have it killed.
+			if strings.HasPrefix(filepath.Base(v), "infercrane-") && !strings.Contains(v, "..") {
+				t.cgroup = v
+			}
 		case "mark":
 			t.mark = v
 		}
