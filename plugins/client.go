@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 
@@ -69,10 +71,17 @@ func launchUnconfigured(ctx context.Context, name string, newCmd func() *exec.Cm
 
 // start launches the process and, when configure is set, configures the executor.
 func (c *Client) start(ctx context.Context, configure bool) error {
+	cmd := c.newCmd()
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	// The plugin watches for this PID to stop being its parent, even if
+	// the host dies before the plugin process is running.
+	cmd.Env = append(cmd.Env, HostPIDEnv+"="+strconv.Itoa(os.Getpid()))
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginSet(&grpcPlugin{}),
-		Cmd:              c.newCmd(),
+		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin." + c.Name, Output: c.logOut, Level: hclog.Info}),
 		StartTimeout:     30 * time.Second,

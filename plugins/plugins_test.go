@@ -255,3 +255,24 @@ func TestDeployStreamsWhatItStarted(t *testing.T) {
 		t.Fatalf("reported before health: %v", reported)
 	}
 }
+
+// TestPluginWhoseHostDiedBeforeItStartedExits starts a plugin process whose
+// host (by HostPIDEnv) is not its parent, as when the host is killed while
+// the plugin process starts: it must exit rather than wait forever for a
+// host that will never connect.
+func TestPluginWhoseHostDiedBeforeItStartedExits(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", Handshake.MagicCookieKey+"="+Handshake.MagicCookieValue,
+		"PLUGIN_PROTOCOL_VERSIONS=1", HostPIDEnv+"=999999999")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the plugin kept running with its host gone")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -34,7 +35,13 @@ func Serve(factory Factory, schema executor.Schema) {
 	// The watcher must see the very instance gRPC serves: it holds what
 	// was deployed.
 	srv := &server{factory: factory, schema: schema}
-	go srv.watchParent(os.Getppid(), time.Second)
+	host := os.Getppid()
+	if pid, err := strconv.Atoi(os.Getenv(HostPIDEnv)); err == nil && pid > 1 {
+		// The host that started this process: if it is already gone (it
+		// died while this process started), the first check sees it.
+		host = pid
+	}
+	go srv.watchParent(host, time.Second)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         pluginSet(&grpcPlugin{srv: srv}),
@@ -208,12 +215,15 @@ func (s *server) Teardown(ctx context.Context, req *executorpb.TeardownRequest) 
 	return &executorpb.TeardownResponse{}, nil
 }
 
+// HostPIDEnv carries the host's PID to a plugin process it starts.
+const HostPIDEnv = "INFERCRANE_PLUGIN_HOST_PID"
+
 // watchParent tears down what this plugin deployed and exits when the host
 // process that started it is gone (the plugin was re-parented).
 func (s *server) watchParent(ppid int, every time.Duration) {
 	for {
-		time.Sleep(every)
 		if os.Getppid() == ppid {
+			time.Sleep(every)
 			continue
 		}
 		s.teardownAll()
