@@ -204,3 +204,25 @@ func TestJSONViewCarriesProgressFacts(t *testing.T) {
 		t.Errorf("summary: %+v", sum)
 	}
 }
+
+// TestTrackerLaneThatStopsEarly: a lane that finishes after fewer (or more)
+// runs than the plan expected, as a capacity search does, is complete in
+// the summary ("3/3 runs"), not "3/5" with runs that "did not run", nor
+// "6/5"; and it adds nothing to the time left.
+func TestTrackerLaneThatStopsEarly(t *testing.T) {
+	p := trackPlan()
+	p.Lanes[0].Runs = 5
+	tr := newTracker(p, 1)
+	for r := 1; r <= 3; r++ {
+		tr.observe(executor.Event{Type: executor.EventRunStarted, Lane: "l1", Run: r, Runs: 5, Total: 8})
+		tr.observe(executor.Event{Type: executor.EventRunFinished, Lane: "l1", Run: r, Runs: 5, Done: 8, Total: 8, Elapsed: 10})
+	}
+	tr.observe(executor.Event{Type: executor.EventLaneFinished, Lane: "l1"})
+	if s, _ := tr.eta(); s != 20 { // lane 2's two runs only
+		t.Errorf("ETA = %v, want 20", s)
+	}
+	l1 := tr.summary().Lanes[0]
+	if l1.RunsCompleted != 3 || l1.RunsToDo != 3 || l1.RunsNotRun != 0 {
+		t.Errorf("a lane that stopped early: %+v", l1)
+	}
+}

@@ -46,6 +46,9 @@ type laneTrack struct {
 	running             *runTrack
 	lastErr             string
 	notRunWhy           string
+	// finished is set when the lane ended without error: a capacity
+	// search may stop before (or after) the points the plan expected.
+	finished bool
 }
 
 // runTrack is the run in progress on a lane.
@@ -209,6 +212,10 @@ func (t *tracker) observe(e executor.Event) (skipLine string) {
 		// The search needs no more points: what it ran is all it does.
 		lt := t.lane(e)
 		lt.runsToDo = lt.done + lt.failedRuns
+	case executor.EventLaneFinished:
+		if e.Error == "" {
+			t.lane(e).finished = true
+		}
 	case executor.EventApplyFinished:
 		f := e
 		t.finished = &f
@@ -257,7 +264,7 @@ func (t *tracker) eta() (secs float64, ok bool) {
 	for _, id := range t.order {
 		lt := t.lanes[id]
 		left := lt.runsToDo - lt.done - lt.failedRuns - lt.notRun
-		if left <= 0 {
+		if left <= 0 || lt.finished {
 			continue
 		}
 		if d := t.deps[lt.deployment]; d != nil && d.state == "failed" {
@@ -376,6 +383,10 @@ func (t *tracker) summary() applySummary {
 		ls := laneSummary{Lane: lt.id, Key: lt.key, RunsToDo: lt.runsToDo, RunsCompleted: lt.done, RunsFailed: lt.failedRuns,
 			Requests: lt.requests, FailedRequests: lt.failedRequests, Error: lt.lastErr, NotRunReason: lt.notRunWhy}
 		ls.RunsNotRun = max(lt.runsToDo-lt.done-lt.failedRuns, lt.notRun, 0)
+		if lt.finished { // every run the lane needed was made
+			ls.RunsNotRun = lt.notRun
+			ls.RunsToDo = lt.done + lt.failedRuns + lt.notRun
+		}
 		if lt.runSeconds > 0 {
 			ls.OutputTokPerS = float64(lt.outTokens) / lt.runSeconds
 		}

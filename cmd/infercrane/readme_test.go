@@ -115,6 +115,9 @@ func commandLineProblems(env *cliEnv, text string) []string {
 	if len(words) == 0 || words[0] == "COMMAND" || words[0] == "help" {
 		return out
 	}
+	if c := words[0][0]; c < 'a' || c > 'z' {
+		return out // not a command line: a row of a figures table ("infercrane  201.46 ...")
+	}
 	cmd, rest := lookup(words)
 	if cmd == nil {
 		return append(out, "no command "+words[0])
