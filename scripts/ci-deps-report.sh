@@ -4,10 +4,14 @@
 # Without it that test skips with a loud message, or fails when
 # INFERCRANE_REQUIRE_CHROMIUM (set by .ci/run) or CI is set; everything else runs.
 # Called from .ci/run; safe to run again (it does nothing when chromium is there).
+# The version is Debian's current one, not pinned: Debian's mirrors keep only the
+# latest chromium security build, so a pinned version would stop installing within
+# weeks. The version used is printed for the CI log.
 set -euo pipefail
 
 if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
-  echo "ci-deps-report: chromium already installed: $(command -v chromium || command -v chromium-browser)"
+  bin=$(command -v chromium || command -v chromium-browser)
+  echo "ci-deps-report: chromium already installed: $bin ($("$bin" --version 2>/dev/null || echo "version unknown"))"
   exit 0
 fi
 SUDO=""
