@@ -71,7 +71,14 @@ func copySpec(t *testing.T, example string) string {
 	return dst
 }
 
-// vllmProcesses lists the PIDs whose command line mentions the tiny model.
+// itestMark is set in the environment of every binary runBinary starts, and
+// so inherited by every server those start: vllmProcesses counts only
+// processes carrying it, not another test run's vLLM on the same machine
+// (the tiny model's path is shared through the cache).
+var itestMark = "INFERCRANE_ITEST_MARK=" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+
+// vllmProcesses lists the PIDs whose command line mentions the tiny model
+// and whose environment carries this test binary's itestMark.
 func vllmProcesses(model string) []string {
 	var pids []string
 	entries, _ := os.ReadDir("/proc")
@@ -80,9 +87,14 @@ func vllmProcesses(model string) []string {
 			continue
 		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmd, []byte(model)) {
-			pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		if err != nil || !bytes.Contains(cmd, []byte(model)) {
+			continue
 		}
+		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && !bytes.Contains(append(append([]byte{0}, environ...), 0), []byte("\x00"+itestMark+"\x00")) {
+			continue // another run's server
+		}
+		pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
 	}
 	return pids
 }
@@ -90,7 +102,7 @@ func vllmProcesses(model string) []string {
 func runBinary(t *testing.T, bin string, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), itestMark)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
