@@ -763,7 +763,11 @@ screen "capacity" {
 			t.Errorf("point at %g: %d succeeded, %d failed", p.Load, p.Succeeded, p.Failed)
 		}
 	}
-	t.Logf("capacity %g streams (%s, upper %v, predicted knee %g) after %d points", c.Capacity, c.Status, c.Upper, c.PredictedKnee, len(c.Points))
+	upper := "none"
+	if c.Upper != nil {
+		upper = fmt.Sprintf("%g", *c.Upper)
+	}
+	t.Logf("capacity %g streams (%s, upper %s, predicted knee %g) after %d points", c.Capacity, c.Status, upper, c.PredictedKnee, len(c.Points))
 	out, code = runBinary(t, bin, env, "plan", "-detailed-exitcode", spec)
 	if code != 0 || !strings.Contains(out, "search finished in the state") {
 		t.Errorf("plan after the search: exit %d, want 0 (nothing to do)\n%s", code, out)
