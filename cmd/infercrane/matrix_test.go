@@ -174,7 +174,7 @@ func runMatrixIteration(t *testing.T, k matrixKind, rng *rand.Rand) matrixOutcom
 	if sig != syscall.SIGKILL {
 		// Interrupted applies tear down before they exit.
 		if left := waitGone(r, 5*time.Second); len(left) > 0 {
-			t.Errorf("%s: processes left after the apply exited: %v", what, left)
+			t.Errorf("%s: processes left after the apply exited: %s", what, describePIDs(left))
 			o.orphans += len(left)
 		}
 	}
@@ -223,7 +223,7 @@ func runMatrixIteration(t *testing.T, k matrixKind, rng *rand.Rand) matrixOutcom
 		}
 	}
 	if left := waitGone(r, 5*time.Second); len(left) > 0 {
-		t.Errorf("%s: processes left after the resume: %v", what, left)
+		t.Errorf("%s: processes left after the resume: %s", what, describePIDs(left))
 		o.orphans += len(left)
 	}
 	if held, pid := state.Held(dir); held {
@@ -279,4 +279,15 @@ func journaledRuns(t *testing.T, dir string) map[int]int {
 		}
 	}
 	return out
+}
+
+// describePIDs names processes by PID, parent and command line.
+func describePIDs(pids []int) string {
+	var out []string
+	for _, pid := range pids {
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		out = append(out, fmt.Sprintf("%d [%s] %s", pid, strings.TrimSpace(string(st)), strings.ReplaceAll(string(cl), "\x00", " ")))
+	}
+	return strings.Join(out, "; ")
 }
