@@ -380,3 +380,37 @@ func TestApplySIGKILLWrappedServerIsReaped(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupStateReapsWhatAKilledApplyLeft: after SIGKILL of an apply
+// whose server runs under a wrapper, `cleanup -state` tears the server's
+// tree down (and says so), nothing is left running, and plan no longer
+// warns.
+func TestCleanupStateReapsWhatAKilledApplyLeft(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigSpec(wrappedBlock(), 3))
+	run := r.start()
+	run.until(t, "a finished run", isRunFinished)
+	run.cmd.Process.Kill()
+	run.wait(t)
+	time.Sleep(200 * time.Millisecond)
+	if len(r.marked()) == 0 {
+		t.Fatal("nothing was left running after SIGKILL: the test does not test the reap")
+	}
+	out, err := r.command("cleanup", "-state", ".infercrane", "-dry-run").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "would tear down deployment") {
+		t.Fatalf("cleanup -dry-run: %v\n%s", err, out)
+	}
+	out, err = r.command("cleanup", "-state", ".infercrane").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "tore down deployment") || !strings.Contains(string(out), "(executor local) left by apply") {
+		t.Fatalf("cleanup: %v\n%s", err, out)
+	}
+	r.noLeftovers()
+	out, _ = r.command("plan").CombinedOutput()
+	if strings.Contains(string(out), "never torn down") {
+		t.Fatalf("plan still warns after cleanup:\n%s", out)
+	}
+	out, err = r.command("cleanup", "-state", ".infercrane").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "no deployment left running") {
+		t.Fatalf("second cleanup: %v\n%s", err, out)
+	}
+}
