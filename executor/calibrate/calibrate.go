@@ -16,6 +16,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
@@ -59,12 +60,23 @@ func Run(paths []string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("give at least one evidence file")
 	}
 	var snap *state.Snapshot
+	planned := map[string]*perf.Lane{}
 	if opts.StateDir != "" {
 		s, err := state.Load(opts.StateDir)
 		if err != nil {
 			return nil, fmt.Errorf("read state %s: %w", opts.StateDir, err)
 		}
 		snap = s
+		// The applied plan knows each lane's architecture (also for models
+		// outside the catalog, from the model block) and engine settings;
+		// its assumptions are not used, the fit starts from the catalog's.
+		if p, _, err := planner.ReadPlanFile(filepath.Join(opts.StateDir, state.PlanFile)); err == nil {
+			for _, l := range p.Lanes {
+				if l.Perf != nil {
+					planned[l.ID] = l.Perf
+				}
+			}
+		}
 	}
 	res := &Result{}
 	groups := map[string]*group{}
@@ -80,7 +92,7 @@ func Run(paths []string, opts Options) (*Result, error) {
 		ref := perf.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
 		for _, m := range ev.Models {
 			for _, c := range m.Campaigns {
-				obs, g, warn := observations(&ev, m, c, snap)
+				obs, g, warn := observations(&ev, m, c, snap, planned[c.Lane])
 				if warn != "" {
 					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
 					continue
@@ -142,10 +154,13 @@ func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
 
 // observations turns one campaign into observations: one per run from the
 // state's records, or one from the aggregate.
-func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot) ([]perf.Observation, *group, string) {
+func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *perf.Lane) ([]perf.Observation, *group, string) {
 	arch, ok := perf.LookupModel(m.Model)
+	if planned != nil {
+		arch, ok = planned.Model, true
+	}
 	if !ok {
-		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s)", m.Model, strings.Join(perf.ModelIDs(), ", "))
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(perf.ModelIDs(), ", "))
 	}
 	gpuType, count := c.GPUType, 1
 	if len(ev.Environment.GPURequest) > 0 {
@@ -180,7 +195,11 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
-	lane, err := perf.NewLane(arch, hw, rs.Engine(), min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
+	engine := rs.Engine()
+	if planned != nil {
+		engine = planned.Engine
+	}
+	lane, err := perf.NewLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {
 		return nil, nil, err.Error()
 	}

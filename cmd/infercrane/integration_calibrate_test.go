@@ -1,0 +1,203 @@
+//go:build integration
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// calibrateSpec is the local-vllm-cpu example's deployment with two
+// screens on it: "fit" (the shape calibration sees) and "check" (a shape
+// with twice the prompt that it does not).
+const calibrateSpec = `
+variable "model_dir" {
+  type = string
+}
+
+model "tiny_qwen3" {
+  id          = var.model_dir
+  max_context = 1024
+  params      = 19710848
+  layers      = 2
+  hidden      = 128
+  heads       = 2
+  kv_heads    = 1
+  head_dim    = 64
+}
+
+runtime "vllm_cpu" {
+  engine       = "vllm"
+  version      = "0.32.0"
+  dtype        = "float32"
+  max_num_seqs = 8
+  args         = ["--served-model-name", "tiny-qwen3", "-O0", "--enforce-eager"]
+}
+
+executor "local" {
+  type              = "local"
+  served_model_name = "tiny-qwen3"
+  health_timeout    = "20m"
+  stop_timeout      = "30s"
+  env = {
+    VLLM_TARGET_DEVICE     = "cpu"
+    VLLM_CPU_KVCACHE_SPACE = "1"
+    HF_HUB_OFFLINE         = "1"
+    TRANSFORMERS_OFFLINE   = "1"
+    VLLM_NO_USAGE_STATS    = "1"
+    DO_NOT_TRACK           = "1"
+  }
+}
+
+shape "fit" {
+  input_tokens      = 128
+  output_tokens     = 32
+  template_headroom = 32
+  concurrency       = 2
+  requests          = 12
+  warmup            = 2
+}
+
+shape "check" {
+  input_tokens      = 256
+  output_tokens     = 32
+  template_headroom = 32
+  concurrency       = 2
+  requests          = 12
+  warmup            = 2
+}
+
+screen "fit" {
+  models   = [model.tiny_qwen3]
+  shapes   = [shape.fit]
+  gpus     = [gpu.cpu]
+  runtime  = runtime.vllm_cpu
+  executor = executor.local
+  runs     = 2
+  seed     = 17
+}
+
+screen "check" {
+  models   = [model.tiny_qwen3]
+  shapes   = [shape.check]
+  gpus     = [gpu.cpu]
+  runtime  = runtime.vllm_cpu
+  executor = executor.local
+  runs     = 2
+  seed     = 17
+}
+`
+
+// TestIntegrationCalibrateVLLM calibrates the performance model on one
+// shape of the tiny model served by real vLLM on CPU (from the state's
+// per-request records), then plans with the calibration and compares the
+// prediction for the other shape (twice the prompt) with what vLLM
+// measured: TTFT p50 and p95, TPOT p50 and output throughput within 15%.
+func TestIntegrationCalibrateVLLM(t *testing.T) {
+	venv, model := integrationEnv(t)
+	bin := buildInfercrane(t)
+	spec := filepath.Join(t.TempDir(), "spec")
+	if err := os.MkdirAll(spec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(spec, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.hcl", calibrateSpec)
+	write("gpu.hcl", "gpu \"cpu\" {\n  type = \"CPU\"\n}\n")
+	env := []string{
+		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"INFERCRANE_VAR_model_dir=" + model,
+	}
+	start := time.Now()
+	out, code := runBinary(t, bin, env, "apply", "-auto-approve", spec)
+	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), tail(out, 3000))
+	if code != 0 {
+		t.Fatalf("apply exited %d", code)
+	}
+	state := filepath.Join(spec, ".infercrane")
+	reports := filepath.Join(state, "reports")
+	calFile := filepath.Join(spec, "cpu.json")
+	out, code = runBinary(t, bin, env, "calibrate", "-state", state, "-out", calFile, filepath.Join(reports, "fit.evidence.json"))
+	t.Logf("calibrate:\n%s", out)
+	if code != 0 {
+		t.Fatalf("calibrate exited %d", code)
+	}
+	data, _ := os.ReadFile(calFile)
+	cal, err := perf.ParseCalibration(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("gpu.hcl", fmt.Sprintf("gpu \"cpu\" {\n  type               = \"CPU\"\n  calibration        = \"cpu.json\"\n  calibration_digest = %q\n}\n", cal.Digest))
+	out, code = runBinary(t, bin, env, "plan", "-json", spec)
+	if code != 0 {
+		t.Fatalf("plan exited %d:\n%s", code, out)
+	}
+	var plan struct {
+		Lanes []struct {
+			Key         string          `json:"key"`
+			Estimate    perf.Estimate   `json:"estimate"`
+			Calibration json.RawMessage `json:"calibration"`
+		} `json:"lanes"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
+		t.Fatalf("plan -json: %v\n%s", err, out)
+	}
+	var est *perf.Estimate
+	for i, l := range plan.Lanes {
+		if strings.HasPrefix(l.Key, "check/") {
+			if len(l.Calibration) == 0 {
+				t.Fatalf("the check lane is not calibrated: %s", out)
+			}
+			est = &plan.Lanes[i].Estimate
+		}
+	}
+	if est == nil {
+		t.Fatalf("no check lane in the plan:\n%s", out)
+	}
+	raw, err := os.ReadFile(filepath.Join(reports, "check.evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Models []struct {
+			Campaigns []struct {
+				Aggregate struct {
+					TTFTP50Ms             float64 `json:"ttft_p50_ms"`
+					TTFTP95Ms             float64 `json:"ttft_p95_ms"`
+					TPOTP50Ms             float64 `json:"tpot_p50_ms"`
+					OutputTokenThroughput float64 `json:"output_token_throughput"`
+				} `json:"aggregate"`
+			} `json:"campaigns"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil || len(ev.Models) == 0 || len(ev.Models[0].Campaigns) == 0 {
+		t.Fatalf("check evidence: %v", err)
+	}
+	a := ev.Models[0].Campaigns[0].Aggregate
+	for _, c := range []struct {
+		name           string
+		measured, pred float64
+	}{
+		{"ttft_p50_ms", a.TTFTP50Ms, est.TTFTMs},
+		{"ttft_p95_ms", a.TTFTP95Ms, est.TTFTP95Ms},
+		{"tpot_p50_ms", a.TPOTP50Ms, est.TPOTMs},
+		{"output_token_throughput", a.OutputTokenThroughput, est.OutputTokenThroughput},
+	} {
+		rel := c.pred/c.measured - 1
+		t.Logf("check shape %s: measured %.3f, calibrated prediction %.3f (%+.1f%%)", c.name, c.measured, c.pred, 100*rel)
+		if math.Abs(rel) > 0.15 {
+			t.Errorf("%s: predicted %.3f, vLLM measured %.3f: %+.1f%% (tolerance 15%%)", c.name, c.pred, c.measured, 100*rel)
+		}
+	}
+}
