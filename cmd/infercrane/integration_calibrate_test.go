@@ -15,48 +15,10 @@ import (
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
-// calibrateSpec is the local-vllm-cpu example's deployment with two
-// screens on it: "fit" (the shape calibration sees) and "check" (a shape
-// with twice the prompt that it does not).
-const calibrateSpec = `
-variable "model_dir" {
-  type = string
-}
-
-model "tiny_qwen3" {
-  id          = var.model_dir
-  max_context = 1024
-  params      = 19710848
-  layers      = 2
-  hidden      = 128
-  heads       = 2
-  kv_heads    = 1
-  head_dim    = 64
-}
-
-runtime "vllm_cpu" {
-  engine       = "vllm"
-  version      = "0.32.0"
-  dtype        = "float32"
-  max_num_seqs = 8
-  args         = ["--served-model-name", "tiny-qwen3", "-O0", "--enforce-eager"]
-}
-
-executor "local" {
-  type              = "local"
-  served_model_name = "tiny-qwen3"
-  health_timeout    = "20m"
-  stop_timeout      = "30s"
-  env = {
-    VLLM_TARGET_DEVICE     = "cpu"
-    VLLM_CPU_KVCACHE_SPACE = "1"
-    HF_HUB_OFFLINE         = "1"
-    TRANSFORMERS_OFFLINE   = "1"
-    VLLM_NO_USAGE_STATS    = "1"
-    DO_NOT_TRACK           = "1"
-  }
-}
-
+// calibrateScreens put two screens on the local-vllm-cpu example's
+// deployment: "fit" (the shape calibration sees) and "check" (a shape with
+// twice the prompt that it does not).
+const calibrateScreens = `
 shape "fit" {
   input_tokens      = 128
   output_tokens     = 32
@@ -96,6 +58,25 @@ screen "check" {
 }
 `
 
+// calibrateSpec is the example's model, runtime and executor blocks (its
+// gpu block and everything from its first shape on left out) with
+// calibrateScreens.
+func calibrateSpec(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/local-vllm-cpu/main.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	i := strings.Index(src, "\nshape ")
+	g := strings.Index(src, "gpu \"cpu\" {")
+	if i < 0 || g < 0 {
+		t.Fatal("examples/local-vllm-cpu/main.hcl has no shape or gpu block to cut at")
+	}
+	end := g + strings.Index(src[g:], "}\n") + 2
+	return src[:g] + src[end:i] + calibrateScreens
+}
+
 // TestIntegrationCalibrateVLLM calibrates the performance model on one
 // shape of the tiny model served by real vLLM on CPU (from the state's
 // per-request records), then plans with the calibration and compares the
@@ -113,7 +94,7 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("main.hcl", calibrateSpec)
+	write("main.hcl", calibrateSpec(t))
 	write("gpu.hcl", "gpu \"cpu\" {\n  type = \"CPU\"\n}\n")
 	env := []string{
 		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
