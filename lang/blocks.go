@@ -53,7 +53,7 @@ var modelSpecs = []attrSpec{
 	{name: "revision", typ: cty.String},
 	wholeNum("max_context"),
 	wholeNum("params"), wholeNum("layers"), wholeNum("hidden"),
-	wholeNum("heads"), wholeNum("kv_heads"), wholeNum("head_dim"),
+	wholeNum("heads"), wholeNum("kv_heads"), wholeNum("head_dim"), wholeNum("vocab"),
 }
 
 func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
@@ -62,13 +62,13 @@ func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		Name: in.name, ID: a.str("id"), Revision: a.str("revision"), MaxContext: int(a.int("max_context")),
 		Params: a.int("params"), Layers: int(a.int("layers")), Hidden: int(a.int("hidden")),
 		Heads: int(a.int("heads")), KVHeads: int(a.int("kv_heads")), HeadDim: int(a.int("head_dim")),
-		DeclRange: d.block.DefRange, AttrRanges: a.ranges(),
+		Vocab: int(a.int("vocab")), DeclRange: d.block.DefRange, AttrRanges: a.ranges(),
 	}
 	if a.known("id") && strings.TrimSpace(m.ID) == "" {
 		l.diags = append(l.diags, errorf(a.rangeOf("id"), "Invalid value for id",
 			`id must name the model, such as "Qwen/Qwen3-0.6B" (a Hugging Face repository id).`))
 	}
-	for _, n := range []string{"max_context", "params", "layers", "hidden", "heads", "kv_heads", "head_dim"} {
+	for _, n := range []string{"max_context", "params", "layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"} {
 		l.diags = appendIf(l.diags, numCheck(a, n, positive, "greater than 0", "Leave it out to use the model catalog's value."))
 	}
 	l.cfg.Models[in.name] = m

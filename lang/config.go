@@ -95,12 +95,15 @@ type Model struct {
 	Revision   string // commit hash; empty is a preflight warning
 	MaxContext int
 	// Architecture overrides; zero means "take it from the built-in catalog".
-	Params    int64
-	Layers    int
-	Hidden    int
-	Heads     int
-	KVHeads   int
-	HeadDim   int
+	Params  int64
+	Layers  int
+	Hidden  int
+	Heads   int
+	KVHeads int
+	HeadDim int
+	// Vocab is the vocabulary size: with hidden it sizes the embedding,
+	// which prefill does not multiply every token by.
+	Vocab     int
 	DeclRange hcl.Range
 	// AttrRanges maps each attribute set in the block to its expression's
 	// range, so that later stages can point diagnostics at it.

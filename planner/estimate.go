@@ -36,6 +36,9 @@ func ModelArch(m *lang.Model) (perf.ModelArch, []string) {
 	if m.HeadDim > 0 {
 		a.HeadDim = m.HeadDim
 	}
+	if m.Vocab > 0 {
+		a.Vocab = m.Vocab
+	}
 	if a.KVHeads == 0 {
 		a.KVHeads = a.Heads
 	}

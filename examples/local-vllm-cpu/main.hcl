@@ -31,6 +31,7 @@ model "tiny_qwen3" {
   heads    = 2
   kv_heads = 1
   head_dim = 64
+  vocab    = 151680
 }
 
 gpu "cpu" {

@@ -120,6 +120,11 @@ func (m ModelArch) KVBytesPerToken(bytesPerElem int) float64 {
 	return float64(2 * m.Layers * m.KVHeads * m.HeadDim * bytesPerElem)
 }
 
+// EmbeddingParams is the size of the token embedding (vocab x hidden; 0
+// when either is unknown). With tied embeddings it is also the output
+// projection.
+func (m ModelArch) EmbeddingParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
+
 // WeightBytes is the memory the weights take at bytesPerElem per parameter.
 func (m ModelArch) WeightBytes(bytesPerElem int) float64 {
 	return float64(m.Params) * float64(bytesPerElem)

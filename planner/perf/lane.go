@@ -47,7 +47,7 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 
 // StepSeconds is the duration of step st on the server (perf.StepSeconds).
 func (s Lane) StepSeconds(st *Step) float64 {
-	return StepSeconds(s.Model, s.Hardware, st.PrefillTokens, st.DecodeSeqs, st.KVTokens)
+	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
 }
 
 // DecisionSeconds is when, into a step, the engine decides what the step

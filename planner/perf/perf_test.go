@@ -59,8 +59,11 @@ func TestStepSecondsRoofline(t *testing.T) {
 	if got := StepSeconds(m, h, 0, 1, 100); !near(got, want+100*m.KVBytesPerToken(2)/(864e9*0.8), 1e-9) {
 		t.Errorf("decode step = %v, want %v", got, want)
 	}
-	// A long prefill is compute-bound: 2 x params x tokens at 32% of 362 TFLOPS.
-	want = 2*float64(m.Params)*8192/(362e12*0.32) + 0.001
+	// A long prefill is compute-bound: 2 FLOPs per parameter per token at
+	// 32% of 362 TFLOPS, the output projection (tied to the 151,936 x 1,024
+	// embedding) only for the one token that produces logits.
+	emb := 151_936.0 * 1024
+	want = 2*((float64(m.Params)-emb)*8192+emb)/(362e12*0.32) + 0.001
 	if got := StepSeconds(m, h, 8192, 0, 0); !near(got, want, 1e-9) {
 		t.Errorf("prefill step = %v, want %v", got, want)
 	}

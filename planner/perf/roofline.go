@@ -51,16 +51,34 @@ func (h Hardware) bytesPerElem() int {
 }
 
 // StepSeconds is the duration of one engine step that prefills prefillTokens
-// and decodes one token for each of decodeSeqs sequences whose KV caches hold
-// kvTokens tokens in total. It is the roofline maximum of the compute time
-// (2 x params FLOPs per token) and the memory time (weights plus KV cache
-// read once per step), plus a fixed step overhead.
+// (of one sequence) and decodes one token for each of decodeSeqs sequences
+// whose KV caches hold kvTokens tokens in total (see StepTime).
 func StepSeconds(m ModelArch, h Hardware, prefillTokens, decodeSeqs int, kvTokens float64) float64 {
+	seqs := 0
+	if prefillTokens > 0 {
+		seqs = 1
+	}
+	return StepTime(m, h, prefillTokens, seqs, decodeSeqs, kvTokens)
+}
+
+// StepTime is the duration of one engine step that prefills prefillTokens
+// of prefillSeqs sequences and decodes one token for each of decodeSeqs
+// sequences, whose KV caches hold kvTokens tokens in total. It is the
+// roofline maximum of the compute time and the memory time (weights plus
+// KV cache read once per step), plus a fixed step overhead. Compute counts
+// 2 FLOPs per parameter per token for the transformer, but the output
+// projection (vocab x hidden) only for the tokens that produce logits (one
+// per sequence in the step): a prompt's other tokens only look up their
+// embedding. Without a known vocab and hidden size, every parameter counts
+// for every token.
+func StepTime(m ModelArch, h Hardware, prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) float64 {
 	tokens := float64(prefillTokens + decodeSeqs)
 	if tokens <= 0 {
 		return 0
 	}
-	compute := 2 * float64(m.Params) * tokens / (h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU)
+	emb := math.Min(m.EmbeddingParams(), float64(m.Params))
+	flops := 2 * ((float64(m.Params)-emb)*tokens + emb*float64(prefillSeqs+decodeSeqs))
+	compute := flops / (h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU)
 	bytes := m.WeightBytes(h.bytesPerElem()) + kvTokens*m.KVBytesPerToken(h.bytesPerElem())
 	memory := bytes / (h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency)
 	return math.Max(compute, memory) + h.Assume.StepOverheadMs/1000
