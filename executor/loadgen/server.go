@@ -135,8 +135,11 @@ func ParseHistograms(r io.Reader, names ...string) (map[string]*Histogram, error
 				continue // equals _count
 			}
 			bound, err := strconv.ParseFloat(le, 64)
-			if err != nil {
-				return nil, fmt.Errorf("metrics line %q: le %q is not a number", truncate(line, 120), le)
+			if err != nil || math.IsNaN(bound) || math.IsInf(bound, -1) {
+				return nil, fmt.Errorf("metrics line %q: le %q is not a bucket bound", truncate(line, 120), le)
+			}
+			if math.IsInf(bound, 1) {
+				continue // another spelling of +Inf
 			}
 			a.le[bound] += v
 			a.seenBuckets = true
