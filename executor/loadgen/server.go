@@ -297,11 +297,15 @@ func NewServerView(deltas map[string]*Histogram) *ServerView {
 	dist := func(names ...string) *ServerDist {
 		for _, n := range names {
 			h := deltas[n]
-			if h == nil || h.Count <= 0 {
+			if h == nil || h.Count <= 0 || len(h.Le) == 0 {
 				continue
 			}
-			return &ServerDist{Metric: n, Count: int(h.Count), Mean: h.Sum / h.Count * 1e3,
+			d := &ServerDist{Metric: n, Count: int(h.Count), Mean: h.Sum / h.Count * 1e3,
 				P50: h.Quantile(0.5) * 1e3, P95: h.Quantile(0.95) * 1e3}
+			if !finite(d.Mean) || !finite(d.P50) || !finite(d.P95) {
+				continue // a server reporting NaN or Inf sums describes nothing usable
+			}
+			return d
 		}
 		return nil
 	}
@@ -314,6 +318,8 @@ func NewServerView(deltas map[string]*Histogram) *ServerView {
 	}
 	return v
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // scrapeHistograms reads the server histograms from base/metrics; nil
 // (and no error) when the server has no /metrics.
@@ -445,6 +451,9 @@ func Reconcile(s *Summary, v *ServerView, m Margin) *Reconciliation {
 			return
 		}
 		h := v.Histograms[sd.Metric]
+		if h == nil {
+			return // a view without its histograms (not one the load generator wrote)
+		}
 		for _, st := range []struct {
 			stat          string
 			client, sv, b float64

@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"sort"
@@ -34,6 +35,10 @@ func FuzzParseHistograms(f *testing.F) {
 			}
 			_ = h.Bound(0.95)
 			_, _ = h.Sub(h)
+		}
+		// Whatever the server said, the view marshals (no NaN or Inf reaches the evidence).
+		if _, err := json.Marshal(loadgen.NewServerView(hs)); err != nil {
+			t.Fatalf("server view does not marshal: %v", err)
 		}
 	})
 }
