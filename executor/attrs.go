@@ -236,3 +236,29 @@ func (a Attrs) StringMap(name string) map[string]string {
 	}
 	return out
 }
+
+// Constraint describes the attribute's allowed values for listings
+// ("1m to 24h", "whole, 1 to 65535", `one of "model", "constant"`); "" when
+// any value of its type is accepted.
+func (at Attribute) Constraint() string {
+	var parts []string
+	if at.Whole {
+		parts = append(parts, "whole")
+	}
+	show := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	if at.Type == AttrDuration {
+		show = fmtDuration
+	}
+	switch {
+	case at.Min != nil && at.Max != nil:
+		parts = append(parts, show(*at.Min)+" to "+show(*at.Max))
+	case at.Min != nil:
+		parts = append(parts, "at least "+show(*at.Min))
+	case at.Max != nil:
+		parts = append(parts, "at most "+show(*at.Max))
+	}
+	if len(at.Enum) > 0 {
+		parts = append(parts, "one of "+quoteAll(at.Enum))
+	}
+	return strings.Join(parts, ", ")
+}

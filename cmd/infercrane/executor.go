@@ -93,6 +93,9 @@ func runExecutorList(env *cliEnv, args []string) int {
 			if a.Required {
 				req = ", required"
 			}
+			if c := a.Constraint(); c != "" {
+				req += ", " + c
+			}
 			fmt.Fprintf(env.Stdout, "  %-18s %s%s: %s\n", a.Name, a.Type, req, a.Doc)
 		}
 	}
