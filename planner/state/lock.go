@@ -224,9 +224,13 @@ func (l *Lock) Release() error {
 	if l == nil || l.dir == nil {
 		return nil
 	}
-	terr := os.Truncate(filepath.Join(l.dir.Name(), LockFile), 0)
-	if errors.Is(terr, os.ErrNotExist) {
-		terr = nil
+	var terr error
+	if l.check(l.dir.Name()) == nil {
+		// (A replaced directory's lock file is another holder's.)
+		terr = os.Truncate(filepath.Join(l.dir.Name(), LockFile), 0)
+		if errors.Is(terr, os.ErrNotExist) {
+			terr = nil
+		}
 	}
 	uerr := syscall.Flock(int(l.dir.Fd()), syscall.LOCK_UN)
 	cerr := l.dir.Close()
