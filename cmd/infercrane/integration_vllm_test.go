@@ -215,7 +215,7 @@ func TestIntegrationVLLMApply(t *testing.T) {
 	if len(recFiles) != 4 {
 		t.Fatalf("want 4 record files (2 lanes x 2 runs), got %v", recFiles)
 	}
-	total := 0
+	total, warm := 0, 0
 	for _, f := range recFiles {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -227,7 +227,11 @@ func TestIntegrationVLLMApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			total++
+			if r.Warmup {
+				warm++ // one per run, the default; checked like the others
+			} else {
+				total++
+			}
 			if !r.OK() {
 				t.Errorf("%s #%d failed: %s %s", f, r.Index, r.ErrorClass, r.Error)
 			}
@@ -239,8 +243,8 @@ func TestIntegrationVLLMApply(t *testing.T) {
 			}
 		}
 	}
-	if total != 2*4+2*8 {
-		t.Errorf("%d records, want %d", total, 2*4+2*8)
+	if total != 2*4+2*8 || warm != 4 {
+		t.Errorf("%d measured and %d warmup records, want %d and 4 (one per run)", total, warm, 2*4+2*8)
 	}
 
 	// DuckDB reads the per-request Parquet file and recomputes the pooled
