@@ -241,14 +241,16 @@ func (h *Histogram) Quantile(q float64) float64 {
 	return lo + (h.Le[i]-lo)*(rank-below)/in
 }
 
-// Bound returns the upper bound of the bucket holding the q-quantile
-// (seconds; +Inf when it is in the +Inf bucket): no more than (1-q) of the
-// observations lie above it.
+// Bound returns the upper bound of the bucket holding the observation a
+// linearly interpolated q-quantile (numpy's default, which the load
+// generator uses) can reach: the one of rank ceil((n-1)q)+1, so with few
+// observations it is the upper neighbour of the interpolation (seconds;
+// +Inf when it is in the +Inf bucket).
 func (h *Histogram) Bound(q float64) float64 {
 	if h.Count <= 0 {
 		return math.NaN()
 	}
-	rank := q * h.Count
+	rank := math.Min(math.Ceil((h.Count-1)*q)+1, h.Count)
 	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= rank })
 	if i == len(h.Counts) {
 		return math.Inf(1)

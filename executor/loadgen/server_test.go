@@ -62,6 +62,12 @@ func TestHistogramQuantile(t *testing.T) {
 	if b := h.Bound(0.5); b != 0.02 {
 		t.Errorf("Bound(0.5) = %g, want 0.02", b)
 	}
+	// 8 observations, 4 at most 60 ms and 4 above: numpy's p50 is the mean of
+	// the 4th and 5th, so the bound is the 5th's bucket, not the 4th's.
+	few := &loadgen.Histogram{Le: []float64{0.06, 0.1, 0.25}, Counts: []float64{4, 4, 8}, Count: 8}
+	if b := few.Bound(0.5); b != 0.25 {
+		t.Errorf("Bound(0.5) of 8 = %g, want 0.25 (the bucket of the 5th observation)", b)
+	}
 	over := &loadgen.Histogram{Le: []float64{0.01}, Counts: []float64{1}, Count: 4}
 	if got := over.Quantile(0.9); got != 0.01 {
 		t.Errorf("a quantile in the +Inf bucket = %g, want the largest finite bound", got)
