@@ -321,7 +321,9 @@ func TestFidelitySim(t *testing.T) {
 		Lat: fidStat{510, 510, 510}}
 	var runs []fidRun
 	before := simLateness(t, url)
+	pressure := busyMachine()
 	o := ours(t, bin, url, "sim", s, clientCPU)
+	stalled, busy := pressure()
 	late := simLateness(t, url)
 	late.Sum -= before.Sum
 	late.Count -= before.Count
@@ -336,9 +338,10 @@ func TestFidelitySim(t *testing.T) {
 	// The client answers for its own error: the engine's measured lateness
 	// (a busy machine can delay the engine's timers too) is added to the
 	// tolerance, and printed above.
+	var problems []string
 	check := func(name string, got, want float64) {
 		if tol := math.Max(0.01*want, 0.5) + engineLateMs; math.Abs(got-want) > tol {
-			t.Errorf("infercrane %s = %.3f ms, ground truth %.0f ms: off by %.3f ms, more than %.2f ms (1%% or 0.5 ms, plus the engine's own %.2f ms lateness)", name, got, want, got-want, tol, engineLateMs)
+			problems = append(problems, fmt.Sprintf("infercrane %s = %.3f ms, ground truth %.0f ms: off by %.3f ms, more than %.2f ms (1%% or 0.5 ms, plus the engine's own %.2f ms lateness)", name, got, want, got-want, tol, engineLateMs))
 		}
 	}
 	check("ttft mean", o.TTFT.Mean, 200)
@@ -348,6 +351,15 @@ func TestFidelitySim(t *testing.T) {
 	check("itl p50", o.ITL.P50, 10)
 	check("latency mean", o.Lat.Mean, 510)
 	check("latency p50", o.Lat.P50, 510)
+	// The engine's lateness covers its own timers, not the client's: a
+	// client that waited for a CPU (other load on the machine) is late too.
+	// Only then are the misses reported as a skip.
+	if len(problems) > 0 && busy {
+		t.Skipf("tasks on this machine waited for a CPU %.0f%% of the time during infercrane's run (/proc/pressure/cpu): too busy for a 1%% timing comparison; rerun on a quiet machine (%s)", 100*stalled, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
 }
 
 // TestFidelityVLLM: against real vLLM on CPU (the tiny model) at
