@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrUnsupported is returned on systems without sched_setaffinity and
@@ -79,4 +80,21 @@ func Format(cpus []int) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// Starved starts a measurement of CPU starvation: the function it returns
+// reports the fraction of the time since the call that some task on the
+// machine waited for a CPU (CPUWait's change over the wall time), 0 where
+// the kernel does not say.
+func Starved() func() float64 {
+	w0, ok := CPUWait()
+	t0 := time.Now()
+	return func() float64 {
+		w1, ok1 := CPUWait()
+		el := time.Since(t0)
+		if !ok || !ok1 || el <= 0 {
+			return 0
+		}
+		return float64(w1-w0) / float64(el)
+	}
 }

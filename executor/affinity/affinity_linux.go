@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -116,4 +117,27 @@ func Slice(d time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// CPUWait returns how long, in total since boot, runnable tasks on this
+// machine waited for a CPU (/proc/pressure/cpu, "some ... total="), and
+// false where the kernel does not report CPU pressure. The change over an
+// interval, divided by the interval, is the fraction of it that some task
+// was starved: a timing measurement taken then says more about the machine
+// than about what it measured.
+func CPUWait() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range strings.Fields(strings.SplitN(string(b), "\n", 2)[0]) {
+		if v, ok := strings.CutPrefix(f, "total="); ok {
+			us, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			return time.Duration(us) * time.Microsecond, true
+		}
+	}
+	return 0, false
 }

@@ -15,3 +15,6 @@ func Current() ([]int, error) { return nil, ErrUnsupported }
 
 // Slice is not supported on this system.
 func Slice(d time.Duration) error { return ErrUnsupported }
+
+// CPUWait is unsupported outside Linux.
+func CPUWait() (time.Duration, bool) { return 0, false }

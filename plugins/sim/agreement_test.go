@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -137,6 +138,7 @@ type measured struct {
 func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64) ([]measured, string) {
 	t.Helper()
 	ctx := context.Background()
+	starved := affinity.Starved()
 	s, err := x.Deploy(ctx, executor.DeploymentFor(l, "test", t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +152,9 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	lateness := ""
 	if n, late := srv.Engine.Lateness(time.Millisecond); late > 0.02 {
 		lateness = fmt.Sprintf("the simulated engine ended %.0f%% of its %d steps over 1 ms late: the machine is too busy for a timing comparison; rerun on an idle machine", late*100, n)
+	}
+	if st := starved(); lateness == "" && st > 0.10 {
+		lateness = fmt.Sprintf("tasks on this machine waited for a CPU %.0f%% of the run's time (/proc/pressure/cpu): too busy for a timing comparison; rerun on an idle machine", 100*st)
 	}
 	sm, e := res.Summary, l.Estimate.Estimate
 	if in := l.Inputs; in.RequestRate > 0 && speedup != 1 {
@@ -176,6 +181,9 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	}, lateness
 }
 
+// absFloorMs is the absolute difference below which two latencies agree.
+const absFloorMs = 0.25
+
 // checkAgreement compares each metric within tol (relative) and returns
 // the disagreements.
 func checkAgreement(t *testing.T, key string, ms []measured, tol float64, only ...string) (problems []string) {
@@ -186,7 +194,10 @@ func checkAgreement(t *testing.T, key string, ms []measured, tol float64, only .
 		}
 		rel := math.Abs(m.got-m.want) / m.want
 		t.Logf("%s %s: sim %.3f, plan %.3f (%+.1f%%)", key, m.name, m.got, m.want, 100*(m.got-m.want)/m.want)
-		if rel > tol {
+		// A latency within absFloorMs agrees whatever its relative error:
+		// below that the loopback HTTP round trip and the timers, not the
+		// model, decide (a 7 ms TTFT measured 0.22 ms long is 3.1%).
+		if rel > tol && !(strings.HasSuffix(m.name, "p50") || strings.HasSuffix(m.name, "p95")) || rel > tol && math.Abs(m.got-m.want) > absFloorMs {
 			problems = append(problems, fmt.Sprintf("%s: %s measured %.3f, the plan says %.3f: %.1f%% off (tolerance %.0f%%)", key, m.name, m.got, m.want, rel*100, tol*100))
 		}
 	}

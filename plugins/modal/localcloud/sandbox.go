@@ -2,6 +2,7 @@ package localcloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,12 +156,23 @@ func (s *sandbox) Exec(ctx context.Context, argv []string, opts modal.ExecOption
 		return printed(fmt.Sprintf("%s\n%s\n", s.c.VLLMVersion, s.c.TorchVersion)), nil
 	}
 	args := s.c.rewrite(s.id, m.Port, argv)
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = s.c.root(s.id)
 	p := &process{stdout: newPipe(), stderr: newPipe(), done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	var cmd *exec.Cmd
+	// A binary just copied into the sandbox can be "text file busy" for a
+	// moment: a process this test binary forks meanwhile holds the copy's
+	// write descriptor until it execs (golang/go#22315). A container does
+	// not share that descriptor table, so the stand-in retries.
+	for try := 0; ; try++ {
+		cmd = exec.Command(args[0], args[1:]...)
+		cmd.Dir = s.c.root(s.id)
+		cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err = cmd.Start(); !errors.Is(err, syscall.ETXTBSY) || try >= 50 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
 		// A container answers a missing program with exit code 127 or 126.
 		p.stderr.Write([]byte(err.Error() + "\n"))
 		p.code = 127
