@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -321,9 +322,10 @@ func TestFidelitySim(t *testing.T) {
 		Lat: fidStat{510, 510, 510}}
 	var runs []fidRun
 	before := simLateness(t, url)
-	pressure := busyMachine()
+	starved := affinity.Starved()
 	o := ours(t, bin, url, "sim", s, clientCPU)
-	stalled, busy := pressure()
+	stalled := starved()
+	busy := stalled > 0.10
 	late := simLateness(t, url)
 	late.Sum -= before.Sum
 	late.Count -= before.Count

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner/load"
 )
@@ -61,10 +62,11 @@ func TestIntegrationPrefixReuse(t *testing.T) {
 	warm.Requests, warm.Seed = 1, 99
 	run(warm)
 
-	pressure := busyMachine()
+	starved := affinity.Starved()
 	freshRes, freshHit := run(fresh)
 	reuseRes, achieved := run(reuse)
-	stalled, busy := pressure()
+	stalled := starved()
+	busy := stalled > 0.10
 	intended := load.Summarize(nil, reuse.Workload.Sequence(reuse.Seed, reuse.Requests, 768, 4), 16).HitRatio()
 	t.Logf("intended hit ratio %.3f, vLLM counted %.3f (fresh prompts: %.3f); TTFT p50 %.1f ms with reuse, %.1f ms without",
 		intended, achieved, freshHit, reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50)

@@ -99,45 +99,6 @@ func vllmProcesses(model string) []string {
 	return pids
 }
 
-// cpuStall reads the kernel's CPU pressure (/proc/pressure/cpu, "some"):
-// the total time any task was runnable but waited for a CPU. ok is false
-// where the kernel does not report it.
-func cpuStall() (stall time.Duration, ok bool) {
-	b, err := os.ReadFile("/proc/pressure/cpu")
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	for _, f := range strings.Fields(line) {
-		if v, found := strings.CutPrefix(f, "total="); found {
-			us, err := strconv.ParseInt(v, 10, 64)
-			return time.Duration(us) * time.Microsecond, err == nil && strings.HasPrefix(line, "some ")
-		}
-	}
-	return 0, false
-}
-
-// busyMachine measures how much of a stretch of wall time tasks on this
-// machine waited for a CPU. Call it before the timed part and call the
-// function it returns after: that returns the stalled fraction and whether
-// it is over 10%, when the timing comparisons of a tool on this machine say
-// more about the other load than about the tool (on a quiet machine the
-// fraction is a few percent at most). Without /proc/pressure it reports 0,
-// false: the comparisons then always count.
-func busyMachine() func() (frac float64, busy bool) {
-	s0, ok0 := cpuStall()
-	t0 := time.Now()
-	return func() (float64, bool) {
-		s1, ok1 := cpuStall()
-		wall := time.Since(t0)
-		if !ok0 || !ok1 || wall <= 0 {
-			return 0, false
-		}
-		frac := float64(s1-s0) / float64(wall)
-		return frac, frac > 0.10
-	}
-}
-
 func runBinary(t *testing.T, bin string, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
