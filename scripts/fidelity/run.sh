@@ -10,18 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 if [ -z "${VLLM_VENV:-}" ] || [ -z "${TINY_MODEL:-}" ]; then
-  set +e
-  envlines=$(bash scripts/integration/setup-vllm.sh)
-  rc=$?
-  set -e
+  . scripts/integration/vllm-env.sh
+  rc=0
+  vllm_env "make fidelity" || rc=$?
   if [ $rc -eq 10 ]; then
     echo "SKIP: make fidelity: vLLM cannot be installed on this machine (reason above); nothing was measured."
     exit 0
   elif [ $rc -ne 0 ]; then
-    echo "make fidelity: setup failed (exit $rc)" >&2
     exit $rc
   fi
-  while IFS='=' read -r k v; do export "$k=$v"; done <<< "$envlines"
 fi
 if [ -z "${AIPERF_BIN:-}" ]; then
   set +e

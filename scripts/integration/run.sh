@@ -8,18 +8,15 @@ start=$(date +%s)
 # Signed evidence against an independent DSSE/in-toto implementation (needs
 # no vLLM, so it runs even where vLLM cannot be installed).
 bash scripts/integration/dsse.sh
-set +e
-envlines=$(bash scripts/integration/setup-vllm.sh)
-rc=$?
-set -e
+. scripts/integration/vllm-env.sh
+rc=0
+vllm_env "make integration" || rc=$?
 if [ $rc -eq 10 ]; then
   echo "SKIP: make integration: vLLM cannot be installed on this machine (reason above); nothing was tested against real vLLM."
   exit 0
 elif [ $rc -ne 0 ]; then
-  echo "make integration: setup failed (exit $rc)" >&2
   exit $rc
 fi
-while IFS='=' read -r k v; do export "$k=$v"; done <<< "$envlines"
 echo "integration: $VLLM_VERSIONS (setup $(( $(date +%s) - start ))s)"
 
 go test -tags integration -run '^TestIntegration' -count=1 -v -timeout 60m ./cmd/infercrane/
