@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// modulePath is the module every package of the repository lives in.
+const modulePath = "github.com/infercrane/infercrane"
+
+// layerOf is the floor of a package of the module, from the bottom: lang
+// (0) <- planner, planner/* (1) <- executor, executor/* (2) <- plugins,
+// plugins/* (3) <- cmd/* (4). ok is false for a package outside them.
+func layerOf(importPath string) (floor int, name string, ok bool) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(importPath, modulePath), "/")
+	top, _, _ := strings.Cut(rel, "/")
+	for i, f := range []string{"lang", "planner", "executor", "plugins", "cmd"} {
+		if top == f {
+			return i, f, true
+		}
+	}
+	return 0, "", false
+}
+
+// TestLayers checks the design's import rule: "imports only point down:
+// lang <- planner <- executor <- plugins <- cmd; no package imports one
+// above it". It reads every package's imports (its tests' included: a
+// planner test that needs a plugin is the same dependency pointing up)
+// with go/build, for each platform whose files differ, and fails naming
+// each import that points up.
+func TestLayers(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, n, err := upwardImports(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Fatalf("only %d packages were found under %s; the walk is broken", n, root)
+	}
+	for _, b := range bad {
+		t.Errorf("%s; move the code it needs down, or pass it in from cmd/infercrane (wiring.go)", b)
+	}
+}
+
+// upwardImports lists, for the module's source tree at root, every import
+// that points up a floor and every package outside the floors, and counts
+// the packages read.
+func upwardImports(root string) (bad []string, packages int, err error) {
+	var dirs []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+			return filepath.SkipDir
+		}
+		dirs = append(dirs, path)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	checked := map[string]bool{}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		ctx := build.Default
+		ctx.GOOS, ctx.CgoEnabled = goos, false
+		for _, dir := range dirs {
+			pkg, err := ctx.ImportDir(dir, 0)
+			if err != nil {
+				if _, none := err.(*build.NoGoError); none {
+					continue
+				}
+				return nil, 0, fmt.Errorf("read the package in %s: %w", dir, err)
+			}
+			rel, _ := filepath.Rel(root, dir)
+			path := modulePath + "/" + filepath.ToSlash(rel)
+			short := filepath.ToSlash(rel)
+			from, fromName, ok := layerOf(path)
+			if !ok {
+				bad = append(bad, "package "+short+" is outside the floors (lang, planner, executor, plugins, cmd)")
+				continue
+			}
+			checked[path] = true
+			imports := append(append(append([]string{}, pkg.Imports...), pkg.TestImports...), pkg.XTestImports...)
+			for _, imp := range imports {
+				if !strings.HasPrefix(imp, modulePath+"/") {
+					continue
+				}
+				to, toName, ok := layerOf(imp)
+				if ok && to > from {
+					bad = append(bad, "import points up: "+short+" ("+fromName+") imports "+strings.TrimPrefix(imp, modulePath+"/")+" ("+toName+")")
+				}
+			}
+		}
+	}
+	sort.Strings(bad)
+	return slices.Compact(bad), len(checked), nil
+}
+
+// TestLayersCatchesAnUpwardImport makes sure the reading can fail: in a
+// tree where a planner package's test imports a plugin and a package sits
+// outside the floors, both are named, and the lawful imports are not.
+func TestLayersCatchesAnUpwardImport(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"planner/bad/bad.go":      "package bad\n\nimport _ \"" + modulePath + "/lang\"\n",
+		"planner/bad/bad_test.go": "package bad\n\nimport _ \"" + modulePath + "/plugins/sim\"\n",
+		"plugins/good/good.go":    "package good\n\nimport _ \"" + modulePath + "/executor\"\n",
+		"internal/stray/stray.go": "package stray\n",
+		"lang/testdata/x/x.go":    "package x\n\nimport _ \"" + modulePath + "/cmd/infercrane\"\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad, n, err := upwardImports(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"import points up: planner/bad (planner) imports plugins/sim (plugins)",
+		"package internal/stray is outside the floors (lang, planner, executor, plugins, cmd)",
+	}
+	if !slices.Equal(bad, want) || n != 2 {
+		t.Fatalf("found %q in %d packages, want %q in 2", bad, n, want)
+	}
+}
