@@ -340,28 +340,27 @@ func renderValidate(env *cliEnv, res validateOutput) {
 	if !res.Valid {
 		return
 	}
-	fmt.Fprintln(env.Stdout, "\nBench inputs per shape (a spec shape block, then the infercrane bench command):")
+	fmt.Fprintln(env.Stdout, "\nShapes to paste into a spec (list them in a screen's shapes; the plan then carries the load to generate):")
 	for _, s := range res.Shapes {
-		fmt.Fprintf(env.Stdout, "\nshape %q {\n  input_tokens  = %d\n  output_tokens = %d\n  concurrency   = %d\n  requests      = %d\n  streaming     = %v\n",
-			workload.ShapeKey(s.Name), s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests, s.Streaming)
-		if s.ArrivalPattern != "" {
-			fmt.Fprintf(env.Stdout, "  arrival       = %q\n  request_rate  = %v\n", s.ArrivalPattern, s.RequestRate)
-		}
-		fmt.Fprintln(env.Stdout, "}")
-		fmt.Fprintf(env.Stdout, "# infercrane bench --url URL --model MODEL %s\n", benchArgs(s))
+		fmt.Fprintf(env.Stdout, "\n%s", shapeBlock(s))
 	}
 }
 
-// benchArgs is the `infercrane bench` command line that runs one profile shape.
-func benchArgs(s workload.Shape) string {
-	args := fmt.Sprintf("--input-tokens %d --output-tokens %d --requests %d", s.InputTokens, s.OutputTokens, s.Requests)
+// shapeBlock is the spec shape block that runs one profile shape: what a
+// user pastes, since the plan, not a command line, carries the load.
+func shapeBlock(s workload.Shape) string {
+	var b strings.Builder
+	if s.Description != "" {
+		fmt.Fprintf(&b, "# %s\n", strings.Join(strings.Fields(s.Description), " "))
+	}
+	if s.Clipped {
+		b.WriteString("# clipped to the profile's context window: input_tokens counts the templated prompt, so no template_headroom is added\n")
+	}
+	fmt.Fprintf(&b, "shape %q {\n  input_tokens  = %d\n  output_tokens = %d\n  concurrency   = %d\n  requests      = %d\n  streaming     = %v\n",
+		workload.ShapeKey(s.Name), s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests, s.Streaming)
 	if s.ArrivalPattern != "" {
-		args += fmt.Sprintf(" --request-rate %v --arrival %s --concurrency %d", s.RequestRate, s.ArrivalPattern, s.Concurrency)
-	} else {
-		args += fmt.Sprintf(" --concurrency %d", s.Concurrency)
+		fmt.Fprintf(&b, "  arrival       = %q\n  request_rate  = %v\n", s.ArrivalPattern, s.RequestRate)
 	}
-	if !s.Streaming {
-		args += " --no-stream"
-	}
-	return args
+	b.WriteString("}\n")
+	return b.String()
 }

@@ -27,6 +27,16 @@ func TestProfileSuggestionsPassPreflight(t *testing.T) {
 	}
 	long := doc["profiles"].([]any)[1].(map[string]any)
 	long["input_tokens"], long["output_tokens"], long["clipped_to_context_window"] = 7893, 299, true
+	// Open-loop shapes of every arrival pattern a profile may carry.
+	profiles := doc["profiles"].([]any)
+	for _, arrival := range []string{"constant", "poisson", "gamma"} {
+		profiles = append(profiles, map[string]any{
+			"name": "open " + arrival, "description": "Open loop,\nmultiline description.", "objective": "rate",
+			"requests": 40, "concurrency": 8, "input_tokens": 512, "output_tokens": 128, "streaming": false,
+			"arrival_pattern": arrival, "request_rate": 2.5, "clipped_to_context_window": false,
+		})
+	}
+	doc["profiles"] = profiles
 	delete(doc, "digest")
 	b, _ := json.Marshal(doc)
 	dir := t.TempDir()
@@ -39,8 +49,14 @@ func TestProfileSuggestionsPassPreflight(t *testing.T) {
 		t.Fatalf("profile validate: exit %d\n%s%s", code, out, errOut)
 	}
 	shapes := regexp.MustCompile(`(?s)shape "([^"]+)" \{\n.*?\n\}`).FindAllStringSubmatch(out, -1)
-	if len(shapes) != 3 || !strings.Contains(out, "input_tokens  = 7893") || !strings.Contains(out, "output_tokens = 299") {
+	if len(shapes) != 6 || !strings.Contains(out, "input_tokens  = 7893") || !strings.Contains(out, "output_tokens = 299") ||
+		!strings.Contains(out, `arrival       = "gamma"`) {
 		t.Fatalf("suggested shapes:\n%s", out)
+	}
+	// The plan is the contract: the suggestion is a shape block, not a
+	// bench command line.
+	if strings.Contains(out, "bench") || strings.Contains(out, "--") {
+		t.Errorf("profile validate suggests a command line:\n%s", out)
 	}
 	var blocks, names []string
 	for _, s := range shapes {
