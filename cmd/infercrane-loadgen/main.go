@@ -5,10 +5,13 @@
 // It reads the load to generate as one typed message, the JSON of a
 // loadgen.Config (exactly what the plan resolved for the run), runs it,
 // writes the per-request records as JSONL and prints the summary as JSON on
-// stdout; progress lines go to stderr. Its command line is the one
-// `infercrane bench` accepts for the same job, so either binary can serve:
+// stdout, or with --result the whole loadgen.Result: the summary with the
+// server's own view of the run (its latency histograms, read from /metrics
+// right before and after the measured requests). Progress lines go to
+// stderr. Its command line is the one `infercrane bench` accepts for the
+// same job, so either binary can serve:
 //
-//	infercrane-loadgen bench --config FILE [--url URL] [--records FILE] [--json]
+//	infercrane-loadgen bench --config FILE [--url URL] [--records FILE] [--result FILE] [--json]
 //	infercrane-loadgen probe [--timeout D] URL
 //
 // probe exits 0 when URL answers 2xx: the executor's health check of the
@@ -47,9 +50,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	config := fs.String("config", "", "the load to generate: a loadgen config as JSON (- for stdin); required")
 	url := fs.String("url", "", "server base URL (overrides the config's base_url)")
 	records := fs.String("records", "", "write per-request records (JSONL) to this file")
+	result := fs.String("result", "", "write the whole result (summary, the server's view from its /metrics, calibrations, and the records unless --records takes them) as one JSON document to this file (- for stdout, instead of the summary)")
 	fs.Bool("json", true, "print the summary as JSON (always on; accepted for bench compatibility)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: infercrane-loadgen [bench] --config FILE [--url URL] [--records FILE] [--json]")
+		fmt.Fprintln(stderr, "Usage: infercrane-loadgen [bench] --config FILE [--url URL] [--records FILE] [--result FILE] [--json]")
 		fmt.Fprintln(stderr, "\nRuns the load a loadgen config describes and prints its summary as JSON.")
 		fs.PrintDefaults()
 	}
@@ -71,7 +75,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *url != "" {
 		cfg.BaseURL = *url
 	}
-	res, err := loadgen.Run(ctx, cfg, loadgen.WithProgress(func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }, 5*time.Second))
+	// As in `infercrane bench`: records stay in memory only when --result
+	// must carry them; with --records they stream to that file.
+	keep := *result != "" && *records == ""
+	res, err, werr := loadgen.RunRecorded(ctx, cfg, *records, keep,
+		loadgen.WithProgress(func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }, 5*time.Second))
 	if res == nil {
 		fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
 		return 1
@@ -81,10 +89,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "infercrane-loadgen: interrupted (%v); the summary covers the requests that finished\n", err)
 		code = 1
 	}
-	if *records != "" {
-		if err := loadgen.WriteRecordsFile(*records, res.Records); err != nil {
+	if werr != nil {
+		fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", werr)
+		code = 1
+	}
+	if *result != "" {
+		if err := loadgen.WriteResultFile(*result, stdout, res); err != nil {
 			fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
 			code = 1
+		}
+		if *result == "-" {
+			return code
 		}
 	}
 	b, err := json.Marshal(res.Summary)

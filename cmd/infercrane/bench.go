@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -88,7 +86,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&bf.timeout, "timeout", 10*time.Minute, "per-request timeout")
 	fs.DurationVar(&bf.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time")
 	fs.StringVar(&bf.records, "records", "", "write per-request records (JSONL) to this file")
-	fs.StringVar(&bf.result, "result", "", "write the whole result (summary, records, calibrations) as one JSON document to this file (- for stdout, instead of the table)")
+	fs.StringVar(&bf.result, "result", "", "write the whole result (summary, server view, calibrations, and the records unless --records takes them) as one JSON document to this file (- for stdout, instead of the table)")
 	fs.BoolVar(&bf.asJSON, "json", false, "print the summary as JSON (the same document metrics --json prints)")
 	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
@@ -160,31 +158,13 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 		}
 	}
 	prog := newProgressLine(env.Stderr)
-	opts := []loadgen.Option{loadgen.WithProgress(prog.update, prog.every)}
-	// Without --result nothing needs the records in memory: they are
-	// streamed to --records (or dropped) as they finish, so memory stays
-	// flat however many requests the run makes.
-	streaming := bf.result == ""
-	var sink *loadgen.RecordsFile
-	if streaming {
-		write := func(*loadgen.Record) error { return nil }
-		if bf.records != "" {
-			var serr error
-			if sink, serr = loadgen.CreateRecordsFile(bf.records); serr != nil {
-				fmt.Fprintf(env.Stderr, "infercrane bench: write records: %v\n", serr)
-				return 1
-			}
-			write = sink.Write
-		}
-		opts = append(opts, loadgen.WithRecordSink(write, ""))
-	}
-	res, err := loadgen.Run(ctx, cfg, opts...)
+	// Records are kept in memory only when --result must carry them (no
+	// --records file to take them): otherwise they are streamed to
+	// --records (or dropped) as they finish, so memory stays flat however
+	// many requests the run makes.
+	keep := bf.result != "" && bf.records == ""
+	res, err, werr := loadgen.RunRecorded(ctx, cfg, bf.records, keep, loadgen.WithProgress(prog.update, prog.every))
 	prog.finish()
-	if sink != nil {
-		if cerr := sink.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
 	if res == nil {
 		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
 		return 1
@@ -194,14 +174,12 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
 		code = 1
 	}
-	if bf.records != "" && !streaming {
-		if werr := loadgen.WriteRecordsFile(bf.records, res.Records); werr != nil {
-			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
-			code = 1
-		}
+	if werr != nil {
+		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
+		code = 1
 	}
 	if bf.result != "" {
-		if werr := writeResultFile(env, bf.result, res); werr != nil {
+		if werr := loadgen.WriteResultFile(bf.result, env.Stdout, res); werr != nil {
 			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", werr)
 			code = 1
 		}
@@ -229,23 +207,6 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 	writeSummaryTable(env.Stdout, res.Summary)
 	writeServerView(env.Stdout, &res.Summary, res.ServerView)
 	return code
-}
-
-// writeResultFile writes res as JSON to path, or to stdout for "-".
-func writeResultFile(env *cliEnv, path string, res *loadgen.Result) error {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = env.Stdout.Write(b)
-		return err
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return nil
 }
 
 // waitReady polls GET /health until it answers 200 (vLLM answers 503 or

@@ -45,8 +45,10 @@ type Progress struct {
 // by a remote `bench --result -` decodes straight into one.
 type Result struct {
 	Summary Summary `json:"summary"`
-	// Records holds every request, warmup included (flagged), in index order.
-	Records []Record `json:"records"`
+	// Records holds every request, warmup included (flagged), in index
+	// order; nil (and left out of the JSON) when the run streamed them to
+	// a records file instead (WithRecordSink, RunRecorded).
+	Records []Record `json:"records,omitempty"`
 	// Calibrations says how prompts of each target length were sized.
 	Calibrations []Calibration `json:"calibrations"`
 	// Started is the wall-clock time of the run's start (record times are

@@ -2,7 +2,6 @@ package modal_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,8 +56,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var sum loadgen.Summary
-		if err := json.Unmarshal(bytes.TrimSpace(out), &sum); err != nil {
+		if _, err := loadgen.ReadResult(bytes.NewReader(out)); err != nil {
 			b.Fatal(err)
 		}
 		rf, err := os.Open(records)

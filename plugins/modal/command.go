@@ -110,11 +110,13 @@ func LoadMessage(model string, c loadgen.Config) ([]byte, error) {
 
 // BenchCommand is the load generator's command line inside the sandbox: it
 // reads the load from config (a LoadMessage copied in), sends it to the
-// server on localhost, prints the summary as JSON on stdout and writes
-// per-request records to records. Both infercrane-loadgen and infercrane
-// accept it.
+// server on localhost, streams the per-request records to records and
+// prints its result (loadgen.Result without the records: the summary and
+// the server's view, read from the server's /metrics right before and
+// after the measured requests) as JSON on stdout. Both infercrane-loadgen
+// and infercrane accept it and print the same document.
 func BenchCommand(config, records string) []string {
-	return []string{RemoteBinary, "bench", "--url", localURL, "--config", config, "--records", records, "--json"}
+	return []string{RemoteBinary, "bench", "--url", localURL, "--config", config, "--records", records, "--result", "-"}
 }
 
 // loadPath is where a run's load message is copied in the sandbox.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/plugins/modal"
 	"github.com/infercrane/infercrane/plugins/modal/localcloud"
 )
@@ -81,6 +82,10 @@ func TestDeployRunTeardown(t *testing.T) {
 		if res.GPUSeconds <= 0 || res.Summary.TTFTMs.P50 < 5 {
 			t.Fatalf("gpu seconds %v, ttft p50 %v ms (the stand-in's TTFT is 5 ms)", res.GPUSeconds, res.Summary.TTFTMs.P50)
 		}
+		// The load generator inside the sandbox read the server's
+		// histograms before and after the measured requests and sent
+		// them back: this run's 6 requests, not the previous run's too.
+		checkServerView(t, fmt.Sprintf("run %d", run), res.Summary, res.ServerView)
 	}
 	if err := f.exec.Teardown(t.Context(), srv); err != nil {
 		t.Fatal(err)
@@ -182,4 +187,30 @@ func TestCloseTerminatesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mustBeGone(srv.Handle)
+}
+
+// checkServerView asserts that a run's server view is the stand-in engine's
+// own record of exactly the run's requests and reconciles with the client's
+// figures without a flag.
+func checkServerView(t *testing.T, what string, sum loadgen.Summary, v *loadgen.ServerView) {
+	t.Helper()
+	if v == nil {
+		t.Fatalf("%s: no server view: the load generator in the sandbox did not send the server's histograms back", what)
+	}
+	for _, d := range []*loadgen.ServerDist{v.TTFTMs, v.TPOTMs, v.LatencyMs} {
+		if d == nil || d.Count != sum.Succeeded {
+			t.Fatalf("%s: server view %+v does not count the run's %d requests", what, d, sum.Succeeded)
+		}
+	}
+	if h := v.Histograms[loadgen.ServerTTFT]; h == nil || h.Count != float64(sum.Succeeded) {
+		t.Fatalf("%s: histogram %s: %+v", what, loadgen.ServerTTFT, h)
+	}
+	// The engine's clock starts after the client's and stops before it.
+	if v.TTFTMs.Mean < 4 || v.TTFTMs.Mean > sum.TTFTMs.Mean || v.LatencyMs.Mean > sum.LatencyMs.Mean {
+		t.Fatalf("%s: server ttft mean %.2f ms, latency mean %.2f ms; client %.2f ms, %.2f ms", what, v.TTFTMs.Mean, v.LatencyMs.Mean, sum.TTFTMs.Mean, sum.LatencyMs.Mean)
+	}
+	rc := loadgen.Reconcile(&sum, v, loadgen.DefaultMargin)
+	if !rc.Comparable || len(rc.Checks) == 0 || len(rc.Flagged) > 0 {
+		t.Fatalf("%s: reconciliation %+v", what, rc)
+	}
 }

@@ -3,7 +3,6 @@ package modal
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +15,8 @@ import (
 )
 
 // Run executes one benchmark run with the load generator inside the server's
-// sandbox and reads its summary and per-request records back.
+// sandbox and reads its result (the summary and the server's view from its
+// /metrics) and per-request records back.
 func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
 	if s == nil {
 		return nil, errNoSandbox
@@ -72,10 +72,11 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 	if code != 0 {
 		return nil, e.runFailure(ctx, dep, r, fmt.Errorf("the load generator exited with code %d", code), stderr.String())
 	}
-	var sum loadgen.Summary
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &sum); err != nil {
-		return nil, fmt.Errorf("modal executor: run %d of lane %s: the load generator's JSON summary is unreadable (%v); its output starts %q", r.Run, r.Lane, err, clip(stdout.String(), 200))
+	res, err := loadgen.ReadResult(bytes.NewReader(stdout.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("modal executor: run %d of lane %s: %v; its output starts %q", r.Run, r.Lane, err, clip(stdout.String(), 200))
 	}
+	sum := res.Summary
 	recs, err := e.readRecords(ctx, dep, records)
 	if err != nil {
 		return nil, fmt.Errorf("modal executor: run %d of lane %s: %w", r.Run, r.Lane, err)
@@ -84,7 +85,10 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 		return nil, fmt.Errorf("modal executor: run %d of lane %s: %w", r.Run, r.Lane, err)
 	}
 	dep.log.note("run %d of lane %s: %d of %d requests succeeded in %.1fs", r.Run, r.Lane, sum.Succeeded, sum.Requests, elapsed)
-	return &executor.RunResult{Summary: sum, Records: recs, GPUSeconds: elapsed * float64(dep.gpus)}, nil
+	// The server's view travels as the local executor's does (RunLoad):
+	// the runner keeps it with the run, and the evidence reconciles the
+	// client's figures with it.
+	return &executor.RunResult{Summary: sum, Records: recs, ServerView: res.ServerView, GPUSeconds: elapsed * float64(dep.gpus)}, nil
 }
 
 // copyLoad writes the run's load message to a local file and copies it
