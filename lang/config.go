@@ -232,11 +232,15 @@ type Gate struct {
 
 // Screen is a campaign: the cross product of its models, shapes and GPUs.
 type Screen struct {
-	Name              string
-	Models            []string // model block names
-	Shapes            []string
-	GPUs              []string
+	Name   string
+	Models []string // model block names
+	Shapes []string
+	GPUs   []string
+	// Runtime is the screen's one runtime (runtime = ...); Runtimes are
+	// the runtimes it compares as lanes (runtimes = [...], in spec order;
+	// nil unless set). At most one of them is set; see RuntimeNames.
 	Runtime           string
+	Runtimes          []string
 	Executor          string // default: the built-in "sim" executor
 	Runs              int
 	Seed              int64
@@ -247,4 +251,16 @@ type Screen struct {
 	// that has none of its own ("" for none).
 	Search    string
 	DeclRange hcl.Range
+}
+
+// RuntimeNames returns the runtimes the screen's lanes run on, in spec
+// order: its runtimes, else its one runtime, else none (nil).
+func (s *Screen) RuntimeNames() []string {
+	if len(s.Runtimes) > 0 {
+		return append([]string(nil), s.Runtimes...)
+	}
+	if s.Runtime != "" {
+		return []string{s.Runtime}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ var screenSpecs = []attrSpec{
 	{name: "shapes", raw: true},
 	{name: "gpus", raw: true},
 	{name: "runtime", raw: true},
+	{name: "runtimes", raw: true},
 	{name: "executor", raw: true},
 	{name: "baseline", raw: true},
 	{name: "gates", raw: true},
@@ -49,6 +50,12 @@ func (l *loader) decodeScreen(d *decl, in instance, body hcl.Body, ctx *hcl.Eval
 	s.GPUs = l.refList(d, a, "gpus", "gpu", ctx, true)
 	s.Gates = l.refList(d, a, "gates", "gate", ctx, false)
 	s.Runtime = l.refOne(d, a, "runtime", "runtime", ctx)
+	s.Runtimes = l.refList(d, a, "runtimes", "runtime", ctx, true)
+	if _, both := a.exprs["runtime"]; both && a.exprs["runtimes"] != nil {
+		l.diags = append(l.diags, errorf(a.rangeOf("runtimes"), "Both runtime and runtimes",
+			"A screen names one runtime (runtime = runtime.NAME) or several to compare as lanes (runtimes = [runtime.A, runtime.B]), not both; move runtime.%s into runtimes.", s.Runtime))
+		s.Runtimes = nil
+	}
 	s.Executor = l.refOne(d, a, "executor", "executor", ctx)
 	if _, set := a.exprs["executor"]; !set {
 		s.Executor = l.defaultExecutor()

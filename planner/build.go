@@ -129,7 +129,8 @@ func (p *Plan) Lane(id string) *Lane {
 	return nil
 }
 
-// expand makes one lane per (screen, model, shape, gpu), sorted by key.
+// expand makes one lane per (screen, model, shape, gpu, runtime), sorted
+// by key.
 func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var lanes []*lanePlan
@@ -142,13 +143,27 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 			Name: sname, Baseline: s.Baseline, Gates: nonNil(s.Gates), GateSpecs: gateSpecs(cfg, s.Gates),
 			SelectionBoundary: s.SelectionBoundary, Seed: s.Seed, Runs: s.Runs,
 		})
+		if len(s.Runtimes) > 1 {
+			p.Screens[len(p.Screens)-1].Runtimes = append([]string(nil), s.Runtimes...)
+		}
 		b := laneBlocks{screen: s}
 		var ok bool
-		if s.Runtime != "" {
-			if b.runtime, ok = cfg.Runtimes[s.Runtime]; !ok || b.runtime == nil {
-				diags = append(diags, undeclared(s, "runtime", s.Runtime))
-				continue
+		// A screen with one runtime (or none) keeps the lane keys it always
+		// had; one that compares several names the runtime in each key.
+		runtimes := s.RuntimeNames()
+		several := len(runtimes) > 1
+		if len(runtimes) == 0 {
+			runtimes = []string{""}
+		}
+		declared := true
+		for _, rname := range runtimes {
+			if rname != "" && cfg.Runtimes[rname] == nil {
+				diags = append(diags, undeclared(s, "runtime", rname))
+				declared = false
 			}
+		}
+		if !declared {
+			continue
 		}
 		b.execName = s.Executor
 		if b.execName == "" {
@@ -162,18 +177,26 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 		for _, mname := range s.Models {
 			for _, shname := range s.Shapes {
 				for _, gname := range s.GPUs {
-					key := sname + "/" + mname + "/" + shname + "/" + gname
-					if seen[key] {
-						continue // a block listed twice is planned once
+					for _, rname := range runtimes {
+						key := sname + "/" + mname + "/" + shname + "/" + gname
+						if several {
+							key += "/" + rname
+						}
+						if seen[key] {
+							continue // a block listed twice is planned once
+						}
+						seen[key] = true
+						lb := b
+						lb.model, lb.shape, lb.gpu = cfg.Models[mname], cfg.Shapes[shname], cfg.GPUs[gname]
+						if rname != "" {
+							lb.runtime, lb.runtimeName = cfg.Runtimes[rname], rname
+						}
+						if lb.model == nil || lb.shape == nil || lb.gpu == nil {
+							continue // reported once below
+						}
+						lb.search = laneSearch(cfg, s, lb.shape)
+						lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb))
 					}
-					seen[key] = true
-					lb := b
-					lb.model, lb.shape, lb.gpu = cfg.Models[mname], cfg.Shapes[shname], cfg.GPUs[gname]
-					if lb.model == nil || lb.shape == nil || lb.gpu == nil {
-						continue // reported once below
-					}
-					lb.search = laneSearch(cfg, s, lb.shape)
-					lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb))
 				}
 			}
 		}
@@ -203,7 +226,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	in := laneInputs(b)
 	runtimeName := ""
 	if b.runtime != nil {
-		runtimeName = b.screen.Runtime
+		runtimeName = b.runtimeName
 	}
 	l := &lanePlan{
 		Lane: &Lane{

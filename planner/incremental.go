@@ -227,8 +227,8 @@ func dropLane(rec *state.LaneRecord) *Lane {
 		Reason:        "in the state but no longer in the spec",
 		ChangedInputs: []string{}, Runs: rec.Runs, RunsDone: len(rec.Completed),
 	}
-	parts := strings.SplitN(rec.Key, "/", 4)
-	for i, dst := range []*string{&l.Screen, &l.Model, &l.Shape, &l.GPU} {
+	parts := strings.SplitN(rec.Key, "/", 5)
+	for i, dst := range []*string{&l.Screen, &l.Model, &l.Shape, &l.GPU, &l.Runtime} {
 		if i < len(parts) {
 			*dst = parts[i]
 		}

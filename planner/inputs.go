@@ -20,14 +20,16 @@ const defaultGPUMemoryUtilization = 0.9
 
 // laneBlocks are the blocks one lane is made of.
 type laneBlocks struct {
-	screen   *lang.Screen
-	model    *lang.Model
-	shape    *lang.Shape
-	gpu      *lang.GPU
-	runtime  *lang.Runtime // nil: none named
-	executor *lang.Executor
-	execName string
-	search   *lang.Search // nil: a fixed load
+	screen  *lang.Screen
+	model   *lang.Model
+	shape   *lang.Shape
+	gpu     *lang.GPU
+	runtime *lang.Runtime // nil: none named
+	// runtimeName is the runtime block's name ("" with none).
+	runtimeName string
+	executor    *lang.Executor
+	execName    string
+	search      *lang.Search // nil: a fixed load
 }
 
 // laneInputs computes the canonical inputs of a lane.

@@ -100,7 +100,11 @@ type Screen struct {
 	SelectionBoundary string `json:"selection_boundary,omitempty"`
 	Seed              int64  `json:"seed"`
 	Runs              int    `json:"runs"`
-	Totals            Totals `json:"totals"`
+	// Runtimes are the runtime blocks the screen compares as lanes, in
+	// spec order, the first being the reference the report compares the
+	// others with; absent for a screen with one runtime (or none).
+	Runtimes []string `json:"runtimes,omitempty"`
+	Totals   Totals   `json:"totals"`
 }
 
 // Gate is a gate block resolved for the report: its condition as source
@@ -120,8 +124,9 @@ type Lane struct {
 	// ID is a short content hash of Inputs: stable under reordering and
 	// reformatting of the spec, changed by any input that affects results.
 	ID string `json:"id"`
-	// Key names the lane's position in the spec ("screen/model/shape/gpu"); a
-	// lane whose Key is in the state under another ID is a rerun.
+	// Key names the lane's position in the spec ("screen/model/shape/gpu",
+	// and "/runtime" after it when the screen compares several runtimes);
+	// a lane whose Key is in the state under another ID is a rerun.
 	Key        string `json:"key"`
 	Screen     string `json:"screen"`
 	Model      string `json:"model"`

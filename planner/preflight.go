@@ -99,6 +99,7 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 				fmt.Sprintf("%s: %v. Fix runtime %q (its args or attributes) or gpu %q.", l.Key, l.perfErr, orDefault(l.Runtime, "(none)"), l.GPU))
 		}
 	}
+	sameRuntimes(screens, lanes, f)
 	for _, t := range sortedKeys(pending) {
 		f.add(SeverityNote, "", "", fmt.Sprintf("%s wait for trace %q to be profiled", plural(len(pending[t]), "lane"), t),
 			fmt.Sprintf("Their token counts, context and memory checks and estimates are unknown until the trace is profiled. Run 'infercrane profile' and pin the result with profile and digest in trace %q to plan with known values.", t))
@@ -161,6 +162,36 @@ func screenChecks(cfg *lang.Config, s *Screen, f *findings) {
 		if !found {
 			f.add(SeverityError, "", s.Name, fmt.Sprintf("screen %q has baseline %q, which is not one of its models", s.Name, s.Baseline),
 				"Comparisons are ratios against the baseline; set baseline to one of the screen's models.")
+		}
+	}
+}
+
+// sameRuntimes warns about a screen comparing runtimes that resolve to
+// the same inputs: their lanes would measure one server twice.
+func sameRuntimes(screens []*Screen, lanes []*lanePlan, f *findings) {
+	for _, s := range screens {
+		if len(s.Runtimes) < 2 {
+			continue
+		}
+		first := map[string]string{} // lane inputs -> the first runtime with them
+		warned := map[[2]string]bool{}
+		for _, l := range lanes {
+			if l.Screen != s.Name {
+				continue
+			}
+			id := LaneID(l.Inputs) + "/" + l.Model + "/" + l.Shape + "/" + l.GPU
+			other, dup := first[id]
+			if !dup {
+				first[id] = l.Runtime
+				continue
+			}
+			pair := [2]string{other, l.Runtime}
+			if warned[pair] {
+				continue
+			}
+			warned[pair] = true
+			f.add(SeverityWarning, "", s.Name, fmt.Sprintf("runtimes %q and %q of screen %q are the same server", other, l.Runtime, s.Name),
+				fmt.Sprintf("Their lanes have identical inputs, so comparing them measures run-to-run noise only. Make the runtimes differ in what you mean to compare (such as \"--no-enable-prefix-caching\" in one's args) or list the runtime once in screen %q.", s.Name))
 		}
 	}
 }

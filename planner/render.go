@@ -76,7 +76,19 @@ func writeGoneScreens(ew *errWriter, p *Plan, inSpec map[string]bool) {
 // writeLaneTable renders the lanes of one screen with their notes.
 func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU\tRUNS\tTTFT P95\tTPOT\tOUT TOK/S\tASSUMPTIONS\tGPU-S\tCOST")
+	// A screen comparing runtimes shows each lane's; one with a single
+	// runtime keeps the table it always had.
+	runtimes := map[string]bool{}
+	for _, l := range p.Lanes {
+		if l.Screen == screen {
+			runtimes[l.Runtime] = true
+		}
+	}
+	rtHead, rtTotal := "", ""
+	if len(runtimes) > 1 {
+		rtHead, rtTotal = "\tRUNTIME", "\t"
+	}
+	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU"+rtHead+"\tRUNS\tTTFT P95\tTPOT\tOUT TOK/S\tASSUMPTIONS\tGPU-S\tCOST")
 	var notes []string
 	for _, l := range p.Lanes {
 		if l.Screen != screen {
@@ -105,7 +117,11 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 		if l.Action == ActionDrop {
 			ttft, tpot, tps, fit, gpus, cost = "", "", "", "", "", ""
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, l.GPU, runs, ttft, tpot, tps, fit, gpus, cost)
+		gpu := l.GPU
+		if rtHead != "" {
+			gpu += "\t" + l.Runtime
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", actionSymbol(l.Action), l.ID, l.Model, l.Shape, gpu, runs, ttft, tpot, tps, fit, gpus, cost)
 		if l.Action == ActionRerun || l.Action == ActionDrop || l.RunsDone > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, l.Reason))
 		}
@@ -116,7 +132,7 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 			notes = append(notes, fmt.Sprintf("%s: %s", l.ID, n))
 		}
 	}
-	fmt.Fprintf(tw, "  total\t\t\t\t\t%d\t\t\t\t\t%s\t%s\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
+	fmt.Fprintf(tw, "  total\t\t\t\t"+rtTotal+"\t%d\t\t\t\t\t%s\t%s\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
 	_ = tw.Flush()
 	for _, n := range notes {
 		ew.printf("  %s\n", n)

@@ -91,9 +91,13 @@ func workloadChecks(l *lanePlan, name string, f *findings) {
 		tailMemoryCheck(l, name, w, f)
 	}
 	if w.Prefix != nil || w.Session != nil {
+		off := "A runtime without prefix caching reuses none of them."
+		if l.Perf != nil && !l.Perf.Engine.PrefixCaching {
+			off = fmt.Sprintf("Runtime %q has prefix caching off, so its server reuses none of them and the estimate prefills every prompt token.", orDefault(l.Runtime, "(none)"))
+		}
 		f.add(SeverityNote, l.ID, "", fmt.Sprintf("intended prefix-cache hit ratio %.1f%% in shape %q", 100*st.HitRatio(), l.Shape),
-			fmt.Sprintf("%s: %d of %d prompt tokens are shared with an earlier request in whole %d-token blocks; the evidence reports the hit ratio the server achieved beside this one. A runtime without prefix caching reuses none of them.",
-				name, st.CachedTokens, st.PromptTokens, w.BlockSize))
+			fmt.Sprintf("%s: %d of %d prompt tokens are shared with an earlier request in whole %d-token blocks; the evidence reports the hit ratio the server achieved beside this one. %s",
+				name, st.CachedTokens, st.PromptTokens, w.BlockSize, off))
 	}
 }
 

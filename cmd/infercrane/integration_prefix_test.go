@@ -3,98 +3,218 @@
 package main
 
 import (
-	"context"
+	"encoding/json"
+	"fmt"
 	"math"
-	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
-	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/affinity"
-	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/planner/load"
 )
 
-// prefixCounters reads vLLM's prefix-cache counters (tokens queried and
-// hit since the server started).
-func prefixCounters(t *testing.T, url string) (queries, hits float64) {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+// prefixScreen replaces the local-vllm-cpu example's runtime and screens
+// with two runtimes that differ only by prefix caching and one screen that
+// compares them on a prefix-reuse shape: 24 requests of 768 tokens in 2
+// groups sharing 640, one stream, one run.
+const prefixScreen = `
+runtime "vllm_cache" {
+  engine       = "vllm"
+  version      = "0.32.0"
+  dtype        = "float32"
+  max_num_seqs = 8
+  args = ["--served-model-name", "tiny-qwen3", "-O0", "--enforce-eager",
+    "--enable-prefix-caching", "--enable-prompt-tokens-details"]
+}
+
+runtime "vllm_nocache" {
+  engine       = "vllm"
+  version      = "0.32.0"
+  dtype        = "float32"
+  max_num_seqs = 8
+  args = ["--served-model-name", "tiny-qwen3", "-O0", "--enforce-eager",
+    "--no-enable-prefix-caching", "--enable-prompt-tokens-details"]
+}
+
+shape "prefix_reuse" {
+  input_tokens      = 768
+  output_tokens     = 4
+  template_headroom = 32
+  concurrency       = 1
+  requests          = 24
+  prefix {
+    groups        = 2
+    shared_tokens = 640
+  }
+}
+
+screen "prefix_cache" {
+  models   = [model.tiny_qwen3]
+  shapes   = [shape.prefix_reuse]
+  gpus     = [gpu.cpu]
+  runtimes = [runtime.vllm_cache, runtime.vllm_nocache]
+  executor = executor.local
+  runs     = 1
+  seed     = 5
+}
+`
+
+// TestIntegrationPrefixReuse applies one screen with two runtime lanes to
+// real vLLM on CPU, prefix caching on (the reference) and off, on a
+// prefix-reuse shape: the hit ratio vLLM's own counters give for the
+// cached lane is within 10 percentage points of the intended one, its
+// usage reports the cached tokens, the uncached lane reuses nothing, and
+// the report's runtime comparison shows TTFT lower with caching.
+func TestIntegrationPrefixReuse(t *testing.T) {
+	venv, model := integrationEnv(t)
+	bin := buildInfercrane(t)
+	spec := copySpec(t, "../../examples/local-vllm-cpu")
+	main := filepath.Join(spec, "main.hcl")
+	src, err := os.ReadFile(main)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	m := executor.ParseMetrics(resp.Body)
-	q, ok := m["vllm:prefix_cache_queries_total"]
-	if !ok {
-		t.Fatalf("vLLM's /metrics has no vllm:prefix_cache_queries_total; names seen: %d", len(m))
+	// Keep the example's model, gpu and executor; replace its runtime,
+	// shapes and screen.
+	head, rest, ok := strings.Cut(string(src), "\nruntime \"vllm_cpu\"")
+	_, tailSrc, ok2 := strings.Cut(rest, "\nexecutor \"local\"")
+	if !ok || !ok2 {
+		t.Fatal("the example has no runtime \"vllm_cpu\" followed by executor \"local\" to replace")
 	}
-	return q, m["vllm:prefix_cache_hits_total"]
-}
-
-// TestIntegrationPrefixReuse sends a prefix-reuse shape to real vLLM with
-// prefix caching on: the hit ratio vLLM counts is within 10 percentage
-// points of the one the shape intends, vLLM's usage reports the cached
-// tokens, and TTFT is lower than for the same shape without reuse.
-func TestIntegrationPrefixReuse(t *testing.T) {
-	venv, model := integrationEnv(t)
-	url := startVLLM(t, venv, model, "--enable-prefix-caching", "--enable-prompt-tokens-details")
-	base := loadgen.Config{BaseURL: url, Model: tinyModelName, API: "chat", Streaming: true,
-		InputTokens: 768, OutputTokens: 4, Concurrency: 1, Requests: 24, Seed: 5}
-	reuse := base
-	reuse.Workload = &load.Spec{Prefix: &load.Prefix{Groups: 2, SharedTokens: 640}, Window: 1024, BlockSize: 16}
-	fresh := base
-	fresh.Seed = 6
-
-	run := func(cfg loadgen.Config) (*loadgen.Result, float64) {
-		q0, h0 := prefixCounters(t, url)
-		res, err := loadgen.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Summary.Failed != 0 {
-			t.Fatalf("%d requests failed: %v", res.Summary.Failed, res.Summary.Failures)
-		}
-		q1, h1 := prefixCounters(t, url)
-		return res, (h1 - h0) / (q1 - q0)
+	tailSrc, _, _ = strings.Cut(tailSrc, "\nshape ")
+	if err := os.WriteFile(main, []byte(head+"\nexecutor \"local\""+tailSrc+prefixScreen), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	// One unmeasured request first, so neither run pays vLLM's first-request costs.
-	warm := base
-	warm.Requests, warm.Seed = 1, 99
-	run(warm)
-
+	mark := fmt.Sprintf("INFERCRANE_PREFIX_TEST=%d", time.Now().UnixNano())
+	env := []string{
+		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"INFERCRANE_VAR_model_dir=" + model, mark,
+	}
+	out, code := runBinary(t, bin, env, "plan", spec)
+	if code != 0 || !strings.Contains(out, "RUNTIME") || !strings.Contains(out, "vllm_nocache") {
+		t.Fatalf("plan exit %d:\n%s", code, out)
+	}
 	starved := affinity.Starved()
-	freshRes, freshHit := run(fresh)
-	reuseRes, achieved := run(reuse)
+	start := time.Now()
+	out, code = runBinary(t, bin, env, "apply", "-auto-approve", spec)
 	stalled := starved()
-	busy := stalled > 0.10
-	intended := load.Summarize(nil, reuse.Workload.Sequence(reuse.Seed, reuse.Requests, 768, 4), 16).HitRatio()
-	t.Logf("intended hit ratio %.3f, vLLM counted %.3f (fresh prompts: %.3f); TTFT p50 %.1f ms with reuse, %.1f ms without",
-		intended, achieved, freshHit, reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50)
-	if math.Abs(achieved-intended) > 0.10 {
-		t.Errorf("vLLM's hit ratio %.3f is more than 10 points from the intended %.3f", achieved, intended)
-	}
-	if freshHit > 0.05 {
-		t.Errorf("prompts that share nothing hit vLLM's cache at %.3f", freshHit)
-	}
-	var cached, prompt int
-	for _, r := range reuseRes.Records {
-		if r.CachedTokens == nil {
-			t.Fatalf("record %d has no cached_tokens although vLLM runs with --enable-prompt-tokens-details", r.Index)
+	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), out)
+	if code != 0 {
+		logs, _ := filepath.Glob(filepath.Join(spec, ".infercrane", "logs", "*"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("== %s (tail)\n%s", l, tail(string(b), 4000))
 		}
-		cached += *r.CachedTokens
-		prompt += r.PromptTokens
+		t.Fatalf("apply exited %d", code)
 	}
-	if usage := float64(cached) / float64(prompt); math.Abs(usage-achieved) > 0.02 {
-		t.Errorf("usage says %.3f of prompt tokens were cached, /metrics %.3f", usage, achieved)
+	if left := markedProcesses(mark); len(left) > 0 {
+		t.Fatalf("processes of this apply left after it:\n%s", strings.Join(left, "\n"))
 	}
-	if reuseRes.Summary.TTFTMs.P50 >= freshRes.Summary.TTFTMs.P50 {
-		// On a quiet machine reuse saves ~10 ms of 25 (16 vs 25.5 ms p50
-		// over three alternating rounds); with other load the runs' CPU
-		// waits swamp it. The hit ratio and cached tokens above still count.
-		if busy {
-			t.Skipf("TTFT p50 with reuse %.1f ms is not below %.1f ms without, but tasks on this machine waited for a CPU %.0f%% of the time during the runs (/proc/pressure/cpu): too busy for a timing comparison; rerun on a quiet machine",
-				reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50, 100*stalled)
+	raw, err := os.ReadFile(filepath.Join(spec, ".infercrane", "reports", "prefix_cache.evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type prefixMix struct {
+		Intended       float64  `json:"intended"`
+		Achieved       *float64 `json:"achieved"`
+		AchievedSource string   `json:"achieved_source"`
+		PromptTokens   int64    `json:"prompt_tokens"`
+		CachedTokens   int64    `json:"cached_tokens"`
+	}
+	var ev struct {
+		Models []struct {
+			Campaigns []struct {
+				Runtime    string         `json:"runtime"`
+				Aggregate  map[string]any `json:"aggregate"`
+				RequestMix *struct {
+					PrefixCache *prefixMix `json:"prefix_cache"`
+				} `json:"request_mix"`
+			} `json:"campaigns"`
+		} `json:"models"`
+		RuntimeComparisons []struct {
+			Candidate string `json:"candidate"`
+			Baseline  string `json:"baseline"`
+			Metrics   []struct {
+				Metric    string  `json:"metric"`
+				Candidate float64 `json:"candidate"`
+				Baseline  float64 `json:"baseline"`
+				Delta     float64 `json:"delta"`
+			} `json:"metrics"`
+			PrefixCache *struct {
+				Intended  float64  `json:"intended"`
+				Candidate *float64 `json:"candidate"`
+				Baseline  *float64 `json:"baseline"`
+			} `json:"prefix_cache"`
+		} `json:"runtime_comparisons"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Models) != 1 || len(ev.Models[0].Campaigns) != 2 || len(ev.RuntimeComparisons) != 1 {
+		t.Fatalf("want 1 model with 2 runtime lanes and 1 runtime comparison, got %s", tail(string(raw), 3000))
+	}
+	mixes := map[string]*prefixMix{}
+	for _, c := range ev.Models[0].Campaigns {
+		if f, _ := c.Aggregate["failed"].(float64); f != 0 {
+			t.Errorf("%s: %v failed requests", c.Runtime, f)
 		}
-		t.Errorf("TTFT p50 with reuse %.1f ms is not below %.1f ms without", reuseRes.Summary.TTFTMs.P50, freshRes.Summary.TTFTMs.P50)
+		if c.RequestMix == nil || c.RequestMix.PrefixCache == nil {
+			t.Fatalf("%s: no request_mix.prefix_cache", c.Runtime)
+		}
+		mixes[c.Runtime] = c.RequestMix.PrefixCache
+	}
+	on, off := mixes["vllm_cache"], mixes["vllm_nocache"]
+	if on == nil || off == nil {
+		t.Fatalf("campaigns by runtime: %v", mixes)
+	}
+	rc := ev.RuntimeComparisons[0]
+	if rc.Candidate != "vllm_nocache" || rc.Baseline != "vllm_cache" || rc.PrefixCache == nil {
+		t.Fatalf("runtime comparison %+v", rc)
+	}
+	if on.Achieved == nil || on.AchievedSource != "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total" {
+		t.Fatalf("cached lane: achieved %v from %q, want vLLM's counters", on.Achieved, on.AchievedSource)
+	}
+	offWords := "none reported"
+	if off.Achieved != nil {
+		offWords = fmt.Sprintf("%.3f (%s)", *off.Achieved, off.AchievedSource)
+	}
+	ttft := map[string][3]float64{}
+	for _, m := range rc.Metrics {
+		ttft[m.Metric] = [3]float64{m.Baseline, m.Candidate, m.Delta}
+	}
+	p50 := ttft["ttft_p50_ms"]
+	t.Logf("intended hit ratio %.3f; vLLM counted %.3f with caching, %s without; usage %d of %d prompt tokens cached; TTFT p50 %.1f ms with caching, %.1f ms without (delta %+.1f ms)",
+		on.Intended, *on.Achieved, offWords, on.CachedTokens, on.PromptTokens, p50[0], p50[1], p50[2])
+	if math.Abs(*on.Achieved-on.Intended) > 0.10 {
+		t.Errorf("vLLM's hit ratio %.3f is more than 10 points from the intended %.3f", *on.Achieved, on.Intended)
+	}
+	if rc.PrefixCache.Baseline == nil || *rc.PrefixCache.Baseline != *on.Achieved || rc.PrefixCache.Intended != on.Intended {
+		t.Errorf("runtime comparison's hit ratios %+v disagree with the cached campaign's %+v", rc.PrefixCache, on)
+	}
+	if on.PromptTokens == 0 {
+		t.Errorf("the cached lane's usage reported no cached_tokens although vLLM runs with --enable-prompt-tokens-details")
+	} else if usage := float64(on.CachedTokens) / float64(on.PromptTokens); math.Abs(usage-*on.Achieved) > 0.02 {
+		t.Errorf("usage says %.3f of prompt tokens were cached, /metrics %.3f", usage, *on.Achieved)
+	}
+	if off.Achieved != nil && *off.Achieved > 0.05 {
+		t.Errorf("with --no-enable-prefix-caching vLLM reports a hit ratio of %.3f", *off.Achieved)
+	}
+	if off.CachedTokens > 0 {
+		t.Errorf("with --no-enable-prefix-caching usage reports %d cached tokens", off.CachedTokens)
+	}
+	if p50 == ([3]float64{}) {
+		t.Fatalf("the runtime comparison has no ttft_p50_ms: %+v", rc.Metrics)
+	}
+	if p50[2] <= 0 {
+		// On a quiet machine caching saves tens of ms of TTFT here; with
+		// other load the runs' CPU waits swamp it. The hit ratios above
+		// still count.
+		if stalled > 0.10 {
+			t.Skipf("TTFT p50 with caching %.1f ms is not below %.1f ms without, but tasks on this machine waited for a CPU %.0f%% of the time during the apply (/proc/pressure/cpu): too busy for a timing comparison; rerun on a quiet machine",
+				p50[0], p50[1], 100*stalled)
+		}
+		t.Errorf("TTFT p50 with caching %.1f ms is not below %.1f ms without", p50[0], p50[1])
 	}
 }

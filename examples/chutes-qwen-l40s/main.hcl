@@ -126,25 +126,14 @@ screen "qwen_l40s" {
   selection_boundary = "Performance-only screening; quality is not measured."
 }
 
-# Prefix caching on and off for the trace's reuse: one lane each.
-screen "prefix_cache_on" {
+# Prefix caching on and off for the trace's reuse: two lanes of one screen,
+# one per runtime. The report compares them (TTFT and the other key metrics,
+# with the hit ratio each server reached) against the first runtime.
+screen "prefix_cache" {
   models   = [model.qwen06]
   shapes   = [shape.prefix_reuse]
   gpus     = [gpu.l40s]
-  runtime  = runtime.vllm
-  executor = executor.modal
-  runs     = var.runs
-  seed     = 17
-  gates    = [gate.clean]
-
-  selection_boundary = "Performance-only screening; quality is not measured."
-}
-
-screen "prefix_cache_off" {
-  models   = [model.qwen06]
-  shapes   = [shape.prefix_reuse]
-  gpus     = [gpu.l40s]
-  runtime  = runtime.vllm_no_prefix_cache
+  runtimes = [runtime.vllm, runtime.vllm_no_prefix_cache]
   executor = executor.modal
   runs     = var.runs
   seed     = 17

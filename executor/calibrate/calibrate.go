@@ -183,7 +183,7 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 	if w.InputTokens < 1 || w.OutputTokens < 1 || (w.Concurrency < 1 && w.RequestRate <= 0) {
 		return nil, nil, "the workload gives no token counts or load"
 	}
-	rt := ev.Environment.Runtime
+	rt := ev.CampaignRuntime(&c)
 	maxLen := maxModelLen(rt.Args)
 	if maxLen == 0 {
 		maxLen = w.InputTokens + w.OutputTokens + w.TemplateHeadroom
@@ -218,6 +218,9 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 		RequestRate: w.RequestRate / scale, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: ev.Environment.RandomSeed}
 	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
 	name := m.Model + " " + c.Profile + " " + c.GPU
+	if c.Runtime != "" {
+		name += " " + c.Runtime
+	}
 	if snap == nil {
 		meas := scaled(metricsOf(c.Aggregate.Latencies, c.Aggregate.OutputTokenThroughput), scale)
 		if len(meas) == 0 {

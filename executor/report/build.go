@@ -139,6 +139,14 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 		ev.Models[i].Campaigns = append(ev.Models[i].Campaigns, c)
 	}
 	ev.Comparisons = compare(sc, lanes, figures, resamples)
+	campaigns := map[string]*Campaign{}
+	for i := range ev.Models {
+		for j := range ev.Models[i].Campaigns {
+			c := &ev.Models[i].Campaigns[j]
+			campaigns[c.Lane] = c
+		}
+	}
+	ev.RuntimeComparisons = compareRuntimes(sc, lanes, figures, campaigns, resamples)
 	ev.Completeness = completeness(ev.Models)
 	ev.GateSummary = summarize(ev.Models, ev.Completeness)
 	ev.Pareto = paretoSets(ev.Models)
@@ -213,6 +221,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	withSLO := slo != (loadgen.SLO{})
 	c := Campaign{
 		Profile: l.Shape, Lane: l.ID, GPU: l.GPU, GPUType: li.GPUType,
+		Runtime: severalRuntimes(sc, l),
 		Workload: Workload{
 			InputTokens: li.InputTokens, OutputTokens: li.OutputTokens, Concurrency: li.Concurrency,
 			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
@@ -325,12 +334,17 @@ func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environme
 		}
 	}
 	info := map[string][]string{}
+	runtimes := map[string]Runtime{}
 	for _, l := range lanes {
 		li := &l.Inputs
 		add(&env.Executor, li.ExecutorType)
 		add(&env.GPURequest, fmt.Sprintf("%s x%d", li.GPUType, max(li.GPUCount, 1)))
-		if env.Runtime.Engine == "" {
-			env.Runtime = Runtime{Engine: li.RuntimeEngine, Version: li.RuntimeVersion, Dtype: li.RuntimeDtype, Args: append([]string{}, li.RuntimeArgs...)}
+		rt := Runtime{Engine: li.RuntimeEngine, Version: li.RuntimeVersion, Dtype: li.RuntimeDtype, Args: append([]string{}, li.RuntimeArgs...)}
+		if env.Runtime.Engine == "" && (len(sc.Runtimes) < 2 || l.Runtime == sc.Runtimes[0]) {
+			env.Runtime = rt
+		}
+		if len(sc.Runtimes) > 1 {
+			runtimes[l.Runtime] = rt
 		}
 		env.Streaming = env.Streaming && li.Streaming
 		sawGPU := false
@@ -356,7 +370,26 @@ func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environme
 		}
 	}
 	sort.Strings(env.Executor)
+	for _, name := range sc.Runtimes {
+		if rt, ok := runtimes[name]; ok {
+			rt.Name = name
+			env.Runtimes = append(env.Runtimes, rt)
+		}
+	}
+	if env.Runtime.Engine == "" && len(env.Runtimes) > 0 {
+		env.Runtime = env.Runtimes[0]
+		env.Runtime.Name = ""
+	}
 	return env
+}
+
+// severalRuntimes is the lane's runtime block when its screen compares
+// several runtimes, else "" (the evidence then names none per campaign).
+func severalRuntimes(sc *planner.Screen, l *planner.Lane) string {
+	if len(sc.Runtimes) > 1 {
+		return l.Runtime
+	}
+	return ""
 }
 
 func contains(list []string, v string) bool {

@@ -80,10 +80,12 @@ type Pareto struct {
 
 // ParetoPoint is one lane of a Pareto set.
 type ParetoPoint struct {
-	Lane       string   `json:"lane"`
-	Model      string   `json:"model"` // model block name
-	GPU        string   `json:"gpu"`   // gpu block name
-	GPUType    string   `json:"gpu_type"`
+	Lane    string `json:"lane"`
+	Model   string `json:"model"` // model block name
+	GPU     string `json:"gpu"`   // gpu block name
+	GPUType string `json:"gpu_type"`
+	// Runtime is the runtime block when the screen compares several.
+	Runtime    string   `json:"runtime,omitempty"`
 	Capacity   float64  `json:"capacity"`
 	USDPerMTok *float64 `json:"usd_per_mtok,omitempty"`
 	Frontier   bool     `json:"frontier"`
@@ -192,7 +194,7 @@ func paretoSets(models []ModelEvidence) []Pareto {
 				index[key] = i
 				out = append(out, Pareto{Profile: c.Profile, Vary: c.Capacity.Vary, Unit: c.Capacity.Unit, Lanes: []ParetoPoint{}})
 			}
-			out[i].Lanes = append(out[i].Lanes, ParetoPoint{Lane: c.Lane, Model: m.Name, GPU: c.GPU, GPUType: c.GPUType,
+			out[i].Lanes = append(out[i].Lanes, ParetoPoint{Lane: c.Lane, Model: m.Name, GPU: c.GPU, GPUType: c.GPUType, Runtime: c.Runtime,
 				Capacity: c.Capacity.Capacity, USDPerMTok: c.Capacity.USDPerMTok})
 		}
 	}

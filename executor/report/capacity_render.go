@@ -13,6 +13,7 @@ import (
 // capacityRow is one searched lane in the capacity tables.
 type capacityRow struct {
 	model, shape, gpu string
+	runtime           string // set when the screen compares runtimes
 	c                 *Capacity
 	frontier          bool
 }
@@ -28,7 +29,7 @@ func capacityRows(ev *Evidence) []capacityRow {
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			if c.Capacity != nil {
-				rows = append(rows, capacityRow{model: m.Model, shape: c.Profile, gpu: c.GPUType, c: c.Capacity, frontier: front[c.Lane]})
+				rows = append(rows, capacityRow{model: m.Model, shape: c.Profile, gpu: c.GPUType, runtime: c.Runtime, c: c.Capacity, frontier: front[c.Lane]})
 			}
 		}
 	}
@@ -145,7 +146,7 @@ func capacityPlots(ev *Evidence) []string {
 	var out []string
 	for _, r := range capacityRows(ev) {
 		c := r.c
-		label := laneLabel(r.model, r.shape, r.gpu)
+		label := laneLabel(r.model, r.shape, r.gpu, r.runtime)
 		var ss []series
 		for _, m := range []struct {
 			name string

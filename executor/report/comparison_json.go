@@ -11,6 +11,7 @@ import (
 type comparisonFields struct {
 	Profile        string `json:"profile"`
 	GPU            string `json:"gpu"`
+	Runtime        string `json:"runtime,omitempty"`
 	Candidate      string `json:"candidate"`
 	CandidateModel string `json:"candidate_model"`
 	Baseline       string `json:"baseline"`
@@ -20,7 +21,7 @@ type comparisonFields struct {
 // MarshalJSON writes the fixed members, then one member per ratio in name
 // order, "<candidate>_over_<baseline>_<metric>": {metric, value, ci95, ...}.
 func (c Comparison) MarshalJSON() ([]byte, error) {
-	fixed, err := json.Marshal(comparisonFields{c.Profile, c.GPU, c.Candidate, c.CandidateModel, c.Baseline, c.BaselineModel})
+	fixed, err := json.Marshal(comparisonFields{c.Profile, c.GPU, c.Runtime, c.Candidate, c.CandidateModel, c.Baseline, c.BaselineModel})
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +46,7 @@ func (c Comparison) MarshalJSON() ([]byte, error) {
 }
 
 // fieldNames are the JSON names of comparisonFields.
-var fieldNames = map[string]bool{"profile": true, "gpu": true, "candidate": true, "candidate_model": true, "baseline": true, "baseline_model": true}
+var fieldNames = map[string]bool{"profile": true, "gpu": true, "runtime": true, "candidate": true, "candidate_model": true, "baseline": true, "baseline_model": true}
 
 // UnmarshalJSON reads what MarshalJSON writes: members with "_over_" in
 // their names are ratios.
@@ -58,7 +59,7 @@ func (c *Comparison) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err
 	}
-	*c = Comparison{Profile: f.Profile, GPU: f.GPU, Candidate: f.Candidate, CandidateModel: f.CandidateModel,
+	*c = Comparison{Profile: f.Profile, GPU: f.GPU, Runtime: f.Runtime, Candidate: f.Candidate, CandidateModel: f.CandidateModel,
 		Baseline: f.Baseline, BaselineModel: f.BaselineModel, Ratios: map[string]Ratio{}}
 	for k, v := range all {
 		if !strings.Contains(k, "_over_") {

@@ -48,6 +48,10 @@ type Evidence struct {
 	Environment           Environment       `json:"environment"`
 	Models                []ModelEvidence   `json:"models"`
 	Comparisons           []Comparison      `json:"comparisons"`
+	// RuntimeComparisons set each lane of a screen that compares runtimes
+	// beside the lane that differs from it only by runtime, on the
+	// screen's first runtime (absent for a screen with one runtime).
+	RuntimeComparisons []RuntimeComparison `json:"runtime_comparisons,omitempty"`
 	// Pareto holds the cost-capacity frontier of each searched shape
 	// (absent when no lane searched).
 	Pareto            []Pareto    `json:"pareto,omitempty"`
@@ -119,8 +123,12 @@ type Environment struct {
 	GPURequest []string `json:"gpu_request"`
 	// GPU is what the servers reported seeing (or the requested type when
 	// they report nothing).
-	GPU         []string          `json:"gpu"`
-	Runtime     Runtime           `json:"runtime"`
+	GPU     []string `json:"gpu"`
+	Runtime Runtime  `json:"runtime"`
+	// Runtimes lists every runtime of a screen that compares several, in
+	// the screen's order (Runtime is then the first, the reference);
+	// absent for a screen with one.
+	Runtimes    []Runtime         `json:"runtimes,omitempty"`
 	Benchmark   Benchmark         `json:"benchmark"`
 	ProfileRuns int               `json:"profile_runs"`
 	RandomSeed  int64             `json:"random_seed"`
@@ -130,6 +138,8 @@ type Environment struct {
 
 // Runtime is the serving engine of the screen.
 type Runtime struct {
+	// Name is the runtime block, set only in Environment.Runtimes.
+	Name    string   `json:"name,omitempty"`
 	Engine  string   `json:"engine"`
 	Version string   `json:"version"`
 	Dtype   string   `json:"dtype,omitempty"`
@@ -152,10 +162,13 @@ type ModelEvidence struct {
 
 // Campaign is one lane: a model on a shape and GPU, with its runs.
 type Campaign struct {
-	Profile  string   `json:"profile"` // shape block name
-	Lane     string   `json:"lane"`
-	GPU      string   `json:"gpu"`
-	GPUType  string   `json:"gpu_type"`
+	Profile string `json:"profile"` // shape block name
+	Lane    string `json:"lane"`
+	GPU     string `json:"gpu"`
+	GPUType string `json:"gpu_type"`
+	// Runtime is the lane's runtime block when the screen compares
+	// several (absent otherwise: the environment's runtime is the lane's).
+	Runtime  string   `json:"runtime,omitempty"`
 	Workload Workload `json:"workload"`
 	// Aggregate follows the design's rules: pooled throughputs, mean of
 	// per-run percentiles.
@@ -294,8 +307,11 @@ type Interval struct {
 // named "<candidate>_over_<baseline>_<metric>" as the design's evidence
 // has them (see MarshalJSON).
 type Comparison struct {
-	Profile        string           `json:"profile"`
-	GPU            string           `json:"gpu"`
+	Profile string `json:"profile"`
+	GPU     string `json:"gpu"`
+	// Runtime is the runtime both lanes ran on, when the screen compares
+	// several (candidate and baseline models are compared per runtime).
+	Runtime        string           `json:"runtime,omitempty"`
 	Candidate      string           `json:"candidate"`
 	CandidateModel string           `json:"candidate_model"`
 	Baseline       string           `json:"baseline"`

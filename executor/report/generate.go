@@ -312,8 +312,11 @@ func writeJSONFile(path string, v any) error {
 // and the Parquet file.
 type LaneRecords struct {
 	Lane, Model, ModelID, Shape, GPU string
-	Run                              int
-	Records                          []loadgen.Record
+	// Runtime is the lane's runtime block when its screen compares
+	// several ("" otherwise).
+	Runtime string
+	Run     int
+	Records []loadgen.Record
 	// ServerSeries are the server gauges scraped over the run (HTML only).
 	ServerSeries []state.MetricSample
 }
@@ -326,7 +329,7 @@ func screenRecords(in *Input, ev *Evidence) []LaneRecords {
 			runs := append([]RunData(nil), in.Runs[c.Lane]...)
 			sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
 			for _, r := range runs {
-				out = append(out, LaneRecords{Lane: c.Lane, Model: m.Name, ModelID: m.Model, Shape: c.Profile, GPU: c.GPU, Run: r.Run, Records: r.Records, ServerSeries: r.ServerSeries})
+				out = append(out, LaneRecords{Lane: c.Lane, Model: m.Name, ModelID: m.Model, Shape: c.Profile, GPU: c.GPU, Runtime: c.Runtime, Run: r.Run, Records: r.Records, ServerSeries: r.ServerSeries})
 			}
 		}
 	}

@@ -17,7 +17,12 @@ import (
 const plotBins = 60
 
 // laneLabel names a campaign in plots.
-func laneLabel(model, shape, gpu string) string { return model + " · " + shape + " · " + gpu }
+func laneLabel(model, shape, gpu, runtime string) string {
+	if runtime != "" {
+		return model + " · " + shape + " · " + gpu + " · " + runtime
+	}
+	return model + " · " + shape + " · " + gpu
+}
 
 // cdfSeries samples the empirical CDF of values (ms) at most maxSeriesPoints points.
 func cdfSeries(name string, values []float64) series {
@@ -213,6 +218,17 @@ type htmlPage struct {
 	// and CapacityPlots its load, goodput and Pareto charts.
 	Capacity      template.HTML
 	CapacityPlots []template.HTML
+	// Runtime names the screen's runtime (or runtimes); RuntimeTables are
+	// its runtime comparisons.
+	Runtime       string
+	RuntimeIntro  string
+	RuntimeTables []htmlRuntimeTable
+}
+
+// htmlRuntimeTable is one runtime comparison as the HTML page shows it.
+type htmlRuntimeTable struct {
+	Title, Baseline, Candidate string
+	Rows                       [][5]string
 }
 
 // laneColumns are the per-lane panels, in column order.
@@ -258,7 +274,7 @@ footer{margin-top:24px;font-size:12px;color:#666}
 {{end}}{{range .Summary.Inconclusive}}<li class="inconclusive">Inconclusive: {{.}}</li>
 {{end}}<li><strong>Incomplete:</strong> {{.Summary.Incomplete}}</li>
 </ul></section>
-<p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Ev.Environment.Runtime.Engine}} {{.Ev.Environment.Runtime.Version}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
+<p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Runtime}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
 <h2>Results</h2>
 <table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)<br>higher is better</th><th>p95 TTFT ms<br>lower is better</th><th>p95 TPOT ms<br>lower is better</th><th>p95 latency ms<br>lower is better</th><th>errors</th></tr>
 {{range .Rows}}<tr><td>{{.Model}}</td><td>{{.Shape}}</td><td>{{.GPU}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.TTFT}}</td><td class="num">{{.TPOT}}</td><td class="num">{{.Latency}}</td><td class="num">{{.Errors}}</td></tr>
@@ -271,7 +287,13 @@ footer{margin-top:24px;font-size:12px;color:#666}
 {{if .Lower}}<h3>Lower is better (latency)</h3><ul>{{range .Lower}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <div class="ratios">{{range .Ratios}}{{.}}
 {{end}}</div>{{end}}
-<h2>Gates</h2>
+{{if .RuntimeTables}}<h2>Runtime comparisons</h2>
+<p>{{.RuntimeIntro}}</p>
+{{range .RuntimeTables}}<h3>{{.Title}}</h3>
+<table><tr><th>metric</th><th>{{.Baseline}} (reference)</th><th>{{.Candidate}}</th><th>delta</th><th>ratio</th></tr>
+{{range .Rows}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td><td>{{index . 4}}</td></tr>
+{{end}}</table>
+{{end}}{{end}}<h2>Gates</h2>
 <p>{{.Ev.GateSummary.Pass}} pass, {{.Ev.GateSummary.Fail}} fail, {{.Ev.GateSummary.Inconclusive}} inconclusive (exit code {{.Ev.GateSummary.ExitCode}}).</p>
 {{if .Gates}}<table><tr><th>gate</th><th>model</th><th>shape</th><th>status</th><th>condition</th><th>why</th></tr>
 {{range .Gates}}<tr><td>{{.Gate}}</td><td>{{.Model}}</td><td>{{.Shape}}</td><td class="{{.Status}}">{{.Status}}</td><td><code>{{.Condition}}</code></td><td>{{.Reason}}</td></tr>
@@ -309,11 +331,11 @@ func pageSummary(ev *Evidence) htmlSummary {
 		add(&models, m.Name+" ("+m.Model+")")
 		for _, c := range m.Campaigns {
 			lanes++
-			add(&shapes, "shape "+c.Profile)
+			add(&shapes, "shape "+c.shapeWords())
 			add(&gpus, c.GPUType)
 			for _, g := range c.Gates {
 				gates++
-				where := fmt.Sprintf("gate %s on %s/%s: %s", g.Gate, m.Name, c.Profile, g.Reason)
+				where := fmt.Sprintf("gate %s on %s/%s: %s", g.Gate, m.Name, c.shapeWords(), g.Reason)
 				switch g.Status {
 				case StatusPass:
 					passed++
@@ -326,9 +348,13 @@ func pageSummary(ev *Evidence) htmlSummary {
 		}
 	}
 	cp := ev.Completeness
-	s.Screened = fmt.Sprintf("%s × %s on %s: %d lane(s), %d of %d planned run(s) completed, %s %s.",
+	rt := ev.Environment.Runtime.Engine + " " + ev.Environment.Runtime.Version
+	if len(ev.Environment.Runtimes) > 0 {
+		rt = environmentRuntimeWords(ev.Environment)
+	}
+	s.Screened = fmt.Sprintf("%s × %s on %s: %d lane(s), %d of %d planned run(s) completed, %s.",
 		strings.Join(models, ", "), strings.Join(shapes, ", "), strings.Join(gpus, ", "), lanes,
-		cp.RunsCompleted, cp.RunsPlanned, ev.Environment.Runtime.Engine, ev.Environment.Runtime.Version)
+		cp.RunsCompleted, cp.RunsPlanned, rt)
 	switch {
 	case gates == 0:
 		s.Passed = "no gate was set."
@@ -354,18 +380,26 @@ func pageSummary(ev *Evidence) htmlSummary {
 // output tokens/s and the server's scraped running/waiting requests and
 // KV-cache usage.
 func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
-	p := htmlPage{Ev: ev, Summary: pageSummary(ev), ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks), LaneColumns: laneColumns}
+	p := htmlPage{Ev: ev, Summary: pageSummary(ev), ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks), LaneColumns: laneColumns,
+		Runtime: ev.Environment.Runtime.Engine + " " + ev.Environment.Runtime.Version, RuntimeIntro: runtimeIntro}
+	if len(ev.Environment.Runtimes) > 0 {
+		p.Runtime = environmentRuntimeWords(ev.Environment)
+	}
+	for i := range ev.RuntimeComparisons {
+		c := &ev.RuntimeComparisons[i]
+		p.RuntimeTables = append(p.RuntimeTables, htmlRuntimeTable{Title: runtimeTitle(c), Baseline: c.Baseline, Candidate: c.Candidate, Rows: runtimeRows(c)})
+	}
 	var bars []barGroup
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
-			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.Profile, GPU: c.GPUType, Runs: runsWords(&c),
+			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.shapeWords(), GPU: c.GPUType, Runs: runsWords(&c),
 				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
 				TTFT:       fmtPtr(a.TTFTP95Ms), TPOT: fmtPtr(a.TPOTP95Ms), Latency: fmtPtr(a.LatencyP95Ms), Errors: errorsWords(a)})
 			for _, g := range c.Gates {
-				p.Gates = append(p.Gates, htmlGate{g.Gate, m.Model, c.Profile, g.Status, g.Condition, g.Reason})
+				p.Gates = append(p.Gates, htmlGate{g.Gate, m.Model, c.shapeWords(), g.Status, g.Condition, g.Reason})
 			}
-			bg := barGroup{name: m.Name + " · " + c.Profile}
+			bg := barGroup{name: m.Name + " · " + c.shapeWords()}
 			for _, r := range c.Runs {
 				bg.values = append(bg.values, r.OutputTokenThroughput)
 			}
@@ -384,7 +418,7 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 			if !ok {
 				continue
 			}
-			row := intervalRow{label: c.Candidate + " / " + c.Baseline + " " + metric + " (" + c.Profile + ")", value: r.Value, ci: r.CI95, signif: r.Significant}
+			row := intervalRow{label: c.Candidate + " / " + c.Baseline + " " + metric + " (" + c.shapeWords() + ")", value: r.Value, ci: r.CI95, signif: r.Significant}
 			if r.HigherIsBetter {
 				p.Higher = append(p.Higher, ratioSentence(&c, &r))
 				higher = append(higher, row)
@@ -412,7 +446,7 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 	for _, lr := range runs {
 		d := byLane[lr.Lane]
 		if d == nil {
-			d = &laneData{label: laneLabel(lr.Model, lr.Shape, lr.GPU)}
+			d = &laneData{label: laneLabel(lr.Model, lr.Shape, lr.GPU, lr.Runtime)}
 			byLane[lr.Lane] = d
 			lanes = append(lanes, d)
 		}

@@ -30,7 +30,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 	}
 	fmt.Fprintf(&b, "%s, observed %s on %s (%s). %d run(s) per lane, seed %d.\n\n",
 		strings.ReplaceAll(ev.EvidenceClass, "-", " "), orDash(ev.ObservedAt), strings.Join(ev.Environment.GPURequest, ", "),
-		runtimeWords(ev.Environment.Runtime), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
+		environmentRuntimeWords(ev.Environment), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
 
 	b.WriteString("| model | shape | gpu | runs | output tok/s (higher is better) | p95 TTFT ms (lower is better) | p95 TPOT ms (lower is better) | p95 latency ms (lower is better) | errors |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
@@ -38,7 +38,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				m.Model, c.Profile, c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
+				m.Model, c.shapeWords(), c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
 				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a))
 		}
 	}
@@ -68,6 +68,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 		}
 	}
 
+	writeRuntimeComparisons(&b, ev)
 	writeServerViews(&b, ev)
 
 	b.WriteString("\n## Gates\n\n")
@@ -81,7 +82,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 					b.WriteString("| gate | model | shape | status | condition | why |\n|---|---|---|---|---|---|\n")
 					any = true
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | **%s** | `%s` | %s |\n", g.Gate, m.Model, c.Profile, g.Status, cell(g.Condition), cell(g.Reason))
+				fmt.Fprintf(&b, "| %s | %s | %s | **%s** | `%s` | %s |\n", g.Gate, m.Model, c.shapeWords(), g.Status, cell(g.Condition), cell(g.Reason))
 			}
 		}
 	}
@@ -117,9 +118,9 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 func ratioSentence(c *Comparison, r *Ratio) string {
 	var s string
 	if r.HigherIsBetter {
-		s = fmt.Sprintf("%s delivered %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.Profile)
+		s = fmt.Sprintf("%s delivered %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.shapeWords())
 	} else {
-		s = fmt.Sprintf("%s had %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.Profile)
+		s = fmt.Sprintf("%s had %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.shapeWords())
 	}
 	switch {
 	case r.CI95 == nil:
@@ -229,7 +230,7 @@ func writeServerViews(b *strings.Builder, ev *Evidence) {
 					}
 					return fmt.Sprintf("%.2f / %.2f", *client, d.Mean)
 				}
-				fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", m.Model, c.Profile, r.Run,
+				fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", m.Model, c.shapeWords(), r.Run,
 					pair(clientMean(rc, "ttft"), v.TTFTMs), pair(clientMean(rc, "tpot"), v.TPOTMs), pair(clientMean(rc, "latency"), v.LatencyMs), cell(verdict))
 			}
 		}

@@ -108,7 +108,7 @@ func writePredictions(b *strings.Builder, ev *Evidence) {
 					flag = "**outside the range**"
 				}
 				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.3g (%.3g-%.3g) | %.3g | %+.1f%% | %s |\n",
-					m.Model, c.Profile, c.GPUType, p.Assumptions, pm.Metric, pm.Predicted, pm.Low, pm.High, pm.Measured, 100*pm.Error, flag)
+					m.Model, c.shapeWords(), c.GPUType, p.Assumptions, pm.Metric, pm.Predicted, pm.Low, pm.High, pm.Measured, 100*pm.Error, flag)
 			}
 		}
 	}

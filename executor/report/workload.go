@@ -158,7 +158,7 @@ func writeRequestMix(b *strings.Builder, ev *Evidence) {
 					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, strings.ReplaceAll(pc.AchievedSource, "|", "/"))
 				}
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", m.Model, c.Profile,
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", m.Model, c.shapeWords(),
 				q(x.InputTokens.Intended), q(x.InputTokens.Sent), q(x.OutputTokens.Intended), q(x.OutputTokens.Sent),
 				x.Clipped, intended, achieved)
 		}

@@ -34,3 +34,56 @@ screen "empty" { # ERROR: A screen needs gpus
   models = [model.qwen17]
   shapes = [] # ERROR: shapes must list at least one shape
 }
+
+# A screen comparing runtimes lists each once, and only runtimes.
+runtime "vllm" {
+  engine = "vllm"
+}
+
+runtime "vllm_nocache" {
+  engine = "vllm"
+  args   = ["--no-enable-prefix-caching"]
+}
+
+shape "ok" {
+  input_tokens  = 8
+  output_tokens = 8
+  concurrency   = 1
+  requests      = 1
+}
+
+screen "runtimes" {
+  models   = [model.qwen06]
+  shapes   = [shape.ok]
+  gpus     = [gpu.l40s]
+  runtimes = [runtime.vllm, runtime.vllm_nocache, runtime.vllm] # ERROR: Duplicate runtime in runtimes
+}
+
+screen "runtimes_bad" {
+  models   = [model.qwen06]
+  shapes   = [shape.ok]
+  gpus     = [gpu.l40s]
+  runtimes = [runtime.vllm, runtime.vlm, gpu.l40s] # ERROR: Did you mean "vllm"?
+}
+
+screen "runtimes_kind" {
+  models   = [model.qwen06]
+  shapes   = [shape.ok]
+  gpus     = [gpu.l40s]
+  runtimes = [runtime.vllm, gpu.l40s] # ERROR: runtimes expects runtime references like runtime.NAME, but this is gpu.l40s
+}
+
+screen "runtimes_both" {
+  models   = [model.qwen06]
+  shapes   = [shape.ok]
+  gpus     = [gpu.l40s]
+  runtime  = runtime.vllm
+  runtimes = [runtime.vllm, runtime.vllm_nocache] # ERROR: Both runtime and runtimes
+}
+
+screen "runtimes_empty" {
+  models   = [model.qwen06]
+  shapes   = [shape.ok]
+  gpus     = [gpu.l40s]
+  runtimes = [] # ERROR: runtimes must list at least one runtime
+}
