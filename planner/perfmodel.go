@@ -53,11 +53,21 @@ func estimateKey(p *perf.Lane, l perf.Load, workload string, runs int) string {
 	return string(b)
 }
 
+// PerfLoad is the load the estimator simulated for the lane's run 1 (see
+// laneLoad): what the load generator sends, as the performance model
+// takes it.
+func (l *Lane) PerfLoad() perf.Load {
+	ld, _ := laneLoad(l.Inputs, l.Perf != nil && l.Perf.Engine.PrefixCaching)
+	return ld
+}
+
 // laneLoad is the load generator's side of a lane's runs (run 1's seed):
 // the shape's fixed sizes or, for a drawn workload, the sequence of sizes
 // the load generator will send (planner/load, the same draws), each with
-// the prompt prefix an engine with prefix caching finds cached. Session
-// turns are estimated as independent requests of their sizes.
+// the prompt prefix an engine with prefix caching finds cached. A
+// session's later turns are follow-ups: the virtual closed loop sends each
+// on its session's stream once the turn before it is answered, with the
+// conversation so far (earlier prompts and answers) as its cached prefix.
 func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
 	l := perf.Load{
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
@@ -79,7 +89,7 @@ func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
 	sizes := func(rs []load.Request, cached []int) []perf.RequestSize {
 		out := make([]perf.RequestSize, len(rs))
 		for i, r := range rs {
-			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output}
+			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output, FollowUp: r.Turn > 0}
 			if cached != nil {
 				out[i].Cached = cached[i]
 			}

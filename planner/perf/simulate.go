@@ -44,6 +44,12 @@ type Load struct {
 // prefix the prefix cache holds for it when it arrives.
 type RequestSize struct {
 	Input, Output, Cached int
+	// FollowUp marks a later turn of a multi-turn session: in a closed
+	// loop it is sent on the stream of the request before it, once that
+	// one's answer is complete, as the load generator sends sessions (a
+	// stream takes a whole session, turn after turn). Only Sizes and
+	// WarmupSizes carry it.
+	FollowUp bool
 }
 
 // size returns request i's size.
@@ -51,7 +57,7 @@ func (l *Load) size(i int) RequestSize {
 	if len(l.Sizes) > 0 {
 		return l.Sizes[i%len(l.Sizes)]
 	}
-	return RequestSize{l.InputTokens, l.OutputTokens, l.CachedTokens}
+	return RequestSize{Input: l.InputTokens, Output: l.OutputTokens, Cached: l.CachedTokens}
 }
 
 // Dist summarises one metric over a run, in milliseconds.
@@ -200,14 +206,18 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 	reqs := make([]vreq, n)
 	var pending enterHeap
 	sent := 0
-	send := func(at float64, worker int) {
-		r := &reqs[sent]
-		r.index, r.sent, r.worker, r.enter = sent, at, worker, at+overhead
-		z := l.size(sent)
+	// sendAt sends request i; requests go out in index order except in a
+	// closed loop of sessions, where each stream sends its session's turns.
+	sendAt := func(i int, at float64, worker int) {
+		r := &reqs[i]
+		r.index, r.sent, r.worker, r.enter = i, at, worker, at+overhead
+		z := l.size(i)
 		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r}
 		sent++
 		heap.Push(&pending, r)
 	}
+	send := func(at float64, worker int) { sendAt(sent, at, worker) }
+	sessions := newSessionQueue(l, n)
 	open := l.RequestRate > 0
 	var arr *Arrivals
 	var nextSched float64 // open loop: the next request's scheduled time
@@ -241,9 +251,16 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		}
 		blocked = false
 	}
-	if open {
+	switch {
+	case open:
 		dispatch(t0)
-	} else {
+	case sessions != nil:
+		for w := 0; w < l.Concurrency; w++ {
+			if i, ok := sessions.claim(); ok {
+				sendAt(i, t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
+			}
+		}
+	default:
 		for w := 0; w < min(l.Concurrency, n); w++ {
 			send(t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
 		}
@@ -265,12 +282,17 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		}
 		r.last = t
 		done++
-		if open {
+		switch {
+		case open:
 			inflight--
 			if blocked {
 				dispatch(t)
 			}
-		} else if sent < n {
+		case sessions != nil:
+			if i, ok := sessions.next(r.index); ok {
+				sendAt(i, t, r.worker)
+			}
+		case sent < n:
 			send(t, r.worker)
 		}
 	}
@@ -503,4 +525,54 @@ func Percentile(sorted []float64, q float64) float64 {
 	}
 	frac := pos - float64(lo)
 	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
+}
+
+// sessionQueue hands a closed loop's streams whole sessions, as the load
+// generator does: a stream claims the next unclaimed session's first turn,
+// sends each later turn once the one before it is answered, and claims
+// another session when its own ends.
+type sessionQueue struct {
+	n       int
+	follow  []bool // follow[i]: request i continues request i-1's session
+	starts  []int  // first turn of each session, in order
+	claimed int
+}
+
+// newSessionQueue returns the sessions of the first n requests of l, or
+// nil when l has none (or runs open loop).
+func newSessionQueue(l Load, n int) *sessionQueue {
+	if l.RequestRate > 0 || len(l.Sizes) == 0 {
+		return nil
+	}
+	q := &sessionQueue{n: n, follow: make([]bool, n)}
+	chained := false
+	for i := range n {
+		q.follow[i] = i > 0 && l.size(i).FollowUp
+		if !q.follow[i] {
+			q.starts = append(q.starts, i)
+		}
+		chained = chained || q.follow[i]
+	}
+	if !chained {
+		return nil
+	}
+	return q
+}
+
+// claim returns the first turn of the next unclaimed session.
+func (q *sessionQueue) claim() (int, bool) {
+	if q.claimed >= len(q.starts) {
+		return 0, false
+	}
+	q.claimed++
+	return q.starts[q.claimed-1], true
+}
+
+// next returns what the stream that completed request i sends next: its
+// session's next turn, else the next session's first.
+func (q *sessionQueue) next(i int) (int, bool) {
+	if i+1 < q.n && q.follow[i+1] {
+		return i + 1, true
+	}
+	return q.claim()
 }

@@ -2,8 +2,9 @@ package sim
 
 import "testing"
 
-// prefixSpec screens one prefix-reuse shape on a runtime with prefix
-// caching (vLLM 0.22's default) and without it, on the sim executor.
+// prefixSpec screens one prefix-reuse shape on two runtimes of one
+// screen, with prefix caching (vLLM 0.22's default) and without it, on the
+// sim executor.
 const prefixSpec = `
 model "q06" {
   id          = "Qwen/Qwen3-0.6B"
@@ -44,21 +45,11 @@ shape "reuse" {
   }
 }
 
-screen "on" {
+screen "prefix" {
   models   = [model.q06]
   shapes   = [shape.reuse]
   gpus     = [gpu.l40s]
-  runtime  = runtime.cached
-  executor = executor.sim
-  runs     = 1
-  seed     = 3
-}
-
-screen "off" {
-  models   = [model.q06]
-  shapes   = [shape.reuse]
-  gpus     = [gpu.l40s]
-  runtime  = runtime.uncached
+  runtimes = [runtime.cached, runtime.uncached]
   executor = executor.sim
   runs     = 1
   seed     = 3
@@ -85,16 +76,16 @@ func TestSimReproducesPrefixReuse(t *testing.T) {
 	}
 	ttft := map[string]float64{}
 	for _, l := range p.Lanes {
-		ttft[l.Screen] = l.Estimate.TTFTMs
-		t.Run(l.Screen, func(t *testing.T) {
-			if caching := l.Perf.Engine.PrefixCaching; caching != (l.Screen == "on") {
-				t.Fatalf("prefix caching resolved %v for screen %s", caching, l.Screen)
+		ttft[l.Runtime] = l.Estimate.TTFTMs
+		t.Run(l.Runtime, func(t *testing.T) {
+			if caching := l.Perf.Engine.PrefixCaching; caching != (l.Runtime == "cached") {
+				t.Fatalf("prefix caching resolved %v for runtime %s", caching, l.Runtime)
 			}
 			ms, late := runLane(t, x, l, speedup)
 			report(t, checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput"), late)
 		})
 	}
-	if !(ttft["on"] < 0.5*ttft["off"]) {
-		t.Errorf("planned TTFT with prefix caching %.1f ms, without %.1f ms: reuse of 2,560 of 3,072 tokens should more than halve it", ttft["on"], ttft["off"])
+	if len(ttft) != 2 || !(ttft["cached"] < 0.5*ttft["uncached"]) {
+		t.Errorf("planned TTFT with prefix caching %.1f ms, without %.1f ms: reuse of 2,560 of 3,072 tokens should more than halve it", ttft["cached"], ttft["uncached"])
 	}
 }
