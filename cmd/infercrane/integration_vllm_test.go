@@ -113,17 +113,11 @@ func runBinary(t *testing.T, bin string, env []string, args ...string) (string, 
 	return string(out), code
 }
 
-// TestIntegrationVLLMApply screens the tiny model on real vLLM with the local
-// executor and checks the evidence against what the requests asked for.
-func TestIntegrationVLLMApply(t *testing.T) {
-	venv, model := integrationEnv(t)
-	bin := buildInfercrane(t)
-	spec := copySpec(t, "../../examples/local-vllm-cpu")
-	env := []string{
-		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"INFERCRANE_VAR_model_dir=" + model,
-	}
-
+// applySpec applies spec with bin, logs its output and how long it took,
+// and fails the test with the tails of the servers' logs when it exits
+// non-zero. It returns the output.
+func applySpec(t *testing.T, bin string, env []string, spec string) string {
+	t.Helper()
 	start := time.Now()
 	out, code := runBinary(t, bin, env, "apply", "-auto-approve", spec)
 	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), out)
@@ -135,6 +129,21 @@ func TestIntegrationVLLMApply(t *testing.T) {
 		}
 		t.Fatalf("apply exited %d", code)
 	}
+	return out
+}
+
+// TestIntegrationVLLMApply screens the tiny model on real vLLM with the local
+// executor and checks the evidence against what the requests asked for.
+func TestIntegrationVLLMApply(t *testing.T) {
+	venv, model := integrationEnv(t)
+	bin := buildInfercrane(t)
+	spec := copySpec(t, "../../examples/local-vllm-cpu")
+	env := []string{
+		"PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"INFERCRANE_VAR_model_dir=" + model,
+	}
+
+	out := applySpec(t, bin, env, spec)
 	// Only the server this apply deployed counts: on a shared machine other
 	// tests may serve the same model meanwhile.
 	if m := regexp.MustCompile(`Deployed \S+ at http://127\.0\.0\.1:(\d+)`).FindStringSubmatch(out); m != nil {
@@ -258,7 +267,7 @@ func TestIntegrationVLLMApply(t *testing.T) {
 	}
 
 	// The next plan shows both lanes as unchanged.
-	out, code = runBinary(t, bin, env, "plan", "-detailed-exitcode", spec)
+	out, code := runBinary(t, bin, env, "plan", "-detailed-exitcode", spec)
 	if code != 0 {
 		t.Errorf("plan after apply: exit %d, want 0 (nothing to do)\n%s", code, out)
 	}
@@ -721,12 +730,7 @@ screen "capacity" {
 	if code != 0 || !strings.Contains(out, `search "streams" over concurrency [1, 16] streams`) || !strings.Contains(out, "predicted knee") {
 		t.Fatalf("plan exit %d:\n%s", code, out)
 	}
-	start := time.Now()
-	out, code = runBinary(t, bin, env, "apply", "-auto-approve", spec)
-	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), out)
-	if code != 0 {
-		t.Fatalf("apply exited %d", code)
-	}
+	applySpec(t, bin, env, spec)
 	if left := markedProcesses(mark); len(left) > 0 {
 		t.Fatalf("processes of this apply left after it:\n%s", strings.Join(left, "\n"))
 	}

@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/infercrane/infercrane/planner"
+)
 
 // prefixSpec screens one prefix-reuse shape on two runtimes of one
 // screen, with prefix caching (vLLM 0.22's default) and without it, on the
@@ -68,12 +72,7 @@ func TestSimReproducesPrefixReuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test; runs without -short")
 	}
-	const speedup = 0.5
 	p := planText(t, prefixSpec)
-	x, err := New(map[string]any{"speedup": float64(speedup)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ttft := map[string]float64{}
 	for _, l := range p.Lanes {
 		ttft[l.Runtime] = l.Estimate.TTFTMs
@@ -81,11 +80,24 @@ func TestSimReproducesPrefixReuse(t *testing.T) {
 			if caching := l.Perf.Engine.PrefixCaching; caching != (l.Runtime == "cached") {
 				t.Fatalf("prefix caching resolved %v for runtime %s", caching, l.Runtime)
 			}
-			ms, late := runLane(t, x, l, speedup)
-			report(t, checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput"), late)
+			agreeWithin5(t, l)
 		})
 	}
 	if len(ttft) != 2 || !(ttft["cached"] < 0.5*ttft["uncached"]) {
 		t.Errorf("planned TTFT with prefix caching %.1f ms, without %.1f ms: reuse of 2,560 of 3,072 tokens should more than halve it", ttft["cached"], ttft["uncached"])
 	}
+}
+
+// agreeWithin5 applies lane l on the sim executor at speedup 0.5 (the
+// executor of prefixSpec and sessionSpec) and checks TTFT p50, latency p50
+// and output throughput against the plan within 5%.
+func agreeWithin5(t *testing.T, l *planner.Lane) {
+	t.Helper()
+	const speedup = 0.5
+	x, err := New(map[string]any{"speedup": float64(speedup)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, late := runLane(t, x, l, speedup)
+	report(t, checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput"), late)
 }

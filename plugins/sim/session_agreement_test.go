@@ -74,7 +74,6 @@ func TestSimReproducesSessions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test; runs without -short")
 	}
-	const speedup = 0.5
 	p := planText(t, sessionSpec)
 	if len(p.Lanes) != 2 {
 		t.Fatalf("%d lanes, want one per runtime", len(p.Lanes))
@@ -99,12 +98,7 @@ func TestSimReproducesSessions(t *testing.T) {
 			if l.Runtime == "nocache" && math.Abs(e.TTFTMs-l.Estimate.TTFTMs) < 0.1*l.Estimate.TTFTMs {
 				t.Errorf("the plan's TTFT p50 %.2f ms is within 10%% of the independent-requests estimate %.2f ms: the sessions' turns are not chained", l.Estimate.TTFTMs, e.TTFTMs)
 			}
-			x, err := New(map[string]any{"speedup": float64(speedup)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ms, late := runLane(t, x, l, speedup)
-			report(t, checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput"), late)
+			agreeWithin5(t, l)
 		})
 	}
 }
