@@ -116,13 +116,7 @@ func (at Attribute) checkRange(x float64, show func(float64) string, given strin
 // fmtDuration writes seconds as a Go duration without trailing zero units
 // ("24h", "1m", "500ms").
 func fmtDuration(secs float64) string {
-	s := time.Duration(secs * float64(time.Second)).String()
-	for _, z := range []string{"m0s", "h0m"} {
-		if strings.HasSuffix(s, z) {
-			s = strings.TrimSuffix(s, z[1:])
-		}
-	}
-	return s
+	return FormatDuration(time.Duration(math.Round(secs * float64(time.Second))))
 }
 
 func quoteAll(xs []string) string {

@@ -26,24 +26,27 @@ type Executor interface {
 
 // Deployment is one server: a model on a GPU type with a runtime.
 type Deployment struct {
-	ID               string         `json:"id"`
-	ApplyID          string         `json:"apply_id"`
-	Screen           string         `json:"screen"`
-	ModelID          string         `json:"model_id"`
-	Revision         string         `json:"revision"`
-	MaxContext       int            `json:"max_context"`
-	GPUType          string         `json:"gpu_type"`
-	GPUCount         int            `json:"gpu_count"`
-	RuntimeEngine    string         `json:"runtime_engine"`
-	RuntimeVersion   string         `json:"runtime_version"`
-	RuntimeDtype     string         `json:"runtime_dtype,omitempty"`
-	RuntimeArgs      []string       `json:"runtime_args"`
-	GPUMemoryUtil    float64        `json:"gpu_memory_utilization"`
-	MaxNumSeqs       int            `json:"max_num_seqs,omitempty"`
-	MaxBatchedTokens int            `json:"max_num_batched_tokens,omitempty"`
-	Seed             int64          `json:"seed"`
-	ExecutorType     string         `json:"executor_type"`
-	Config           map[string]any `json:"config,omitempty"` // the executor block's attributes
+	ID               string   `json:"id"`
+	ApplyID          string   `json:"apply_id"`
+	Screen           string   `json:"screen"`
+	ModelID          string   `json:"model_id"`
+	Revision         string   `json:"revision"`
+	MaxContext       int      `json:"max_context"`
+	GPUType          string   `json:"gpu_type"`
+	GPUCount         int      `json:"gpu_count"`
+	RuntimeEngine    string   `json:"runtime_engine"`
+	RuntimeVersion   string   `json:"runtime_version"`
+	RuntimeDtype     string   `json:"runtime_dtype,omitempty"`
+	RuntimeArgs      []string `json:"runtime_args"`
+	GPUMemoryUtil    float64  `json:"gpu_memory_utilization"`
+	MaxNumSeqs       int      `json:"max_num_seqs,omitempty"`
+	MaxBatchedTokens int      `json:"max_num_batched_tokens,omitempty"`
+	Seed             int64    `json:"seed"`
+	ExecutorType     string   `json:"executor_type"`
+	// Config holds the lane's resolved executor settings (the plan's
+	// executor_settings, sensitive values revealed): the executor decodes
+	// them with DecodeSettings and keeps no defaults of its own.
+	Config map[string]any `json:"config,omitempty"`
 	// LogDir is where the executor writes server logs (in the state directory).
 	LogDir string `json:"log_dir"`
 	// Perf is the plan's resolved performance model of the deployment (nil
@@ -126,6 +129,23 @@ type Attribute struct {
 	Whole bool `json:"whole,omitempty"`
 	// Enum lists the values a string may take (empty: any).
 	Enum []string `json:"enum,omitempty"`
+	// Default is the value the planner resolves an unset attribute to, as
+	// a JSON-like value (a duration as a string such as "30m"); nil: none,
+	// the attribute stays out of the lane's settings and the executor
+	// derives what it needs from the deployment (a free port, the lane's
+	// model id). The schema is the only place an executor's defaults live.
+	Default any `json:"default,omitempty"`
+	// DefaultCap lowers Default to a share of another attribute's resolved
+	// value when that is smaller (nil: none).
+	DefaultCap *DefaultCap `json:"default_cap,omitempty"`
+}
+
+// DefaultCap makes an unset attribute's default min(Default, Share x the
+// resolved value of Attr): Modal's health_timeout defaults to 20m, or two
+// thirds of a shorter timeout. It applies to numbers and durations.
+type DefaultCap struct {
+	Attr  string  `json:"attr"`
+	Share float64 `json:"share"`
 }
 
 // Bound returns a pointer to x, for Attribute.Min and Attribute.Max.

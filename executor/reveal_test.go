@@ -13,7 +13,9 @@ import (
 func TestRevealingOpen(t *testing.T) {
 	l := &planner.Lane{ID: "l1", Inputs: planner.LaneInputs{ExecutorType: "endpoint",
 		ExecutorConfig: map[string]any{"base_url": planner.Redacted, "model": "m"},
-		Secrets:        &planner.LaneSecrets{ExecutorConfig: map[string]any{"base_url": "http://user:pw@10.0.0.5:8000"}}}}
+		Secrets: &planner.LaneSecrets{ExecutorConfig: map[string]any{"base_url": "http://user:pw@10.0.0.5:8000"},
+			ExecutorSettings: map[string]any{"base_url": "http://user:pw@10.0.0.5:8000"}}},
+		ExecutorSettings: map[string]any{"base_url": planner.Redacted, "model": "m"}}
 	p := &planner.Plan{Lanes: []*planner.Lane{l}}
 	var got map[string]any
 	open := revealingOpen(func(_ context.Context, _ string, cfg map[string]any) (Executor, error) {

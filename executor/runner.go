@@ -23,8 +23,9 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 )
 
-// Opener makes an executor instance of type typ configured with an
-// executor block's attributes. The runner opens one instance per
+// Opener makes an executor instance of type typ configured with a lane's
+// resolved executor settings (planner.Lane.RevealedSettings: every value
+// the executor uses, defaults applied). The runner opens one instance per
 // deployment and closes it (when it implements io.Closer) after teardown.
 type Opener func(ctx context.Context, typ string, cfg map[string]any) (Executor, error)
 
@@ -145,6 +146,9 @@ func (r *Runner) emit(e Event) {
 func (r *Runner) Apply(ctx context.Context, p *planner.Plan) (*Outcome, error) {
 	if r.Store == nil || r.Open == nil {
 		return nil, errors.New("runner: Store and Open are required")
+	}
+	if err := planner.Applicable(p); err != nil {
+		return nil, err
 	}
 	if r.ApplyID == "" {
 		var b [6]byte
@@ -318,7 +322,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	defer a.r.busy.Delete("deploy." + d.id)
 	a.r.emit(Event{Type: EventDeployStarted, Deployment: d.id, Executor: typ, Message: what})
 	start := time.Now()
-	x, err := safeOpen(a.ctx, a.r.Open, typ, l.Inputs.Revealed().ExecutorConfig)
+	x, err := safeOpen(a.ctx, a.r.Open, typ, l.RevealedSettings())
 	if err != nil {
 		err = fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err)
 		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
@@ -328,7 +332,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	// Journal the deployment before it starts, and what the executor
 	// reports it started as soon as it does, so that a later apply can
 	// reap it if this one dies.
-	rec := state.DeploymentEntry{Type: state.DeployStarting, Apply: a.r.ApplyID, Deployment: d.id, Executor: typ, Config: l.Inputs.ExecutorConfig}
+	rec := state.DeploymentEntry{Type: state.DeployStarting, Apply: a.r.ApplyID, Deployment: d.id, Executor: typ, Config: l.ExecutorSettings}
 	if err := a.r.Store.RecordDeployment(rec); err != nil {
 		err = fmt.Errorf("deployment %s: %w", d.id, err)
 		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
@@ -628,8 +632,8 @@ func revealingOpen(open Opener, p *planner.Plan) Opener {
 			if l.Inputs.Secrets == nil || l.Inputs.ExecutorType != typ {
 				continue
 			}
-			if b, _ := json.Marshal(l.Inputs.ExecutorConfig); bytes.Equal(b, shown) {
-				cfg = l.Inputs.Revealed().ExecutorConfig
+			if b, _ := json.Marshal(l.ExecutorSettings); bytes.Equal(b, shown) {
+				cfg = l.RevealedSettings()
 				break
 			}
 		}

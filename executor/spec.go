@@ -28,7 +28,7 @@ func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
 		MaxBatchedTokens: in.MaxBatchedTokens,
 		Seed:             in.Seed,
 		ExecutorType:     in.ExecutorType,
-		Config:           in.ExecutorConfig,
+		Config:           l.RevealedSettings(),
 		LogDir:           logDir,
 		Perf:             lanePerf(l),
 	}

@@ -158,9 +158,16 @@ type Runtime struct {
 // value derived from a sensitive variable keeps its SensitiveMark there
 // (possibly on an element or map entry only).
 type Executor struct {
-	Name      string
-	Type      string // sim, endpoint, local, modal, or an external plugin name
-	Attrs     map[string]cty.Value
+	Name string
+	Type string // sim, endpoint, local, modal, or an external plugin name
+	// Attrs are the attributes the block sets, as written (sensitive
+	// values keep their marks).
+	Attrs map[string]cty.Value
+	// Settings are the attributes as the executor will run with them:
+	// Attrs as JSON-like values with every default of the type's schema
+	// applied and durations in canonical form (ExecutorSchema.Resolve); the
+	// planner puts them in each lane. Nil when the block has errors.
+	Settings  map[string]any
 	DeclRange hcl.Range
 }
 

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // executorTypes lists the known executor types, sorted: the built-ins, and
@@ -145,9 +147,9 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 				checkable = false
 			}
 		}
-		if checkable && schema.Check != nil {
-			l.checkExecutor(e, schema, attrsMap, d.block.DefRange)
-		}
+	}
+	if checkable {
+		l.resolveExecutor(e, schema, attrsMap, d.block.DefRange)
 	}
 	obj := map[string]cty.Value{"name": cty.StringVal(in.name), "type": tv}
 	for k, v := range e.Attrs {
@@ -161,7 +163,13 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 // that name.
 func (l *loader) defaultExecutor() string {
 	if _, ok := l.cfg.Executors[DefaultExecutorName]; !ok {
-		l.cfg.Executors[DefaultExecutorName] = &Executor{Name: DefaultExecutorName, Type: "sim", Attrs: map[string]cty.Value{}}
+		e := &Executor{Name: DefaultExecutorName, Type: "sim", Attrs: map[string]cty.Value{}}
+		var schema *ExecutorSchema
+		if s, ok := l.opts.ExecutorSchemas[e.Type]; ok {
+			schema = &s
+		}
+		l.resolveExecutor(e, schema, nil, hcl.Range{})
+		l.cfg.Executors[DefaultExecutorName] = e
 	}
 	return DefaultExecutorName
 }
@@ -169,10 +177,31 @@ func (l *loader) defaultExecutor() string {
 // String renders an executor for messages.
 func (e *Executor) String() string { return fmt.Sprintf("executor.%s (%s)", e.Name, e.Type) }
 
-// checkExecutor runs the executor's own check of its settings and reports
-// each problem at the attribute it names (a sensitive value is not shown).
-func (l *loader) checkExecutor(e *Executor, schema *ExecutorSchema, attrs hcl.Attributes, block hcl.Range) {
-	for _, p := range schema.Check(e.Attrs) {
+// resolveExecutor sets the block's Settings (its attributes with the
+// schema's defaults applied) and runs the executor's own check of them,
+// reporting each problem at the attribute it names (a sensitive value is
+// not shown).
+func (l *loader) resolveExecutor(e *Executor, schema *ExecutorSchema, attrs hcl.Attributes, block hcl.Range) {
+	given := make(map[string]any, len(e.Attrs))
+	for name, v := range e.Attrs {
+		x, err := JSONValue(v)
+		if err != nil {
+			l.diags = append(l.diags, errorf(block, "Invalid executor setting", "%s cannot be written as JSON: %v.", name, err))
+			return
+		}
+		given[name] = x
+	}
+	e.Settings = given
+	if schema == nil {
+		return
+	}
+	if schema.Resolve != nil {
+		e.Settings = schema.Resolve(given)
+	}
+	if schema.Check == nil {
+		return
+	}
+	for _, p := range schema.Check(e.Settings) {
 		rng := block
 		detail := p.Detail
 		if a, ok := attrs[p.Attr]; ok {
@@ -208,4 +237,21 @@ func sentence(s string) string {
 		s += "."
 	}
 	return s
+}
+
+// JSONValue converts an evaluated value (marks dropped) to the JSON-like
+// value executors receive: string, float64, bool, []any, map[string]any,
+// or nil for null.
+func JSONValue(v cty.Value) (any, error) {
+	v, _ = v.UnmarkDeep()
+	if v.IsNull() {
+		return nil, nil
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return nil, err
+	}
+	var x any
+	err = json.Unmarshal(b, &x)
+	return x, err
 }

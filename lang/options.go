@@ -61,12 +61,16 @@ type ExternalExecutors interface {
 type ExecutorSchema struct {
 	// Attributes by name.
 	Attributes map[string]AttributeSpec
-	// Check validates the block's attributes (already converted to their
-	// types, all known) as the executor will read them: bounds,
-	// enumerations, rules across attributes. Each problem is reported at
-	// its attribute, or at the block when Attr is empty. Nil checks
-	// nothing more.
-	Check func(attrs map[string]cty.Value) []AttrProblem
+	// Resolve completes the block's attributes (JSON-like values: string,
+	// float64, bool, []any, map[string]any) into the settings the executor
+	// will run with: the schema's defaults applied, durations in canonical
+	// form. Nil: the settings are the attributes as given.
+	Resolve func(attrs map[string]any) map[string]any
+	// Check validates the resolved settings as the executor will read
+	// them: types, bounds, enumerations, rules across attributes. Each
+	// problem is reported at its attribute, or at the block when Attr is
+	// empty. Nil checks nothing more.
+	Check func(settings map[string]any) []AttrProblem
 }
 
 // AttrProblem is one problem ExecutorSchema.Check found.

@@ -120,19 +120,24 @@ type prediction struct {
 }
 
 func newPredictor(l *lanePlan) *perfPredictor {
-	return &perfPredictor{lane: l.Perf, in: l.Inputs, spec: l.Inputs.Search, speedup: simSpeedup(l.Inputs), cache: map[float64]prediction{}}
+	return &perfPredictor{lane: l.Perf, in: l.Inputs, spec: l.Inputs.Search, speedup: SimSpeedup(l.Lane), cache: map[float64]prediction{}}
 }
 
-// simSpeedup is the time compression of a lane on the simulated engine in
-// model timing (1 elsewhere).
-func simSpeedup(in LaneInputs) float64 {
-	if in.ExecutorType != "sim" {
+// SimSpeedup is the time compression of a lane on the simulated engine in
+// model timing, read from its resolved executor settings (1 elsewhere, and
+// for a format 1 plan's lane without settings that set it).
+func SimSpeedup(l *Lane) float64 {
+	if l.Inputs.ExecutorType != "sim" {
 		return 1
 	}
-	if t, ok := in.ExecutorConfig["timing"].(string); ok && t != "model" {
+	settings := l.ExecutorSettings
+	if settings == nil {
+		settings = l.Inputs.ExecutorConfig // format_version 1
+	}
+	if t, ok := settings["timing"].(string); ok && t != "model" {
 		return 1
 	}
-	if s, ok := in.ExecutorConfig["speedup"].(float64); ok && s > 0 {
+	if s, ok := settings["speedup"].(float64); ok && s > 0 {
 		return s
 	}
 	return 1

@@ -3,6 +3,7 @@ package planner
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"sort"
 )
 
@@ -86,6 +87,17 @@ func Diff(old, cur *Plan) DiffResult {
 			oldByKey[l.Key], oldByID[l.ID] = l, l
 		}
 	}
+	// Executor settings are compared when both plans carry them (format
+	// 2): a new default, or a spelling that resolves alike, shows here
+	// though the lane's ID is the same.
+	settings := old.FormatVersion == FormatVersion && cur.FormatVersion == FormatVersion
+	change := func(o, l *Lane) DiffChange {
+		c := change(o, l)
+		if settings {
+			c.addSettings(o, l)
+		}
+		return c
+	}
 	matched := map[*Lane]bool{}
 	var unmatched []*Lane
 	for _, l := range cur.Lanes {
@@ -94,7 +106,7 @@ func Diff(old, cur *Plan) DiffResult {
 		}
 		o := oldByKey[l.Key]
 		switch {
-		case o != nil && o.ID == l.ID && o.Runs == l.Runs:
+		case o != nil && o.ID == l.ID && o.Runs == l.Runs && (!settings || reflect.DeepEqual(o.ExecutorSettings, l.ExecutorSettings)):
 			matched[o] = true
 			d.Unchanged++
 		case o != nil:
@@ -152,6 +164,27 @@ func change(o, l *Lane) DiffChange {
 		c.Values["runs"] = [2]any{o.Runs, l.Runs}
 	}
 	return c
+}
+
+// addSettings names each executor setting that differs between the lanes
+// ("executor_settings.timeout") with its values.
+func (c *DiffChange) addSettings(o, l *Lane) {
+	names := map[string]bool{}
+	for k := range o.ExecutorSettings {
+		names[k] = true
+	}
+	for k := range l.ExecutorSettings {
+		names[k] = true
+	}
+	for _, k := range sortedKeys(names) {
+		ov, nv := o.ExecutorSettings[k], l.ExecutorSettings[k]
+		if reflect.DeepEqual(ov, nv) {
+			continue
+		}
+		name := "executor_settings." + k
+		c.ChangedInputs = append(c.ChangedInputs, name)
+		c.Values[name] = [2]any{ov, nv}
+	}
 }
 
 // JSON renders the diff as indented JSON.

@@ -112,6 +112,27 @@ func laneInputs(b laneBlocks) LaneInputs {
 	return in
 }
 
+// executorSettings are the settings a lane's executor runs with: the
+// block's resolved settings (lang.Executor.Settings: every default of the
+// type's schema applied, durations canonical), with each attribute that
+// the lane's inputs show redacted in executor_config redacted alike, its
+// real value kept in the inputs' in-memory secrets.
+func executorSettings(e *lang.Executor, in *LaneInputs) map[string]any {
+	if e == nil || len(e.Settings) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(e.Settings))
+	for k, v := range e.Settings {
+		if shown, ok := in.ExecutorConfig[k]; ok && containsRedacted(shown) {
+			out[k] = shown
+			in.secrets().ExecutorSettings[k] = v
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // canonicalGPUType spells a GPU type as the catalog does, so "l40s" and
 // "L40S" make the same lane.
 func canonicalGPUType(t string) string {
@@ -127,7 +148,7 @@ var secretName = regexp.MustCompile(`(?i)(api_?key|token|secret|password|passwd|
 // secrets returns the lane's in-memory secrets, creating them.
 func (in *LaneInputs) secrets() *LaneSecrets {
 	if in.Secrets == nil {
-		in.Secrets = &LaneSecrets{RuntimeArgs: map[int]string{}, ExecutorConfig: map[string]any{}}
+		in.Secrets = &LaneSecrets{RuntimeArgs: map[int]string{}, ExecutorConfig: map[string]any{}, ExecutorSettings: map[string]any{}}
 	}
 	return in.Secrets
 }

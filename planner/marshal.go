@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // encode writes v as compact JSON without HTML escaping. encoding/json
@@ -61,7 +62,7 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if err := decodeStrict(b, &p); err != nil {
 		return nil, fmt.Errorf("not an infercrane plan: %w", err)
 	}
-	if p.FormatVersion != FormatVersion {
+	if !slices.Contains(readableVersions, p.FormatVersion) {
 		return nil, fmt.Errorf("plan format_version %q is not supported (this infercrane writes %q); re-run 'infercrane plan'", p.FormatVersion, FormatVersion)
 	}
 	d, err := Digest(&p)

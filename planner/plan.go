@@ -3,13 +3,30 @@
 package planner
 
 import (
+	"fmt"
+
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/search"
 )
 
-// FormatVersion is the version of the plan JSON format.
-const FormatVersion = "1"
+// FormatVersion is the version of the plan JSON format this infercrane
+// writes. Version 2 added each lane's resolved executor_settings, which
+// apply hands to the executors; a version 1 plan is still read (diff, show,
+// report) but not applied (see Applicable).
+const FormatVersion = "2"
+
+// readableVersions are the plan format versions this infercrane reads.
+var readableVersions = []string{"1", FormatVersion}
+
+// Applicable reports why apply must refuse p, or nil: a plan of an
+// earlier format lacks what this infercrane's executors run from.
+func Applicable(p *Plan) error {
+	if p.FormatVersion != FormatVersion {
+		return fmt.Errorf("the plan has format_version %q, made by an earlier infercrane that left executor settings to the executors; this infercrane applies format_version %q plans, whose lanes carry their resolved executor_settings: make the plan again with 'infercrane plan -out FILE'", p.FormatVersion, FormatVersion)
+	}
+	return nil
+}
 
 // Action is what apply will do with a lane.
 type Action string
@@ -61,6 +78,9 @@ func (p *Plan) Secrets() []string {
 			out = append(out, v)
 		}
 		for _, v := range l.Inputs.Secrets.ExecutorConfig {
+			out = append(out, leafText(v)...)
+		}
+		for _, v := range l.Inputs.Secrets.ExecutorSettings {
 			out = append(out, leafText(v)...)
 		}
 	}
@@ -150,6 +170,15 @@ type Lane struct {
 	RunsComplete   []int      `json:"runs_complete,omitempty"`
 	RequestsPerRun int        `json:"requests_per_run"`
 	Inputs         LaneInputs `json:"inputs"`
+	// ExecutorSettings are the settings the lane's executor runs with,
+	// resolved once here: the executor block's attributes with every
+	// default of the type's schema applied and durations in canonical form
+	// (e.g. Modal's timeout, the sim's timing). Every executor, built in or
+	// a plugin, receives exactly these (see RevealedSettings). They are
+	// derived from ExecutorType and ExecutorConfig, which the lane's ID
+	// covers, so they are not hashed again. Values shown Redacted in
+	// ExecutorConfig are redacted here too. Format version 2 on.
+	ExecutorSettings map[string]any `json:"executor_settings,omitempty"`
 	// Perf is the performance model's input for the lane after every
 	// override (model, gpu and runtime blocks): the estimate is computed
 	// from it and the simulated engine serves from it. Nil when the model's
@@ -255,6 +284,28 @@ type LaneSecrets struct {
 	RuntimeArgs map[int]string
 	// ExecutorConfig maps an attribute of ExecutorConfig to its real value.
 	ExecutorConfig map[string]any
+	// ExecutorSettings maps a redacted entry of Lane.ExecutorSettings to
+	// its real value.
+	ExecutorSettings map[string]any
+}
+
+// RevealedSettings returns the lane's executor settings with the real
+// values of redacted ones put back, for handing to an executor; never
+// write them anywhere.
+func (l *Lane) RevealedSettings() map[string]any {
+	if len(l.ExecutorSettings) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(l.ExecutorSettings))
+	for k, v := range l.ExecutorSettings {
+		out[k] = v
+	}
+	if s := l.Inputs.Secrets; s != nil {
+		for k, v := range s.ExecutorSettings {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Revealed returns a copy of the inputs with the real values of redacted

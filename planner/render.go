@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 )
@@ -34,6 +35,7 @@ func WriteText(w io.Writer, p *Plan) error {
 		writeScreen(ew, p, s)
 	}
 	writeGoneScreens(ew, p, inSpec)
+	writeExecutorSettings(ew, p)
 	writeFindings(ew, p.Preflight)
 	writeAssumptions(ew, p)
 	switch n := countSeverity(p.Preflight, SeverityError); {
@@ -136,6 +138,55 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	_ = tw.Flush()
 	for _, n := range notes {
 		ew.printf("  %s\n", n)
+	}
+}
+
+// writeExecutorSettings lists, per executor block that lanes of the plan
+// use, the settings its executor runs with (every default applied, as the
+// lanes carry them), so a reviewer sees e.g. Modal's timeout or the sim's
+// timing before anything is deployed.
+func writeExecutorSettings(ew *errWriter, p *Plan) {
+	type block struct {
+		name, typ string
+		settings  map[string]any
+	}
+	var blocks []block
+	seen := map[string]bool{}
+	for _, l := range p.Lanes {
+		if l.Action == ActionDrop {
+			continue
+		}
+		b := block{l.Executor, l.Inputs.ExecutorType, l.ExecutorSettings}
+		id, _ := encode([]any{b.name, b.typ, b.settings})
+		if seen[string(id)] {
+			continue
+		}
+		seen[string(id)] = true
+		blocks = append(blocks, b)
+	}
+	if len(blocks) == 0 {
+		return
+	}
+	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].name < blocks[j].name })
+	ew.printf("\nExecutor settings (what each executor runs with, defaults applied):\n")
+	for _, b := range blocks {
+		ew.printf("  executor.%s (%s)", b.name, b.typ)
+		if len(b.settings) == 0 {
+			ew.printf(": no settings\n")
+			continue
+		}
+		ew.printf("\n")
+		width := 0
+		for k := range b.settings {
+			width = max(width, len(k))
+		}
+		for _, k := range sortedKeys(b.settings) {
+			v, err := encode(b.settings[k])
+			if err != nil {
+				v = []byte(fmt.Sprint(b.settings[k]))
+			}
+			ew.printf("    %-*s = %s\n", width, k, v)
+		}
 	}
 }
 

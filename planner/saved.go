@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -181,7 +182,7 @@ func ParseSaved(b []byte, name string) (*SavedPlan, error) {
 	if s.Plan == nil {
 		return nil, fmt.Errorf("%s holds no plan; make it again with 'infercrane plan -out FILE'", name)
 	}
-	if s.Plan.FormatVersion != FormatVersion {
+	if !slices.Contains(readableVersions, s.Plan.FormatVersion) {
 		return nil, fmt.Errorf("%s holds a plan of format_version %q, this infercrane reads %q; make it again with 'infercrane plan -out FILE'", name, s.Plan.FormatVersion, FormatVersion)
 	}
 	d, err := Digest(s.Plan)

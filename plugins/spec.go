@@ -2,14 +2,12 @@ package plugins
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/lang"
@@ -85,20 +83,13 @@ func SpecSchema(typ string, s executor.Schema, validate func(map[string]any) err
 		}
 		out.Attributes[a.Name] = lang.AttributeSpec{Type: t, Required: a.Required, Doc: a.Doc}
 	}
-	out.Check = func(attrs map[string]cty.Value) []lang.AttrProblem {
-		cfg := map[string]any{}
-		for name, v := range attrs {
-			x, err := jsonValue(v)
-			if err != nil {
-				return []lang.AttrProblem{{Attr: name, Detail: err.Error()}}
-			}
-			cfg[name] = x
-		}
-		if err := executor.Attrs(cfg).Check(typ, s); err != nil {
+	out.Resolve = func(attrs map[string]any) map[string]any { return s.Resolve(attrs) }
+	out.Check = func(settings map[string]any) []lang.AttrProblem {
+		if err := executor.Attrs(settings).Check(typ, s); err != nil {
 			return []lang.AttrProblem{problem(err)}
 		}
 		if validate != nil {
-			if err := validate(cfg); err != nil {
+			if err := validate(settings); err != nil {
 				return []lang.AttrProblem{problem(err)}
 			}
 		}
@@ -115,22 +106,6 @@ func problem(err error) lang.AttrProblem {
 		return lang.AttrProblem{Attr: ae.Name, Detail: ae.Err.Error()}
 	}
 	return lang.AttrProblem{Detail: err.Error()}
-}
-
-// jsonValue converts an evaluated attribute to the JSON-like value
-// executors receive (string, float64, bool, []any, map[string]any).
-func jsonValue(v cty.Value) (any, error) {
-	v, _ = v.UnmarkDeep()
-	if v.IsNull() {
-		return nil, nil
-	}
-	b, err := ctyjson.Marshal(v, v.Type())
-	if err != nil {
-		return nil, err
-	}
-	var x any
-	err = json.Unmarshal(b, &x)
-	return x, err
 }
 
 func sortedNames(m map[string]string) []string {

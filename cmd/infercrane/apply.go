@@ -151,6 +151,9 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		return nil, 1
 	}
 	p, saved, err := planner.ReadPlanFile(path)
+	if err == nil {
+		err = planner.Applicable(p)
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
 		return nil, 1

@@ -35,6 +35,22 @@ func TestApplyWithExternalPluginBinary(t *testing.T) {
 	if err != nil || !strings.Contains(string(list), "example (plugin "+filepath.Join(dir, "infercrane-executor-example")+")") {
 		t.Fatalf("executor list: %v\n%s", err, list)
 	}
+	// The plan resolves the plugin's settings from the schema it serves
+	// (its default timing "constant", the spec's durations): the plugin
+	// receives exactly these, complete, and applies no defaults itself.
+	plan, err := r.command("plan", "-json").Output()
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, plan)
+	}
+	if !strings.Contains(string(plan), `"executor_settings": {
+        "itl": "1ms",
+        "max_waiting": 0,
+        "speedup": 1,
+        "timing": "constant",
+        "ttft": "2ms"
+      }`) {
+		t.Fatalf("the plan does not carry the plugin's resolved settings:\n%s", plan)
+	}
 	code, out, errOut := r.apply()
 	if code != 0 || !strings.Contains(out, "2 run(s) completed, 0 failed") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

@@ -20,7 +20,7 @@ func credentialProblems(env *cliEnv, p *planner.Plan) []string {
 			continue
 		}
 		seen[l.Executor] = true
-		if err := reg.MissingCredentials(l.Inputs.ExecutorType, l.Inputs.ExecutorConfig, env.Getenv); err != nil {
+		if err := reg.MissingCredentials(l.Inputs.ExecutorType, l.RevealedSettings(), env.Getenv); err != nil {
 			out = append(out, fmt.Sprintf("executor.%s (%s): %v", l.Executor, l.Inputs.ExecutorType, err))
 		}
 	}

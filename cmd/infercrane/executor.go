@@ -96,6 +96,9 @@ func runExecutorList(env *cliEnv, args []string) int {
 			if c := a.Constraint(); c != "" {
 				req += ", " + c
 			}
+			if d := a.DefaultText(); d != "" {
+				req += ", " + d
+			}
 			fmt.Fprintf(env.Stdout, "  %-18s %s%s: %s\n", a.Name, a.Type, req, a.Doc)
 		}
 	}

@@ -52,11 +52,7 @@ func prediction(l *planner.Lane, a *Metrics) *Prediction {
 	if c := l.Calibration; c != nil {
 		p.Assumptions = c.File
 	}
-	if l.Inputs.ExecutorType == "sim" {
-		if s, ok := l.Inputs.ExecutorConfig["speedup"].(float64); ok && s > 0 {
-			p.Scale = s
-		}
-	}
+	p.Scale = planner.SimSpeedup(l)
 	measured := map[string]*float64{
 		"ttft_p50_ms": a.TTFTP50Ms, "ttft_p95_ms": a.TTFTP95Ms, "tpot_p50_ms": a.TPOTP50Ms, "tpot_p95_ms": a.TPOTP95Ms,
 		"latency_p50_ms": a.LatencyP50Ms, "latency_p95_ms": a.LatencyP95Ms, "output_token_throughput": ptr(a.OutputTokenThroughput),

@@ -38,7 +38,8 @@ type DeploymentEntry struct {
 	Apply      string `json:"apply"`
 	Deployment string `json:"deployment"`
 	// Executor and Config say how to reach the executor that started it
-	// (the executor block's attributes, as the plan has them).
+	// (the lane's resolved executor settings, as the plan shows them; an
+	// apply before plan format 2 journaled the block's attributes).
 	Executor string         `json:"executor,omitempty"`
 	Config   map[string]any `json:"config,omitempty"`
 	// Server is the executor's own description of what it started

@@ -21,49 +21,58 @@ import (
 // Type is the executor type name.
 const Type = "endpoint"
 
-// Schema describes the endpoint executor block.
+// Schema describes the endpoint executor block; its defaults are the only
+// ones the endpoint executor has (the planner applies them).
 func Schema() executor.Schema {
 	return executor.Schema{Attributes: []executor.Attribute{
 		{Name: "base_url", Type: executor.AttrString, Required: true, Doc: `the server's base URL, e.g. "http://10.0.0.5:8000" (a trailing /v1 is accepted)`},
-		{Name: "api_key_env", Type: executor.AttrString, Doc: "name of the environment variable holding the API key (the key itself never goes in the spec)"},
-		{Name: "model", Type: executor.AttrString, Doc: "served model name to request (default: the lane's model id)"},
-		{Name: "check_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(time.Hour), Doc: `how long Deploy waits for the endpoint to answer (default "30s")`},
+		{Name: "api_key_env", Type: executor.AttrString, Doc: "name of the environment variable holding the API key (the key itself never goes in the spec; unset: no key is sent)"},
+		{Name: "model", Type: executor.AttrString, Doc: "served model name to request (unset: the lane's model id)"},
+		{Name: "check_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(time.Hour), Default: "30s", Doc: "how long Deploy waits for the endpoint to answer"},
 	}}
+}
+
+// Settings are a lane's resolved endpoint executor settings, as the plan
+// carries them.
+type Settings struct {
+	BaseURL      string        `json:"base_url"`
+	APIKeyEnv    string        `json:"api_key_env"`
+	Model        string        `json:"model"`
+	CheckTimeout time.Duration `json:"check_timeout"`
 }
 
 // Executor talks to an existing endpoint.
 type Executor struct {
-	base    string
-	keyEnv  string
-	model   string
-	timeout time.Duration
-	getenv  func(string) string
+	settings Settings
+	base     string // BaseURL without a trailing / or /v1
+	getenv   func(string) string
 }
 
-// New makes an endpoint executor from the executor block's attributes.
-func New(cfg map[string]any) (executor.Executor, error) {
-	a := executor.Attrs(cfg)
-	if err := a.Check(Type, Schema()); err != nil {
+// New makes an endpoint executor from a lane's resolved executor settings.
+func New(settings map[string]any) (executor.Executor, error) {
+	var s Settings
+	if err := executor.DecodeSettings(Type, Schema(), settings, &s); err != nil {
 		return nil, err
 	}
-	base := strings.TrimRight(a.String("base_url", ""), "/")
-	base = strings.TrimSuffix(base, "/v1")
+	base := strings.TrimSuffix(strings.TrimRight(s.BaseURL, "/"), "/v1")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, executor.AttrErrorf("base_url", `executor "endpoint": base_url %q must be an http:// or https:// URL such as "http://127.0.0.1:8000"`, a.String("base_url", ""))
+		return nil, executor.AttrErrorf("base_url", `executor "endpoint": base_url %q must be an http:// or https:// URL such as "http://127.0.0.1:8000"`, s.BaseURL)
 	}
-	return &Executor{base: base, keyEnv: a.String("api_key_env", ""), model: a.String("model", ""),
-		timeout: a.Duration("check_timeout", 30*time.Second), getenv: os.Getenv}, nil
+	return &Executor{settings: s, base: base, getenv: os.Getenv}, nil
 }
+
+// Settings returns the settings the executor runs with.
+func (x *Executor) Settings() Settings { return x.settings }
 
 // apiKey reads the key from the named environment variable.
 func (x *Executor) apiKey() (string, error) {
-	if x.keyEnv == "" {
+	if x.settings.APIKeyEnv == "" {
 		return "", nil
 	}
-	key := x.getenv(x.keyEnv)
+	key := x.getenv(x.settings.APIKeyEnv)
 	if key == "" {
-		return "", fmt.Errorf("the environment variable %s (api_key_env) is empty or unset; export the endpoint's API key in it", x.keyEnv)
+		return "", fmt.Errorf("the environment variable %s (api_key_env) is empty or unset; export the endpoint's API key in it", x.settings.APIKeyEnv)
 	}
 	return key, nil
 }
@@ -75,21 +84,21 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	ctx, cancel := context.WithTimeout(ctx, x.settings.CheckTimeout)
 	defer cancel()
 	status, body, err := get(ctx, x.base+"/v1/models", key)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s does not answer: %w; check base_url and that the server is up", x.base, err)
 	}
 	switch {
-	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && x.keyEnv == "":
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && x.settings.APIKeyEnv == "":
 		return nil, fmt.Errorf("endpoint %s wants an API key (HTTP %d) and none was sent; set api_key_env in the executor block to the name of the environment variable holding it", x.base, status)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return nil, fmt.Errorf("endpoint %s refused the API key (HTTP %d); check the key in $%s", x.base, status, x.keyEnv)
+		return nil, fmt.Errorf("endpoint %s refused the API key (HTTP %d); check the key in $%s", x.base, status, x.settings.APIKeyEnv)
 	case status != http.StatusOK:
 		return nil, fmt.Errorf("endpoint %s answered GET /v1/models with HTTP %d; is it an OpenAI-compatible server?", x.base, status)
 	}
-	model := x.model
+	model := x.settings.Model
 	if model == "" {
 		model = d.ModelID
 	}
@@ -158,10 +167,9 @@ func (x *Executor) Teardown(context.Context, *executor.Server) error { return ni
 // Schema implements executor.Describer.
 func (x *Executor) Schema() executor.Schema { return Schema() }
 
-// Validate checks an executor block's attributes as New reads them,
-// contacting nothing.
-func Validate(cfg map[string]any) error {
-	_, err := New(cfg)
+// Validate checks resolved settings as New reads them, contacting nothing.
+func Validate(settings map[string]any) error {
+	_, err := New(settings)
 	return err
 }
 

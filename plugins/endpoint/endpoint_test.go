@@ -19,7 +19,7 @@ func TestDeployAndRunAgainstARealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown(context.Background())
-	x, err := New(map[string]any{"base_url": srv.URL + "/v1/", "model": "served"})
+	x, err := New(Schema().Resolve(map[string]any{"base_url": srv.URL + "/v1/", "model": "served"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestDeployAndRunAgainstARealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lane's model id is not what the server serves.
-	y, _ := New(map[string]any{"base_url": srv.URL})
+	y, _ := New(Schema().Resolve(map[string]any{"base_url": srv.URL}))
 	if _, err := y.Deploy(context.Background(), executor.Deployment{ModelID: "org/model"}); err == nil || !strings.Contains(err.Error(), `does not serve model "org/model"`) {
 		t.Fatalf("got %v", err)
 	}
@@ -53,7 +53,7 @@ func TestRefusedKeyAndMissingKey(t *testing.T) {
 		w.Write([]byte(`{"data":[{"id":"m"}]}`))
 	}))
 	defer hs.Close()
-	x, _ := New(map[string]any{"base_url": hs.URL, "api_key_env": "K"})
+	x, _ := New(Schema().Resolve(map[string]any{"base_url": hs.URL, "api_key_env": "K"}))
 	e := x.(*Executor)
 	e.getenv = func(string) string { return "" }
 	if _, err := e.Deploy(context.Background(), executor.Deployment{ModelID: "m"}); err == nil || !strings.Contains(err.Error(), "environment variable K (api_key_env) is empty") {
@@ -69,7 +69,7 @@ func TestRefusedKeyAndMissingKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No api_key_env: the endpoint wants a key that was never sent.
-	y, _ := New(map[string]any{"base_url": hs.URL})
+	y, _ := New(Schema().Resolve(map[string]any{"base_url": hs.URL}))
 	_, err = y.Deploy(context.Background(), executor.Deployment{ModelID: "m"})
 	if err == nil || !strings.Contains(err.Error(), "set api_key_env") || strings.Contains(err.Error(), "$") {
 		t.Fatalf("got %v", err)
@@ -82,7 +82,7 @@ func TestConfigErrors(t *testing.T) {
 		`must be an http:// or https:// URL`: {"base_url": "ftp://x"},
 		`has no attribute "key"`:             {"base_url": "http://x", "key": "secret"},
 	} {
-		if _, err := New(want); err == nil || !strings.Contains(err.Error(), cfg) {
+		if _, err := New(Schema().Resolve(want)); err == nil || !strings.Contains(err.Error(), cfg) {
 			t.Errorf("%v: got %v, want %q", want, err, cfg)
 		}
 	}

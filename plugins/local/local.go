@@ -29,32 +29,42 @@ import (
 // Type is the executor type name.
 const Type = "local"
 
-// Schema describes the local executor block.
+// Schema describes the local executor block; its defaults are the only
+// ones the local executor has (the planner applies them).
 func Schema() executor.Schema {
 	return executor.Schema{Attributes: []executor.Attribute{
 		{Name: "command", Type: executor.AttrStringList, Doc: "server command instead of `vllm serve MODEL ...`; placeholders: " + placeholderDoc},
-		{Name: "host", Type: executor.AttrString, Doc: `address the server listens on (default "127.0.0.1")`},
-		{Name: "port", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(1), Max: executor.Bound(65535), Doc: "port for the server, 1 to 65535 (default: a free port)"},
-		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(10 * time.Millisecond), Max: executor.Seconds(24 * time.Hour), Doc: `how long to wait for GET /health to answer 200 (default "20m")`},
-		{Name: "stop_timeout", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Hour), Doc: `how long SIGTERM may take before SIGKILL (default "30s")`},
+		{Name: "host", Type: executor.AttrString, Default: "127.0.0.1", Doc: "address the server listens on"},
+		{Name: "port", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(1), Max: executor.Bound(65535), Doc: "port for the server, 1 to 65535 (unset: a free port at deploy)"},
+		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(10 * time.Millisecond), Max: executor.Seconds(24 * time.Hour), Default: "20m", Doc: "how long to wait for GET /health to answer 200"},
+		{Name: "stop_timeout", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Hour), Default: "30s", Doc: "how long SIGTERM may take before SIGKILL"},
 		{Name: "env", Type: executor.AttrStringMap, Doc: "extra environment variables for the server"},
-		{Name: "served_model_name", Type: executor.AttrString, Doc: "model name to request (default: the lane's model id)"},
+		{Name: "served_model_name", Type: executor.AttrString, Doc: "model name to request (unset: the lane's model id)"},
 	}}
+}
+
+// Settings are a lane's resolved local executor settings, as the plan
+// carries them.
+type Settings struct {
+	Command         []string          `json:"command"`
+	Host            string            `json:"host"`
+	Port            int               `json:"port"`
+	HealthTimeout   time.Duration     `json:"health_timeout"`
+	StopTimeout     time.Duration     `json:"stop_timeout"`
+	Env             map[string]string `json:"env"`
+	ServedModelName string            `json:"served_model_name"`
 }
 
 // Executor starts server processes on this machine.
 type Executor struct {
-	command       []string
-	host          string
-	port          int
-	healthTimeout time.Duration
-	stopTimeout   time.Duration
-	env           map[string]string
-	served        string
+	settings Settings
 
 	mu    sync.Mutex
 	procs map[int]*proc // pgid -> process
 }
+
+// Settings returns the settings the executor runs with.
+func (x *Executor) Settings() Settings { return x.settings }
 
 // proc is a started server.
 type proc struct {
@@ -67,26 +77,16 @@ type proc struct {
 	logF   *os.File
 }
 
-// New makes a local executor from the executor block's attributes.
-func New(cfg map[string]any) (executor.Executor, error) {
-	a := executor.Attrs(cfg)
-	if err := a.Check(Type, Schema()); err != nil {
+// New makes a local executor from a lane's resolved executor settings.
+func New(settings map[string]any) (executor.Executor, error) {
+	x := &Executor{procs: map[int]*proc{}}
+	if err := executor.DecodeSettings(Type, Schema(), settings, &x.settings); err != nil {
 		return nil, err
 	}
-	x := &Executor{
-		command:       a.Strings("command"),
-		host:          a.String("host", "127.0.0.1"),
-		port:          int(a.Number("port", 0)),
-		healthTimeout: a.Duration("health_timeout", 20*time.Minute),
-		stopTimeout:   a.Duration("stop_timeout", 30*time.Second),
-		env:           a.StringMap("env"),
-		served:        a.String("served_model_name", ""),
-		procs:         map[int]*proc{},
-	}
-	if _, ok := cfg["command"]; ok && len(x.command) == 0 {
+	if _, ok := settings["command"]; ok && len(x.settings.Command) == 0 {
 		return nil, &executor.AttrError{Name: "command", Err: errors.New(`executor "local": command must name a program, e.g. ["vllm", "serve", "{model}", "--port", "{port}"]`)}
 	}
-	if _, err := expand(x.command, executor.Deployment{}, x.host, 1); err != nil {
+	if _, err := expand(x.settings.Command, executor.Deployment{}, x.settings.Host, 1); err != nil {
 		return nil, &executor.AttrError{Name: "command", Err: err}
 	}
 	return x, nil
@@ -105,17 +105,17 @@ func freePort(host string) (int, error) {
 // failure (timeout, early exit, cancellation) the process group is stopped
 // before Deploy returns.
 func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
-	port := x.port
+	port := x.settings.Port
 	if port == 0 {
 		var err error
-		if port, err = freePort(x.host); err != nil {
+		if port, err = freePort(x.settings.Host); err != nil {
 			return nil, err
 		}
 	}
-	argv := vllmCommand(d, x.host, port)
-	if len(x.command) > 0 {
+	argv := vllmCommand(d, x.settings.Host, port)
+	if len(x.settings.Command) > 0 {
 		var err error
-		if argv, err = expand(x.command, d, x.host, port); err != nil {
+		if argv, err = expand(x.settings.Command, d, x.settings.Host, port); err != nil {
 			return nil, err
 		}
 	}
@@ -144,7 +144,7 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	fmt.Fprintf(out, "# %s infercrane: starting %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = os.Environ()
-	for k, v := range x.env {
+	for k, v := range x.settings.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	t, err := startTree(cmd, newMark(d.ApplyID, d.ID))
@@ -169,13 +169,13 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 	x.procs[p.pgid] = p
 	x.mu.Unlock()
 
-	base := "http://" + net.JoinHostPort(x.host, strconv.Itoa(port))
+	base := "http://" + net.JoinHostPort(x.settings.Host, strconv.Itoa(port))
 	executor.ReportStarted(ctx, &executor.Server{DeploymentID: d.ID, BaseURL: base, Handle: t.handle(), Info: map[string]string{"log": logPath}})
 	if err := x.waitHealthy(ctx, p, base); err != nil {
 		x.stop(p)
 		return nil, err
 	}
-	model := x.served
+	model := x.settings.ServedModelName
 	if model == "" {
 		model = d.ModelID
 	}
@@ -189,7 +189,7 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 // waitHealthy polls /health until it answers 200, the process exits, the
 // timeout passes or ctx ends.
 func (x *Executor) waitHealthy(ctx context.Context, p *proc, base string) error {
-	deadline := time.NewTimer(x.healthTimeout)
+	deadline := time.NewTimer(x.settings.HealthTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -208,7 +208,7 @@ func (x *Executor) waitHealthy(ctx context.Context, p *proc, base string) error 
 		case <-p.exited:
 			return fmt.Errorf("the server exited before becoming healthy (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10))
 		case <-deadline.C:
-			return fmt.Errorf("the server did not answer GET %s/health with 200 within %s; see its log %s, or raise health_timeout:\n%s", base, x.healthTimeout, p.log, tail(p.log, 10))
+			return fmt.Errorf("the server did not answer GET %s/health with 200 within %s; see its log %s, or raise health_timeout:\n%s", base, x.settings.HealthTimeout, p.log, tail(p.log, 10))
 		case <-tick.C:
 		}
 	}
@@ -332,7 +332,7 @@ func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 		return x.stop(p)
 	}
 	if t.pgid > 0 {
-		if err := stopTree(t, x.stopTimeout, false); err != nil {
+		if err := stopTree(t, x.settings.StopTimeout, false); err != nil {
 			return fmt.Errorf("stop server process group %d: %w", t.pgid, err)
 		}
 	}
@@ -340,7 +340,7 @@ func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 }
 
 func (x *Executor) stop(p *proc) error {
-	err := stopTree(p.tree, x.stopTimeout, true)
+	err := stopTree(p.tree, x.settings.StopTimeout, true)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

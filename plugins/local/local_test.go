@@ -64,7 +64,7 @@ func newTestExec(t *testing.T, extra map[string]any) (*Executor, string) {
 	for k, v := range extra {
 		cfg[k] = v
 	}
-	x, err := New(cfg)
+	x, err := New(Schema().Resolve(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestBadCommandSaysWhatToDo(t *testing.T) {
 	}
 	// An unknown placeholder is refused when the block is read (at validate),
 	// not at deploy.
-	if _, err := New(map[string]any{"command": []any{"x", "{nope}"}}); err == nil || !strings.Contains(err.Error(), "unknown placeholder {nope}") {
+	if _, err := New(Schema().Resolve(map[string]any{"command": []any{"x", "{nope}"}})); err == nil || !strings.Contains(err.Error(), "unknown placeholder {nope}") {
 		t.Fatalf("got %v", err)
 	}
 }

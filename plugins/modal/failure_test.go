@@ -83,15 +83,15 @@ func TestCapacityGivesUp(t *testing.T) {
 // Modal queueing the sandbox for want of a GPU ends at health_timeout.
 func TestCreateNeverScheduled(t *testing.T) {
 	var calls atomic.Int32
-	f := newFixture(t, map[string]any{"health_timeout": "500ms"}, func(c *localcloud.Cloud) {
+	f := newFixture(t, map[string]any{"health_timeout": "1s"}, func(c *localcloud.Cloud) {
 		c.Hooks.BeforeCreate = func(modal.SandboxSpec) error {
 			calls.Add(1)
-			time.Sleep(time.Second) // waiting for scheduling
+			time.Sleep(2 * time.Second) // waiting for scheduling
 			return context.DeadlineExceeded
 		}
 	})
 	_, err := f.exec.Deploy(t.Context(), f.deployment("dep1"))
-	wantErr(t, err, "no L4 was scheduled within health_timeout (500ms)")
+	wantErr(t, err, "no L4 was scheduled within health_timeout (1s)")
 	if calls.Load() != 1 {
 		t.Fatalf("%d creates; a scheduling timeout must not be retried", calls.Load())
 	}

@@ -83,7 +83,7 @@ func newFixture(t testing.TB, cfg map[string]any, tweak func(*localcloud.Cloud))
 	if _, set := cfg["binary"]; !set {
 		cfg["binary"] = loadgenBin
 	}
-	e, err := modal.NewExecutor(cfg, modal.WithCloud(f.cloud), modal.WithPollInterval(50*time.Millisecond),
+	e, err := modal.NewExecutor(modal.Schema().Resolve(cfg), modal.WithCloud(f.cloud), modal.WithPollInterval(50*time.Millisecond),
 		modal.WithCapacityBackoff(fast), modal.WithTerminateBackoff(fast),
 		modal.WithProgress(func(dep, line string) {
 			f.mu.Lock()

@@ -447,11 +447,17 @@ func ResolveTrace(ctx context.Context, t *lang.Trace, specDir string, ro workloa
 		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot profile trace " + t.Name + " on Modal",
 			Detail: err.Error() + "\nOr pin a profile: run `infercrane profile trace` and set profile and digest in the trace block.", Subject: rng.Ptr()}}
 	}
-	cfgMap, err := ctyAttrs(t.Executor.Attrs)
-	if err != nil {
-		return fail("executor", err)
+	settings := t.Executor.Settings
+	if settings == nil {
+		m, err := ctyAttrs(t.Executor.Attrs)
+		if err != nil {
+			return fail("executor", err)
+		}
+		settings = m
 	}
-	cfg, err := ParseConfig(cfgMap)
+	// The spec language resolved the block with this schema when it had
+	// it; resolving again is the same settings.
+	cfg, err := ParseConfig(Schema().Resolve(settings))
 	if err != nil {
 		return fail("executor", err)
 	}

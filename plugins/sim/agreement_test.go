@@ -239,7 +239,7 @@ func TestSimulatedApplyReproducesThePlan(t *testing.T) {
 	}
 	const speedup = 0.5
 	p := planSpec(t, speedup, "shape.single, shape.burst, shape.busy, shape.poisson, shape.capped", "gpu.l40s")
-	x, err := New(map[string]any{"speedup": float64(speedup)})
+	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestSimReproducesGPUOverrides(t *testing.T) {
 	}
 	const speedup = 0.5
 	p := planSpec(t, speedup, "shape.busy", "gpu.l40s, gpu.slowdecode, gpu.slowprefill")
-	x, err := New(map[string]any{"speedup": float64(speedup)})
+	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,33 +17,47 @@ import (
 // Type is the executor type name.
 const Type = "sim"
 
-// Schema describes the sim executor block.
+// Schema describes the sim executor block; its defaults are the only ones
+// the sim executor has (the planner applies them).
 func Schema() executor.Schema {
 	return executor.Schema{Attributes: []executor.Attribute{
-		{Name: "timing", Type: executor.AttrString, Enum: []string{enginesim.TimingModel, enginesim.TimingConstant}, Doc: `"model" (default): token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
-		{Name: "speedup", Type: executor.AttrNumber, Min: executor.Bound(0.001), Max: executor.Bound(1e6), Doc: "divide simulated time by this factor in model timing (default 1: real time)"},
-		{Name: "ttft", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(10 * time.Minute), Doc: `time to first token in constant timing (default "20ms")`},
-		{Name: "itl", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Minute), Doc: `inter-token latency in constant timing (default "5ms")`},
-		{Name: "max_waiting", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(0), Max: executor.Bound(1e9), Doc: "cap on queued requests; more are answered 503 (default 0: unlimited)"},
+		{Name: "timing", Type: executor.AttrString, Enum: []string{enginesim.TimingModel, enginesim.TimingConstant}, Default: enginesim.TimingModel, Doc: `"model": token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
+		{Name: "speedup", Type: executor.AttrNumber, Min: executor.Bound(0.001), Max: executor.Bound(1e6), Default: 1.0, Doc: "divide simulated time by this factor in model timing (1: real time)"},
+		{Name: "ttft", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(10 * time.Minute), Default: "20ms", Doc: "time to first token in constant timing"},
+		{Name: "itl", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Minute), Default: "5ms", Doc: "inter-token latency in constant timing"},
+		{Name: "max_waiting", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(0), Max: executor.Bound(1e9), Default: 0.0, Doc: "cap on queued requests; more are answered 503 (0: unlimited)"},
 	}}
+}
+
+// Settings are a lane's resolved sim executor settings, as the plan
+// carries them.
+type Settings struct {
+	Timing     string        `json:"timing"`
+	Speedup    float64       `json:"speedup"`
+	TTFT       time.Duration `json:"ttft"`
+	ITL        time.Duration `json:"itl"`
+	MaxWaiting int           `json:"max_waiting"`
 }
 
 // Executor runs simulated engines in this process.
 type Executor struct {
-	attrs executor.Attrs
+	settings Settings
 
 	mu      sync.Mutex
 	servers map[string]*enginesim.Server
 }
 
-// New makes a sim executor from the executor block's attributes.
-func New(cfg map[string]any) (executor.Executor, error) {
-	a := executor.Attrs(cfg)
-	if err := a.Check(Type, Schema()); err != nil {
+// New makes a sim executor from a lane's resolved executor settings.
+func New(settings map[string]any) (executor.Executor, error) {
+	var s Settings
+	if err := executor.DecodeSettings(Type, Schema(), settings, &s); err != nil {
 		return nil, err
 	}
-	return &Executor{attrs: a, servers: map[string]*enginesim.Server{}}, nil
+	return &Executor{settings: s, servers: map[string]*enginesim.Server{}}, nil
 }
+
+// Settings returns the settings the executor runs with.
+func (x *Executor) Settings() Settings { return x.settings }
 
 // Options returns the engine options for a deployment.
 func (x *Executor) Options(d executor.Deployment) enginesim.Options {
@@ -51,17 +65,17 @@ func (x *Executor) Options(d executor.Deployment) enginesim.Options {
 		Model:            d.ModelID,
 		ModelID:          d.ModelID,
 		MaxModelLen:      d.MaxContext,
-		Timing:           x.attrs.String("timing", enginesim.TimingModel),
-		TTFT:             x.attrs.Duration("ttft", 20*time.Millisecond),
-		ITL:              x.attrs.Duration("itl", 5*time.Millisecond),
+		Timing:           x.settings.Timing,
+		TTFT:             x.settings.TTFT,
+		ITL:              x.settings.ITL,
 		GPU:              d.GPUType,
 		GPUCount:         d.GPUCount,
 		MaxNumSeqs:       d.MaxNumSeqs,
 		MaxBatchedTokens: d.MaxBatchedTokens,
 		GPUMemoryUtil:    d.GPUMemoryUtil,
-		MaxWaiting:       int(x.attrs.Number("max_waiting", 0)),
+		MaxWaiting:       x.settings.MaxWaiting,
 		Seed:             d.Seed,
-		Speedup:          x.attrs.Number("speedup", 1),
+		Speedup:          x.settings.Speedup,
 		Server:           d.Perf,
 	}
 }
@@ -117,8 +131,8 @@ func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 // Schema implements executor.Describer.
 func (x *Executor) Schema() executor.Schema { return Schema() }
 
-// Validate checks an executor block's attributes as New reads them.
-func Validate(cfg map[string]any) error {
-	_, err := New(cfg)
+// Validate checks resolved settings as New reads them.
+func Validate(settings map[string]any) error {
+	_, err := New(settings)
 	return err
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestModelTimingDeployRunTeardown(t *testing.T) {
-	x, err := New(map[string]any{"speedup": 20.0})
+	x, err := New(Schema().Resolve(map[string]any{"speedup": 20.0}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestDescriber(t *testing.T) {
-	x, _ := New(nil)
+	x, _ := New(Schema().Resolve(nil))
 	if d, ok := x.(executor.Describer); !ok || len(d.Schema().Attributes) != len(Schema().Attributes) {
 		t.Fatal("the sim executor does not describe its schema")
 	}

@@ -17,12 +17,16 @@ import (
 )
 
 func main() {
+	// The plugin's defaults live in the schema it serves: infercrane
+	// resolves every lane's settings from it at plan time and Configure
+	// receives them complete, so the factory applies none.
 	schema := sim.Schema()
-	plugins.Serve(func(typ string, cfg map[string]any) (executor.Executor, error) {
-		c := map[string]any{"timing": "constant"}
-		for k, v := range cfg {
-			c[k] = v
+	for i := range schema.Attributes {
+		if schema.Attributes[i].Name == "timing" {
+			schema.Attributes[i].Default = "constant"
 		}
-		return sim.New(c)
+	}
+	plugins.Serve(func(typ string, settings map[string]any) (executor.Executor, error) {
+		return sim.New(settings)
 	}, schema)
 }
