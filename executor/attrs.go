@@ -169,68 +169,6 @@ func checkType(v any, t AttrType) error {
 	return nil
 }
 
-// String returns attribute name as a string, or def when unset.
-func (a Attrs) String(name, def string) string {
-	if s, ok := a[name].(string); ok {
-		return s
-	}
-	return def
-}
-
-// Number returns attribute name as a number, or def when unset.
-func (a Attrs) Number(name string, def float64) float64 {
-	if f, ok := a[name].(float64); ok {
-		return f
-	}
-	return def
-}
-
-// Bool returns attribute name as a bool, or def when unset.
-func (a Attrs) Bool(name string, def bool) bool {
-	if b, ok := a[name].(bool); ok {
-		return b
-	}
-	return def
-}
-
-// Duration returns attribute name parsed as a duration, or def when unset
-// or unparsable (Check reports the latter).
-func (a Attrs) Duration(name string, def time.Duration) time.Duration {
-	if s, ok := a[name].(string); ok {
-		if d, err := time.ParseDuration(s); err == nil {
-			return d
-		}
-	}
-	return def
-}
-
-// Strings returns attribute name as a list of strings (nil when unset).
-func (a Attrs) Strings(name string) []string {
-	l, _ := a[name].([]any)
-	var out []string
-	for _, x := range l {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// StringMap returns attribute name as a map of strings (nil when unset).
-func (a Attrs) StringMap(name string) map[string]string {
-	m, _ := a[name].(map[string]any)
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, x := range m {
-		if s, ok := x.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
-}
-
 // Constraint describes the attribute's allowed values for listings
 // ("1m to 24h", "whole, 1 to 65535", `one of "model", "constant"`); "" when
 // any value of its type is accepted.

@@ -36,6 +36,9 @@ type Opener func(ctx context.Context, typ string, cfg map[string]any) (Executor,
 type Runner struct {
 	Store *state.Store
 	Open  Opener
+	// ReapOpen opens the executor of a deployment a dead apply journaled,
+	// from the journal's record (nil: Open).
+	ReapOpen Opener
 	// Parallelism is the number of deployments that may be up at once
 	// (default 1).
 	Parallelism int
@@ -224,7 +227,11 @@ func (r *Runner) Apply(ctx context.Context, p *planner.Plan) (*Outcome, error) {
 	}
 	// Deployments an earlier apply left running (it died without tearing
 	// down) are reaped before anything new starts.
-	reaped, err := ReapDeployments(ctx, r.Store, revealingOpen(r.Open, p), r.ApplyID, r.TeardownTimeout)
+	reapOpen := r.ReapOpen
+	if reapOpen == nil {
+		reapOpen = r.Open
+	}
+	reaped, err := ReapDeployments(ctx, r.Store, revealingOpen(reapOpen, p), r.ApplyID, r.TeardownTimeout)
 	if err != nil {
 		return nil, err
 	}

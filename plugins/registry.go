@@ -137,6 +137,19 @@ func (r *Registry) Open(ctx context.Context, typ string, cfg map[string]any) (ex
 	return Launch(ctx, typ, func() *exec.Cmd { return exec.Command(path) }, typ, cfg, r.LogOut)
 }
 
+// OpenJournaled is Open for tearing down a deployment recorded in a
+// deployments journal: an apply before plan format 2 journaled the
+// executor block's attributes, not its resolved settings, so a built-in's
+// are resolved with its schema first (resolving settings that are already
+// complete changes nothing). A crashed old apply's server is then still
+// torn down by a newer infercrane.
+func (r *Registry) OpenJournaled(ctx context.Context, typ string, cfg map[string]any) (executor.Executor, error) {
+	if b, ok := r.Builtin(typ); ok {
+		cfg = b.Schema().Resolve(cfg)
+	}
+	return r.Open(ctx, typ, cfg)
+}
+
 // Schemas returns the schema of every executor type: built-ins directly,
 // external plugins by starting each once and asking it. A plugin that
 // cannot be started is left out and its error returned in errs.

@@ -195,3 +195,22 @@ func TestSimEngineGetsThePlansSettings(t *testing.T) {
 		t.Errorf("the plan writes itl as %v, want the canonical 1.5ms", settings["itl"])
 	}
 }
+
+// TestOpenJournaledResolvesAnOldJournal: a deployments journal written
+// before plan format 2 holds the block's attributes only; the reaper opens
+// the executor from them with the schema's defaults applied, while the
+// executor itself refuses incomplete settings.
+func TestOpenJournaledResolvesAnOldJournal(t *testing.T) {
+	reg := &plugins.Registry{Builtins: []plugins.Builtin{{Name: local.Type, New: local.New, Schema: local.Schema, Validate: local.Validate}}}
+	old := map[string]any{"stop_timeout": "2s"}
+	if _, err := reg.Open(t.Context(), local.Type, old); err == nil {
+		t.Fatal("the executor opened from incomplete settings")
+	}
+	x, err := reg.OpenJournaled(t.Context(), local.Type, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := x.(*local.Executor).Settings(); s.StopTimeout != 2*time.Second || s.Host != "127.0.0.1" {
+		t.Fatalf("opened with %+v", s)
+	}
+}

@@ -295,7 +295,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		slog.Debug("event", "type", e.Type, "lane", e.Lane, "deployment", e.Deployment, "run", e.Run, "error", e.Error, "message", e.Message)
 		v.Event(e)
 	}
-	r := &executor.Runner{Store: j.store, Open: reg.Open, Parallelism: o.parallelism, PlanJSON: planJSON, Events: events, Secrets: env.secrets}
+	r := &executor.Runner{Store: j.store, Open: reg.Open, ReapOpen: reg.OpenJournaled, Parallelism: o.parallelism, PlanJSON: planJSON, Events: events, Secrets: env.secrets}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := handleInterrupts(env, cancel, r.Busy)

@@ -145,7 +145,7 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 	defer pluginLog.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	reaped, err := executor.ReapDeployments(ctx, st, newRegistry(env, pluginLog).Open, "cleanup", 0)
+	reaped, err := executor.ReapDeployments(ctx, st, newRegistry(env, pluginLog).OpenJournaled, "cleanup", 0)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
 		return 1

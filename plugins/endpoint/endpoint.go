@@ -176,7 +176,7 @@ func Validate(settings map[string]any) error {
 // Credentials reports an api_key_env that names an unset or empty
 // environment variable (the key's value is never read into the message).
 func Credentials(cfg map[string]any, getenv func(string) string) error {
-	name := executor.Attrs(cfg).String("api_key_env", "")
+	name, _ := cfg["api_key_env"].(string)
 	if name == "" || getenv(name) != "" {
 		return nil
 	}
