@@ -46,7 +46,9 @@ func lanePerf(l *planner.Lane) *perf.Lane {
 
 // RunSpecFor returns run n (1-based) of a lane. Each run gets its own seed
 // (the lane's seed + n - 1), so repeated runs do not send identical prompts
-// and a resumed apply sends exactly what an uninterrupted one would.
+// and a resumed apply sends exactly what an uninterrupted one would, and
+// prompts salted with the lane's id, so lanes sharing a server do not
+// share prompts (and its prefix cache) either.
 func RunSpecFor(l *planner.Lane, n int) RunSpec {
 	in := l.Inputs
 	return RunSpec{
@@ -67,6 +69,7 @@ func RunSpecFor(l *planner.Lane, n int) RunSpec {
 			Warmup:           in.Warmup,
 			WarmupDurationMs: int64(in.WarmupSeconds * 1000),
 			Seed:             in.Seed + int64(n-1),
+			PromptSalt:       l.ID,
 			SLO:              loadgen.SLO{TTFTMs: in.SLOTTFTMs, TPOTMs: in.SLOTPOTMs, LatencyMs: in.SLOLatencyMs},
 			Workload:         in.Workload,
 		},

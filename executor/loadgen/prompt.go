@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -37,6 +38,17 @@ func promptText(seed int64, index, words int) string {
 		b.WriteString(promptWords[rng.IntN(len(promptWords))])
 	}
 	return b.String()
+}
+
+// promptSeed is the seed of a run's prompt texts: cfg.Seed, with
+// cfg.PromptSalt's FNV-1a hash mixed in when set.
+func promptSeed(cfg Config) int64 {
+	if cfg.PromptSalt == "" {
+		return cfg.Seed
+	}
+	h := fnv.New64a()
+	h.Write([]byte(cfg.PromptSalt))
+	return cfg.Seed ^ int64(h.Sum64())
 }
 
 // Calibration methods.

@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	chat := cfg.API == "chat"
 	cal := &calibrator{client: o.hc, base: base, model: cfg.Model, apiKey: cfg.APIKey, chat: chat,
 		seed: cfg.Seed, byToken: map[int]Calibration{}}
-	r := &runner{cfg: cfg, trace: trace, o: o, chat: chat, cal: cal}
+	r := &runner{cfg: cfg, trace: trace, o: o, chat: chat, cal: cal, promptSeed: promptSeed(cfg)}
 	if o.sink != nil {
 		r.acc = NewAccumulator(cfg.SLO, o.spillDir, spillLimit)
 	}
@@ -251,6 +251,8 @@ type runner struct {
 	chat  bool
 	cal   *calibrator
 	c     *client
+	// promptSeed seeds the prompts' texts: Seed salted with PromptSalt.
+	promptSeed int64
 	// seq and warm are a workload's drawn measured and warm-up requests
 	// (nil without one); header is the chat template's tokens before the
 	// user's text, which prefix prompts share anyway.
@@ -317,7 +319,7 @@ func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
 	in, out := r.sizes(sizeIndex)
 	cal, _ := r.cal.calibrate(context.Background(), in) // cached by calibrateAll
 	return &job{index: index, warmup: warmup, input: in, output: out,
-		body: buildBody(r.cfg.Model, r.chat, r.cfg.Streaming, promptText(r.cfg.Seed, index, cal.Words), out)}
+		body: buildBody(r.cfg.Model, r.chat, r.cfg.Streaming, promptText(r.promptSeed, index, cal.Words), out)}
 }
 
 // store records rec.

@@ -56,6 +56,13 @@ type Config struct {
 	TimeScale float64 `json:"time_scale,omitempty"`
 	// Seed fixes prompts and arrival schedules.
 	Seed int64 `json:"seed"`
+	// PromptSalt, when set, is mixed into the prompts' seed (not the
+	// arrivals'): runs of different lanes under one seed (a screen's lanes
+	// on one shared server) then send different prompts from the first
+	// word on, so none finds another lane's prompts in the server's prefix
+	// cache and prefills less than its shape says. The executors set it to
+	// the lane's id.
+	PromptSalt string `json:"prompt_salt,omitempty"`
 	// SLO holds the goodput objectives.
 	SLO SLO `json:"slo"`
 	// TimeoutMs bounds one request (0: 10 minutes).

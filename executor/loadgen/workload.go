@@ -81,10 +81,10 @@ func (r *runner) workloadRequest(sizeIndex int, warmup bool) load.Request {
 func (r *runner) workloadJob(index, sizeIndex int, warmup bool) *job {
 	q := r.workloadRequest(sizeIndex, warmup)
 	cal, _ := r.cal.calibrate(context.Background(), q.Input) // cached by planWorkload
-	text := promptText(r.cfg.Seed, index, cal.Words)
+	text := promptText(r.promptSeed, index, cal.Words)
 	if q.Group >= 0 {
 		shared := min(max(q.Shared-r.header, 0), cal.Words-1)
-		text = sharedPromptText(r.cfg.Seed, q.Group, shared, index, cal.Words)
+		text = sharedPromptText(r.promptSeed, q.Group, shared, index, cal.Words)
 	}
 	return &job{index: index, warmup: warmup, input: q.Input, output: q.Output, shared: q.Shared,
 		body: buildBody(r.cfg.Model, r.chat, r.cfg.Streaming, text, q.Output)}
@@ -156,7 +156,7 @@ func (r *runner) sessionLoop(ctx context.Context, first, workers int, warmup boo
 					}
 					q := reqs[i]
 					cal, _ := r.cal.calibrate(context.Background(), q.Input-q.History)
-					msgs := append(slices.Clip(history), chatMsg{Role: "user", Content: promptText(r.cfg.Seed, first+i, cal.Words)})
+					msgs := append(slices.Clip(history), chatMsg{Role: "user", Content: promptText(r.promptSeed, first+i, cal.Words)})
 					var answer []byte
 					j := &job{index: first + i, warmup: warmup, input: q.Input, output: q.Output,
 						shared: q.History, session: q.Session, turn: q.Turn, answer: &answer,

@@ -10,6 +10,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -258,5 +260,45 @@ func TestArrivalCurveShapesTheSchedule(t *testing.T) {
 	// 30 req/s in step 0, none in step 1, 27 at 90 req/s in step 2.
 	if perStep[0] != 9 || perStep[1] != 0 || perStep[2] != 27 {
 		t.Errorf("sends per step of the first cycle %v, want 9, 0 and 27", perStep)
+	}
+}
+
+// Runs of different lanes (different PromptSalt) under one seed on one
+// server find none of each other's prompts in its prefix cache, whatever
+// their lengths; without the salt a longer prompt starts with a shorter
+// one's words (same seed, same index) and prefills only its tail.
+func TestLanesDoNotSharePromptsUnderOneSeed(t *testing.T) {
+	hits := func(url string) int {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "vllm:prefix_cache_hits_total"); ok {
+				f := strings.Fields(v)
+				n, _ := strconv.ParseFloat(f[len(f)-1], 64)
+				return int(n)
+			}
+		}
+		t.Fatal("no vllm:prefix_cache_hits_total in /metrics")
+		return 0
+	}
+	for _, c := range []struct {
+		salts []string
+		hit   bool
+	}{{[]string{"lane-a", "lane-b", "lane-c"}, false}, {[]string{"", "", ""}, true}} {
+		url := startSim(t, sim.Options{PrefixCaching: true})
+		for i, salt := range c.salts {
+			cfg := baseConfig(url)
+			cfg.InputTokens, cfg.Requests, cfg.Concurrency, cfg.PromptSalt = 100*(i+1), 4, 1, salt
+			if _, err := loadgen.Run(t.Context(), cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := hits(url); (got > 0) != c.hit {
+			t.Errorf("salts %q: the server's prefix cache served %d tokens; want hits %v", c.salts, got, c.hit)
+		}
 	}
 }
