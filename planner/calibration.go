@@ -33,6 +33,10 @@ type Calibrated struct {
 	// Params are the fitted parameters the lane uses (spec overrides of
 	// prefill_mfu or decode_efficiency still win).
 	Params perf.Params `json:"parameters"`
+	// Unidentified names the parameters the fit's evidence could not pin
+	// (they keep the catalog's values, and the figures they move the
+	// catalog's ranges).
+	Unidentified []string `json:"unidentified,omitempty"`
 }
 
 // calibrations loads every calibration file the spec references, checking
@@ -120,7 +124,8 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
 	}
 	l.hw.Assume = a
 	l.Calibration = &Calibrated{File: filepath.ToSlash(ref.File), Digest: c.Digest, Block: block, GPUType: fit.GPUType, Engine: fit.Engine,
-		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: perf.ParamsOf(a)}
+		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: perf.ParamsOf(a),
+		Unidentified: fit.Unidentified()}
 	u := fit.Uncertainty(filepath.ToSlash(ref.File))
 	for _, f := range []*float64{&u.TTFT, &u.TPOT, &u.Latency, &u.Throughput} {
 		*f = round(*f, 4)

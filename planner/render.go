@@ -222,16 +222,24 @@ func writeAssumptions(ew *errWriter, p *Plan) {
 		ew.printf("  gpu %s: %d x %s (%.0f GB, %.0f GB/s, %g TFLOPS BF16); prefill MFU %.2f, decode efficiency %.2f, $%.6f per GPU-second; load %.1f GB/s + %.0f s start, %.1f ms per step, %.1f ms per request (%s)\n",
 			a.GPU, a.Count, a.GPUType, a.MemoryGB, a.BandwidthGBs, a.BF16TFLOPS, a.PrefillMFU, a.DecodeEfficiency, a.PricePerSecond,
 			a.LoadBandwidthGBs, a.ServerStartSeconds, a.StepOverheadMs, a.RequestOverheadMs, src)
-		seen := map[Calibrated]bool{}
+		seen := map[string]bool{}
 		for _, l := range p.Lanes {
 			c := l.Calibration
-			if l.GPU != a.GPU || c == nil || seen[*c] {
+			if l.GPU != a.GPU || c == nil {
 				continue
 			}
-			seen[*c] = true
-			ew.printf("    calibrated for %s %s by %s (%s): %s, %s from %s, fit error %.1f%% MAPE; prefill MFU %.3f, decode efficiency %.3f, %.2f ms per step, %.2f ms per request\n",
+			key := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%+v", c.File, c.Digest, c.Block, c.Engine, c.Version, c.Params)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			unident := ""
+			if len(c.Unidentified) > 0 {
+				unident = "; not identified by its evidence (catalog value and range): " + strings.Join(c.Unidentified, ", ")
+			}
+			ew.printf("    calibrated for %s %s by %s (%s): %s, %s from %s, fit error %.1f%% MAPE; prefill MFU %.3f, decode efficiency %.3f, %.2f ms per step, %.2f ms per request%s\n",
 				orDefault(c.Engine, "?"), orDefault(c.Version, "?"), c.File, c.Block, plural(c.Lanes, "lane"), plural(c.Runs, "run"), c.Source, 100*c.MAPE,
-				c.Params.PrefillMFU, c.Params.DecodeEfficiency, c.Params.StepOverheadMs, c.Params.RequestOverheadMs)
+				c.Params.PrefillMFU, c.Params.DecodeEfficiency, c.Params.StepOverheadMs, c.Params.RequestOverheadMs, unident)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/infercrane/infercrane/executor/calibrate"
@@ -62,6 +63,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stdout, "  prefill MFU %.3f (catalog %.3f), decode efficiency %.3f (%.3f), %.2f ms per step (%.2f), %.2f ms per request (%.2f)\n",
 			f.Params.PrefillMFU, f.Start.PrefillMFU, f.Params.DecodeEfficiency, f.Start.DecodeEfficiency,
 			f.Params.StepOverheadMs, f.Start.StepOverheadMs, f.Params.RequestOverheadMs, f.Start.RequestOverheadMs)
+		printIdentification(env, &f)
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  LANE\tMETRIC\tMEASURED\tFITTED\tERROR")
 		for _, l := range f.Fit.Lanes {
@@ -87,4 +89,28 @@ func figures(r map[string]perf.Residual) int {
 		n += x.N
 	}
 	return n
+}
+
+// printIdentification says per parameter how well the evidence pinned it:
+// the standard errors of those it identified, and for each other one that
+// it kept the starting value, why, and what evidence would pin it.
+func printIdentification(env *cliEnv, f *perf.CalibrationFit) {
+	id := f.Fit.Identification
+	if len(id) == 0 {
+		return
+	}
+	labels := map[string]string{"prefill_mfu": "prefill MFU", "decode_efficiency": "decode efficiency",
+		"step_overhead_ms": "step overhead", "request_overhead_ms": "request overhead"}
+	var ok []string
+	for _, name := range perf.ParamNames {
+		if x := id[name]; x.Identified {
+			ok = append(ok, fmt.Sprintf("%s ±%.1f%%", labels[name], 100*x.RelStdErr))
+		}
+	}
+	if len(ok) > 0 {
+		fmt.Fprintf(env.Stdout, "  identified (1-sigma standard error): %s\n", strings.Join(ok, ", "))
+	}
+	for _, name := range f.Unidentified() {
+		fmt.Fprintf(env.Stdout, "  NOT IDENTIFIED: %s: %s\n", labels[name], id[name].Reason)
+	}
 }

@@ -124,6 +124,9 @@ func CatalogUncertainty() Uncertainty {
 
 // Uncertainty is the range a fit's residuals justify: per family the
 // larger of twice the RMS and the largest relative residual, at least 3%.
+// Where the evidence did not identify a parameter (it kept the catalog's
+// value), the families that parameter moves keep at least the catalog's
+// width: the residuals of the lanes fitted say nothing about it.
 func (f *CalibrationFit) Uncertainty(source string) Uncertainty {
 	width := func(prefix string) float64 {
 		w := 0.03
@@ -134,7 +137,30 @@ func (f *CalibrationFit) Uncertainty(source string) Uncertainty {
 		}
 		return w
 	}
-	return Uncertainty{Source: source, TTFT: width("ttft"), TPOT: math.Max(width("tpot"), width("itl")), Latency: width("latency"), Throughput: width("output_token")}
+	u := Uncertainty{Source: source, TTFT: width("ttft"), TPOT: math.Max(width("tpot"), width("itl")), Latency: width("latency"), Throughput: width("output_token")}
+	cat := CatalogUncertainty()
+	for name, id := range f.Fit.Identification {
+		if id.Identified {
+			continue
+		}
+		u.TTFT, u.Latency, u.Throughput = math.Max(u.TTFT, cat.TTFT), math.Max(u.Latency, cat.Latency), math.Max(u.Throughput, cat.Throughput)
+		if name == "decode_efficiency" || name == "step_overhead_ms" {
+			u.TPOT = math.Max(u.TPOT, cat.TPOT)
+		}
+	}
+	return u
+}
+
+// Unidentified lists the parameters (JSON names, in Params' order) the
+// fit's evidence did not identify.
+func (f *CalibrationFit) Unidentified() []string {
+	var out []string
+	for _, name := range ParamNames {
+		if id, ok := f.Fit.Identification[name]; ok && !id.Identified {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Of returns the half-width for a metric named as the evidence names it.

@@ -46,3 +46,22 @@ func TestCalibrationFileRoundTripAndTamper(t *testing.T) {
 		t.Errorf("catalog uncertainty %+v", cu)
 	}
 }
+
+// A fit that could not identify a parameter keeps the catalog's range on
+// the figures that parameter moves.
+func TestUncertaintyOfUnidentifiedParameters(t *testing.T) {
+	f := sampleCalibration().Fits[0]
+	f.Fit.Identification = map[string]Identification{"prefill_mfu": {Identified: false}, "decode_efficiency": {Identified: true},
+		"step_overhead_ms": {Identified: true}, "request_overhead_ms": {Identified: true}}
+	u := f.Uncertainty("f")
+	if u.TTFT != 0.5 || u.Latency != 0.25 || u.Throughput != 0.25 || u.TPOT != 0.03 {
+		t.Errorf("MFU unidentified: %+v; want the catalog's TTFT, latency and throughput ranges, TPOT from the residuals", u)
+	}
+	if got := f.Unidentified(); len(got) != 1 || got[0] != "prefill_mfu" {
+		t.Errorf("unidentified %v", got)
+	}
+	f.Fit.Identification["step_overhead_ms"] = Identification{}
+	if u := f.Uncertainty("f"); u.TPOT != 0.25 {
+		t.Errorf("step overhead unidentified: TPOT range %v, want the catalog's 25%%", u.TPOT)
+	}
+}

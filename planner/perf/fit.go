@@ -71,15 +71,68 @@ type FitResult struct {
 	RMSRel      float64             `json:"rms_rel"`
 	Lanes       []LaneFit           `json:"lanes"`
 	Evaluations int                 `json:"evaluations"`
+	// Identification says, per parameter (by its JSON name), whether the
+	// evidence pinned it; absent in files written before it was checked.
+	Identification map[string]Identification `json:"identification,omitempty"`
 }
 
+// ParamNames are the JSON names of the free parameters, in Params' order.
+var ParamNames = [numParams]string{"prefill_mfu", "decode_efficiency", "step_overhead_ms", "request_overhead_ms"}
+
+const numParams = 4
+
+// paramLabels are the parameters in words, in Params' order.
+var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead"}
+
+// paramHints say what evidence pins each parameter, in Params' order.
+var paramHints = [numParams]string{
+	"a lane whose prompts are long (thousands of tokens) at concurrency 1, beside one with short prompts, pins it",
+	"lanes whose decode batches read different amounts of KV cache (small and large concurrency or context) separate it from the step overhead",
+	"lanes whose decode batches read different amounts of KV cache (small and large concurrency or context) separate it from the decode efficiency",
+	"a lane of short prompts at concurrency 1 (TTFT's intercept) beside one of long prompts pins it",
+}
+
+// Identification says how well the evidence pins one parameter.
+type Identification struct {
+	// Identified is true when the parameter's relative standard error is at
+	// most MaxRelStdErr, also with what it trades against the parameters
+	// kept at their starting values counted in.
+	Identified bool `json:"identified"`
+	// RelStdErr is the parameter's relative standard error (1 sigma) from
+	// the fit's sensitivities (the Jacobian of the log predictions in the
+	// log parameters) and its residuals, at least 1% per figure; 1000
+	// stands for unbounded (no figure depends on it, or only in the same
+	// proportion as on another parameter).
+	RelStdErr float64 `json:"rel_std_error"`
+	// TradesWith names the parameter it cannot be told apart from (their
+	// estimates' correlation over 0.95), when one.
+	TradesWith string `json:"trades_with,omitempty"`
+	// Held is true when the parameter kept its starting value (an
+	// unidentified parameter may instead be fitted in combination with a
+	// held one: its value then reproduces the lanes fitted but is no
+	// measurement of it).
+	Held bool `json:"held,omitempty"`
+	// Reason says, for an unidentified parameter, why and what evidence
+	// would pin it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// MaxRelStdErr is the largest relative standard error of a parameter the
+// fit calls identified.
+const MaxRelStdErr = 0.10
+
 // Fit finds the parameters that make the model's predictions match the
-// observations best: it minimises the sum of squared log ratios of
+// observations best: it minimises a soft-L1 loss of the log ratios of
 // predicted to measured metrics (so a 10% miss weighs the same on a
 // millisecond TTFT and a throughput in thousands) with Nelder-Mead over
 // logit(MFU), logit(efficiency), log(step overhead), log(request
-// overhead), starting from start and restarting until it stops improving.
-// Every evaluation runs each observation's virtual-time simulation.
+// overhead), after a coarse grid around start, restarting until it stops
+// improving. Every evaluation runs each observation's virtual-time
+// simulation. It then checks each parameter's identifiability (see
+// Identification): while one is not identified, the worst is held at its
+// value in start and the rest are fitted again, so evidence that cannot
+// tell a parameter gives the catalog's value for it, said so, instead of a
+// confident wrong one.
 func Fit(obs []Observation, start Params) (FitResult, error) {
 	if len(obs) == 0 {
 		return FitResult{}, errors.New("nothing to fit: no observation has a known model, GPU and measured metrics")
@@ -92,60 +145,190 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 			}
 		}
 	}
-	if n < 4 {
-		return FitResult{}, fmt.Errorf("%d measured figures cannot determine 4 parameters; give evidence with more lanes or metrics", n)
+	if n < numParams {
+		return FitResult{}, fmt.Errorf("%d measured figures cannot determine %d parameters; give evidence with more lanes or metrics", n, numParams)
 	}
-	evals := 0
-	var lastErr error
-	cost := func(x []float64) float64 {
-		evals++
-		p := fromVector(x)
-		c := 0.0
-		for _, o := range obs {
-			e, err := o.predict(p)
-			if err != nil {
-				lastErr = err
-				return math.Inf(1)
-			}
-			for _, m := range FitMetrics {
-				meas, ok := o.Measured[m]
-				pred, _ := e.Metric(m)
-				if !ok || meas <= 0 {
-					continue
-				}
-				if pred <= 0 {
-					return math.Inf(1)
-				}
-				// Soft-L1 on the log ratio: quadratic for misses under
-				// about 5%, linear beyond, so one outlier (a p99 on a busy
-				// machine) does not drag the fit.
-				d := math.Log(pred/meas) / softL1Scale
-				c += 2 * (math.Sqrt(1+d*d) - 1)
+	f := &fitter{obs: obs}
+	free := [numParams]bool{true, true, true, true}
+	p := start
+	var ident, held [numParams]Identification
+	for {
+		var err error
+		if p, err = f.minimise(start, free); err != nil {
+			return FitResult{}, err
+		}
+		ident = f.identify(p, free, false)
+		worst := -1
+		for j := range free {
+			if free[j] && !ident[j].Identified && (worst < 0 || ident[j].RelStdErr > ident[worst].RelStdErr) {
+				worst = j
 			}
 		}
-		return c
+		if worst < 0 {
+			break
+		}
+		free[worst] = false
+		held[worst] = ident[worst]
+		held[worst].Held = true
+		held[worst].Reason = "kept at the starting value: " + held[worst].Reason
+		if !anyTrue(free) {
+			p = start
+			break
+		}
 	}
-	x := toVector(start)
+	// A free parameter the evidence pins only given the held values (it
+	// trades against one of them) fits the figures but is no measurement:
+	// it is not identified either, though its fitted value is kept (the
+	// lanes fitted are reproduced).
+	marginal := f.identify(p, free, true)
+	for j := range free {
+		switch {
+		case !free[j]:
+			ident[j] = held[j]
+		case !marginal[j].Identified:
+			m := marginal[j]
+			with := "the parameters kept at their starting values"
+			if m.TradesWith != "" {
+				with = "the " + paramLabels[indexOf(m.TradesWith)]
+				if !free[indexOf(m.TradesWith)] {
+					with += " (kept at its starting value)"
+				}
+			}
+			ident[j] = Identification{RelStdErr: m.RelStdErr, TradesWith: m.TradesWith,
+				Reason: fmt.Sprintf("fitted, but only in combination with %s: its value reproduces the lanes fitted and is not a measurement of it (±%.0f%%); %s", with, 100*m.RelStdErr, paramHints[j])}
+		}
+	}
+	res, err := f.result(p)
+	if err != nil {
+		return res, err
+	}
+	res.Identification = map[string]Identification{}
+	for j, id := range ident {
+		res.Identification[ParamNames[j]] = id
+	}
+	return res, nil
+}
+
+func anyTrue(b [numParams]bool) bool {
+	for _, v := range b {
+		if v {
+			return true
+		}
+	}
+	return false
+}
+
+// fitter evaluates parameters against observations.
+type fitter struct {
+	obs     []Observation
+	evals   int
+	lastErr error
+}
+
+// figures returns the log ratios of predicted to measured figures at p
+// (in observation and FitMetrics order), or an error.
+func (f *fitter) figures(p Params) ([]float64, error) {
+	f.evals++
+	var out []float64
+	for _, o := range f.obs {
+		e, err := o.predict(p)
+		if err != nil {
+			f.lastErr = err
+			return nil, err
+		}
+		for _, m := range FitMetrics {
+			meas, ok := o.Measured[m]
+			if !ok || meas <= 0 {
+				continue
+			}
+			pred, _ := e.Metric(m)
+			if pred <= 0 {
+				return nil, fmt.Errorf("%s: the model predicts no %s", o.Name, m)
+			}
+			out = append(out, math.Log(pred/meas))
+		}
+	}
+	return out, nil
+}
+
+// cost is the soft-L1 loss at p: quadratic for misses under about 5%,
+// linear beyond, so one outlier (a p99 on a busy machine) does not drag
+// the fit.
+func (f *fitter) cost(p Params) float64 {
+	r, err := f.figures(p)
+	if err != nil {
+		return math.Inf(1)
+	}
+	c := 0.0
+	for _, v := range r {
+		d := v / softL1Scale
+		c += 2 * (math.Sqrt(1+d*d) - 1)
+	}
+	return c
+}
+
+// minimise fits the free parameters, the others held at start.
+func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
+	base := toVector(start)
+	var idx []int
+	for j, ok := range free {
+		if ok {
+			idx = append(idx, j)
+		}
+	}
+	full := func(x []float64) Params {
+		v := append([]float64{}, base...)
+		for k, j := range idx {
+			v[j] = x[k]
+		}
+		return fromVector(v)
+	}
+	sub := func(p Params) []float64 {
+		v := toVector(p)
+		out := make([]float64, len(idx))
+		for k, j := range idx {
+			out[k] = v[j]
+		}
+		return out
+	}
+	cost := func(x []float64) float64 { return f.cost(full(x)) }
+	x := sub(start)
 	best := cost(x)
 	if math.IsInf(best, 1) {
-		return FitResult{}, fmt.Errorf("the model cannot simulate the observations at the starting parameters: %v", lastErr)
+		return start, fmt.Errorf("the model cannot simulate the observations at the starting parameters: %v", f.lastErr)
 	}
 	// The objective has local minima (which step a request joins changes
-	// in jumps), so first scan a coarse grid around the start and keep the
-	// best point.
-	for _, mfu := range []float64{0.5, 1, 2} {
-		for _, eff := range []float64{0.6, 1} {
-			for _, so := range []float64{0.5, 1, 3} {
-				for _, ro := range []float64{0.5, 2, 8} {
-					p := Params{PrefillMFU: math.Min(start.PrefillMFU*mfu, 0.95), DecodeEfficiency: math.Min(start.DecodeEfficiency*eff, 0.95),
-						StepOverheadMs: math.Max(start.StepOverheadMs, 0.1) * so, RequestOverheadMs: math.Max(start.RequestOverheadMs, 0.1) * ro}
-					if c := cost(toVector(p)); c < best {
-						x, best = toVector(p), c
-					}
-				}
+	// in jumps), so first scan a coarse grid around the start, over the
+	// free parameters, and keep the best point.
+	factors := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}}
+	var grid func(j int, p Params)
+	grid = func(j int, p Params) {
+		if j == numParams {
+			if c := cost(sub(p)); c < best {
+				x, best = sub(p), c
 			}
+			return
+		}
+		if !free[j] {
+			grid(j+1, p)
+			return
+		}
+		for _, k := range factors[j] {
+			q := p
+			switch j {
+			case 0:
+				q.PrefillMFU = math.Min(start.PrefillMFU*k, 0.95)
+			case 1:
+				q.DecodeEfficiency = math.Min(start.DecodeEfficiency*k, 0.95)
+			case 2:
+				q.StepOverheadMs = math.Max(start.StepOverheadMs, 0.1) * k
+			case 3:
+				q.RequestOverheadMs = math.Max(start.RequestOverheadMs, 0.1) * k
+			}
+			grid(j+1, q)
 		}
 	}
+	grid(0, start)
 	// The objective is piecewise smooth (a request that reaches the engine
 	// just before or after a step's decision joins a different step), so
 	// restart from the best point with simplexes of several sizes.
@@ -157,10 +340,203 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 			break
 		}
 	}
-	p := fromVector(x)
-	res := FitResult{Params: p, Residuals: map[string]Residual{}, Evaluations: evals}
+	return full(x), nil
+}
+
+// jacobianStep is the relative change of a parameter for its finite
+// differences: wide enough to average over the jumps of which step a
+// request joins.
+const jacobianStep = 0.05
+
+// identify computes each free parameter's relative standard error at p:
+// J (figures x parameters) holds d log(prediction) / d log(parameter) by
+// central differences and sigma^2 (J'J + sigma^2 P)^-1 is the parameters'
+// covariance, with sigma the RMS log residual (at least 1%, the timing
+// noise of a quiet machine) and P the precision of the held parameters:
+// with priors, that of their starting values (the catalog's stated ±50%,
+// heldPriorSD), so what a free parameter trades against a held one widens
+// its error too; without, exact (the error given the held values). A free
+// parameter whose standard error exceeds MaxRelStdErr is not identified.
+// Held parameters are left zero.
+func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParams]Identification {
+	var out [numParams]Identification
+	r0, err := f.figures(p)
+	if err != nil {
+		for j := range out {
+			out[j] = Identification{RelStdErr: unbounded, Reason: err.Error()}
+		}
+		return out
+	}
+	m := len(r0)
+	var cols [numParams][]float64
+	nfree := 0
+	for j := range cols {
+		if free[j] {
+			nfree++
+		}
+		up, down := scale(p, j, math.Exp(jacobianStep)), scale(p, j, math.Exp(-jacobianStep))
+		ru, err1 := f.figures(up)
+		rd, err2 := f.figures(down)
+		cols[j] = make([]float64, m)
+		if err1 == nil && err2 == nil {
+			h := math.Log(get(up, j) / get(down, j))
+			for i := range cols[j] {
+				cols[j][i] = (ru[i] - rd[i]) / h
+			}
+		}
+	}
+	ss := 0.0
+	for _, v := range r0 {
+		ss += v * v
+	}
+	sigma := math.Max(math.Sqrt(ss/float64(max(m-nfree, 1))), 0.01)
+	a := make([][]float64, numParams)
+	trace := 0.0
+	for u := range a {
+		a[u] = make([]float64, numParams)
+		for v := range a[u] {
+			for i := 0; i < m; i++ {
+				a[u][v] += cols[u][i] * cols[v][i]
+			}
+		}
+		trace += a[u][u]
+	}
+	for u := range a {
+		a[u][u] += 1e-9 * (trace/numParams + 1e-12)
+		if !free[u] {
+			if priors {
+				a[u][u] += sigma * sigma / (heldPriorSD * heldPriorSD)
+			} else {
+				a[u][u] += 1e12 * (trace/numParams + 1)
+			}
+		}
+	}
+	inv := invert(a)
+	for u := range free {
+		if !free[u] {
+			continue
+		}
+		se := float64(unbounded)
+		if inv != nil && inv[u][u] > 0 {
+			se = math.Min(sigma*math.Sqrt(inv[u][u]), unbounded)
+		}
+		id := Identification{RelStdErr: se, Identified: se <= MaxRelStdErr}
+		colNorm := 0.0
+		for _, v := range cols[u] {
+			colNorm += v * v
+		}
+		best := 0.0
+		for w := range free {
+			if w == u || inv == nil {
+				continue
+			}
+			if c := math.Abs(inv[u][w]) / math.Sqrt(inv[u][u]*inv[w][w]); c > 0.95 && c > best {
+				best, id.TradesWith = c, ParamNames[w]
+			}
+		}
+		if !id.Identified {
+			why := fmt.Sprintf("the evidence pins it only within ±%.0f%%", 100*se)
+			switch {
+			case math.Sqrt(colNorm/float64(max(m, 1))) < 1e-3:
+				why = "no measured figure depends on it"
+			case id.TradesWith != "":
+				w := indexOf(id.TradesWith)
+				why = fmt.Sprintf("the measured figures change with it only as they change with the %s", paramLabels[w])
+				if !free[w] {
+					why += " (itself not identified)"
+				}
+			}
+			id.Reason = why + "; " + paramHints[u]
+		}
+		out[u] = id
+	}
+	return out
+}
+
+// heldPriorSD is the relative uncertainty of a held parameter's starting
+// value (the catalog's stated ±50% for TTFT, as a log standard deviation).
+const heldPriorSD = 0.5
+
+// unbounded stands for a standard error without bound.
+const unbounded = 1000.0
+
+func indexOf(name string) int {
+	for j, n := range ParamNames {
+		if n == name {
+			return j
+		}
+	}
+	return 0
+}
+
+func get(p Params, j int) float64 {
+	return [numParams]float64{p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs}[j]
+}
+
+// scale returns p with parameter j multiplied by k (MFU and efficiency
+// kept below 1).
+func scale(p Params, j int, k float64) Params {
+	switch j {
+	case 0:
+		p.PrefillMFU = math.Min(p.PrefillMFU*k, 0.999)
+	case 1:
+		p.DecodeEfficiency = math.Min(p.DecodeEfficiency*k, 0.999)
+	case 2:
+		p.StepOverheadMs *= k
+	case 3:
+		p.RequestOverheadMs *= k
+	}
+	return p
+}
+
+// invert returns the inverse of the small symmetric matrix a by
+// Gauss-Jordan elimination with partial pivoting, or nil when it is
+// singular.
+func invert(a [][]float64) [][]float64 {
+	n := len(a)
+	m := make([][]float64, n)
+	for i := range m {
+		m[i] = make([]float64, 2*n)
+		copy(m[i], a[i])
+		m[i][n+i] = 1
+	}
+	for c := 0; c < n; c++ {
+		piv := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(m[r][c]) > math.Abs(m[piv][c]) {
+				piv = r
+			}
+		}
+		if math.Abs(m[piv][c]) < 1e-300 {
+			return nil
+		}
+		m[c], m[piv] = m[piv], m[c]
+		d := m[c][c]
+		for k := range m[c] {
+			m[c][k] /= d
+		}
+		for r := 0; r < n; r++ {
+			if r == c || m[r][c] == 0 {
+				continue
+			}
+			f := m[r][c]
+			for k := range m[r] {
+				m[r][k] -= f * m[c][k]
+			}
+		}
+	}
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = m[i][n:]
+	}
+	return out
+}
+
+// result summarises the fit at p.
+func (f *fitter) result(p Params) (FitResult, error) {
+	res := FitResult{Params: p, Residuals: map[string]Residual{}, Evaluations: f.evals}
 	var all []float64
-	for _, o := range obs {
+	for _, o := range f.obs {
 		e, err := o.predict(p)
 		if err != nil {
 			return res, err

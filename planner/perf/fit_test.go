@@ -2,6 +2,7 @@ package perf
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,62 @@ func TestFitRecoversHiddenParameters(t *testing.T) {
 	}
 	if _, err := Fit(nil, hidden); err == nil {
 		t.Error("an empty fit must fail")
+	}
+}
+
+// Every parameter of the fitShapes fit is identified, with a small
+// standard error.
+func TestFitIdentifiesEveryParameterFromVariedShapes(t *testing.T) {
+	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
+	hidden := Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6}
+	res, err := Fit(observe(t, l, hidden, fitShapes), ParamsOf(l.Hardware.Assume))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ParamNames {
+		id, ok := res.Identification[name]
+		t.Logf("%s: %+v", name, id)
+		if !ok || !id.Identified || id.RelStdErr > 0.05 || id.Reason != "" {
+			t.Errorf("%s: %+v; want identified within 5%%", name, id)
+		}
+	}
+}
+
+// One shape (short prompts, one stream) cannot tell the MFU (every step
+// is memory-bound) nor decode efficiency from step overhead (every decode
+// step reads about the same bytes): the fit says so, keeps the catalog's
+// MFU and one of the pair instead of a confident wrong value, and still
+// recovers the request overhead, which the shape does pin.
+func TestFitSaysWhatOneShapeCannotIdentify(t *testing.T) {
+	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
+	hidden := Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6}
+	start := ParamsOf(l.Hardware.Assume)
+	res, err := Fit(observe(t, l, hidden, fitShapes[:1]), start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ParamNames {
+		t.Logf("%s: %+v", name, res.Identification[name])
+	}
+	mfu := res.Identification["prefill_mfu"]
+	if mfu.Identified || res.Params.PrefillMFU != start.PrefillMFU || !strings.Contains(mfu.Reason, "long (thousands of tokens)") {
+		t.Errorf("prefill MFU %v: %+v; want not identified, kept at the catalog's %v, with a hint", res.Params.PrefillMFU, mfu, start.PrefillMFU)
+	}
+	eff, step := res.Identification["decode_efficiency"], res.Identification["step_overhead_ms"]
+	if eff.Identified || step.Identified || eff.Held == step.Held {
+		t.Errorf("decode efficiency %+v, step overhead %+v: want neither identified, exactly one of the pair held", eff, step)
+	}
+	held, fitted := eff, step
+	if step.Held {
+		held, fitted = step, eff
+	}
+	if !strings.Contains(held.Reason, "kept at the starting value") || !strings.Contains(fitted.Reason, "fitted, but only in combination with the") {
+		t.Errorf("the held one of the pair says %q, the other %q", held.Reason, fitted.Reason)
+	}
+	if ro := res.Identification["request_overhead_ms"]; !ro.Identified || math.Abs(res.Params.RequestOverheadMs/hidden.RequestOverheadMs-1) > 0.02 {
+		t.Errorf("request overhead %v (%+v), hidden %v: the shape pins it", res.Params.RequestOverheadMs, ro, hidden.RequestOverheadMs)
+	}
+	if res.MAPE > 0.01 {
+		t.Errorf("the fit must still reproduce the shape: MAPE %.2f%%", 100*res.MAPE)
 	}
 }
