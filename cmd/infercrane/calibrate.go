@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -21,30 +22,44 @@ func addCalibrateCommands() {
 
 func runCalibrate(env *cliEnv, args []string) int {
 	fs := newFlags(env, "calibrate", usageDoc{
-		Usage: "infercrane calibrate [flags] -out FILE EVIDENCE...",
+		Usage: "infercrane calibrate [flags] -out FILE EVIDENCE...\n  infercrane calibrate [flags] -check FILE EVIDENCE...",
 		About: "Fits prefill MFU, decode bandwidth efficiency and the per-step and per-request overheads of the\n" +
 			"performance model, per GPU type and runtime version, to the campaigns of evidence files: from\n" +
 			"each run's per-request records when -state names the state directory they came from, else from\n" +
-			"the campaigns' aggregates. Writes a digest-pinned calibration file to reference from a gpu or\n" +
-			"runtime block (calibration = \"FILE\", calibration_digest = \"sha256:...\").",
+			"the campaigns' aggregates. Says per parameter whether the evidence identifies it (a parameter it\n" +
+			"cannot pin keeps the catalog's value). Writes a digest-pinned calibration file to reference from\n" +
+			"a gpu or runtime block (calibration = \"FILE\", calibration_digest = \"sha256:...\").\n" +
+			"With -check FILE it fits nothing: it predicts the evidence's campaigns with FILE's parameters\n" +
+			"and prints the error of each figure (how a calibration transfers to other lanes or models).",
 		Examples: []string{
 			"infercrane calibrate -out calib/l40s.json .infercrane/reports/qwen_l40s.evidence.json",
 			"infercrane calibrate -state .infercrane -out calib/l40s.json .infercrane/reports/qwen_l40s.evidence.json",
+			"infercrane calibrate -model Qwen/Qwen3-0.6B -out calib/l40s.json qwen_l40s.evidence.json",
+			"infercrane calibrate -model Qwen/Qwen3-1.7B -check calib/l40s.json qwen_l40s.evidence.json",
 		},
 	})
 	stateDir := fs.String("state", "", "state directory the evidence came from: fit each run from its per-request records")
-	out := fs.String("out", "", "calibration file to write (required)")
+	out := fs.String("out", "", "calibration file to write (required unless -check)")
+	check := fs.String("check", "", "calibration file to check against the evidence instead of fitting one")
+	var models multiFlag
+	fs.Var(&models, "model", "use only this model's campaigns (model id; repeatable)")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
 	}
-	if *out == "" {
-		return fs.usageError("-out FILE is required")
-	}
-	if len(pos) == 0 {
+	switch {
+	case *out == "" && *check == "":
+		return fs.usageError("-out FILE is required (or -check FILE to check a calibration)")
+	case *out != "" && *check != "":
+		return fs.usageError("give -out FILE to fit or -check FILE to check, not both")
+	case len(pos) == 0:
 		return fs.usageError("give at least one EVIDENCE file")
 	}
-	res, err := calibrate.Run(pos, calibrate.Options{StateDir: *stateDir, Version: Version})
+	opts := calibrate.Options{StateDir: *stateDir, Version: Version, Models: models}
+	if *check != "" {
+		return runCalibrateCheck(env, *check, pos, opts)
+	}
+	res, err := calibrate.Run(pos, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
 		return exitError
@@ -64,23 +79,58 @@ func runCalibrate(env *cliEnv, args []string) int {
 			f.Params.PrefillMFU, f.Start.PrefillMFU, f.Params.DecodeEfficiency, f.Start.DecodeEfficiency,
 			f.Params.StepOverheadMs, f.Start.StepOverheadMs, f.Params.RequestOverheadMs, f.Start.RequestOverheadMs)
 		printIdentification(env, &f)
-		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  LANE\tMETRIC\tMEASURED\tFITTED\tERROR")
-		for _, l := range f.Fit.Lanes {
-			names := make([]string, 0, len(l.Measured))
-			for m := range l.Measured {
-				names = append(names, m)
-			}
-			sort.Strings(names)
-			for _, m := range names {
-				fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%.3f\t%+.1f%%\n", l.Name, m, l.Measured[m], l.Predicted[m], 100*(l.Predicted[m]/l.Measured[m]-1))
-			}
-		}
-		_ = tw.Flush()
+		printLaneFits(env, f.Fit.Lanes, "FITTED")
 	}
 	fmt.Fprintf(env.Stdout, "Wrote %s (%s). Reference it from a gpu or runtime block:\n  calibration        = %q\n  calibration_digest = %q\n",
 		*out, plural(len(c.Fits), "fit", "fits"), *out, c.Digest)
 	return exitOK
+}
+
+// runCalibrateCheck predicts the evidence with a calibration file's
+// parameters and prints the errors.
+func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibrate.Options) int {
+	data, err := os.ReadFile(file)
+	if err == nil {
+		var cal *perf.Calibration
+		if cal, err = perf.ParseCalibration(data); err == nil {
+			var res *calibrate.Check
+			if res, err = calibrate.CheckCalibration(evidence, opts, cal); err == nil {
+				for _, w := range res.Warnings {
+					fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
+				}
+				for _, f := range res.Fits {
+					worst := 0.0
+					for _, r := range f.Fit.Residuals {
+						worst = max(worst, r.MaxRel)
+					}
+					fmt.Fprintf(env.Stdout, "%s with %s %s: %s predicts %d lanes, %d runs (%s) with %.1f%% MAPE (%.1f%% RMS, worst %.1f%%) over %d figures.\n",
+						f.GPUType, f.Engine, f.Version, file, f.Lanes, f.Runs, f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, 100*worst, figures(f.Fit.Residuals))
+					printLaneFits(env, f.Fit.Lanes, "PREDICTED")
+				}
+				return exitOK
+			}
+		}
+	}
+	fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
+	return exitError
+}
+
+// printLaneFits prints each lane's figures: measured, the model's
+// (fitted or predicted) and the error.
+func printLaneFits(env *cliEnv, lanes []perf.LaneFit, model string) {
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  LANE\tMETRIC\tMEASURED\t%s\tERROR\n", model)
+	for _, l := range lanes {
+		names := make([]string, 0, len(l.Measured))
+		for m := range l.Measured {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		for _, m := range names {
+			fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%.3f\t%+.1f%%\n", l.Name, m, l.Measured[m], l.Predicted[m], 100*(l.Predicted[m]/l.Measured[m]-1))
+		}
+	}
+	_ = tw.Flush()
 }
 
 func figures(r map[string]perf.Residual) int {
@@ -99,18 +149,16 @@ func printIdentification(env *cliEnv, f *perf.CalibrationFit) {
 	if len(id) == 0 {
 		return
 	}
-	labels := map[string]string{"prefill_mfu": "prefill MFU", "decode_efficiency": "decode efficiency",
-		"step_overhead_ms": "step overhead", "request_overhead_ms": "request overhead"}
 	var ok []string
 	for _, name := range perf.ParamNames {
 		if x := id[name]; x.Identified {
-			ok = append(ok, fmt.Sprintf("%s ±%.1f%%", labels[name], 100*x.RelStdErr))
+			ok = append(ok, fmt.Sprintf("%s ±%.1f%%", perf.ParamLabel(name), 100*x.RelStdErr))
 		}
 	}
 	if len(ok) > 0 {
 		fmt.Fprintf(env.Stdout, "  identified (1-sigma standard error): %s\n", strings.Join(ok, ", "))
 	}
 	for _, name := range f.Unidentified() {
-		fmt.Fprintf(env.Stdout, "  NOT IDENTIFIED: %s: %s\n", labels[name], id[name].Reason)
+		fmt.Fprintf(env.Stdout, "  NOT IDENTIFIED: %s: %s\n", perf.ParamLabel(name), id[name].Reason)
 	}
 }

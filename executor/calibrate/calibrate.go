@@ -32,6 +32,31 @@ type Options struct {
 	Version string
 	// Now stamps generated_at (default time.Now).
 	Now func() time.Time
+	// Models, when set, are the model ids (compared without case) whose
+	// campaigns are used; the others are left out (e.g. calibrate from
+	// one model's lanes and check on another's).
+	Models []string
+}
+
+// source is the fit's source: "records" with a state, else "aggregates".
+func (o Options) source() string {
+	if o.StateDir != "" {
+		return "records"
+	}
+	return "aggregates"
+}
+
+// wants reports whether campaigns of model are used.
+func (o Options) wants(model string) bool {
+	if len(o.Models) == 0 {
+		return true
+	}
+	for _, m := range o.Models {
+		if strings.EqualFold(m, model) {
+			return true
+		}
+	}
+	return false
 }
 
 // Result is a calibration and what was left out of it.
@@ -56,15 +81,85 @@ type group struct {
 // figures, environment.gpu_request and environment.runtime) and fits one
 // set of parameters per GPU type and runtime version found.
 func Run(paths []string, opts Options) (*Result, error) {
+	groups, keys, warnings, err := collect(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Warnings: warnings}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
+	for _, k := range keys {
+		g := groups[k]
+		fit, err := perf.Fit(g.obs, g.start)
+		if err != nil {
+			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
+		}
+		cal.Fits = append(cal.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
+			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
+	}
+	cal.Digest = cal.ComputeDigest()
+	res.Calibration = cal
+	return res, nil
+}
+
+// Check is a calibration's predictions for evidence it may not have been
+// fitted to, per GPU type and runtime.
+type Check struct {
+	// Fits are the comparisons, one per GPU type and runtime of the
+	// evidence that the calibration has a fit for; Fit.Params are the
+	// calibration's parameters and Fit.MAPE the prediction error.
+	Fits []perf.CalibrationFit
+	// Warnings name campaigns that could not be used, and GPU types or
+	// runtimes the calibration has no fit for.
+	Warnings []string
+}
+
+// CheckCalibration predicts every usable campaign of the evidence (as Run
+// reads it, with opts' state and model filter) with the parameters of
+// cal's fit for its GPU type and runtime and compares the predictions
+// with the measurements: how well a calibration transfers to other lanes
+// (another model's, other shapes).
+func CheckCalibration(paths []string, opts Options, cal *perf.Calibration) (*Check, error) {
+	groups, keys, warnings, err := collect(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &Check{Warnings: warnings}
+	for _, k := range keys {
+		g := groups[k]
+		fit, ok := cal.Find(g.gpuType, g.engine, g.version)
+		if !ok {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("the calibration has no fit for %s with %s %s; its %d lanes are not checked", g.gpuType, g.engine, g.version, len(g.lanes)))
+			continue
+		}
+		res, err := perf.Evaluate(g.obs, fit.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
+		}
+		out.Fits = append(out.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
+			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: fit.Params, Params: fit.Params, Fit: res})
+	}
+	if len(out.Fits) == 0 {
+		return nil, fmt.Errorf("the calibration has no fit for the evidence's GPU types and runtimes: %s", strings.Join(out.Warnings, "; "))
+	}
+	return out, nil
+}
+
+// collect reads the evidence into observations grouped by GPU type and
+// runtime (keys sorted).
+func collect(paths []string, opts Options) (map[string]*group, []string, []string, error) {
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("give at least one evidence file")
+		return nil, nil, nil, fmt.Errorf("give at least one evidence file")
 	}
 	var snap *state.Snapshot
 	planned := map[string]*perf.Lane{}
 	if opts.StateDir != "" {
 		s, err := state.Load(opts.StateDir)
 		if err != nil {
-			return nil, fmt.Errorf("read state %s: %w", opts.StateDir, err)
+			return nil, nil, nil, fmt.Errorf("read state %s: %w", opts.StateDir, err)
 		}
 		snap = s
 		// The applied plan knows each lane's architecture (also for models
@@ -78,23 +173,28 @@ func Run(paths []string, opts Options) (*Result, error) {
 			}
 		}
 	}
-	res := &Result{}
+	var warnings []string
 	groups := map[string]*group{}
+	skipped := map[string]bool{}
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		var ev report.Evidence
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
+			return nil, nil, nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
 		}
 		ref := perf.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
 		for _, m := range ev.Models {
+			if !opts.wants(m.Model) {
+				skipped[m.Model] = true
+				continue
+			}
 			for _, c := range m.Campaigns {
 				obs, g, warn := observations(&ev, m, c, snap, planned[c.Lane])
 				if warn != "" {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
+					warnings = append(warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
 					continue
 				}
 				key := g.gpuType + "\x00" + g.engine + "\x00" + g.version
@@ -113,34 +213,22 @@ func Run(paths []string, opts Options) (*Result, error) {
 		}
 	}
 	if len(groups) == 0 {
-		return nil, fmt.Errorf("no campaign of the evidence can be calibrated from: %s", strings.Join(res.Warnings, "; "))
+		if len(warnings) == 0 && len(skipped) > 0 {
+			var names []string
+			for m := range skipped {
+				names = append(names, m)
+			}
+			sort.Strings(names)
+			return nil, nil, nil, fmt.Errorf("the evidence has no campaign of the models asked for (%s); it has %s", strings.Join(opts.Models, ", "), strings.Join(names, ", "))
+		}
+		return nil, nil, nil, fmt.Errorf("no campaign of the evidence can be calibrated from: %s", strings.Join(warnings, "; "))
 	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	source := "aggregates"
-	if snap != nil {
-		source = "records"
-	}
-	for _, k := range keys {
-		g := groups[k]
-		fit, err := perf.Fit(g.obs, g.start)
-		if err != nil {
-			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
-		}
-		cal.Fits = append(cal.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: source,
-			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
-	}
-	cal.Digest = cal.ComputeDigest()
-	res.Calibration = cal
-	return res, nil
+	return groups, keys, warnings, nil
 }
 
 func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
@@ -245,12 +333,43 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 		}
 		l := load
 		l.Seed = ev.Environment.RandomSeed + int64(rr.Run-1)
+		l.Sizes, l.WarmupSizes = recordSizes(recs)
 		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
 	}
 	if len(obs) == 0 {
 		return nil, nil, "no run has a succeeded request"
 	}
 	return obs, gr, ""
+}
+
+// recordSizes are the sizes the server saw, in send order, of a run's
+// measured and warm-up requests: prompt tokens as the server counted them
+// (the requested length when it did not say), output tokens, and the
+// prompt tokens it reported serving from its prefix cache. The model then
+// simulates the run that happened, not the shape's nominal sizes (a
+// prompt sized off target, a cached prefix).
+func recordSizes(recs []loadgen.Record) (measured, warmup []perf.RequestSize) {
+	sorted := append([]loadgen.Record{}, recs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
+	for _, r := range sorted {
+		in := r.PromptTokens
+		if in < 1 {
+			in = r.InputTokens
+		}
+		if in < 1 || r.OutputTokens < 1 {
+			continue
+		}
+		z := perf.RequestSize{Input: in, Output: r.OutputTokens}
+		if r.CachedTokens != nil {
+			z.Cached = min(*r.CachedTokens, in-1)
+		}
+		if r.Warmup {
+			warmup = append(warmup, z)
+		} else {
+			measured = append(measured, z)
+		}
+	}
+	return measured, warmup
 }
 
 func readRecords(path string) ([]loadgen.Record, error) {

@@ -84,6 +84,9 @@ const numParams = 4
 // paramLabels are the parameters in words, in Params' order.
 var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead"}
 
+// ParamLabel is a parameter (by its JSON name) in words, e.g. "prefill MFU".
+func ParamLabel(name string) string { return paramLabels[indexOf(name)] }
+
 // paramHints say what evidence pins each parameter, in Params' order.
 var paramHints = [numParams]string{
 	"a lane whose prompts are long (thousands of tokens) at concurrency 1, beside one with short prompts, pins it",
@@ -94,15 +97,18 @@ var paramHints = [numParams]string{
 
 // Identification says how well the evidence pins one parameter.
 type Identification struct {
-	// Identified is true when the parameter's relative standard error is at
-	// most MaxRelStdErr, also with what it trades against the parameters
-	// kept at their starting values counted in.
+	// Identified is true when the lanes' design pins the parameter: with
+	// every measured figure off by 1% (a quiet machine's timing noise), its
+	// relative standard error would be at most MaxRelStdErr, with what it
+	// trades against the parameters kept at their starting values counted
+	// in. It is a property of which figures the parameter moves, not of how
+	// well the model fits.
 	Identified bool `json:"identified"`
 	// RelStdErr is the parameter's relative standard error (1 sigma) from
 	// the fit's sensitivities (the Jacobian of the log predictions in the
-	// log parameters) and its residuals, at least 1% per figure; 1000
-	// stands for unbounded (no figure depends on it, or only in the same
-	// proportion as on another parameter).
+	// log parameters) at the noise of the fit's residuals (their RMS, at
+	// least 1%); 1000 stands for unbounded (no figure depends on it, or
+	// only in the same proportion as on another parameter).
 	RelStdErr float64 `json:"rel_std_error"`
 	// TradesWith names the parameter it cannot be told apart from (their
 	// estimates' correlation over 0.95), when one.
@@ -350,14 +356,14 @@ const jacobianStep = 0.05
 
 // identify computes each free parameter's relative standard error at p:
 // J (figures x parameters) holds d log(prediction) / d log(parameter) by
-// central differences and sigma^2 (J'J + sigma^2 P)^-1 is the parameters'
-// covariance, with sigma the RMS log residual (at least 1%, the timing
-// noise of a quiet machine) and P the precision of the held parameters:
-// with priors, that of their starting values (the catalog's stated ±50%,
-// heldPriorSD), so what a free parameter trades against a held one widens
-// its error too; without, exact (the error given the held values). A free
-// parameter whose standard error exceeds MaxRelStdErr is not identified.
-// Held parameters are left zero.
+// central differences and (J'J / sigma^2 + P)^-1 is the parameters'
+// covariance for figures with relative noise sigma, P the precision of the
+// held parameters: with priors, that of their starting values (the
+// catalog's stated ±50%, heldPriorSD), so what a free parameter trades
+// against a held one widens its error too; without, exact (the error given
+// the held values). A free parameter whose standard error at
+// nominalNoise exceeds MaxRelStdErr is not identified; RelStdErr scales
+// it to the noise of the fit's residuals. Held parameters are left zero.
 func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParams]Identification {
 	var out [numParams]Identification
 	r0, err := f.figures(p)
@@ -389,7 +395,8 @@ func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParam
 	for _, v := range r0 {
 		ss += v * v
 	}
-	sigma := math.Max(math.Sqrt(ss/float64(max(m-nfree, 1))), 0.01)
+	noise := math.Max(math.Sqrt(ss/float64(max(m-nfree, 1))), nominalNoise) / nominalNoise
+	sigma := nominalNoise
 	a := make([][]float64, numParams)
 	trace := 0.0
 	for u := range a {
@@ -420,7 +427,7 @@ func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParam
 		if inv != nil && inv[u][u] > 0 {
 			se = math.Min(sigma*math.Sqrt(inv[u][u]), unbounded)
 		}
-		id := Identification{RelStdErr: se, Identified: se <= MaxRelStdErr}
+		id := Identification{RelStdErr: math.Min(se*noise, unbounded), Identified: se <= MaxRelStdErr}
 		colNorm := 0.0
 		for _, v := range cols[u] {
 			colNorm += v * v
@@ -435,7 +442,7 @@ func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParam
 			}
 		}
 		if !id.Identified {
-			why := fmt.Sprintf("the evidence pins it only within ±%.0f%%", 100*se)
+			why := fmt.Sprintf("a 1%% error in the measured figures moves it by %.0f%%", 100*se)
 			switch {
 			case math.Sqrt(colNorm/float64(max(m, 1))) < 1e-3:
 				why = "no measured figure depends on it"
@@ -452,6 +459,10 @@ func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParam
 	}
 	return out
 }
+
+// nominalNoise is the relative error of a measured figure at which
+// identify judges identifiability: a quiet machine's timing noise.
+const nominalNoise = 0.01
 
 // heldPriorSD is the relative uncertainty of a held parameter's starting
 // value (the catalog's stated ±50% for TTFT, as a log standard deviation).
@@ -530,6 +541,18 @@ func invert(a [][]float64) [][]float64 {
 		out[i] = m[i][n:]
 	}
 	return out
+}
+
+// Evaluate compares the model's predictions with parameters p against the
+// observations, as a fit's result does (residuals, MAPE, each lane's
+// predicted and measured figures), without fitting: it checks a
+// calibration on evidence it was not fitted to.
+func Evaluate(obs []Observation, p Params) (FitResult, error) {
+	if len(obs) == 0 {
+		return FitResult{}, errors.New("nothing to check: no observation has a known model, GPU and measured metrics")
+	}
+	f := &fitter{obs: obs}
+	return f.result(p)
 }
 
 // result summarises the fit at p.
