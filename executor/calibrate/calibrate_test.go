@@ -22,10 +22,10 @@ func TestRecordSizes(t *testing.T) {
 		{Index: 4, InputTokens: 50, PromptTokens: 50, OutputTokens: 8, CachedTokens: cached(50)},
 	}
 	meas, warm := recordSizes(recs)
-	if want := []perf.RequestSize{{100, 7, 0}, {101, 8, 64}, {50, 8, 49}}; !reflect.DeepEqual(meas, want) {
+	if want := []perf.RequestSize{{Input: 100, Output: 7}, {Input: 101, Output: 8, Cached: 64}, {Input: 50, Output: 8, Cached: 49}}; !reflect.DeepEqual(meas, want) {
 		t.Errorf("measured sizes %v, want %v", meas, want)
 	}
-	if want := []perf.RequestSize{{100, 8, 0}}; !reflect.DeepEqual(warm, want) {
+	if want := []perf.RequestSize{{Input: 100, Output: 8}}; !reflect.DeepEqual(warm, want) {
 		t.Errorf("warm-up sizes %v, want %v", warm, want)
 	}
 }
