@@ -32,7 +32,7 @@ type planFlags struct {
 func addPlanFlags(fs *flag.FlagSet) *planFlags {
 	pf := &planFlags{vars: addVarFlags(fs)}
 	pf.state = fs.String("state", "", "state directory (default: .infercrane next to the spec)")
-	fs.Var(&pf.replace, "replace", "rerun this lane (ID, unique ID prefix or screen/model/shape/gpu) even if complete (repeatable)")
+	fs.Var(&pf.replace, "replace", "rerun this lane (ID, unique ID prefix or key screen/model/shape/gpu[/runtime]) even if complete (repeatable)")
 	fs.Var(&pf.target, "target", "plan only the lanes this names (ID, unique ID prefix, or a key or key prefix: screen, screen/model, ...); repeatable")
 	return pf
 }

@@ -82,7 +82,7 @@ func matchState(snap *state.Snapshot, targets []string) (lanes []*state.LaneReco
 func runStateList(env *cliEnv, args []string) int {
 	fs := newFlags(env, "state list", usageDoc{
 		Usage: "infercrane state list [flags] [LANE...]",
-		About: "Lists the lanes the state records: ID, key (screen/model/shape/gpu) and complete runs.\n" +
+		About: "Lists the lanes the state records: ID, key (screen/model/shape/gpu[/runtime]) and complete runs.\n" +
 			"LANE filters by ID, ID prefix, key or key prefix (a screen name, screen/model, ...).",
 		Examples: []string{
 			"infercrane state list",
