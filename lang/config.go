@@ -84,6 +84,7 @@ type TraceSample struct {
 	All             bool  // every row group (full scan)
 	RowsPerGroup    int   // first N rows of each group (0: all)
 	Sketch          bool  // sketch percentiles for a sample too (always with All)
+	Quantiles       bool  // also sketch each distribution at a grid of quantiles
 	Shards          int   // shards the trace's executor splits the row groups into
 	DeclRange       hcl.Range
 }

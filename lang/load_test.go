@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -607,5 +608,53 @@ func TestWarmupDefaults(t *testing.T) {
 	}
 	if msg := loadErr(t, shape("warmup_seconds = 0"), testOptions()); !strings.Contains(msg, "warmup_seconds") {
 		t.Errorf("warmup_seconds = 0: %q, want an error naming it", msg)
+	}
+}
+
+// A profile sketched at quantiles (profile --quantiles) gives lengths and
+// hit ratios every quantile, the percentiles among them, to draw from; a
+// profile of percentiles only gives those four.
+func TestLengthsFromProfileQuantiles(t *testing.T) {
+	in := TracePercentiles{P50: 1000, P90: 3000, P95: 4000, P99: 8000, Samples: 100,
+		Quantiles: []QuantilePoint{{0.01, 20}, {0.25, 400}, {0.5, 1000}, {0.75, 1800}, {0.9, 3000}, {0.95, 4000}, {0.99, 8000}, {0.999, 20000}}}
+	hit := TracePercentiles{P50: 0.02, P90: 0.99, P95: 1, P99: 1, Samples: 100,
+		Quantiles: []QuantilePoint{{0.25, 0}, {0.75, 0.6}}} // percentiles merged in
+	out := TracePercentiles{P50: 200, P90: 600, P95: 900, P99: 2000, Samples: 100}
+	opts := testOptions()
+	opts.ResolveTrace = func(*Trace, string) (cty.Value, hcl.Diagnostics) {
+		return TraceProfile{InputTokens: in, OutputTokens: out, CacheHitFraction: hit, Shapes: map[string]TraceShape{}}.Value(), nil
+	}
+	cfg := mustLoad(t, `
+trace "chutes" {
+  source  = "s3://bucket/trace.parquet"
+  profile = "profiles/chutes.json"
+  digest  = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+}
+shape "traced" {
+  concurrency = 1
+  requests    = 1
+  lengths {
+    input  = trace.chutes.input_tokens
+    output = trace.chutes.output_tokens
+  }
+  prefix {
+    groups    = 2
+    hit_ratio = trace.chutes.cache_hit_fraction
+  }
+}
+`, opts)
+	s := cfg.Shapes["traced"]
+	if got := s.Lengths.Input.Points; len(got) != 8 || got[1] != (QuantilePoint{0.25, 400}) || got[7] != (QuantilePoint{0.999, 20000}) {
+		t.Errorf("input points %v, want the profile's 8 quantiles", got)
+	}
+	if s.InputTokens != 1000 || s.Lengths.Input.Median50() != 1000 {
+		t.Errorf("input_tokens %d, want the median 1000", s.InputTokens)
+	}
+	if s.Lengths.Output.Points != nil || len(s.Lengths.Output.Percentiles) != 4 {
+		t.Errorf("output %+v: a distribution without quantiles keeps its four percentiles", s.Lengths.Output)
+	}
+	want := []QuantilePoint{{0.25, 0}, {0.5, 0.02}, {0.75, 0.6}, {0.9, 0.99}, {0.95, 1}, {0.99, 1}}
+	if got := s.Prefix.HitRatio.Points; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("hit ratio points %v, want %v (quantiles and percentiles merged)", got, want)
 	}
 }

@@ -24,6 +24,7 @@ var sampleSpecs = []attrSpec{
 	{name: "all", typ: cty.Bool, def: cty.False},
 	{name: "rows_per_group", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
 	{name: "sketch", typ: cty.Bool, def: cty.False},
+	{name: "quantiles", typ: cty.Bool, def: cty.False},
 	wholeNum("shards"),
 }
 
@@ -116,7 +117,7 @@ func (l *loader) decodeSample(d *decl, b *hcl.Block, ctx *hcl.EvalContext) *Trac
 	l.diags = append(l.diags, diags...)
 	l.requireKnown(d, a)
 	s := &TraceSample{RowGroups: int(a.int("row_groups")), All: a.boolean("all"), RowsPerGroup: int(a.int("rows_per_group")),
-		Sketch: a.boolean("sketch"), Shards: int(a.int("shards")), DeclRange: b.DefRange}
+		Sketch: a.boolean("sketch"), Quantiles: a.boolean("quantiles"), Shards: int(a.int("shards")), DeclRange: b.DefRange}
 	if a.known("row_group_indices") {
 		for it := a.vals["row_group_indices"].ElementIterator(); it.Next(); {
 			_, v := it.Element()

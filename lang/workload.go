@@ -16,8 +16,12 @@ import (
 type Distribution struct {
 	// Percentiles are p50, p90, p95 and p99, in that order.
 	Percentiles []float64
-	Median      float64
-	Sigma       float64
+	// Points, when the value has quantiles (a profile made with
+	// --quantiles), are every quantile it gives, the percentiles among
+	// them, in increasing Q: the distribution to draw from.
+	Points []QuantilePoint
+	Median float64
+	Sigma  float64
 }
 
 // Lengths draws each request's token counts from distributions; a nil
@@ -207,7 +211,66 @@ func toDistribution(v cty.Value, fraction bool) (*Distribution, error) {
 			return nil, fmt.Errorf("%s is %g; token counts must be at least 1", percentileKeys[i], p)
 		}
 	}
-	return &Distribution{Percentiles: ps}, nil
+	d := &Distribution{Percentiles: ps}
+	if v.Type().HasAttribute("quantiles") {
+		pts, err := quantilesOf(v.GetAttr("quantiles"), ps, fraction)
+		if err != nil {
+			return nil, err
+		}
+		d.Points = pts
+	}
+	return d, nil
+}
+
+// quantilesOf reads a distribution's quantiles ({q, v} objects in
+// increasing q) and merges in its percentiles, which they must agree with
+// where both give a value.
+func quantilesOf(v cty.Value, ps []float64, fraction bool) ([]QuantilePoint, error) {
+	if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType()) {
+		return nil, fmt.Errorf("quantiles must be a list of {q, v} objects, as a profile made with --quantiles has them")
+	}
+	at := map[float64]float64{0.5: ps[0], 0.9: ps[1], 0.95: ps[2], 0.99: ps[3]}
+	var out []QuantilePoint
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		var pt [2]float64
+		for j, k := range []string{"q", "v"} {
+			if e.IsNull() || !e.Type().IsObjectType() || !e.Type().HasAttribute(k) || e.GetAttr(k).IsNull() || e.GetAttr(k).Type() != cty.Number {
+				return nil, fmt.Errorf("quantiles[%d] must be an object {q, v} of two numbers", len(out))
+			}
+			pt[j], _ = e.GetAttr(k).AsBigFloat().Float64()
+		}
+		q, x := pt[0], pt[1]
+		switch {
+		case !(q > 0 && q < 1):
+			return nil, fmt.Errorf("quantiles[%d].q is %g; it must be strictly between 0 and 1", len(out), q)
+		case len(out) > 0 && q <= out[len(out)-1].Q:
+			return nil, fmt.Errorf("quantiles[%d].q is %g, not above the one before it; list quantiles in increasing q", len(out), q)
+		case math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || len(out) > 0 && x < out[len(out)-1].V:
+			return nil, fmt.Errorf("quantiles[%d].v is %g; quantile values must be finite and must not decrease", len(out), x)
+		case fraction && x > 1:
+			return nil, fmt.Errorf("quantiles[%d].v is %g; a fraction is between 0 and 1", len(out), x)
+		case !fraction && x < 1:
+			return nil, fmt.Errorf("quantiles[%d].v is %g; token counts must be at least 1", len(out), x)
+		}
+		if p, ok := at[q]; ok {
+			if p != x {
+				return nil, fmt.Errorf("quantiles[%d] gives %g at q = %g, but the percentile there is %g", len(out), x, q, p)
+			}
+			delete(at, q)
+		}
+		out = append(out, QuantilePoint{Q: q, V: x})
+	}
+	for q, p := range at {
+		out = append(out, QuantilePoint{Q: q, V: p})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Q < out[j].Q })
+	for i := 1; i < len(out); i++ {
+		if out[i].V < out[i-1].V {
+			return nil, fmt.Errorf("the quantile at q = %g (%g) is below the one at q = %g (%g): quantiles and percentiles must not decrease together", out[i].Q, out[i].V, out[i-1].Q, out[i-1].V)
+		}
+	}
+	return out, nil
 }
 
 var lengthsSpecs = []attrSpec{

@@ -34,6 +34,13 @@ func loadDist(d *lang.Distribution, fraction bool) *load.Dist {
 	if d == nil {
 		return nil
 	}
+	if len(d.Points) > 0 {
+		out := load.Dist{Kind: load.KindEmpirical, Fraction: fraction}
+		for _, p := range d.Points {
+			out.Points = append(out.Points, load.Point{Q: p.Q, V: p.V})
+		}
+		return &out
+	}
 	if len(d.Percentiles) == 4 {
 		p := d.Percentiles
 		out := load.FromPercentiles(p[0], p[1], p[2], p[3], fraction)

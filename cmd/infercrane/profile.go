@@ -181,6 +181,9 @@ func renderProfile(w io.Writer, res *workload.Result, maxCtx int) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", r.name, r.d.Unit, r.d.Samples, profNum(p.P50), profNum(p.P90), profNum(p.P95), profNum(p.P99))
 	}
 	tw.Flush()
+	if q := dist.InputTokens.Quantiles; len(q) > 0 {
+		fmt.Fprintf(w, "Quantiles: each distribution is sketched at %d quantiles, q = %g to %g (distributions.*.quantiles); shapes whose lengths come from it draw from them.\n", len(q), q[0].Q, q[len(q)-1].Q)
+	}
 	fmt.Fprintln(w)
 	if maxCtx > 0 {
 		fmt.Fprintf(w, "Shapes (clipped to a %d-token context):\n", maxCtx)

@@ -33,7 +33,7 @@ func addProfileShardCommands() {
 type traceFlags struct {
 	k, rows, maxCtx, workers *int
 	indices                  *string
-	all, sketch              *bool
+	all, sketch, quantiles   *bool
 	region, endpoint         *string
 	anonymous, pathStyle     *bool
 	name, license, citation  *string
@@ -45,6 +45,7 @@ func addTraceFlags(fs *cmdFlags) *traceFlags {
 		indices:   fs.String("row-group-indices", "", "profile these row groups: i,j,k"),
 		all:       fs.Bool("all", false, "full scan: every row group, in parallel, with sketch percentiles"),
 		sketch:    fs.Bool("sketch", false, "sketch percentiles (within 0.5%) for a sample too: bounded memory, and shardable"),
+		quantiles: fs.Bool("quantiles", false, "also write each distribution's quantiles at q = 0.01 ... 0.999 (distributions.*.quantiles), for shapes that draw lengths from the profile"),
 		rows:      fs.Int("rows-per-group", 50_000, "inspect the first N rows of each group (0: all; --all reads all unless set)"),
 		maxCtx:    fs.Int("max-context", 0, "clip derived shapes to this context window (0: no clipping)"),
 		workers:   fs.Int("workers", 4, "row groups read at once"),
@@ -70,7 +71,7 @@ func (t *traceFlags) options(env *cliEnv, fs *cmdFlags, source string) (workload
 		return workload.Options{}, fs.usageError("use one of --row-groups, --row-group-indices and --all"), false
 	}
 	o := workload.Options{
-		Source: source, RowGroups: *t.k, All: *t.all, Sketch: *t.sketch, RowsPerGroup: *t.rows, MaxContext: *t.maxCtx, Workers: *t.workers,
+		Source: source, RowGroups: *t.k, All: *t.all, Sketch: *t.sketch, Quantiles: *t.quantiles, RowsPerGroup: *t.rows, MaxContext: *t.maxCtx, Workers: *t.workers,
 		Name: *t.name, License: *t.license, Citation: *t.citation, Read: s3Options(env, *t.region, *t.anonymous, *t.endpoint, *t.pathStyle),
 	}
 	rowsSet := false

@@ -28,6 +28,10 @@ type Options struct {
 	// Sketch computes percentiles with a Sketch even for a sample (always
 	// on with All): memory stays bounded whatever the number of rows.
 	Sketch bool
+	// Quantiles sketches every distribution at QuantileGrid as well
+	// (Distribution.Quantiles), for shapes that draw lengths from it; off,
+	// a profile has the four percentiles only (the public prior's form).
+	Quantiles bool
 	// RowsPerGroup inspects only the first N rows of each group (0: all).
 	RowsPerGroup int
 	// MaxContext clips derived shapes to a context window (0: no clipping).
@@ -289,7 +293,7 @@ func assemble(o Options, obj traceInfo, groups []int, method string, st *groupSt
 	if license == "" {
 		license = "unspecified"
 	}
-	d := st.distributions()
+	d := st.distributions(o.Quantiles)
 	for _, c := range []struct {
 		name string
 		n    int

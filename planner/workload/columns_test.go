@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -114,8 +115,8 @@ func TestOtherColumnTypesDecodeAlike(t *testing.T) {
 	}
 	da, db := a.Document.Distributions, b.Document.Distributions
 	// ttft widened from float32 both ways; token counts identical.
-	if da.InputTokens != db.InputTokens || da.OutputTokens != db.OutputTokens || da.CachedTokens != db.CachedTokens ||
-		da.CacheHitFraction != db.CacheHitFraction || da.TTFTMs != db.TTFTMs || da.DurationMs.Samples != db.DurationMs.Samples {
+	if !reflect.DeepEqual(da.InputTokens, db.InputTokens) || !reflect.DeepEqual(da.OutputTokens, db.OutputTokens) || !reflect.DeepEqual(da.CachedTokens, db.CachedTokens) ||
+		!reflect.DeepEqual(da.CacheHitFraction, db.CacheHitFraction) || !reflect.DeepEqual(da.TTFTMs, db.TTFTMs) || da.DurationMs.Samples != db.DurationMs.Samples {
 		t.Fatalf("distributions differ:\n%+v\n%+v", da, db)
 	}
 	if b.Document.Traffic.Functions[0] != a.Document.Traffic.Functions[0] {

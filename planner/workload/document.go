@@ -70,6 +70,18 @@ type Distribution struct {
 	Unit        string      `json:"unit"`
 	Samples     int         `json:"samples"`
 	Percentiles Percentiles `json:"percentiles"`
+	// Quantiles is an InferCrane extension (profile --quantiles): the
+	// nearest-rank quantiles at QuantileGrid, a finer sketch of the
+	// distribution than the four percentiles (which they repeat at 0.5,
+	// 0.9, 0.95 and 0.99), for shapes that draw lengths from it.
+	Quantiles []Quantile `json:"quantiles,omitempty"`
+}
+
+// Quantile is the value V below which fraction Q of the samples fall
+// (nearest rank).
+type Quantile struct {
+	Q float64 `json:"q"`
+	V float64 `json:"v"`
 }
 
 // Distributions are the six quantities every profile reports.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -131,7 +132,7 @@ func TestS3PageLevelSampleReadsOnlyThePagesNeeded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if local.Document.Distributions != res.Document.Distributions {
+			if !reflect.DeepEqual(local.Document.Distributions, res.Document.Distributions) {
 				t.Errorf("S3 and local distributions differ")
 			}
 		})

@@ -8,6 +8,11 @@ import (
 // Quantiles are the four percentiles a distribution reports.
 var Quantiles = [4]float64{0.50, 0.90, 0.95, 0.99}
 
+// QuantileGrid is where a profile made with Options.Quantiles sketches each
+// distribution (Distribution.Quantiles): the body and both tails, and the
+// four percentiles among them.
+var QuantileGrid = []float64{0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99, 0.999}
+
 // NearestRank returns sorted[clamp(ceil(q*n) - 1)], the nearest-rank
 // percentile of an ascending slice (the public prior's definition).
 func NearestRank(sorted []float64, q float64) float64 {
@@ -34,6 +39,8 @@ type quantileSink interface {
 	Count() int64
 	// Percentiles returns p50, p90, p95, p99.
 	Percentiles() Percentiles
+	// Quantile returns the nearest-rank q-quantile.
+	Quantile(q float64) float64
 }
 
 // exactSink keeps every value: percentiles are exact.
@@ -48,8 +55,9 @@ func (e *exactSink) Merge(o quantileSink) {
 	e.values = append(e.values, o.(*exactSink).values...)
 	e.sorted = false
 }
-func (e *exactSink) Count() int64             { return int64(len(e.values)) }
-func (e *exactSink) Percentiles() Percentiles { return percentilesOf(e.sortedValues()) }
+func (e *exactSink) Count() int64               { return int64(len(e.values)) }
+func (e *exactSink) Percentiles() Percentiles   { return percentilesOf(e.sortedValues()) }
+func (e *exactSink) Quantile(q float64) float64 { return NearestRank(e.sortedValues(), q) }
 
 func (e *exactSink) sortedValues() []float64 {
 	if !e.sorted {

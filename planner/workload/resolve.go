@@ -76,6 +76,9 @@ func CacheKey(source, identity string, o Options) string {
 	if o.Sketch && !o.All {
 		key = append(key, "sketch") // sketch percentiles of a sample differ from exact ones
 	}
+	if o.Quantiles {
+		key = append(key, "quantiles")
+	}
 	b, _ := json.Marshal(key)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
@@ -93,6 +96,7 @@ func TraceOptions(t *lang.Trace, specDir string, ro ReadOptions) Options {
 	o.Read.Anonymous = o.Read.Anonymous || t.Anonymous
 	if s := t.Sample; s != nil {
 		o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup, o.Sketch = s.RowGroups, s.RowGroupIndices, s.All, s.RowsPerGroup, s.Sketch
+		o.Quantiles = s.Quantiles
 	}
 	return o
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestProfileCachedReusesUntilTheTraceChanges(t *testing.T) {
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(trace, later, later)
 	fresh, err := ProfileCached(context.Background(), tr, dir, ReadOptions{})
-	if err != nil || fresh.MethodologyBoundary != DefaultMethodologyBoundary || fresh.Distributions != first.Distributions {
+	if err != nil || fresh.MethodologyBoundary != DefaultMethodologyBoundary || !reflect.DeepEqual(fresh.Distributions, first.Distributions) {
 		t.Fatalf("changed trace not re-profiled: %v", err)
 	}
 	if first.Sampling.RowsInspected != 600 || !first.Profiles[2].Clipped {

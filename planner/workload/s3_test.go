@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,7 +127,7 @@ func TestS3ReadsOnlyFooterAndProjectedChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if local.Document.Distributions != res.Document.Distributions {
+			if !reflect.DeepEqual(local.Document.Distributions, res.Document.Distributions) {
 				t.Errorf("S3 and local distributions differ:\n%+v\n%+v", res.Document.Distributions, local.Document.Distributions)
 			}
 		})

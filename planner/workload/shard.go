@@ -55,16 +55,19 @@ type ShardOptions struct {
 	Name            string `json:"name,omitempty"`
 	License         string `json:"license,omitempty"`
 	Citation        string `json:"citation,omitempty"`
+	Quantiles       bool   `json:"quantiles,omitempty"`
 }
 
 func shardOptions(o Options) ShardOptions {
 	return ShardOptions{All: o.All, Sketch: o.Sketch, RowGroups: o.RowGroups, RowGroupIndices: o.RowGroupIndices,
-		RowsPerGroup: o.RowsPerGroup, MaxContext: o.MaxContext, Name: o.Name, License: o.License, Citation: o.Citation}
+		RowsPerGroup: o.RowsPerGroup, MaxContext: o.MaxContext, Name: o.Name, License: o.License, Citation: o.Citation,
+		Quantiles: o.Quantiles}
 }
 
 func (s ShardOptions) options() Options {
 	return Options{All: s.All, Sketch: s.Sketch, RowGroups: s.RowGroups, RowGroupIndices: s.RowGroupIndices,
-		RowsPerGroup: s.RowsPerGroup, MaxContext: s.MaxContext, Name: s.Name, License: s.License, Citation: s.Citation}
+		RowsPerGroup: s.RowsPerGroup, MaxContext: s.MaxContext, Name: s.Name, License: s.License, Citation: s.Citation,
+		Quantiles: s.Quantiles}
 }
 
 // SketchState is a Sketch's exact content.

@@ -63,18 +63,28 @@ func (g *groupStats) fn(name string) *funcAgg {
 	return a
 }
 
-func distribution(unit string, s quantileSink) Distribution {
-	return Distribution{Unit: unit, Samples: int(s.Count()), Percentiles: s.Percentiles()}
+// distribution summarises a sink: its percentiles and, with grid, its
+// quantiles at QuantileGrid.
+func distribution(unit string, s quantileSink, grid bool) Distribution {
+	d := Distribution{Unit: unit, Samples: int(s.Count()), Percentiles: s.Percentiles()}
+	if grid && s.Count() > 0 {
+		for _, q := range QuantileGrid {
+			d.Quantiles = append(d.Quantiles, Quantile{Q: q, V: s.Quantile(q)})
+		}
+	}
+	return d
 }
 
-func (g *groupStats) distributions() Distributions {
+// distributions summarises every quantity (with grid, sketched at
+// QuantileGrid).
+func (g *groupStats) distributions(grid bool) Distributions {
 	return Distributions{
-		InputTokens:      distribution("tokens", g.input),
-		OutputTokens:     distribution("tokens", g.output),
-		CachedTokens:     distribution("tokens", g.cached),
-		TTFTMs:           distribution("milliseconds", g.ttft),
-		DurationMs:       distribution("milliseconds", g.duration),
-		CacheHitFraction: distribution("ratio", g.ratio),
+		InputTokens:      distribution("tokens", g.input, grid),
+		OutputTokens:     distribution("tokens", g.output, grid),
+		CachedTokens:     distribution("tokens", g.cached, grid),
+		TTFTMs:           distribution("milliseconds", g.ttft, grid),
+		DurationMs:       distribution("milliseconds", g.duration, grid),
+		CacheHitFraction: distribution("ratio", g.ratio, grid),
 	}
 }
 

@@ -181,6 +181,24 @@ func (v *validator) distribution(path string, d Distribution) {
 			v.add(path+".percentiles."+p.name, fmt.Sprintf("%v is below %s (%v): percentiles must not decrease", p.x, ps[i-1].name, ps[i-1].x))
 		}
 	}
+	pct := map[float64]float64{0.5: d.Percentiles.P50, 0.9: d.Percentiles.P90, 0.95: d.Percentiles.P95, 0.99: d.Percentiles.P99}
+	for i, q := range d.Quantiles {
+		at := fmt.Sprintf("%s.quantiles[%d]", path, i)
+		switch {
+		case !(q.Q > 0 && q.Q < 1):
+			v.add(at+".q", fmt.Sprintf("%v must be strictly between 0 and 1", q.Q))
+		case i > 0 && q.Q <= d.Quantiles[i-1].Q:
+			v.add(at+".q", fmt.Sprintf("%v is not above the quantile before it (%v): quantiles must be in increasing q", q.Q, d.Quantiles[i-1].Q))
+		case !finiteNonNeg(q.V):
+			v.add(at+".v", "must be a finite, non-negative number")
+		case i > 0 && q.V < d.Quantiles[i-1].V:
+			v.add(at+".v", fmt.Sprintf("%v is below the quantile before it (%v): quantiles must not decrease", q.V, d.Quantiles[i-1].V))
+		default:
+			if p, ok := pct[q.Q]; ok && p != q.V {
+				v.add(at+".v", fmt.Sprintf("%v disagrees with the percentile at %v (%v): both are the nearest-rank value", q.V, q.Q, p))
+			}
+		}
+	}
 }
 
 func (v *validator) shape(path string, s Shape) {

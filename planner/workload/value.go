@@ -9,7 +9,11 @@ import (
 func TraceProfile(doc Document) lang.TraceProfile {
 	pct := func(d Distribution) lang.TracePercentiles {
 		p := d.Percentiles
-		return lang.TracePercentiles{P50: p.P50, P90: p.P90, P95: p.P95, P99: p.P99, Samples: d.Samples}
+		tp := lang.TracePercentiles{P50: p.P50, P90: p.P90, P95: p.P95, P99: p.P99, Samples: d.Samples}
+		for _, q := range d.Quantiles {
+			tp.Quantiles = append(tp.Quantiles, lang.QuantilePoint{Q: q.Q, V: q.V})
+		}
+		return tp
 	}
 	d := doc.Distributions
 	tp := lang.TraceProfile{

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -97,7 +98,7 @@ trace "t" {
 		t.Fatalf("cached profiles %v", cached)
 	}
 	doc, _, err := workload.Parse(mustRead(t, cached[0]))
-	if err != nil || doc.Distributions != single.Document.Distributions || doc.Traffic.Functions[0] != single.Document.Traffic.Functions[0] {
+	if err != nil || !reflect.DeepEqual(doc.Distributions, single.Document.Distributions) || doc.Traffic.Functions[0] != single.Document.Traffic.Functions[0] {
 		t.Fatalf("cached profile %v: %+v", err, doc.Distributions)
 	}
 	// Loaded again: the cached profile, no sandbox.

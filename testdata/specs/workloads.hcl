@@ -26,6 +26,24 @@ shape "bad_dist" {
   }
 }
 
+shape "bad_quantiles" {
+  concurrency = 1
+  requests    = 1
+  lengths {
+    input  = { p50 = 100, p90 = 200, p95 = 300, p99 = 400, quantiles = [{ q = 0.5, v = 90 }] } # ERROR: but the percentile there is 100
+    output = { p50 = 10, p90 = 20, p95 = 30, p99 = 40, quantiles = [{ q = 0.25, v = 8 }, { q = 0.1, v = 4 }] } # ERROR: list quantiles in increasing q
+  }
+}
+
+shape "bad_quantile_values" {
+  concurrency = 1
+  requests    = 1
+  lengths {
+    input  = { p50 = 100, p90 = 200, p95 = 300, p99 = 400, quantiles = [{ q = 0.75, v = 250 }] } # ERROR: quantiles and percentiles must not decrease together
+    output = { p50 = 10, p90 = 20, p95 = 30, p99 = 40, quantiles = [{ q = 1, v = 50 }] } # ERROR: it must be strictly between 0 and 1
+  }
+}
+
 shape "bad_lognormal" {
   input_tokens = 100
   concurrency  = 1
