@@ -209,6 +209,11 @@ func (l *loader) resolveExecutor(e *Executor, schema *ExecutorSchema, attrs hcl.
 			if e.Attrs[p.Attr].ContainsMarked() {
 				detail = fmt.Sprintf("The (sensitive) value of %s is not accepted by executor type %q; check the variable that sets it.", p.Attr, e.Type)
 			}
+		} else if v, defaulted := e.Settings[p.Attr]; defaulted && p.Attr != "" {
+			// The block leaves it out: the problem is its default against
+			// what the block sets.
+			dv, _ := json.Marshal(v)
+			detail = fmt.Sprintf("The block leaves %s out, so it takes its default %s: %s. Set %s in the block, or change the setting it conflicts with", p.Attr, dv, strings.TrimSuffix(detail, "."), p.Attr)
 		}
 		summary := "Invalid executor setting"
 		if p.Attr != "" {

@@ -76,6 +76,10 @@ func TestBrokenSpecsFailValidate(t *testing.T) {
 		{"modal timeout zero", "type = \"modal\"\n  timeout = \"0s\"", okGate, `"0s"`, `use a value from 1m to 24h`},
 		{"modal idle over timeout", "type = \"modal\"\n  timeout = \"30m\"\n  idle_timeout = \"1h\"", okGate, `"1h"`, `at most timeout`},
 		{"modal health over timeout", "type = \"modal\"\n  health_timeout = \"40m\"", okGate, `"40m"`, `shorter than timeout`},
+		// The checks run on the resolved settings: a default that breaks a
+		// rule against what the block sets (idle_timeout's 5m under a 2m
+		// timeout) is found at validate, at the block, saying so.
+		{"modal default idle over short timeout", "type = \"modal\"\n  timeout = \"2m\"", okGate, `executor "e"`, `The block leaves idle_timeout out, so it takes its default "5m"`},
 		{"modal gpu", "type = \"modal\"\n  gpu = \"H1000\"", okGate, `"H1000"`, `known types:`},
 		{"modal gpu count", "type = \"modal\"\n  gpu = \"L40S:9\"", okGate, `"L40S:9"`, `from 1 to 8`},
 		{"modal volume mount", "type = \"modal\"\n  volume_mount = \"cache\"", okGate, `"cache"`, `must be an absolute path`},
