@@ -83,6 +83,7 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	diags = append(diags, tdiags...)
 	preflight(cfg, p.Screens, lanes, &f)
 	estimate(lanes)
+	runtimeNotes(p.Screens, lanes)
 	for _, l := range lanes {
 		if l.Inputs.Search != nil && l.Work() && len(l.Inputs.Pending) == 0 {
 			searchChecks(l, &f)

@@ -196,6 +196,34 @@ func sameRuntimes(screens []*Screen, lanes []*lanePlan, f *findings) {
 	}
 }
 
+// runtimeNotes sets, on each lane of a screen comparing runtimes, its
+// prediction beside its lane on the screen's first runtime (the one the
+// report compares it with): the plan table shows p95 TTFT only, and
+// prefix caching moves the median most.
+func runtimeNotes(screens []*Screen, lanes []*lanePlan) {
+	for _, s := range screens {
+		if len(s.Runtimes) < 2 {
+			continue
+		}
+		ref := map[string]*lanePlan{}
+		for _, l := range lanes {
+			if l.Screen == s.Name && l.Runtime == s.Runtimes[0] {
+				ref[l.Model+"/"+l.Shape+"/"+l.GPU] = l
+			}
+		}
+		for _, l := range lanes {
+			b := ref[l.Model+"/"+l.Shape+"/"+l.GPU]
+			if l.Screen != s.Name || b == nil || b == l || !l.Estimate.Available || !b.Estimate.Available {
+				continue
+			}
+			e, r := l.Estimate, b.Estimate
+			l.Notes = append(l.Notes, fmt.Sprintf("predicted against runtime %s: TTFT p50 %s vs %s, p95 %s vs %s; TPOT %s vs %s; %s vs %s output tok/s",
+				b.Runtime, fmtMs(e.TTFTMs), fmtMs(r.TTFTMs), fmtMs(e.TTFTP95Ms), fmtMs(r.TTFTP95Ms), fmtMs(e.TPOTMs), fmtMs(r.TPOTMs),
+				fmtInt(int64(e.OutputTokenThroughput+0.5)), fmtInt(int64(r.OutputTokenThroughput+0.5))))
+		}
+	}
+}
+
 func modelChecks(l *lanePlan, realEngine bool, f *findings) {
 	m := l.blocks.model
 	if m.Revision == "" && realEngine {

@@ -140,6 +140,11 @@ func TestRuntimesAreLanes(t *testing.T) {
 	if on.Estimate.TTFTMs >= 0.8*off.Estimate.TTFTMs {
 		t.Errorf("estimated TTFT p50 with prefix caching %.2f ms, without %.2f ms: caching should cut it", on.Estimate.TTFTMs, off.Estimate.TTFTMs)
 	}
+	// The lane off the reference runtime (nocache, listed first) notes
+	// its prediction beside it; the reference lane has nothing to note.
+	if len(on.Notes) != 1 || !strings.HasPrefix(on.Notes[0], "predicted against runtime nocache: TTFT p50 ") || len(off.Notes) != 0 {
+		t.Errorf("notes: cache %q, nocache %q", on.Notes, off.Notes)
+	}
 	// The plan text shows the runtime of each lane.
 	var text strings.Builder
 	if err := WriteText(&text, p); err != nil {
