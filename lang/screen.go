@@ -147,8 +147,12 @@ func (l *loader) refOne(d *decl, a *attrs, attr, kind string, ctx *hcl.EvalConte
 	failed := false
 	names := l.identify(d, v, kind, attr, expr.Range(), &failed)
 	if len(names) > 1 {
+		hint := ""
+		if attr == "runtime" {
+			hint = " To compare runtimes as lanes, list them in runtimes = [...] instead."
+		}
 		l.diags = append(l.diags, errorf(expr.Range(), "Invalid "+attr,
-			"%s must be one %s, like %s.NAME; this names %d of them.", attr, kind, kind, len(names)))
+			"%s must be one %s, like %s.NAME; this names %d of them.%s", attr, kind, kind, len(names), hint))
 		return ""
 	}
 	if len(names) == 1 {

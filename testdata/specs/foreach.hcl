@@ -31,3 +31,23 @@ screen "x" {
   gpus     = [gpu.g]
   baseline = model.qwen # ERROR: baseline must be one model
 }
+
+runtime "vllm" {
+  for_each = toset(["cache", "nocache"])
+  engine   = "vllm"
+  args     = each.key == "nocache" ? ["--no-enable-prefix-caching"] : []
+}
+
+screen "one_of_many" {
+  models  = [model.qwen["0.6b"]]
+  shapes  = [shape.s]
+  gpus    = [gpu.g]
+  runtime = runtime.vllm # ERROR: list them in runtimes = [...] instead
+}
+
+screen "many" {
+  models   = [model.qwen["0.6b"]]
+  shapes   = [shape.s]
+  gpus     = [gpu.g]
+  runtimes = [runtime.vllm]
+}
