@@ -17,7 +17,7 @@ import (
 
 // prefixScreen replaces the local-vllm-cpu example's runtime and screens
 // with two runtimes that differ only by prefix caching and one screen that
-// compares them on a prefix-reuse shape: 24 requests of 768 tokens in 2
+// compares them on a prefix-reuse shape: 48 requests of 768 tokens in 2
 // groups sharing 640, one stream, one run.
 const prefixScreen = `
 runtime "vllm_cache" {
@@ -43,7 +43,7 @@ shape "prefix_reuse" {
   output_tokens     = 4
   template_headroom = 32
   concurrency       = 1
-  requests          = 24
+  requests          = 48
   prefix {
     groups        = 2
     shared_tokens = 640
