@@ -80,3 +80,44 @@ func firstDifference(want, got string) string {
 	}
 	return "no line (equal)"
 }
+
+// TestFormat1PlanStillReads: a plan an infercrane before format 2 wrote
+// (testdata/format1-screen-l40s.plan.json, the golden plan of
+// testdata/golden/screen-l40s as it was) still parses with its digest,
+// and planning the same spec today gives the same lanes with the same IDs
+// and deployments: resolving executor settings changed no lane's identity,
+// so an existing state does not rerun anything. apply refuses the old plan
+// (its lanes carry no settings), and a diff of the two shows no change.
+func TestFormat1PlanStillReads(t *testing.T) {
+	b, err := os.ReadFile("testdata/format1-screen-l40s.plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := Unmarshal(b)
+	if err != nil {
+		t.Fatalf("a format 1 plan no longer reads: %v", err)
+	}
+	if err := Applicable(old); err == nil || !strings.Contains(err.Error(), "make the plan again") {
+		t.Errorf("apply would take a format 1 plan: %v", err)
+	}
+	cfg, diags := lang.Load("../testdata/golden/screen-l40s/spec", lang.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cur, _ := Build(cfg, nil, Options{Version: "golden"})
+	if err := Applicable(cur); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.Lanes) != len(cur.Lanes) {
+		t.Fatalf("%d lanes then, %d now", len(old.Lanes), len(cur.Lanes))
+	}
+	for i, l := range cur.Lanes {
+		o := old.Lanes[i]
+		if o.ID != l.ID || o.Key != l.Key || o.Deployment != l.Deployment {
+			t.Errorf("lane %s: id %s -> %s, deployment %s -> %s; the plan format must not change lane identities (a change of lane inputs made on purpose leaves this format 1 file stale: say so and drop it)", l.Key, o.ID, l.ID, o.Deployment, l.Deployment)
+		}
+	}
+	if d := Diff(old, cur); len(d.Changed)+len(d.Added)+len(d.Removed) != 0 {
+		t.Errorf("diff of the format 1 plan and today's: %+v", d)
+	}
+}
