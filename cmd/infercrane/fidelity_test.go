@@ -179,8 +179,8 @@ func aiperf(t *testing.T, tokenizer, url, model string, s fidShape, cpus string)
 }
 
 // startSimServe starts `infercrane sim serve` in constant timing and
-// returns its URL; it is stopped when the test ends.
-func startSimServe(t *testing.T, bin, cpus string, ttft, itl time.Duration) string {
+// returns its URL and process id; it is stopped when the test ends.
+func startSimServe(t *testing.T, bin, cpus string, ttft, itl time.Duration) (string, int) {
 	t.Helper()
 	args := []string{"sim", "serve", "--port", "0", "--ttft", ttft.String(), "--itl", itl.String(), "--sched-slice", "100us"}
 	if cpus != "" {
@@ -203,11 +203,92 @@ func startSimServe(t *testing.T, bin, cpus string, ttft, itl time.Duration) stri
 				for sc.Scan() {
 				}
 			}()
-			return u
+			return u, cmd.Process.Pid
 		}
 	}
 	t.Fatal("sim serve printed no URL")
-	return ""
+	return "", 0
+}
+
+// clockTicks is USER_HZ, the unit of /proc/stat and /proc/PID/stat: 100 a
+// second on every Linux architecture Go supports.
+const clockTicks = 100
+
+// machineBusyTicks is the time all CPUs spent busy since boot, in clock
+// ticks (/proc/stat: user, nice, system, irq, softirq and steal, the time
+// the hypervisor ran someone else); false where unreadable.
+func machineBusyTicks() (int64, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var sum int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += v
+	}
+	return sum, true
+}
+
+// procTicks is a process's user + system time in clock ticks (/proc/PID/stat
+// fields 14 and 15, its threads included); false where unreadable.
+func procTicks(pid int) (int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) may hold spaces; fields count from after it.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return u + st, true
+}
+
+// otherLoad starts measuring the CPU time that processes other than pids and
+// one client run used: the function it returns takes that client's CPU
+// seconds (its rusage) and reports the others' share of the machine's CPU
+// capacity since the call (0 where /proc does not say). It tells a machine
+// busy with someone else's work apart from a client (or engine) that burns
+// CPU itself, which must fail the comparison, not skip it.
+func otherLoad(pids ...int) func(clientCPU float64) float64 {
+	busy0, ok0 := machineBusyTicks()
+	var own0 int64
+	for _, p := range pids {
+		v, _ := procTicks(p)
+		own0 += v
+	}
+	t0 := time.Now()
+	return func(clientCPU float64) float64 {
+		busy1, ok1 := machineBusyTicks()
+		var own1 int64
+		for _, p := range pids {
+			v, _ := procTicks(p)
+			own1 += v
+		}
+		capacity := time.Since(t0).Seconds() * clockTicks * float64(runtime.NumCPU())
+		if !ok0 || !ok1 || capacity <= 0 {
+			return 0
+		}
+		others := float64(busy1-busy0) - float64(own1-own0) - clientCPU*clockTicks
+		return math.Max(others, 0) / capacity
+	}
 }
 
 // serverHistograms reads a server's latency histograms (nil without them).
@@ -316,16 +397,21 @@ func TestFidelitySim(t *testing.T) {
 	venv, model := integrationEnv(t)
 	bin := buildInfercrane(t)
 	engineCPU, clientCPU := cpuSplit()
-	url := startSimServe(t, bin, engineCPU, 200*time.Millisecond, 10*time.Millisecond)
+	url, enginePID := startSimServe(t, bin, engineCPU, 200*time.Millisecond, 10*time.Millisecond)
 	s := fidShape{in: 64, out: 32, conc: 64, requests: 256}
 	truth := fidRun{Tool: "truth", TTFT: fidStat{200, 200, 200}, TPOT: fidStat{10, 10, 10}, ITL: fidStat{10, 10, 10},
 		Lat: fidStat{510, 510, 510}}
 	var runs []fidRun
 	before := simLateness(t, url)
 	starved := affinity.Starved()
+	others := otherLoad(enginePID, os.Getpid())
 	o := ours(t, bin, url, "sim", s, clientCPU)
-	stalled := starved()
-	busy := stalled > 0.10
+	stalled, otherShare := starved(), others(o.CPUSeconds)
+	// Busy means someone else's work: tasks waited for a CPU and processes
+	// other than the engine and the client used the CPUs. A client or
+	// engine that starves itself (burns CPU, spawns runnable threads) is a
+	// real failure and fails.
+	busy := stalled > 0.10 && otherShare > 0.10
 	late := simLateness(t, url)
 	late.Sum -= before.Sum
 	late.Count -= before.Count
@@ -337,6 +423,7 @@ func TestFidelitySim(t *testing.T) {
 	fidelityOut(t, fidTable(fmt.Sprintf("Simulated engine, constant timing, %d streams, %d requests of %d+%d tokens (engine on CPU %q, clients on %q; cpu includes start-up):",
 		s.conc, s.requests, s.in, s.out, engineCPU, clientCPU), &truth, runs))
 	fidelityOut(t, fmt.Sprintf("engine's own emission lateness during infercrane's run (infercrane:sim_token_lateness_seconds): mean %.3f ms over %d tokens\n", engineLateMs, int(late.Count)))
+	fidelityOut(t, fmt.Sprintf("machine during infercrane's run: tasks waited for a CPU %.1f%% of the time (/proc/pressure/cpu); processes other than the engine and the client used %.1f%% of its CPUs (/proc/stat)\n", 100*stalled, 100*otherShare))
 	// The client answers for its own error: the engine's measured lateness
 	// (a busy machine can delay the engine's timers too) is added to the
 	// tolerance, and printed above.
@@ -357,18 +444,29 @@ func TestFidelitySim(t *testing.T) {
 	// client that waited for a CPU (other load on the machine) is late too.
 	// Only then are the misses reported as a skip.
 	if len(problems) > 0 && busy {
-		t.Skipf("tasks on this machine waited for a CPU %.0f%% of the time during infercrane's run (/proc/pressure/cpu): too busy for a 1%% timing comparison; rerun on a quiet machine (%s)", 100*stalled, strings.Join(problems, "; "))
+		t.Skipf("tasks on this machine waited for a CPU %.0f%% of the time during infercrane's run (/proc/pressure/cpu) and other processes used %.0f%% of its CPUs: too busy for a 1%% timing comparison; rerun on a quiet machine (%s)", 100*stalled, 100*otherShare, strings.Join(problems, "; "))
 	}
 	for _, p := range problems {
 		t.Error(p)
 	}
 }
 
+// addedLimitMs is how much further above vLLM's own histograms than vllm
+// bench's InferCrane's mean TTFT, TPOT or latency may be. vllm bench starts
+// TTFT at the empty role chunk, which vLLM writes 0.1-0.3 ms before the
+// first token, so it can read that much lower without its client being
+// faster.
+const addedLimitMs = 1.0
+
 // TestFidelityVLLM: against real vLLM on CPU (the tiny model) at
 // concurrency 1, three runs each of the load generator and vllm bench,
 // alternating; each p50 of ours must be within the tools' run-to-run spread
 // (the larger range over runs of either tool, at least 0.5 ms) of vllm
-// bench's median over its runs. AIPerf, when installed, runs once beside them.
+// bench's median over its runs, unless ours is the closer to what vLLM's
+// own histograms recorded. And, since that spread grows with the load on
+// the machine (vLLM's own speed varies from run to run), ours must not sit
+// more than addedLimitMs further above vLLM's own means than vllm bench's,
+// paired run by run. AIPerf, when installed, runs once beside them.
 func TestFidelityVLLM(t *testing.T) {
 	venv, model := integrationEnv(t)
 	bin := buildInfercrane(t)
@@ -388,13 +486,17 @@ func TestFidelityVLLM(t *testing.T) {
 	}
 	fidelityOut(t, fidTable(fmt.Sprintf("Real vLLM (CPU build, tiny Qwen3), concurrency %d, %d requests of %d+%d tokens, runs alternating (cpu includes start-up):",
 		s.conc, s.requests, s.in, s.out), nil, all))
+	medianOf := func(xs []float64) (med, spread float64) {
+		xs = append([]float64(nil), xs...)
+		sort.Float64s(xs)
+		return xs[len(xs)/2], xs[len(xs)-1] - xs[0]
+	}
 	median := func(rs []fidRun, f func(fidRun) float64) (med, spread float64) {
 		xs := make([]float64, len(rs))
 		for i, r := range rs {
 			xs[i] = f(r)
 		}
-		sort.Float64s(xs)
-		return xs[len(xs)/2], xs[len(xs)-1] - xs[0]
+		return medianOf(xs)
 	}
 	var lines []string
 	// excess is a run's client mean minus the server's mean of the same metric.
@@ -423,23 +525,41 @@ func TestFidelityVLLM(t *testing.T) {
 		vm, vs := median(theirs, m.f)
 		allowed := math.Max(math.Max(os_, vs), 0.5)
 		verdict := "ok"
+		// added is how much more infercrane's figure sits above what vLLM
+		// recorded for its own run than vllm bench's does, paired run by
+		// run (the pairs alternate, so each pair saw the same server and
+		// machine): the server's run-to-run variation, which widens the
+		// spread on a busy host, cancels out of it.
+		added, serverLine := math.NaN(), ""
+		if m.excess != nil {
+			paired := make([]float64, len(mine))
+			for i := range mine {
+				paired[i] = m.excess(mine[i]) - m.excess(theirs[i])
+				if math.IsNaN(paired[i]) {
+					t.Errorf("%s: run pair %d has no server view: vLLM's latency histograms were not read from /metrics before and after it", m.name, i+1)
+				}
+			}
+			added, _ = medianOf(paired)
+			oe, _ := median(mine, m.excess)
+			ve, _ := median(theirs, m.excess)
+			serverLine = fmt.Sprintf("  mean over vLLM's own: infercrane %+.2f, vllm bench %+.2f (paired %+.2f)", oe, ve, added)
+		}
 		if math.Abs(om-vm) > allowed {
 			// The server's own histograms referee: a difference is ours to
 			// answer for unless ours is the closer to what the server
 			// recorded (vllm bench's client overhead on a busy host).
-			if m.excess != nil {
-				oe, _ := median(mine, m.excess)
-				ve, _ := median(theirs, m.excess)
-				if !math.IsNaN(oe) && !math.IsNaN(ve) && math.Abs(oe) <= math.Abs(ve) {
-					verdict = fmt.Sprintf("ok: beyond the spread, but infercrane's mean is %.2f ms from the server's, vllm bench's %.2f ms", oe, ve)
-				}
-			}
-			if verdict == "ok" {
+			if !math.IsNaN(added) && added <= 0 {
+				verdict = "ok: beyond the spread, but infercrane's mean is the closer to the server's"
+			} else {
 				verdict = "FAIL"
 				t.Errorf("%s: infercrane %.2f ms vs vllm bench %.2f ms differ by %.2f ms, more than their run-to-run spread %.2f ms", m.name, om, vm, om-vm, allowed)
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%-12s infercrane %8.2f  vllm bench %8.2f  diff %+7.2f  spread %6.2f  %s", m.name, om, vm, om-vm, allowed, verdict))
+		if added > addedLimitMs {
+			verdict = "FAIL"
+			t.Errorf("%s: infercrane's mean is %.2f ms further above vLLM's own histograms than vllm bench's (median over the alternating pairs), more than %.1f ms: the client adds time vllm bench does not", m.name, added, addedLimitMs)
+		}
+		lines = append(lines, fmt.Sprintf("%-12s infercrane %8.2f  vllm bench %8.2f  diff %+7.2f  spread %6.2f%s  %s", m.name, om, vm, om-vm, allowed, serverLine, verdict))
 	}
 	fidelityOut(t, "medians over runs:\n"+strings.Join(lines, "\n")+"\n")
 }
