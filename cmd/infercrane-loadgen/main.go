@@ -11,7 +11,7 @@
 // stderr. Its command line is the one `infercrane bench` accepts for the
 // same job, so either binary can serve:
 //
-//	infercrane-loadgen bench --config FILE [--url URL] [--records FILE] [--result FILE] [--json]
+//	infercrane-loadgen bench --config FILE [--url URL] [--records FILE] [--result FILE] [--server-gauges D] [--json]
 //	infercrane-loadgen probe [--timeout D] URL
 //
 // probe exits 0 when URL answers 2xx: the executor's health check of the
@@ -51,9 +51,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	url := fs.String("url", "", "server base URL (overrides the config's base_url)")
 	records := fs.String("records", "", "write per-request records (JSONL) to this file")
 	result := fs.String("result", "", "write the whole result (summary, the server's view from its /metrics, calibrations, and the records unless --records takes them) as one JSON document to this file (- for stdout, instead of the summary)")
+	gauges := fs.Duration("server-gauges", 0, "sample the server's gauges (running and waiting requests, KV-cache usage) from /metrics every D over the run, for --result's server_series and server_metrics (0: off)")
 	fs.Bool("json", true, "print the summary as JSON (always on; accepted for bench compatibility)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: infercrane-loadgen [bench] --config FILE [--url URL] [--records FILE] [--result FILE] [--json]")
+		fmt.Fprintln(stderr, "Usage: infercrane-loadgen [bench] --config FILE [--url URL] [--records FILE] [--result FILE] [--server-gauges D] [--json]")
 		fmt.Fprintln(stderr, "\nRuns the load a loadgen config describes and prints its summary as JSON.")
 		fs.PrintDefaults()
 	}
@@ -78,8 +79,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// As in `infercrane bench`: records stay in memory only when --result
 	// must carry them; with --records they stream to that file.
 	keep := *result != "" && *records == ""
-	res, err, werr := loadgen.RunRecorded(ctx, cfg, *records, keep,
-		loadgen.WithProgress(func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }, 5*time.Second))
+	opts := []loadgen.Option{loadgen.WithProgress(func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }, 5*time.Second)}
+	if *gauges > 0 {
+		opts = append(opts, loadgen.WithServerGauges(*gauges))
+	}
+	res, err, werr := loadgen.RunRecorded(ctx, cfg, *records, keep, opts...)
 	if res == nil {
 		fmt.Fprintf(stderr, "infercrane-loadgen: %v\n", err)
 		return 1

@@ -42,6 +42,7 @@ type benchFlags struct {
 	cpus      string
 	slice     time.Duration
 	warmupFor time.Duration
+	gauges    time.Duration
 	config    string
 	sliceSet  bool // --sched-slice was given
 }
@@ -50,7 +51,7 @@ type benchFlags struct {
 // where the load goes and where results go, not what load to generate (the
 // server is not part of the load).
 var benchOutputFlags = map[string]bool{"config": true, "url": true, "records": true, "result": true, "json": true,
-	"api-key-env": true, "wait": true, "cpus": true, "sched-slice": true}
+	"api-key-env": true, "wait": true, "cpus": true, "sched-slice": true, "server-gauges": true}
 
 func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "bench", usageDoc{
@@ -93,6 +94,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
 	fs.StringVar(&bf.cpus, "cpus", "", "run the load generator on these CPUs only (taskset -c syntax, e.g. 2-3); GOMAXPROCS follows unless set")
 	fs.DurationVar(&bf.slice, "sched-slice", defaultSlice, "ask the kernel scheduler (Linux 6.12+) for this base slice on every thread, so reads wake sooner on a busy host (0: the kernel's default)")
+	fs.DurationVar(&bf.gauges, "server-gauges", 0, "sample the server's gauges (running and waiting requests, KV-cache usage) from /metrics every D over the run, for --result's server_series and server_metrics (0: off)")
 	fs.StringVar(&bf.config, "config", "", "read every load setting from this JSON file (a loadgen config, the typed message the modal executor sends; - for stdin); only --url and the output and placement flags may go with it")
 	sloFlags(fs.FlagSet, &cfg.SLO)
 	pos, code, ok := fs.parse(args)
@@ -163,7 +165,11 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 	// --records (or dropped) as they finish, so memory stays flat however
 	// many requests the run makes.
 	keep := bf.result != "" && bf.records == ""
-	res, err, werr := loadgen.RunRecorded(ctx, cfg, bf.records, keep, loadgen.WithProgress(prog.update, prog.every))
+	opts := []loadgen.Option{loadgen.WithProgress(prog.update, prog.every)}
+	if bf.gauges > 0 {
+		opts = append(opts, loadgen.WithServerGauges(bf.gauges))
+	}
+	res, err, werr := loadgen.RunRecorded(ctx, cfg, bf.records, keep, opts...)
 	prog.finish()
 	if res == nil {
 		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)

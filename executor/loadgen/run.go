@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // Progress is a snapshot of a running benchmark for live displays.
@@ -57,6 +58,11 @@ type Result struct {
 	// ServerView is what the server's own latency histograms recorded
 	// during the measured requests (nil when it exposes none).
 	ServerView *ServerView `json:"server_view,omitempty"`
+	// ServerMetrics are the server's vllm:* samples at the run's end (last
+	// value of each name), and ServerSeries its SeriesMetrics gauges over
+	// the run, with WithServerGauges and a server that exposes /metrics.
+	ServerMetrics map[string]float64   `json:"server_metrics,omitempty"`
+	ServerSeries  []state.MetricSample `json:"server_series,omitempty"`
 }
 
 type runOptions struct {
@@ -68,6 +74,9 @@ type runOptions struct {
 	// values spill.
 	sink     func(*Record) error
 	spillDir string
+	// gaugeEvery, when positive, is how often the server's gauges are
+	// sampled (WithServerGauges).
+	gaugeEvery time.Duration
 }
 
 // spillLimit is how many values of each metric a run that streams its
@@ -119,7 +128,7 @@ func WithTransport(rt http.RoundTripper) Option {
 // trace replay, stopping by count or by duration plus grace. Cancelling ctx
 // stops the run; the requests cut off are recorded as cancelled and Run
 // returns the partial result with ctx's error.
-func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
+func Run(ctx context.Context, cfg Config, opts ...Option) (res *Result, err error) {
 	o := runOptions{every: 500 * time.Millisecond}
 	for _, fn := range opts {
 		fn(&o)
@@ -134,6 +143,16 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		defer o.hc.CloseIdleConnections()
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
+	if o.gaugeEvery > 0 {
+		gauges := startSeries(ctx, base, cfg.APIKey, o.gaugeEvery)
+		defer func() {
+			if res != nil {
+				res.ServerMetrics, res.ServerSeries = gauges.finish(ctx, base, cfg.APIKey, res.Started)
+			} else {
+				gauges.stop()
+			}
+		}()
+	}
 	chat := cfg.API == "chat"
 	cal := &calibrator{client: o.hc, base: base, model: cfg.Model, apiKey: cfg.APIKey, chat: chat,
 		seed: cfg.Seed, byToken: map[int]Calibration{}}
@@ -150,7 +169,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming,
 		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond, red: redact.New(append([]string{cfg.APIKey}, cfg.Redact...)...)}
-	res := &Result{Started: time.Now()}
+	res = &Result{Started: time.Now()}
 	r.c.start = res.Started
 	r.prewarm(ctx, base)
 	if cfg.Warmup > 0 || cfg.WarmupDurationMs > 0 {

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/planner/load"
@@ -30,7 +29,7 @@ func counters(t *testing.T, url string) map[string]float64 {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	return executor.ParseMetrics(io.Reader(resp.Body))
+	return loadgen.ParseMetrics(io.Reader(resp.Body))
 }
 
 // With prefix caching on, the engine serves exactly the whole blocks a

@@ -113,10 +113,12 @@ func LoadMessage(model string, c loadgen.Config) ([]byte, error) {
 // server on localhost, streams the per-request records to records and
 // prints its result (loadgen.Result without the records: the summary and
 // the server's view, read from the server's /metrics right before and
-// after the measured requests) as JSON on stdout. Both infercrane-loadgen
+// after the measured requests, and its gauges sampled over the run as the
+// local executors sample them) as JSON on stdout. Both infercrane-loadgen
 // and infercrane accept it and print the same document.
 func BenchCommand(config, records string) []string {
-	return []string{RemoteBinary, "bench", "--url", localURL, "--config", config, "--records", records, "--result", "-"}
+	return []string{RemoteBinary, "bench", "--url", localURL, "--config", config, "--records", records, "--result", "-",
+		"--server-gauges", loadgen.DefaultGaugeInterval.String()}
 }
 
 // loadPath is where a run's load message is copied in the sandbox.

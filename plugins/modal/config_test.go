@@ -197,7 +197,7 @@ func TestLoadMessage(t *testing.T) {
 		t.Fatalf("the load changed on the way:\n got %+v\nwant %+v", got, want)
 	}
 	argv := strings.Join(BenchCommand("/infercrane/runs/l-1.load.json", "/infercrane/runs/l-1.jsonl"), " ")
-	if argv != RemoteBinary+" bench --url http://127.0.0.1:8000 --config /infercrane/runs/l-1.load.json --records /infercrane/runs/l-1.jsonl --result -" {
+	if argv != RemoteBinary+" bench --url http://127.0.0.1:8000 --config /infercrane/runs/l-1.load.json --records /infercrane/runs/l-1.jsonl --result - --server-gauges 500ms" {
 		t.Fatal(argv)
 	}
 }

@@ -86,6 +86,15 @@ func TestDeployRunTeardown(t *testing.T) {
 		// histograms before and after the measured requests and sent
 		// them back: this run's 6 requests, not the previous run's too.
 		checkServerView(t, fmt.Sprintf("run %d", run), res.Summary, res.ServerView)
+		// And its gauges, sampled over the run as the local executors do.
+		if res.ServerMetrics == nil || len(res.ServerSeries) < 2 {
+			t.Fatalf("run %d: server metrics %v, %d gauge samples; want the last values and a series", run, res.ServerMetrics, len(res.ServerSeries))
+		}
+		for _, smp := range res.ServerSeries {
+			if _, ok := smp.Values["vllm:num_requests_running"]; !ok {
+				t.Fatalf("run %d: gauge sample %+v lacks vllm:num_requests_running", run, smp)
+			}
+		}
 	}
 	if err := f.exec.Teardown(t.Context(), srv); err != nil {
 		t.Fatal(err)

@@ -85,10 +85,12 @@ func (e *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 		return nil, fmt.Errorf("modal executor: run %d of lane %s: %w", r.Run, r.Lane, err)
 	}
 	dep.log.note("run %d of lane %s: %d of %d requests succeeded in %.1fs", r.Run, r.Lane, sum.Succeeded, sum.Requests, elapsed)
-	// The server's view travels as the local executor's does (RunLoad):
-	// the runner keeps it with the run, and the evidence reconciles the
-	// client's figures with it.
-	return &executor.RunResult{Summary: sum, Records: recs, ServerView: res.ServerView, GPUSeconds: elapsed * float64(dep.gpus)}, nil
+	// The server's view and gauges travel as the local executor's do
+	// (RunLoad): the runner keeps them with the run, the evidence
+	// reconciles the client's figures with the view, the report draws the
+	// gauges.
+	return &executor.RunResult{Summary: sum, Records: recs, ServerView: res.ServerView,
+		ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries, GPUSeconds: elapsed * float64(dep.gpus)}, nil
 }
 
 // copyLoad writes the run's load message to a local file and copies it
