@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"encoding/json"
 	"regexp"
 	"sort"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/infercrane/infercrane/lang"
 	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // Redacted replaces secret values in plans.
@@ -218,16 +216,9 @@ func ctyToAny(v cty.Value) any {
 	if !v.IsWhollyKnown() {
 		return "(known after apply)"
 	}
-	if v.IsNull() {
-		return nil
-	}
-	b, err := ctyjson.Marshal(v, v.Type())
+	x, err := lang.JSONValue(v)
 	if err != nil {
 		return v.GoString()
-	}
-	var x any
-	if err := json.Unmarshal(b, &x); err != nil {
-		return string(b)
 	}
 	return x
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -20,7 +19,6 @@ import (
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/workload"
 	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // Published Modal prices for CPU sandboxes (per physical core and per GiB
@@ -498,19 +496,13 @@ func ctyAttrs(attrs map[string]cty.Value) (map[string]any, error) {
 		if !v.IsWhollyKnown() {
 			return nil, fmt.Errorf("executor attribute %s is not known yet", name)
 		}
-		v, _ = v.UnmarkDeep()
-		if v.IsNull() {
-			continue
-		}
-		b, err := ctyjson.Marshal(v, v.Type())
+		x, err := lang.JSONValue(v)
 		if err != nil {
 			return nil, err
 		}
-		var x any
-		if err := json.Unmarshal(b, &x); err != nil {
-			return nil, err
+		if x != nil {
+			out[name] = x
 		}
-		out[name] = x
 	}
 	return out, nil
 }
