@@ -124,8 +124,9 @@ func newPredictor(l *lanePlan) *perfPredictor {
 }
 
 // SimSpeedup is the time compression of a lane on the simulated engine in
-// model timing, read from its resolved executor settings (1 elsewhere, and
-// for a format 1 plan's lane without settings that set it).
+// model timing, read from its resolved executor settings; 1 on other
+// executors and in constant timing. A format 1 plan's lane has no settings:
+// its executor_config is read instead, where an unset speedup was 1.
 func SimSpeedup(l *Lane) float64 {
 	if l.Inputs.ExecutorType != "sim" {
 		return 1
