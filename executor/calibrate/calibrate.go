@@ -192,10 +192,13 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				continue
 			}
 			for _, c := range m.Campaigns {
-				obs, g, warn := observations(&ev, m, c, snap, planned[c.Lane])
+				obs, g, warn, note := observations(&ev, m, c, snap, planned[c.Lane])
 				if warn != "" {
 					warnings = append(warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
 					continue
+				}
+				if note != "" {
+					warnings = append(warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, note))
 				}
 				key := g.gpuType + "\x00" + g.engine + "\x00" + g.version
 				if groups[key] == nil {
@@ -241,8 +244,54 @@ func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
 }
 
 // observations turns one campaign into observations: one per run from the
-// state's records, or one from the aggregate.
-func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *perf.Lane) ([]perf.Observation, *group, string) {
+// state's records, or one from the aggregate. warn says why the campaign
+// cannot be used; note is something about it the user should know.
+func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *perf.Lane) (obs []perf.Observation, gr *group, warn, note string) {
+	obs, gr, warn = campaignObservations(ev, m, c, snap, planned)
+	if warn != "" {
+		return nil, nil, warn, ""
+	}
+	var hits, queried float64
+	for _, r := range c.Runs {
+		if v := r.ServerView; v != nil && v.PrefixCache != nil {
+			hits += v.PrefixCache.HitTokens
+			queried += v.PrefixCache.QueriedTokens
+		}
+	}
+	if hits > 0 {
+		note = fmt.Sprintf("the server's prefix cache served %.0f of the %.0f prompt tokens the measured requests sent, though the shape's prompts share nothing: they met prompts of an earlier lane on the same server (evidence from before infercrane salted prompts per lane?); the fit models the cached tokens the records or the server's counters report", hits, queried)
+	}
+	return obs, gr, "", note
+}
+
+// cachedPerRequest is the prompt tokens per measured request that the
+// server's prefix cache served in run run of c (0: over all its runs),
+// from the server's counters (server_view), in whole blocks. A fixed
+// shape's prompts share nothing, so such hits are prompts an earlier lane
+// sent to the same server (evidence written before the load generator
+// salted prompts per lane): the prefills were shorter than the shape's,
+// and the model is told so.
+func cachedPerRequest(c report.Campaign, run, blockSize int) int {
+	var hits float64
+	n := 0
+	for _, r := range c.Runs {
+		if run != 0 && r.Run != run {
+			continue
+		}
+		if v := r.ServerView; v != nil && v.PrefixCache != nil {
+			hits += v.PrefixCache.HitTokens
+			n += r.Succeeded
+		}
+	}
+	if hits <= 0 || n == 0 {
+		return 0
+	}
+	b := max(blockSize, 1)
+	return int(hits/float64(n)) / b * b
+}
+
+// campaignObservations is observations without the prefix-cache check.
+func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *perf.Lane) ([]perf.Observation, *group, string) {
 	arch, ok := perf.LookupModel(m.Model)
 	if planned != nil {
 		arch, ok = planned.Model, true
@@ -314,6 +363,7 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 		if len(meas) == 0 {
 			return nil, nil, "the aggregate has no latency or throughput figures"
 		}
+		load.CachedTokens = min(cachedPerRequest(c, 0, lane.Engine.BlockSize), load.InputTokens-1)
 		return []perf.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
 	}
 	rec := snap.Lanes[c.Lane]
@@ -334,12 +384,28 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 		l := load
 		l.Seed = ev.Environment.RandomSeed + int64(rr.Run-1)
 		l.Sizes, l.WarmupSizes = recordSizes(recs)
+		if cached := cachedPerRequest(c, rr.Run, lane.Engine.BlockSize); cached > 0 && !anyCached(l.Sizes) {
+			for j := range l.Sizes {
+				l.Sizes[j].Cached = min(cached, l.Sizes[j].Input-1)
+			}
+		}
 		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
 	}
 	if len(obs) == 0 {
 		return nil, nil, "no run has a succeeded request"
 	}
 	return obs, gr, ""
+}
+
+// anyCached reports whether the records said a request's prompt was
+// partly cached (the server reports it per request).
+func anyCached(sizes []perf.RequestSize) bool {
+	for _, z := range sizes {
+		if z.Cached > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // recordSizes are the sizes the server saw, in send order, of a run's
