@@ -297,44 +297,97 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 		}
 		return out
 	}
-	cost := func(x []float64) float64 { return f.cost(full(x)) }
+	// A weak prior on the starting values (a log standard deviation of
+	// fitPriorSD) settles the directions the figures leave flat (a
+	// parameter no figure depends on, two that trade against each other)
+	// at the start instead of wherever the search stops, while costing an
+	// identified parameter next to nothing.
+	cost := func(x []float64) float64 {
+		p := full(x)
+		c := f.cost(p)
+		for _, j := range idx {
+			d := math.Log(get(p, j)/get(start, j)) / fitPriorSD
+			c += d * d
+		}
+		return c
+	}
 	x := sub(start)
 	best := cost(x)
 	if math.IsInf(best, 1) {
 		return start, fmt.Errorf("the model cannot simulate the observations at the starting parameters: %v", f.lastErr)
 	}
 	// The objective has local minima (which step a request joins changes
-	// in jumps), so first scan a coarse grid around the start, over the
-	// free parameters, and keep the best point.
-	factors := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}}
-	var grid func(j int, p Params)
-	grid = func(j int, p Params) {
+	// in jumps; a vanishing step overhead that a low efficiency makes up
+	// for), so the search is coarse to fine from several starts: a grid
+	// relative to the start and one over the parameters' plausible ranges
+	// whatever the start (catalog values can be far off), then short
+	// Nelder-Mead runs from the best few distinct grid points, then
+	// restarts with simplexes of several sizes from the best of those.
+	type cand struct {
+		x []float64
+		c float64
+	}
+	cands := []cand{{x, best}}
+	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}}
+	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}}
+	var grid func(j int, p Params, abs bool)
+	grid = func(j int, p Params, abs bool) {
 		if j == numParams {
-			if c := cost(sub(p)); c < best {
-				x, best = sub(p), c
-			}
+			v := sub(p)
+			cands = append(cands, cand{v, cost(v)})
 			return
 		}
 		if !free[j] {
-			grid(j+1, p)
+			grid(j+1, p, abs)
 			return
 		}
-		for _, k := range factors[j] {
+		levels := relative[j]
+		if abs {
+			levels = absolute[j]
+		}
+		for _, k := range levels {
 			q := p
-			switch j {
-			case 0:
+			switch {
+			case abs:
+				q = setParam(q, j, k)
+			case j == 0:
 				q.PrefillMFU = math.Min(start.PrefillMFU*k, 0.95)
-			case 1:
+			case j == 1:
 				q.DecodeEfficiency = math.Min(start.DecodeEfficiency*k, 0.95)
-			case 2:
+			case j == 2:
 				q.StepOverheadMs = math.Max(start.StepOverheadMs, 0.1) * k
-			case 3:
+			case j == 3:
 				q.RequestOverheadMs = math.Max(start.RequestOverheadMs, 0.1) * k
 			}
-			grid(j+1, q)
+			grid(j+1, q, abs)
 		}
 	}
-	grid(0, start)
+	grid(0, start, false)
+	grid(0, start, true)
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].c < cands[j].c })
+	var seeds []cand
+	for _, c := range cands {
+		if math.IsInf(c.c, 1) || len(seeds) == fitStarts {
+			break
+		}
+		distinct := true
+		for _, s := range seeds {
+			if dist(s.x, c.x) < 0.5 {
+				distinct = false
+			}
+		}
+		if distinct {
+			seeds = append(seeds, c)
+		}
+	}
+	x, best = cands[0].x, cands[0].c
+	for _, sd := range seeds {
+		nx, nc := nelderMead(cost, sd.x, 0.5, 300)
+		nx, nc = nelderMead(cost, nx, 0.1, 300)
+		if nc < best {
+			x, best = nx, nc
+		}
+	}
 	// The objective is piecewise smooth (a request that reaches the engine
 	// just before or after a step's decision joins a different step), so
 	// restart from the best point with simplexes of several sizes.
@@ -347,6 +400,38 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 		}
 	}
 	return full(x), nil
+}
+
+// fitPriorSD is the log standard deviation of the fit's weak prior on the
+// starting values: a factor of e either way is one unit of cost, what a
+// single figure off by about 7% costs.
+const fitPriorSD = 1.0
+
+// fitStarts is how many distinct grid points the fit refines.
+const fitStarts = 3
+
+// dist is the Euclidean distance of two points of the fit's space.
+func dist(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return math.Sqrt(d)
+}
+
+// setParam returns p with parameter j set to v.
+func setParam(p Params, j int, v float64) Params {
+	switch j {
+	case 0:
+		p.PrefillMFU = v
+	case 1:
+		p.DecodeEfficiency = v
+	case 2:
+		p.StepOverheadMs = v
+	case 3:
+		p.RequestOverheadMs = v
+	}
+	return p
 }
 
 // jacobianStep is the relative change of a parameter for its finite
