@@ -1,0 +1,39 @@
+package calibrate
+
+import (
+	"testing"
+
+	"github.com/infercrane/infercrane/executor/report"
+)
+
+// In a screen comparing runtimes each campaign is modelled with its own
+// runtime's settings, not the screen's first.
+func TestObservationsUseTheCampaignsRuntime(t *testing.T) {
+	p95 := 40.0
+	camp := func(runtime string) report.Campaign {
+		return report.Campaign{Profile: "chat", Lane: "lane-" + runtime, GPU: "l40s", GPUType: "L40S", Runtime: runtime,
+			Workload:  report.Workload{InputTokens: 512, OutputTokens: 32, Concurrency: 4, RequestsPerRun: 16, TemplateHeadroom: 32},
+			Aggregate: report.Metrics{OutputTokenThroughput: 100, Latencies: report.Latencies{TTFTP95Ms: &p95}}}
+	}
+	ev := &report.Evidence{Environment: report.Environment{
+		GPURequest: []string{"L40S x1"},
+		Runtime:    report.Runtime{Engine: "vllm", Version: "0.22.1", Args: []string{}},
+		Runtimes: []report.Runtime{
+			{Name: "wide", Engine: "vllm", Version: "0.22.1", Args: []string{}},
+			{Name: "narrow", Engine: "vllm", Version: "0.22.1", Args: []string{"--max-num-seqs", "2", "--no-enable-prefix-caching"}},
+		},
+	}}
+	m := report.ModelEvidence{Name: "q06", Model: "Qwen/Qwen3-0.6B", Campaigns: []report.Campaign{camp("wide"), camp("narrow")}}
+	seqs := map[string]int{}
+	caching := map[string]bool{}
+	for _, c := range m.Campaigns {
+		obs, _, why := observations(ev, m, c, nil, nil)
+		if why != "" || len(obs) != 1 {
+			t.Fatalf("%s: %d observations (%s)", c.Runtime, len(obs), why)
+		}
+		seqs[c.Runtime], caching[c.Runtime] = obs[0].Lane.Engine.MaxNumSeqs, obs[0].Lane.Engine.PrefixCaching
+	}
+	if seqs["narrow"] != 2 || seqs["wide"] == 2 || caching["narrow"] || !caching["wide"] {
+		t.Errorf("max_num_seqs %v, prefix caching %v: want each campaign's own runtime", seqs, caching)
+	}
+}
