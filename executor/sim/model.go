@@ -9,24 +9,31 @@ import (
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
-// modelTiming is model mode: the performance model's continuous-batching
-// scheduler (perf.Scheduler, the same one the planner runs in virtual time
-// to estimate a lane) driven in real time. Each request waits the
-// per-request overhead after it arrives, then joins the scheduler's queue;
-// one loop runs steps back to back, each lasting perf.Lane.StepSeconds
-// divided by Speedup on a timeline that does not drift, and at a step's
-// end each request that sampled a token is woken.
+// modelTiming is model mode: the performance model's engine (perf.Engine,
+// its continuous-batching scheduler and the rule for which step a request
+// joins, the same the planner runs in virtual time to estimate a lane)
+// driven in real time. A request is handed to the engine when it arrives,
+// stamped with its arrival; it enters the engine's queue the per-request
+// overhead later on the engine's timeline. One loop runs the steps on a
+// timeline that does not drift: each starts when the previous ends (or,
+// on an idle engine, when the first request enters), takes the requests
+// that entered by then, and lasts perf.Lane.StepSeconds divided by
+// Speedup; at a step's end each request that sampled a token is woken.
+// The timeline decides, not the order in which goroutines wake, so the
+// engine joins requests to steps as the virtual run does.
 type modelTiming struct {
 	srv        perf.Lane
 	maxWaiting int
 	speedup    float64
-	overhead   time.Duration
 	metrics    *metrics
 	clock      *preciseClock
+	// epoch is the engine's time zero: timeline second v is real time
+	// epoch + v / speedup.
+	epoch time.Time
 
 	mu          sync.Mutex
-	sched       *perf.Scheduler
-	preemptions int // of sched, already counted in metrics
+	eng         *perf.Engine
+	preemptions int // of the scheduler, already counted in metrics
 
 	wake chan struct{}
 	stop chan struct{}
@@ -41,30 +48,36 @@ func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, e
 	}
 	mt := &modelTiming{
 		srv: srv, maxWaiting: o.MaxWaiting, speedup: o.Speedup, metrics: m,
-		overhead: time.Duration(srv.RequestOverheadSeconds() / o.Speedup * float64(time.Second)),
-		clock:    clock,
-		sched:    perf.NewScheduler(srv.Engine),
-		wake:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		clock: clock,
+		epoch: time.Now(),
+		eng:   perf.NewEngine(srv, 0),
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	return mt, nil
 }
 
+// timeline converts real time t to the engine's timeline.
+func (mt *modelTiming) timeline(t time.Time) float64 {
+	return t.Sub(mt.epoch).Seconds() * mt.speedup
+}
+
+// real converts timeline second v to real time.
+func (mt *modelTiming) real(v float64) time.Time {
+	return mt.epoch.Add(time.Duration(math.Round(v / mt.speedup * float64(time.Second))))
+}
+
 func (mt *modelTiming) admit(g *genState) error {
-	// Per-request overhead (HTTP, tokenisation) before the engine sees it,
-	// counted from the request's arrival as the estimator counts it.
-	if d := time.Until(g.arrival.Add(mt.overhead)); d > 0 {
-		sl := newSleeper(mt.clock)
-		sl.until(context.Background(), mt.stop, g.arrival.Add(mt.overhead))
-	}
 	mt.mu.Lock()
-	if mt.maxWaiting > 0 && mt.sched.Waiting() >= mt.maxWaiting {
+	if mt.maxWaiting > 0 && mt.eng.Waiting() >= mt.maxWaiting {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
 	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Cached: g.cached, Data: g}
-	mt.sched.Add(&g.seq)
+	// The per-request overhead (HTTP, tokenisation) counts from the
+	// request's arrival, as the estimator counts it from the send.
+	mt.eng.Arrive(&g.seq, mt.timeline(g.arrival))
 	mt.mu.Unlock()
 	mt.kick()
 	return nil
@@ -97,14 +110,16 @@ func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genSta
 
 func (mt *modelTiming) release(g *genState) {
 	mt.mu.Lock()
-	defer mt.mu.Unlock()
-	mt.sched.Abort(&g.seq)
+	mt.eng.Abort(&g.seq)
+	mt.mu.Unlock()
+	mt.kick() // freed blocks may let a waiting request in
 }
 
 func (mt *modelTiming) gauges() (int, int, float64) {
 	mt.mu.Lock()
 	defer mt.mu.Unlock()
-	return mt.sched.Running(), mt.sched.Waiting(), mt.sched.KVUsage()
+	s := mt.eng.Scheduler()
+	return s.Running(), s.Waiting(), s.KVUsage()
 }
 
 func (mt *modelTiming) close() {
@@ -130,47 +145,38 @@ func (mt *modelTiming) loop() {
 	defer close(mt.done)
 	sl := newSleeper(mt.clock)
 	var st perf.Step
-	decision := time.Duration(mt.srv.DecisionSeconds() / mt.speedup * float64(time.Second))
-	var end time.Time // end of the previous step on the simulated timeline
 	for {
 		mt.mu.Lock()
-		idle := mt.sched.Idle()
+		start, ok := mt.eng.Next()
 		mt.mu.Unlock()
-		if idle {
+		if !ok {
 			select {
 			case <-mt.wake:
-				end = time.Time{}
 				continue
 			case <-mt.stop:
 				return
 			}
 		}
-		now := time.Now()
-		if end.IsZero() || now.Sub(end) > maxLag {
-			if !end.IsZero() {
-				mt.metrics.timelineResets.Add(1)
-			}
-			end = now
-		}
-		// The step's overhead comes first; requests admitted meanwhile
-		// join it (perf.Lane.DecisionSeconds), as in the estimator.
-		decide := end.Add(decision)
-		if !sl.until(context.Background(), mt.stop, decide) {
+		// Requests arrive an overhead before they enter, so by the time
+		// a step starts the engine knows every request that entered by
+		// then.
+		if due := mt.real(start); !sl.until(context.Background(), mt.stop, due) {
 			return
+		} else if now := time.Now(); now.Sub(due) > maxLag {
+			mt.metrics.timelineResets.Add(1)
+			start = mt.timeline(now)
 		}
 		mt.mu.Lock()
-		mt.sched.Schedule(&st)
-		if n := mt.sched.Preemptions; n > mt.preemptions {
+		secs := mt.eng.Begin(start, &st)
+		if n := mt.eng.Scheduler().Preemptions; n > mt.preemptions {
 			mt.metrics.preemptions.Add(int64(n - mt.preemptions))
 			mt.preemptions = n
 		}
 		mt.mu.Unlock()
-		if len(st.Seqs) == 0 {
-			end = time.Time{}
+		if secs == 0 {
 			continue
 		}
-		secs := mt.srv.StepSeconds(&st)/mt.speedup - decision.Seconds()
-		end = decide.Add(time.Duration(math.Round(secs * float64(time.Second))))
+		end := mt.real(start + secs)
 		if !sl.until(context.Background(), mt.stop, end) {
 			return
 		}
@@ -181,7 +187,7 @@ func (mt *modelTiming) loop() {
 			mt.metrics.lateSteps.Add(1)
 		}
 		mt.mu.Lock()
-		mt.sched.Complete(&st, sampled)
+		mt.eng.End(&st, sampled)
 		mt.mu.Unlock()
 	}
 }

@@ -50,14 +50,7 @@ func (s Lane) StepSeconds(st *Step) float64 {
 	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
 }
 
-// DecisionSeconds is when, into a step, the engine decides what the step
-// computes: a step is its overhead (scheduling, preparing inputs,
-// sampling, output processing) then its compute, and requests that reach
-// the engine during the overhead join the step. On an idle engine the step
-// starts when the first request arrives, so those arriving within the
-// overhead of it are batched with it.
-func (s Lane) DecisionSeconds() float64 { return s.Hardware.Assume.StepOverheadMs / 1000 }
-
 // RequestOverheadSeconds is the fixed time between a request's send and
-// the engine seeing it (HTTP, tokenisation).
+// its entering the engine (HTTP, chat template, tokenisation); when the
+// engine takes it into a step is Engine's rule.
 func (s Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }

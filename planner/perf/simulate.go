@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -98,26 +97,6 @@ type vreq struct {
 	enter             float64 // when the engine sees it
 }
 
-// enterHeap orders requests by the time the engine sees them, then by
-// send order.
-type enterHeap []*vreq
-
-func (h enterHeap) Len() int { return len(h) }
-func (h enterHeap) Less(i, j int) bool {
-	if h[i].enter != h[j].enter {
-		return h[i].enter < h[j].enter
-	}
-	return h[i].index < h[j].index
-}
-func (h enterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *enterHeap) Push(x any)   { *h = append(*h, x.(*vreq)) }
-func (h *enterHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // weighted is one ITL value with its multiplicity.
 type weighted struct {
 	v float64
@@ -201,20 +180,19 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 	if n <= 0 {
 		return out, t0, nil
 	}
-	sched := NewScheduler(s.Engine)
-	overhead := s.RequestOverheadSeconds()
+	eng := NewEngine(s, t0)
+	sched := eng.Scheduler()
 	reqs := make([]vreq, n)
-	var pending enterHeap
 	sent := 0
 	// sendAt sends request i; requests go out in index order except in a
 	// closed loop of sessions, where each stream sends its session's turns.
 	sendAt := func(i int, at float64, worker int) {
 		r := &reqs[i]
-		r.index, r.sent, r.worker, r.enter = i, at, worker, at+overhead
+		r.index, r.sent, r.worker = i, at, worker
 		z := l.size(i)
 		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r}
 		sent++
-		heap.Push(&pending, r)
+		r.enter = eng.Arrive(&r.seq, at)
 	}
 	send := func(at float64, worker int) { sendAt(sent, at, worker) }
 	sessions := newSessionQueue(l, n)
@@ -300,30 +278,22 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		if out.Steps > maxSteps {
 			return out, t, fmt.Errorf("the virtual run did not finish within %d steps", maxSteps)
 		}
-		if sched.Idle() {
-			if len(pending) == 0 {
+		start, ok := eng.Next()
+		if !ok {
+			if sched.Idle() {
 				return out, t, fmt.Errorf("the virtual run stalled with %d of %d requests done", done, n)
 			}
-			t = math.Max(t, pending[0].enter)
+			return out, t, fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
 		}
-		// A step decides what it computes after its overhead (see
-		// Lane.DecisionSeconds): requests that entered by then join it.
-		decide := t + s.DecisionSeconds()
-		for len(pending) > 0 && pending[0].enter <= decide {
-			sched.Add(&heap.Pop(&pending).(*vreq).seq)
-		}
-		sched.Schedule(&step)
-		if len(step.Seqs) == 0 {
-			if len(pending) == 0 {
-				return out, t, fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
-			}
-			t = math.Max(t, pending[0].enter)
+		t = start
+		d := eng.Begin(t, &step)
+		if d == 0 {
 			continue
 		}
-		t += s.StepSeconds(&step)
+		t += d
 		out.Steps++
-		sched.Complete(&step, completed)
-		t = s.skipDecodes(sched, pending, t, itl, &out.Steps)
+		eng.End(&step, completed)
+		t = s.skipDecodes(eng, t, itl, &out.Steps)
 	}
 	out.Preemptions = sched.Preemptions
 	ttft, tpot, lat := make([]float64, n), make([]float64, 0, n), make([]float64, n)
@@ -352,19 +322,20 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 
 // skipDecodes runs the pure decode steps that follow (when every running
 // request decodes and nothing waits) up to the step before a request
-// finishes, the cache needs a preemption or a pending request enters, in
-// closed form instead of one by one: the same steps and times as stepping
-// (up to rounding), and the same gaps (every running request sampled its
-// last token at t, so each gap is its step's duration).
-func (s Lane) skipDecodes(sched *Scheduler, pending enterHeap, t float64, itl itlHist, steps *int) float64 {
+// finishes, the cache needs a preemption or a request on its way enters,
+// in closed form instead of one by one: the same steps and times as
+// stepping (up to rounding), and the same gaps (every running request
+// sampled its last token at t, so each gap is its step's duration).
+func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
+	sched := eng.sched
 	b, kv, k := sched.decodeRun(maxSteps)
 	if k == 0 || !skipDecodePhases {
 		return t
 	}
 	line := s.decodeLine(b, kv)
-	if len(pending) > 0 {
-		// Only steps that decide before the next request enters.
-		next := pending[0].enter - line.o
+	if next := eng.NextEntry(); !math.IsInf(next, 1) {
+		// Only steps that start before the next request enters (one that
+		// enters at a step's start joins it).
 		if t >= next {
 			return t
 		}
@@ -385,6 +356,7 @@ func (s Lane) skipDecodes(sched *Scheduler, pending enterHeap, t float64, itl it
 	t += line.sum(k)
 	*steps += k
 	sched.advanceDecode(k, func(q *Seq) { q.Data.(*vreq).prev = t })
+	eng.end = t
 	return t
 }
 
