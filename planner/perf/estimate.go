@@ -27,11 +27,12 @@ type Estimate struct {
 }
 
 // Estimate simulates runs runs of l (run i with seed l.Seed + i, as the
-// executor seeds them) and summarises them. A closed loop does not depend
-// on the seed, so it is simulated once.
+// executor seeds them) and summarises them. A closed loop, or an open one
+// at given send times, does not depend on the seed, so it is simulated
+// once.
 func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 	runs = max(runs, 1)
-	if l.RequestRate <= 0 {
+	if l.RequestRate <= 0 || len(l.Sends) > 0 {
 		runs = 1
 	}
 	var e Estimate

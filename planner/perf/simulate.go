@@ -37,6 +37,11 @@ type Load struct {
 	// WarmupSizes the warmup requests'; they replace InputTokens,
 	// OutputTokens and CachedTokens.
 	Sizes, WarmupSizes []RequestSize
+	// Sends, when set, are the measured phase's send offsets in seconds
+	// from its start, one per request in send order, in place of the
+	// Arrivals schedule: an open loop replayed at given times (a trace, or
+	// the sends a run actually made). The concurrency cap still applies.
+	Sends []float64
 }
 
 // RequestSize is one request's prompt and output tokens and the prompt
@@ -144,14 +149,14 @@ func (s Lane) Run(l Load) (RunStats, error) {
 			return RunStats{}, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", z.Input, z.Output)
 		}
 	}
-	if l.RequestRate <= 0 && l.Concurrency < 1 {
+	if l.RequestRate <= 0 && len(l.Sends) == 0 && l.Concurrency < 1 {
 		return RunStats{}, errors.New("set a concurrency (closed loop) or a request rate (open loop)")
 	}
 	var st RunStats
 	t := 0.0
 	if l.Warmup > 0 {
 		w := l
-		w.Requests, w.RequestRate, w.RampUpMs, w.Sizes = l.Warmup, 0, 0, l.WarmupSizes
+		w.Requests, w.RequestRate, w.RampUpMs, w.Sizes, w.Sends = l.Warmup, 0, 0, l.WarmupSizes, nil
 		if w.Concurrency < 1 {
 			w.Concurrency = min(l.Warmup, 16)
 		}
@@ -196,21 +201,31 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 	}
 	send := func(at float64, worker int) { sendAt(sent, at, worker) }
 	sessions := newSessionQueue(l, n)
-	open := l.RequestRate > 0
-	var arr *Arrivals
-	var nextSched float64 // open loop: the next request's scheduled time
+	open := l.RequestRate > 0 || len(l.Sends) > 0
+	// next returns the open loop's next scheduled send.
+	var next func() float64
 	inflight, blocked := 0, false
 	lastSend := t0
-	if open {
-		a, err := NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
+	switch {
+	case len(l.Sends) > 0:
+		if len(l.Sends) < n {
+			return out, t0, fmt.Errorf("%d send times for %d requests", len(l.Sends), n)
+		}
+		k := 0
+		next = func() float64 { k++; return t0 + l.Sends[k-1] }
+	case open:
+		arr, err := NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
 		if err == nil {
-			err = a.Modulate(l.Curve, l.CurveStepSeconds)
+			err = arr.Modulate(l.Curve, l.CurveStepSeconds)
 		}
 		if err != nil {
 			return out, t0, err
 		}
-		arr = a
-		nextSched = t0 + float64(arr.Next())/1e9
+		next = func() float64 { return t0 + float64(arr.Next())/1e9 }
+	}
+	var nextSched float64 // open loop: the next request's scheduled time
+	if open {
+		nextSched = next()
 	}
 	// dispatch sends open-loop requests whose slot is free at time now.
 	dispatch := func(now float64) {
@@ -224,7 +239,7 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 			lastSend = at
 			inflight++
 			if sent < n {
-				nextSched = t0 + float64(arr.Next())/1e9
+				nextSched = next()
 			}
 		}
 		blocked = false
@@ -513,7 +528,7 @@ type sessionQueue struct {
 // newSessionQueue returns the sessions of the first n requests of l, or
 // nil when l has none (or runs open loop).
 func newSessionQueue(l Load, n int) *sessionQueue {
-	if l.RequestRate > 0 || len(l.Sizes) == 0 {
+	if l.RequestRate > 0 || len(l.Sends) > 0 || len(l.Sizes) == 0 {
 		return nil
 	}
 	q := &sessionQueue{n: n, follow: make([]bool, n)}

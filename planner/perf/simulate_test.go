@@ -113,6 +113,34 @@ func TestRunConcurrencyAndOpenLoop(t *testing.T) {
 	}
 }
 
+// TestRunAtGivenSendTimes: an open loop replayed at given send times is
+// the open loop whose schedule they are.
+func TestRunAtGivenSendTimes(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	l := Load{InputTokens: 512, OutputTokens: 64, Concurrency: 4, RequestRate: 30, Arrival: ArrivalPoisson, Requests: 40, Warmup: 2, Seed: 9}
+	want, err := s.Run(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := NewArrivals(l.RequestRate, l.Arrival, 0, l.Seed)
+	replay := l
+	replay.RequestRate, replay.Arrival = 0, ""
+	for range l.Requests {
+		replay.Sends = append(replay.Sends, float64(a.Next())/1e9)
+	}
+	got, err := s.Run(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TTFT != want.TTFT || got.Latency != want.Latency || got.Steps != want.Steps {
+		t.Errorf("replayed sends: ttft %+v latency %+v steps %d; the schedule's: %+v %+v %d", got.TTFT, got.Latency, got.Steps, want.TTFT, want.Latency, want.Steps)
+	}
+	replay.Sends = replay.Sends[:10]
+	if _, err := s.Run(replay); err == nil {
+		t.Error("10 send times for 40 requests must be refused")
+	}
+}
+
 func TestRunPreemptsUnderKVPressure(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B")
 	h := hw("T4", 1)
