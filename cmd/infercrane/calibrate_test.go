@@ -416,7 +416,7 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 	for _, ld := range []perf.Load{
 		{InputTokens: 800, OutputTokens: 200, Concurrency: 8, Requests: 32},
 		{InputTokens: 1500, OutputTokens: 100, Concurrency: 4, Requests: 16},
-		{InputTokens: 256, OutputTokens: 128, Concurrency: 64, RequestRate: 8, Requests: 40, Seed: 5},
+		{InputTokens: 256, OutputTokens: 128, Concurrency: 64, RequestRate: 8, Requests: 400, Seed: 5},
 	} {
 		want, err1 := truth.Estimate(ld, 1)
 		got, err2 := fit.Estimate(ld, 1)
