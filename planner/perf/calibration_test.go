@@ -65,3 +65,33 @@ func TestUncertaintyOfUnidentifiedParameters(t *testing.T) {
 		t.Errorf("step overhead unidentified: TPOT range %v, want the catalog's 25%%", u.TPOT)
 	}
 }
+
+// FuzzParseCalibration: any input is either refused with an error or
+// read into a calibration whose digest checks and which reads back the
+// same after writing it again (identification included).
+func FuzzParseCalibration(f *testing.F) {
+	c := sampleCalibration()
+	c.Fits[0].Fit.Identification = map[string]Identification{"prefill_mfu": {Identified: false, RelStdErr: 1000, Held: true, Reason: "r"}}
+	c.Digest = c.ComputeDigest()
+	b, _ := json.Marshal(c)
+	f.Add(b)
+	f.Add([]byte(`{"schema_version":"infercrane.calibration/v1"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ParseCalibration(data)
+		if err != nil {
+			return
+		}
+		if got.ComputeDigest() != got.Digest {
+			t.Fatalf("accepted a calibration whose digest does not check")
+		}
+		again, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseCalibration(again)
+		if err != nil || back.Digest != got.Digest {
+			t.Fatalf("a calibration read does not read back after writing: %v", err)
+		}
+	})
+}
