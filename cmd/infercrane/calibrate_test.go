@@ -297,41 +297,54 @@ func transferAcrossModels(t *testing.T, run hiddenRun) {
 	}
 }
 
+// evidenceRuns is the part of an evidence document these tests read: the
+// sim's speedup and each campaign's concurrency and runs (server metrics
+// and the client-versus-server TTFT checks).
+type evidenceRuns struct {
+	Environment struct {
+		ServerInfo map[string]string `json:"server_info"`
+	} `json:"environment"`
+	Models []struct {
+		Campaigns []struct {
+			Workload struct {
+				Concurrency int `json:"concurrency"`
+			} `json:"workload"`
+			Runs []struct {
+				ServerMetrics  map[string]float64 `json:"server_metrics"`
+				ClientVsServer struct {
+					Checks []struct {
+						Metric   string  `json:"metric"`
+						Stat     string  `json:"stat"`
+						ClientMs float64 `json:"client_ms"`
+						ServerMs float64 `json:"server_ms"`
+					} `json:"checks"`
+				} `json:"client_vs_server"`
+			} `json:"runs"`
+		} `json:"campaigns"`
+	} `json:"models"`
+}
+
+// readEvidenceRuns reads an evidence document as evidenceRuns.
+func readEvidenceRuns(t *testing.T, path string) *evidenceRuns {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev evidenceRuns
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return &ev
+}
+
 // transportMs is the mean of what the client's TTFT exceeds the server's
 // own by (runs[].client_vs_server, TTFT means) over the single-stream
 // lanes of an evidence document, in engine milliseconds (times the sim's
 // speedup).
 func transportMs(t *testing.T, evidence string) float64 {
 	t.Helper()
-	data, err := os.ReadFile(evidence)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev struct {
-		Environment struct {
-			ServerInfo map[string]string `json:"server_info"`
-		} `json:"environment"`
-		Models []struct {
-			Campaigns []struct {
-				Workload struct {
-					Concurrency int `json:"concurrency"`
-				} `json:"workload"`
-				Runs []struct {
-					ClientVsServer struct {
-						Checks []struct {
-							Metric   string  `json:"metric"`
-							Stat     string  `json:"stat"`
-							ClientMs float64 `json:"client_ms"`
-							ServerMs float64 `json:"server_ms"`
-						} `json:"checks"`
-					} `json:"client_vs_server"`
-				} `json:"runs"`
-			} `json:"campaigns"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(data, &ev); err != nil {
-		t.Fatal(err)
-	}
+	ev := readEvidenceRuns(t, evidence)
 	speedup, err := strconv.ParseFloat(ev.Environment.ServerInfo["speedup"], 64)
 	if err != nil {
 		t.Fatalf("server_info speedup: %v", err)
@@ -358,39 +371,33 @@ func transportMs(t *testing.T, evidence string) float64 {
 	return sum / float64(n) * speedup
 }
 
-// prefixCacheHits is the tokens the server's prefix cache served over an
-// evidence document's runs (vllm:prefix_cache_hits_total, cumulative over
-// the server's life: the largest value scraped).
-func prefixCacheHits(t *testing.T, evidence string) float64 {
-	t.Helper()
-	data, err := os.ReadFile(evidence)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev struct {
-		Models []struct {
-			Campaigns []struct {
-				Runs []struct {
-					ServerMetrics map[string]float64 `json:"server_metrics"`
-				} `json:"runs"`
-			} `json:"campaigns"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(data, &ev); err != nil {
-		t.Fatal(err)
-	}
-	hits, seen := 0.0, false
-	for _, m := range ev.Models {
-		for _, c := range m.Campaigns {
-			for _, r := range c.Runs {
-				if v, ok := r.ServerMetrics["vllm:prefix_cache_hits_total"]; ok {
-					hits, seen = math.Max(hits, v), true
-				}
+// serverCounter is the largest value of a server counter scraped over an
+// evidence document's runs of one model (counters are cumulative over the
+// server's life, one server a model), and whether any run had it.
+func serverCounter(ev *evidenceRuns, model int, name string) (float64, bool) {
+	v, seen := 0.0, false
+	for _, c := range ev.Models[model].Campaigns {
+		for _, r := range c.Runs {
+			if x, ok := r.ServerMetrics[name]; ok {
+				v, seen = math.Max(v, x), true
 			}
 		}
 	}
-	if !seen {
-		t.Fatal("the evidence has no vllm:prefix_cache_hits_total: the sim must report its prefix cache")
+	return v, seen
+}
+
+// prefixCacheHits is the tokens the server's prefix cache served over an
+// evidence document's runs (vllm:prefix_cache_hits_total).
+func prefixCacheHits(t *testing.T, evidence string) float64 {
+	t.Helper()
+	ev := readEvidenceRuns(t, evidence)
+	hits := 0.0
+	for m := range ev.Models {
+		v, ok := serverCounter(ev, m, "vllm:prefix_cache_hits_total")
+		if !ok {
+			t.Fatal("the evidence has no vllm:prefix_cache_hits_total: the sim must report its prefix cache")
+		}
+		hits += v
 	}
 	return hits
 }
@@ -439,35 +446,17 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 }
 
 // engineLateness says whether the simulated engine reported that it ended
-// its steps late during the screen (a machine too busy to keep time), from
+// its steps late during the screens (a machine too busy to keep time), from
 // the infercrane:sim_late_steps_total and _steps_total counters scraped
-// after each run (cumulative over each engine's life).
+// after each run.
 func engineLateness(t *testing.T, dir string) string {
 	t.Helper()
 	var late, total float64
 	for _, screen := range []string{"fit", "transfer"} {
-		data, err := os.ReadFile(filepath.Join(dir, ".infercrane", "reports", screen+".evidence.json"))
-		if err != nil {
-			continue
-		}
-		var ev struct {
-			Models []struct {
-				Campaigns []struct {
-					Runs []struct {
-						ServerMetrics map[string]float64 `json:"server_metrics"`
-					} `json:"runs"`
-				} `json:"campaigns"`
-			} `json:"models"`
-		}
-		_ = json.Unmarshal(data, &ev)
-		for _, m := range ev.Models {
-			var l, n float64
-			for _, c := range m.Campaigns {
-				for _, r := range c.Runs {
-					n = math.Max(n, r.ServerMetrics["infercrane:sim_steps_total"])
-					l = math.Max(l, r.ServerMetrics["infercrane:sim_late_steps_total"])
-				}
-			}
+		ev := readEvidenceRuns(t, filepath.Join(dir, ".infercrane", "reports", screen+".evidence.json"))
+		for m := range ev.Models {
+			l, _ := serverCounter(ev, m, "infercrane:sim_late_steps_total")
+			n, _ := serverCounter(ev, m, "infercrane:sim_steps_total")
 			late, total = late+l, total+n
 		}
 	}

@@ -10,8 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -285,22 +283,17 @@ func TestArrivalCurveShapesTheSchedule(t *testing.T) {
 // their lengths; without the salt a longer prompt starts with a shorter
 // one's words (same seed, same index) and prefills only its tail.
 func TestLanesDoNotSharePromptsUnderOneSeed(t *testing.T) {
-	hits := func(url string) int {
+	hits := func(url string) float64 {
 		resp, err := http.Get(url + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "vllm:prefix_cache_hits_total"); ok {
-				f := strings.Fields(v)
-				n, _ := strconv.ParseFloat(f[len(f)-1], 64)
-				return int(n)
-			}
+		v, ok := loadgen.ParseMetrics(resp.Body)["vllm:prefix_cache_hits_total"]
+		if !ok {
+			t.Fatal("no vllm:prefix_cache_hits_total in /metrics")
 		}
-		t.Fatal("no vllm:prefix_cache_hits_total in /metrics")
-		return 0
+		return v
 	}
 	for _, c := range []struct {
 		salts []string
@@ -315,7 +308,7 @@ func TestLanesDoNotSharePromptsUnderOneSeed(t *testing.T) {
 			}
 		}
 		if got := hits(url); (got > 0) != c.hit {
-			t.Errorf("salts %q: the server's prefix cache served %d tokens; want hits %v", c.salts, got, c.hit)
+			t.Errorf("salts %q: the server's prefix cache served %.0f tokens; want hits %v", c.salts, got, c.hit)
 		}
 	}
 }
