@@ -487,3 +487,112 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		t.Errorf("unknown model: exit %d, %s", code, stderr)
 	}
 }
+
+// workloadSpec screens a fixed shape and one whose prompts share prefixes
+// in groups (a drawn workload) on the simulated engine.
+const workloadSpec = `
+model "q" {
+  id          = "Qwen/Qwen3-0.6B"
+  revision    = "r"
+  max_context = 4096
+}
+
+gpu "l40s" {
+  type = "L40S"
+}
+
+runtime "vllm" {
+  engine  = "vllm"
+  version = "0.22.1"
+}
+
+shape "plain" {
+  input_tokens  = 512
+  output_tokens = 16
+  concurrency   = 4
+  requests      = 8
+}
+
+shape "prefixed" {
+  input_tokens      = 2048
+  output_tokens     = 16
+  template_headroom = 32
+  concurrency       = 4
+  requests          = 16
+  prefix {
+    groups        = 4
+    shared_tokens = 1024
+  }
+}
+
+screen "w" {
+  models  = [model.q]
+  shapes  = [shape.plain, shape.prefixed]
+  gpus    = [gpu.l40s]
+  runtime = runtime.vllm
+  runs    = 1
+  seed    = 3
+}
+`
+
+// calibrate models each lane as the plan's estimator did: checked with
+// the catalog's parameters (those the plan used), its predictions are the
+// plan's, for a fixed shape and for a drawn workload (records mode, where
+// the applied plan gives the sizes the load generator drew and the
+// prefixes it found cached).
+func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(workloadSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, "apply", "-auto-approve", dir); code != 0 {
+		t.Fatalf("apply exit %d:\n%s\n%s", code, out, errOut)
+	}
+	evidence := filepath.Join(dir, ".infercrane", "reports", "w.evidence.json")
+	g, _ := perf.LookupGPU("L40S")
+	catalog := perf.ParamsOf(perf.DefaultAssumptions(g))
+	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
+	res, err := calibrate.CheckCalibration([]string{evidence}, calibrate.Options{StateDir: filepath.Join(dir, ".infercrane")}, cal)
+	if err != nil || len(res.Fits) != 1 || len(res.Fits[0].Fit.Lanes) != 2 {
+		t.Fatalf("check: %v %+v", err, res)
+	}
+	var ev struct {
+		Models []struct {
+			Campaigns []struct {
+				Profile    string `json:"profile"`
+				Prediction struct {
+					Metrics []struct {
+						Metric    string  `json:"metric"`
+						Predicted float64 `json:"predicted"`
+					} `json:"metrics"`
+				} `json:"prediction"`
+			} `json:"campaigns"`
+		} `json:"models"`
+	}
+	data, _ := os.ReadFile(evidence)
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range ev.Models[0].Campaigns {
+		var lane *perf.LaneFit
+		for i, l := range res.Fits[0].Fit.Lanes {
+			if strings.Contains(l.Name, " "+c.Profile+" ") {
+				lane = &res.Fits[0].Fit.Lanes[i]
+			}
+		}
+		if lane == nil {
+			t.Fatalf("calibrate left lane %s out", c.Profile)
+		}
+		for _, m := range c.Prediction.Metrics {
+			got := lane.Predicted[m.Metric]
+			n++
+			if math.Abs(got/m.Predicted-1) > 0.001 {
+				t.Errorf("%s %s: calibrate models %.4g, the plan predicted %.4g", c.Profile, m.Metric, got, m.Predicted)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d figures compared", n)
+	}
+}

@@ -155,7 +155,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 		return nil, nil, nil, fmt.Errorf("give at least one evidence file")
 	}
 	var snap *state.Snapshot
-	planned := map[string]*perf.Lane{}
+	planned := map[string]*planner.Lane{}
 	if opts.StateDir != "" {
 		s, err := state.Load(opts.StateDir)
 		if err != nil {
@@ -168,7 +168,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 		if p, _, err := planner.ReadPlanFile(filepath.Join(opts.StateDir, state.PlanFile)); err == nil {
 			for _, l := range p.Lanes {
 				if l.Perf != nil {
-					planned[l.ID] = l.Perf
+					planned[l.ID] = l
 				}
 			}
 		}
@@ -246,10 +246,10 @@ func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
 // observations turns one campaign into observations: one per run from the
 // state's records, or one from the aggregate. warn says why the campaign
 // cannot be used; note is something about it the user should know.
-func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *perf.Lane) (obs []perf.Observation, gr *group, warn, note string) {
+func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *planner.Lane) (obs []perf.Observation, gr *group, warn, note string) {
 	obs, gr, warn = campaignObservations(ev, m, c, snap, planned)
-	if warn != "" {
-		return nil, nil, warn, ""
+	if warn != "" || c.RequestMix != nil {
+		return obs, gr, warn, ""
 	}
 	var hits, queried float64
 	for _, r := range c.Runs {
@@ -291,7 +291,11 @@ func cachedPerRequest(c report.Campaign, run, blockSize int) int {
 }
 
 // campaignObservations is observations without the prefix-cache check.
-func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *perf.Lane) ([]perf.Observation, *group, string) {
+func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]perf.Observation, *group, string) {
+	var planned *perf.Lane
+	if pl != nil {
+		planned = pl.Perf
+	}
 	arch, ok := perf.LookupModel(m.Model)
 	if planned != nil {
 		arch, ok = planned.Model, true
@@ -313,8 +317,8 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 	if !ok {
 		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", gpuType)
 	}
-	if c.RequestMix != nil {
-		return nil, nil, "lanes with drawn lengths, prefixes or sessions are not used for calibration yet (their sizes are not in the evidence)"
+	if c.RequestMix != nil && (snap == nil || pl == nil) {
+		return nil, nil, "a lane with drawn lengths, prefixes or sessions is used only with -state: the applied plan has the sizes the load generator drew, the evidence alone does not"
 	}
 	w := c.Workload
 	if w.InputTokens < 1 || w.OutputTokens < 1 || (w.Concurrency < 1 && w.RequestRate <= 0) {
@@ -383,10 +387,17 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 		}
 		l := load
 		l.Seed = ev.Environment.RandomSeed + int64(rr.Run-1)
-		l.Sizes, l.WarmupSizes = recordSizes(recs)
-		if cached := cachedPerRequest(c, rr.Run, lane.Engine.BlockSize); cached > 0 && !anyCached(l.Sizes) {
-			for j := range l.Sizes {
-				l.Sizes[j].Cached = min(cached, l.Sizes[j].Input-1)
+		if pl != nil {
+			// The load the estimator simulates for this run (its seed's
+			// draws, sessions, arrival curve), as the load generator sent it.
+			l = plannedLoad(pl, rr.Run, scale)
+		}
+		if c.RequestMix == nil {
+			l.Sizes, l.WarmupSizes = recordSizes(recs)
+			if cached := cachedPerRequest(c, rr.Run, lane.Engine.BlockSize); cached > 0 && !anyCached(l.Sizes) {
+				for j := range l.Sizes {
+					l.Sizes[j].Cached = min(cached, l.Sizes[j].Input-1)
+				}
 			}
 		}
 		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
@@ -395,6 +406,17 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 		return nil, nil, "no run has a succeeded request"
 	}
 	return obs, gr, ""
+}
+
+// plannedLoad is the load of run run of an applied lane as the estimator
+// simulates it (planner.Lane.PerfLoad with the run's seed), an open loop's
+// rate divided by the sim's speedup scale.
+func plannedLoad(pl *planner.Lane, run int, scale float64) perf.Load {
+	cp := *pl
+	cp.Inputs.Seed += int64(run - 1)
+	l := cp.PerfLoad()
+	l.RequestRate /= scale
+	return l
 }
 
 // anyCached reports whether the records said a request's prompt was
