@@ -182,6 +182,11 @@ func (c *Cloud) Create(ctx context.Context, spec modal.SandboxSpec) (modal.Sandb
 		b.code = exitCode(cmd.ProcessState, err)
 		code := b.code
 		b.meta.ExitCode = &code
+		// Another cloud over the same directory may have terminated it
+		// (`infercrane cleanup` while the apply still runs): keep that.
+		if d, err := c.load(id); err == nil && d.Terminated {
+			b.meta.Terminated = true
+		}
 		c.save(&b.meta)
 		b.mu.Unlock()
 		close(b.done)
@@ -263,9 +268,24 @@ func (c *Cloud) save(m *Meta) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(c.dir(m.ID), "meta.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	// A temporary file of its own per write: two clouds over one directory
+	// (an apply and a later `cleanup`) may save the same sandbox at once,
+	// and a shared temporary name interleaved their bytes.
+	f, err := os.CreateTemp(c.dir(m.ID), "meta.json.*.tmp")
+	if err != nil {
 		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return werr
 	}
 	return os.Rename(tmp, filepath.Join(c.dir(m.ID), "meta.json"))
 }
