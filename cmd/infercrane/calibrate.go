@@ -73,8 +73,8 @@ func runCalibrate(env *cliEnv, args []string) int {
 	}
 	c := res.Calibration
 	for _, f := range c.Fits {
-		fmt.Fprintf(env.Stdout, "%s with %s %s: %d lanes, %d runs, from %s; fit error %.1f%% MAPE (%.1f%% RMS) over %d figures.\n",
-			f.GPUType, f.Engine, f.Version, f.Lanes, f.Runs, f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, figures(f.Fit.Residuals))
+		fmt.Fprintf(env.Stdout, "%s with %s %s: %s, %s, from %s; fit error %.1f%% MAPE (%.1f%% RMS) over %d figures.\n",
+			f.GPUType, f.Engine, f.Version, plural(f.Lanes, "lane", "lanes"), plural(f.Runs, "run", "runs"), f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, figures(f.Fit.Residuals))
 		fmt.Fprintf(env.Stdout, "  prefill MFU %.3f (catalog %.3f), decode efficiency %.3f (%.3f), %.2f ms per step (%.2f), %.2f ms per request (%.2f)\n",
 			f.Params.PrefillMFU, f.Start.PrefillMFU, f.Params.DecodeEfficiency, f.Start.DecodeEfficiency,
 			f.Params.StepOverheadMs, f.Start.StepOverheadMs, f.Params.RequestOverheadMs, f.Start.RequestOverheadMs)
@@ -103,8 +103,8 @@ func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibra
 					for _, r := range f.Fit.Residuals {
 						worst = max(worst, r.MaxRel)
 					}
-					fmt.Fprintf(env.Stdout, "%s with %s %s: %s predicts %d lanes, %d runs (%s) with %.1f%% MAPE (%.1f%% RMS, worst %.1f%%) over %d figures.\n",
-						f.GPUType, f.Engine, f.Version, file, f.Lanes, f.Runs, f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, 100*worst, figures(f.Fit.Residuals))
+					fmt.Fprintf(env.Stdout, "%s with %s %s: %s predicts %s, %s (%s) with %.1f%% MAPE (%.1f%% RMS, worst %.1f%%) over %d figures.\n",
+						f.GPUType, f.Engine, f.Version, file, plural(f.Lanes, "lane", "lanes"), plural(f.Runs, "run", "runs"), f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, 100*worst, figures(f.Fit.Residuals))
 					printLaneFits(env, f.Fit.Lanes, "PREDICTED")
 				}
 				return exitOK
