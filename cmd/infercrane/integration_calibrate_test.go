@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -82,6 +83,9 @@ func calibrateSpec(t *testing.T) string {
 // per-request records), then plans with the calibration and compares the
 // prediction for the other shape (twice the prompt) with what vLLM
 // measured: TTFT p50 and p95, TPOT p50 and output throughput within 15%.
+// TTFT is gated since the model desynchronises closed-loop streams as
+// vLLM does (perf.Engine); before, it kept them in lockstep and this test
+// could only log TTFT (p50 +189%).
 func TestIntegrationCalibrateVLLM(t *testing.T) {
 	venv, model := integrationEnv(t)
 	bin := buildInfercrane(t)
@@ -101,8 +105,10 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		"INFERCRANE_VAR_model_dir=" + model,
 	}
 	start := time.Now()
+	starved := affinity.Starved()
 	out, code := runBinary(t, bin, env, "apply", "-auto-approve", spec)
-	t.Logf("apply took %s:\n%s", time.Since(start).Round(time.Second), tail(out, 3000))
+	stalled := starved()
+	t.Logf("apply took %s (tasks waited for a CPU %.0f%% of it):\n%s", time.Since(start).Round(time.Second), 100*stalled, tail(out, 3000))
 	if code != 0 {
 		t.Fatalf("apply exited %d", code)
 	}
@@ -166,29 +172,30 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		t.Fatalf("check evidence: %v", err)
 	}
 	a := ev.Models[0].Campaigns[0].Aggregate
+	var problems []string
 	for _, c := range []struct {
 		name           string
 		measured, pred float64
-		knownGap       bool
 	}{
-		// The model's closed loop keeps the streams in lockstep, so it
-		// predicts one TTFT for p50 and p95 while real streams drift apart
-		// (README, Calibration: the TTFT gap). Until the model represents
-		// that, TTFT is reported here, not gated: gated, this test failed
-		// on quiet machines too (p50 +23.6% at load 2) and CI with it.
-		{"ttft_p50_ms", a.TTFTP50Ms, est.TTFTMs, true},
-		{"ttft_p95_ms", a.TTFTP95Ms, est.TTFTP95Ms, true},
-		{"tpot_p50_ms", a.TPOTP50Ms, est.TPOTMs, false},
-		{"output_token_throughput", a.OutputTokenThroughput, est.OutputTokenThroughput, false},
+		{"ttft_p50_ms", a.TTFTP50Ms, est.TTFTMs},
+		{"ttft_p95_ms", a.TTFTP95Ms, est.TTFTP95Ms},
+		{"tpot_p50_ms", a.TPOTP50Ms, est.TPOTMs},
+		{"output_token_throughput", a.OutputTokenThroughput, est.OutputTokenThroughput},
 	} {
 		rel := c.pred/c.measured - 1
 		t.Logf("check shape %s: measured %.3f, calibrated prediction %.3f (%+.1f%%)", c.name, c.measured, c.pred, 100*rel)
 		if math.Abs(rel) > 0.15 {
-			if c.knownGap {
-				t.Logf("KNOWN GAP, not gated: %s: predicted %.3f, vLLM measured %.3f: %+.1f%% (tolerance 15%%)", c.name, c.pred, c.measured, 100*rel)
-				continue
-			}
-			t.Errorf("%s: predicted %.3f, vLLM measured %.3f: %+.1f%% (tolerance 15%%)", c.name, c.pred, c.measured, 100*rel)
+			problems = append(problems, fmt.Sprintf("%s: predicted %.3f, vLLM measured %.3f: %+.1f%% (tolerance 15%%)", c.name, c.pred, c.measured, 100*rel))
 		}
+	}
+	// Real vLLM and the client share this machine's CPUs with whatever
+	// else runs: a lane measured while they waited for a CPU is not the
+	// lane calibrated on (TPOT 30% apart between the two shapes' lanes, a
+	// minute apart, on a loaded 2-core machine).
+	if len(problems) > 0 && stalled > 0.10 {
+		t.Skipf("tasks on this machine waited for a CPU %.0f%% of the apply (/proc/pressure/cpu): too busy for a 15%% comparison; rerun on an idle machine (%s)", 100*stalled, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
