@@ -9,8 +9,8 @@ import (
 
 // Load is the load generator's side of one run, as the load generator
 // produces it: a closed loop of Concurrency streams (stream w starting at
-// RampUpMs x w / Concurrency, each sending its next request the moment the
-// previous one completes), or an open loop with the seeded arrival
+// RampUpMs x w / Concurrency, each sending its next request TurnaroundMs
+// after the previous one completes), or an open loop with the seeded arrival
 // schedule of Arrivals (RequestRate, Arrival, Burstiness, Seed), at most
 // Concurrency in flight when set. Warmup requests run first as a closed
 // loop and are left out of the statistics.
@@ -24,6 +24,11 @@ type Load struct {
 	Requests     int
 	Warmup       int
 	RampUpMs     float64
+	// TurnaroundMs is the client's turnaround: the time from a response's
+	// last token to the next send it frees (a closed-loop stream's next
+	// request, an open loop's slot under its cap). Zero sends at once; the
+	// load generator takes 0.1-0.5 ms.
+	TurnaroundMs float64
 	Seed         int64
 	// CachedTokens is each request's prompt prefix found in the prefix
 	// cache (with prefix caching on); the hook for prefix-reuse workloads.
@@ -279,14 +284,14 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		case open:
 			inflight--
 			if blocked {
-				dispatch(t)
+				dispatch(t + l.TurnaroundMs/1000)
 			}
 		case sessions != nil:
 			if i, ok := sessions.next(r.index); ok {
-				sendAt(i, t, r.worker)
+				sendAt(i, t+l.TurnaroundMs/1000, r.worker)
 			}
 		case sent < n:
-			send(t, r.worker)
+			send(t+l.TurnaroundMs/1000, r.worker)
 		}
 	}
 	for done < n {

@@ -113,6 +113,23 @@ func TestRunConcurrencyAndOpenLoop(t *testing.T) {
 	}
 }
 
+// TestRunTurnaround: a single stream with a client turnaround sends each
+// next request that much after the last token, so the window grows by it
+// once per request after the first and the figures of each request stay.
+func TestRunTurnaround(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	l := Load{InputTokens: 1000, OutputTokens: 5, Concurrency: 1, Requests: 3}
+	want, _ := s.Run(l)
+	l.TurnaroundMs = 0.4
+	got, err := s.Run(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got.TTFT.P50, want.TTFT.P50, 1e-9) || !near(got.TPOT.P50, want.TPOT.P50, 1e-9) || !near(got.WindowSeconds, want.WindowSeconds+2*0.0004, 1e-9) {
+		t.Errorf("turnaround 0.4 ms: ttft %+v window %v; without: %+v %v", got.TTFT, got.WindowSeconds, want.TTFT, want.WindowSeconds)
+	}
+}
+
 // TestRunAtGivenSendTimes: an open loop replayed at given send times is
 // the open loop whose schedule they are.
 func TestRunAtGivenSendTimes(t *testing.T) {
