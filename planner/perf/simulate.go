@@ -104,7 +104,6 @@ type vreq struct {
 	last              float64
 	worker            int // closed loop: the stream that sent it
 	index             int
-	enter             float64 // when the engine sees it
 }
 
 // weighted is one ITL value with its multiplicity.
@@ -202,7 +201,7 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		z := l.size(i)
 		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r}
 		sent++
-		r.enter = eng.Arrive(&r.seq, at)
+		eng.Arrive(&r.seq, at)
 	}
 	send := func(at float64, worker int) { sendAt(sent, at, worker) }
 	sessions := newSessionQueue(l, n)
