@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,7 +53,13 @@ type Engine struct {
 	crashedCh chan struct{}
 	// prefix is the prefix cache (nil: prefix caching off).
 	prefix *prefixCache
+
+	arrivalsMu sync.Mutex
+	arrivals   []time.Time // of admitted generation requests, the first maxArrivals
 }
+
+// maxArrivals bounds the arrival times an engine keeps (Arrivals).
+const maxArrivals = 1 << 16
 
 // New builds an engine from opts, filling defaults; it fails with a message
 // that names the option to fix.
@@ -130,6 +137,27 @@ func (e *Engine) Close() {
 // machine too busy for it to keep time (tests skip timing checks on it).
 func (e *Engine) Lateness(late time.Duration) (count uint64, fraction float64) {
 	return e.metrics.lateness.above(late.Seconds())
+}
+
+// Arrivals returns when the generation requests the engine admitted
+// arrived (its handler's first look at them, from which it counts their
+// overhead), in time order, the first 65,536: what a test replays to put
+// the model's requests at the instants the engine saw them, free of the
+// client's and the loopback's delays.
+func (e *Engine) Arrivals() []time.Time {
+	e.arrivalsMu.Lock()
+	defer e.arrivalsMu.Unlock()
+	out := slices.Clone(e.arrivals)
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+func (e *Engine) arrived(t time.Time) {
+	e.arrivalsMu.Lock()
+	if len(e.arrivals) < maxArrivals {
+		e.arrivals = append(e.arrivals, t)
+	}
+	e.arrivalsMu.Unlock()
 }
 
 // Crashed is closed when the engine crashed by fault injection.

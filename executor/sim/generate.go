@@ -64,6 +64,7 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, 503, "ServiceUnavailableError", "", "%v; retry later or lower the load", err)
 		return
 	}
+	e.arrived(arrival)
 	defer e.timing.release(g)
 	e.metrics.promptTokens.Add(int64(p.prompt))
 	if p.stream {

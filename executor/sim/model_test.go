@@ -191,3 +191,23 @@ func scrapeE2E(t *testing.T, url string) (sum float64, count int) {
 	}
 	return sum, count
 }
+
+// TestArrivalsAreTheAdmittedRequests: the engine keeps when each admitted
+// generation request arrived, in time order, and not the requests it
+// refused.
+func TestArrivalsAreTheAdmittedRequests(t *testing.T) {
+	url, e := start(t, Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxModelLen: 4096, Speedup: 10})
+	before := time.Now()
+	for range 3 {
+		if r := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"prompt": "a b c", "max_tokens": 2, "ignore_eos": true, "stream": true}); r.status != 200 {
+			t.Fatalf("status %d", r.status)
+		}
+	}
+	if r := post(t, http.DefaultClient, url+"/v1/completions", map[string]any{"model": "other", "prompt": "a"}); r.status != 404 {
+		t.Fatalf("unknown model: status %d", r.status)
+	}
+	arr := e.Arrivals()
+	if len(arr) != 3 || arr[0].Before(before) || !slices.IsSortedFunc(arr, func(a, b time.Time) int { return a.Compare(b) }) || time.Since(arr[2]) < 0 {
+		t.Fatalf("arrivals %v (since %v), want the 3 admitted requests in order", arr, before)
+	}
+}

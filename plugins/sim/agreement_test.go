@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	enginesim "github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -184,10 +184,11 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 			l.Key, load.TurnaroundMs, l.Estimate.TTFTMs, l.Estimate.TTFTP95Ms, e.TTFTMs, e.TTFTP95Ms)
 	}
 	if in := l.Inputs; in.RequestRate > 0 {
-		// The model at the sends the load generator made: its open-loop
-		// timers fire late (dispatch delay, 0.1-0.8 ms), and a request
-		// sent late may miss the step it was scheduled to join, which is
-		// the client's error, not the engine's. Arrivals keep real time
+		// The model at the instants the engine saw the requests: the load
+		// generator's open-loop timers fire late (dispatch delay, 0.1-0.8
+		// ms) and the loopback adds 0.05-0.1 ms, and a request that
+		// arrives late may miss the step it was scheduled to join, which
+		// is the client's error, not the engine's. Arrivals keep real time
 		// while the engine's is scaled, so the sends are scaled too.
 		load := perf.Load{InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, Concurrency: in.Concurrency,
 			RequestRate: in.RequestRate / speedup, Arrival: in.Arrival, Burstiness: in.Burstiness, Requests: in.Requests, Warmup: in.Warmup, Seed: in.Seed}
@@ -196,7 +197,7 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 			t.Fatal(err)
 		}
 		scheduled = &at
-		load.Sends = sendOffsets(res.Records, speedup)
+		load.Sends = arrivalOffsets(t, srv.Engine, in.Requests, speedup)
 		if e, err = l.Perf.Estimate(load, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +205,7 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 		if sm.DispatchDelayMs != nil {
 			delay = *sm.DispatchDelayMs
 		}
-		t.Logf("%s: the model at the scheduled sends: ttft p50 %.3f p95 %.3f; at the actual sends %.3f and %.3f (dispatch delay p50 %.3f ms, max %.3f ms)",
+		t.Logf("%s: the model at the scheduled sends: ttft p50 %.3f p95 %.3f; at the engine's arrivals %.3f and %.3f (dispatch delay p50 %.3f ms, max %.3f ms)",
 			l.Key, scheduled.TTFTMs, scheduled.TTFTP95Ms, e.TTFTMs, e.TTFTP95Ms, delay.P50, delay.Max)
 	}
 	if sm.Succeeded != l.Inputs.Requests {
@@ -228,20 +229,21 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	}, extra...), lateness
 }
 
-// sendOffsets are the measured requests' actual sends in send order, in
-// seconds of the engine's time from their phase's start (the first one's
-// scheduled time).
-func sendOffsets(recs []loadgen.Record, speedup float64) []float64 {
-	var m []loadgen.Record
-	for _, r := range recs {
-		if !r.Warmup {
-			m = append(m, r)
-		}
+// arrivalOffsets are the last n requests' arrivals at the engine (its
+// own stamps, Engine.Arrivals) in seconds of the engine's time from the
+// first of them: the instants the engine saw the measured requests, which
+// the model then replays. A shift of every send by the same time changes
+// nothing in an open loop on an idle engine.
+func arrivalOffsets(t *testing.T, e *enginesim.Engine, n int, speedup float64) []float64 {
+	t.Helper()
+	arr := e.Arrivals()
+	if len(arr) < n {
+		t.Fatalf("the engine saw %d requests, fewer than the %d measured", len(arr), n)
 	}
-	sort.Slice(m, func(i, j int) bool { return m[i].Index < m[j].Index })
-	out := make([]float64, len(m))
-	for i, r := range m {
-		out[i] = float64(r.SentNs-m[0].ScheduledNs) / 1e9 * speedup
+	arr = arr[len(arr)-n:]
+	out := make([]float64, n)
+	for i, a := range arr {
+		out[i] = a.Sub(arr[0]).Seconds() * speedup
 	}
 	return out
 }
