@@ -86,12 +86,25 @@ func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
 	if prefixCaching {
 		warmCached, cached = load.CachedTokens(warm, seq, w.BlockSize)
 	}
+	// Prefix streams: a group's (the same in warm-up and measured
+	// requests), and a conversation's, which a turn that lost its history
+	// to clipping starts afresh.
+	streams := uint64(0)
 	sizes := func(rs []load.Request, cached []int) []perf.RequestSize {
 		out := make([]perf.RequestSize, len(rs))
 		for i, r := range rs {
 			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output, FollowUp: r.Turn > 0}
 			if cached != nil {
 				out[i].Cached = cached[i]
+			}
+			switch {
+			case r.Group >= 0:
+				out[i].Prefix, out[i].PrefixTokens = 1<<40+uint64(r.Group), r.Shared
+			case w.Session != nil:
+				if r.Turn == 0 || r.History == 0 {
+					streams++
+				}
+				out[i].Prefix, out[i].PrefixTokens = 2<<40+streams, r.Input+r.Output
 			}
 		}
 		return out

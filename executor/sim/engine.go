@@ -92,6 +92,9 @@ func New(opts Options) (*Engine, error) {
 		e.clock = newPreciseClock()
 	}
 	e.prefix = prefixCacheFor(o, e.timing)
+	if mt, ok := e.timing.(*modelTiming); ok && e.prefix != nil {
+		mt.setPrefixCache(e.prefix)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.generate(w, r, false) })

@@ -21,10 +21,8 @@ type genPlan struct {
 	output       int
 	finish       string // "length" or "stop"
 	rng          uint64
-	// ids are the prompt's token ids and cached the leading tokens the
-	// prefix cache served (prefix caching on only).
-	ids    []int
-	cached int
+	// ids are the prompt's token ids (prefix caching on only).
+	ids []int
 }
 
 // generate serves /v1/chat/completions (chat) and /v1/completions.
@@ -51,12 +49,13 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if !ok {
 		return
 	}
+	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
 	if e.prefix != nil {
-		p.cached = e.prefix.lookup(p.ids)
-		e.metrics.prefixQueries.Add(int64(p.prompt))
-		e.metrics.prefixHits.Add(int64(p.cached))
+		g.blocks = e.prefix.blockHashes(p.tokens())
+		if _, steps := e.timing.(*modelTiming); !steps {
+			e.prefixLooked(g, e.prefix.hit(g.blocks, p.prompt))
+		}
 	}
-	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, cached: p.cached, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
 	if f := e.opts.Faults; f.StallFor > 0 {
 		g.stallAt, g.stallFor = f.StallAfter, f.StallFor
 	}
@@ -196,7 +195,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous, e.fingerprint)
-	ch.cached = e.promptDetails(p)
+	ch.cached = e.promptDetails(g)
 	sl := newSleeper(e.clock)
 	ctx := r.Context()
 	cut := e.opts.Faults.CutAfter
@@ -212,6 +211,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 		ch.reset()
 		if k == 0 {
 			e.metrics.ttft.observe(now.Sub(g.arrival).Seconds())
+			ch.cached = e.promptDetails(g) // known once the request was scheduled
 			if p.chat {
 				ch.role()
 			}
@@ -271,7 +271,7 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 		text.WriteString(pieces[outputToken(p.rng, k)])
 	}
 	u := usage{PromptTokens: p.prompt, CompletionTokens: p.output, TotalTokens: p.prompt + p.output}
-	if c := e.promptDetails(p); c >= 0 {
+	if c := e.promptDetails(g); c >= 0 {
 		u.PromptTokensDetails = map[string]int{"cached_tokens": c}
 	}
 	// The null members of vLLM 0.32's bodies.
@@ -309,18 +309,33 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 
 func (e *Engine) finished(g *genState, p *genPlan) {
 	e.metrics.e2e.observe(time.Since(g.arrival).Seconds())
-	if e.prefix != nil {
-		ids := append(p.ids[:len(p.ids):len(p.ids)], make([]int, p.output)...)
-		for k := range p.output {
-			ids[len(p.ids)+k] = outputToken(p.rng, k)
-		}
-		e.prefix.insert(ids)
+	if _, steps := e.timing.(*modelTiming); e.prefix != nil && !steps {
+		e.prefix.insert(g.blocks)
 	}
 	if p.finish == "stop" {
 		e.metrics.successStop.Add(1)
 	} else {
 		e.metrics.successLength.Add(1)
 	}
+}
+
+// tokens returns the prompt's token ids followed by the output's.
+func (p *genPlan) tokens() []int {
+	ids := append(p.ids[:len(p.ids):len(p.ids)], make([]int, p.output)...)
+	for k := range p.output {
+		ids[len(p.ids)+k] = outputToken(p.rng, k)
+	}
+	return ids
+}
+
+// prefixLooked records the prefix cache's answer for g: usage's
+// cached_tokens and vLLM's prefix-cache counters.
+func (e *Engine) prefixLooked(g *genState, hit int) { e.metrics.prefixLooked(g, hit) }
+
+func (m *metrics) prefixLooked(g *genState, hit int) {
+	g.cached.Store(int64(hit))
+	m.prefixQueries.Add(int64(g.prompt))
+	m.prefixHits.Add(int64(hit))
 }
 
 // abortIfCrashed drops the connection when the engine crashed mid-stream.
@@ -333,9 +348,9 @@ func (e *Engine) abortIfCrashed() {
 // promptDetails is the cached_tokens of usage.prompt_tokens_details, or -1
 // when the engine leaves the details null (as vLLM does without
 // --enable-prompt-tokens-details).
-func (e *Engine) promptDetails(p *genPlan) int {
+func (e *Engine) promptDetails(g *genState) int {
 	if !e.opts.PromptTokensDetails {
 		return -1
 	}
-	return p.cached
+	return int(g.cached.Load())
 }

@@ -33,7 +33,8 @@ type modelTiming struct {
 
 	mu          sync.Mutex
 	eng         *perf.Engine
-	preemptions int // of the scheduler, already counted in metrics
+	prefix      bool // the engine has a prefix cache
+	preemptions int  // of the scheduler, already counted in metrics
 
 	wake chan struct{}
 	stop chan struct{}
@@ -74,13 +75,21 @@ func (mt *modelTiming) admit(g *genState) error {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
-	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Cached: g.cached, Data: g}
+	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Data: g}
 	// The per-request overhead (HTTP, tokenisation) counts from the
 	// request's arrival, as the estimator counts it from the send.
 	mt.eng.Arrive(&g.seq, mt.timeline(g.arrival))
 	mt.mu.Unlock()
 	mt.kick()
 	return nil
+}
+
+// setPrefixCache gives the engine's step loop the prefix cache c.
+func (mt *modelTiming) setPrefixCache(c *prefixCache) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	mt.eng.SetPrefixCache(stepCache{c})
+	mt.prefix = true
 }
 
 func (mt *modelTiming) kick() {
@@ -127,9 +136,14 @@ func (mt *modelTiming) close() {
 	<-mt.done
 }
 
-// sampled wakes the stream of a request that sampled a token.
-func sampled(q *perf.Seq) {
+// sampled wakes the stream of a request that sampled a token; at its
+// first token it records what the prefix cache served it at its first
+// schedule.
+func (mt *modelTiming) sampled(q *perf.Seq) {
 	g := q.Data.(*genState)
+	if mt.prefix && q.Sampled == 1 {
+		mt.metrics.prefixLooked(g, q.Cached)
+	}
 	g.generated.Store(int64(q.Sampled))
 	select {
 	case g.wake <- struct{}{}:
@@ -145,6 +159,7 @@ func (mt *modelTiming) loop() {
 	defer close(mt.done)
 	sl := newSleeper(mt.clock)
 	var st perf.Step
+	sampled := mt.sampled
 	for {
 		mt.mu.Lock()
 		start, ok := mt.eng.Next()

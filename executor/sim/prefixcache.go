@@ -1,28 +1,32 @@
 package sim
 
 import (
-	"container/list"
 	"encoding/binary"
 	"hash/fnv"
 	"sync"
+
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // prefixCache is the engine's automatic prefix cache, block by block as
 // vLLM keeps it: a request's KV is stored in blocks of blockSize tokens,
 // each keyed by a hash of its tokens and of every block before it, so a
 // new prompt reuses the longest run of leading blocks an earlier request
-// left. Full blocks of a finished request (prompt and output) are kept;
-// the least recently used go first when capacity blocks are held.
+// left, the least recently used going first when capacity blocks are held
+// (perf.BlockLRU). In model mode the step loop decides when (perf.
+// PrefixCache): a request looks the cache up when it is first scheduled
+// and a step's computed blocks, prompt chunks and filled output blocks,
+// become hits when the step completes. In constant mode, which has no
+// steps, a request looks it up when it arrives and its blocks are kept
+// when it finishes.
 type prefixCache struct {
 	mu        sync.Mutex
 	blockSize int
-	capacity  int // blocks; 0: unbounded
-	lru       *list.List
-	blocks    map[uint64]*list.Element
+	lru       *perf.BlockLRU
 }
 
 func newPrefixCache(blockSize, capacity int) *prefixCache {
-	return &prefixCache{blockSize: blockSize, capacity: capacity, lru: list.New(), blocks: map[uint64]*list.Element{}}
+	return &prefixCache{blockSize: blockSize, lru: perf.NewBlockLRU(capacity)}
 }
 
 // blockHashes returns the chained hashes of the full blocks of ids.
@@ -45,42 +49,39 @@ func (c *prefixCache) blockHashes(ids []int) []uint64 {
 	return out
 }
 
-// lookup returns how many leading tokens of a prompt the cache serves:
-// whole blocks, and never the prompt's last token (it is computed to
-// sample the first output token, as in vLLM).
-func (c *prefixCache) lookup(prompt []int) int {
-	hs := c.blockHashes(prompt[:max(len(prompt)-1, 0)])
+// hit returns how many leading tokens of a prompt of prompt tokens, whose
+// full blocks hash to hs, the cache serves: whole blocks, and never the
+// prompt's last token (it is computed to sample the first output token,
+// as in vLLM).
+func (c *prefixCache) hit(hs []uint64, prompt int) int {
+	hs = hs[:min(len(hs), max(prompt-1, 0)/c.blockSize)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	hit := 0
-	for _, h := range hs {
-		el, ok := c.blocks[h]
-		if !ok {
-			break
-		}
-		c.lru.MoveToFront(el)
-		hit++
-	}
-	return hit * c.blockSize
+	return c.lru.Hit(hs) * c.blockSize
 }
 
-// insert keeps the full blocks of a finished request's tokens.
-func (c *prefixCache) insert(ids []int) {
-	hs := c.blockHashes(ids)
+// insert keeps blocks hashed hs.
+func (c *prefixCache) insert(hs []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, h := range hs {
-		if el, ok := c.blocks[h]; ok {
-			c.lru.MoveToFront(el)
-			continue
-		}
-		c.blocks[h] = c.lru.PushFront(h)
-	}
-	for c.capacity > 0 && c.lru.Len() > c.capacity {
-		old := c.lru.Back()
-		c.lru.Remove(old)
-		delete(c.blocks, old.Value.(uint64))
-	}
+	c.lru.Insert(hs)
+}
+
+// stepCache is the prefix cache as model mode's step loop consults it
+// (perf.PrefixCache); each request carries its blocks' hashes, prompt and
+// output tokens.
+type stepCache struct{ c *prefixCache }
+
+// Lookup implements perf.PrefixCache.
+func (s stepCache) Lookup(q *perf.Seq) int {
+	g := q.Data.(*genState)
+	return s.c.hit(g.blocks, g.prompt)
+}
+
+// Store implements perf.PrefixCache.
+func (s stepCache) Store(q *perf.Seq, from, to int) {
+	g := q.Data.(*genState)
+	s.c.insert(g.blocks[min(from, len(g.blocks)):min(to, len(g.blocks))])
 }
 
 // prefixCacheFor returns the engine's prefix cache, nil when prefix caching

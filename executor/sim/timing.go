@@ -9,10 +9,15 @@ import (
 
 // genState is one generation request in flight.
 type genState struct {
-	id       uint64
-	arrival  time.Time
-	prompt   int // prompt tokens
-	cached   int // leading prompt tokens the prefix cache serves
+	id      uint64
+	arrival time.Time
+	prompt  int // prompt tokens
+	// cached is the leading prompt tokens the prefix cache served (set at
+	// arrival in constant mode, at the first token in model mode), and
+	// blocks the hashes of the full blocks of its prompt and output (model
+	// mode with prefix caching).
+	cached   atomic.Int64
+	blocks   []uint64
 	output   int // tokens this request will generate
 	stallAt  int // token index before which a stall is inserted (-1: none)
 	stallFor time.Duration

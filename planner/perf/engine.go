@@ -46,6 +46,10 @@ func NewEngine(l Lane, t0 float64) *Engine {
 	return &Engine{lane: l, sched: NewScheduler(l.Engine), end: t0}
 }
 
+// SetPrefixCache gives the engine its prefix cache (PrefixCache: looked
+// up at a request's first schedule, filled as steps complete).
+func (e *Engine) SetPrefixCache(c PrefixCache) { e.sched.SetPrefixCache(c) }
+
 // Scheduler returns the engine's scheduler (its queues and gauges).
 func (e *Engine) Scheduler() *Scheduler { return e.sched }
 

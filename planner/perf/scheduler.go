@@ -41,8 +41,9 @@ type Seq struct {
 	Prompt, Output int
 	// Cached is the number of prompt tokens found in the prefix cache when
 	// the request is admitted (only with EngineConfig.PrefixCaching): their
-	// KV is not computed again. It is the extension point of prefix-reuse
-	// workloads; zero means no reuse.
+	// KV is not computed again. Without a PrefixCache (SetPrefixCache) the
+	// owner sets it, a fixed hit; with one the scheduler sets it at the
+	// request's first admission to what the cache served.
 	Cached int
 	// Data is the owner's handle (the simulated engine's stream, the
 	// virtual run's request).
@@ -54,6 +55,8 @@ type Seq struct {
 	computed  int // tokens whose KV is in the cache
 	blocks    int // KV blocks held
 	scheduled int // tokens scheduled in the current step
+	stored    int // leading blocks handed to the prefix cache
+	admitted  bool
 	state     seqState
 }
 
@@ -93,6 +96,7 @@ type Scheduler struct {
 	waiting    []*Seq // FIFO; preempted requests go back to the front
 	running    []*Seq // in admission order
 	usedBlocks int
+	cache      PrefixCache // nil: Seq.Cached is fixed
 	// Preemptions counts preemptions so far.
 	Preemptions int
 }
@@ -103,12 +107,18 @@ func NewScheduler(cfg EngineConfig) *Scheduler {
 	return &Scheduler{cfg: cfg}
 }
 
+// SetPrefixCache makes the scheduler look requests up in c when it first
+// schedules them and store the blocks each step computed in c when the
+// step completes (PrefixCache); nil keeps the owners' fixed Seq.Cached.
+// It applies with EngineConfig.PrefixCaching only.
+func (s *Scheduler) SetPrefixCache(c PrefixCache) { s.cache = c }
+
 // Config returns the scheduler's settings.
 func (s *Scheduler) Config() EngineConfig { return s.cfg }
 
 // Add queues a new request.
 func (s *Scheduler) Add(q *Seq) {
-	q.tokens, q.computed, q.blocks, q.scheduled, q.Sampled = q.Prompt, 0, 0, 0, 0
+	q.tokens, q.computed, q.blocks, q.scheduled, q.Sampled, q.stored, q.admitted = q.Prompt, 0, 0, 0, 0, 0, false
 	q.state = seqWaiting
 	s.waiting = append(s.waiting, q)
 }
@@ -220,10 +230,17 @@ func (s *Scheduler) scheduleWhole(st *Step) {
 // reuse starts a request's prefill after its cached prefix (whole blocks
 // only, as a paged cache shares them) when prefix caching is on.
 func (s *Scheduler) reuse(q *Seq) {
-	if !s.cfg.PrefixCaching || q.computed > 0 || q.Cached <= 0 {
+	if !s.cfg.PrefixCaching || q.computed > 0 {
 		return
 	}
-	c := min(q.Cached, q.tokens-1) / s.cfg.BlockSize * s.cfg.BlockSize
+	hit := q.Cached
+	if s.cache != nil {
+		hit = s.cache.Lookup(q)
+	}
+	if hit <= 0 {
+		return
+	}
+	c := min(hit, q.tokens-1) / s.cfg.BlockSize * s.cfg.BlockSize
 	q.computed = max(c, 0)
 }
 
@@ -256,6 +273,9 @@ func (s *Scheduler) admit(q *Seq, tokens int) bool {
 	s.waiting = s.waiting[1:]
 	s.running = append(s.running, q)
 	q.state = seqRunning
+	if s.cache != nil && s.cfg.PrefixCaching && !q.admitted {
+		q.Cached, q.admitted = q.computed, true
+	}
 	s.usedBlocks += need
 	q.blocks = need
 	return true
@@ -295,6 +315,7 @@ func (s *Scheduler) Complete(st *Step, sampled func(q *Seq)) {
 		}
 		q.computed += q.scheduled
 		q.scheduled = 0
+		s.store(q)
 		if q.computed < q.tokens {
 			continue // prefill continues next step
 		}
@@ -308,6 +329,17 @@ func (s *Scheduler) Complete(st *Step, sampled func(q *Seq)) {
 		if sampled != nil {
 			sampled(q)
 		}
+	}
+}
+
+// store hands the prefix cache q's newly computed full blocks.
+func (s *Scheduler) store(q *Seq) {
+	if s.cache == nil || !s.cfg.PrefixCaching {
+		return
+	}
+	if full := q.computed / s.cfg.BlockSize; full > q.stored {
+		s.cache.Store(q, q.stored, full)
+		q.stored = full
 	}
 }
 
@@ -371,6 +403,9 @@ func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
 // advanceDecode applies k pure decode steps found by decodeRun and calls
 // each for every request advanced.
 func (s *Scheduler) advanceDecode(k int, each func(q *Seq)) {
+	if s.cache != nil && s.cfg.PrefixCaching {
+		s.storeDecodes(k)
+	}
 	for _, q := range s.running {
 		each(q)
 		nb := s.blocksFor(q.computed + k)

@@ -53,6 +53,16 @@ type Load struct {
 // prefix the prefix cache holds for it when it arrives.
 type RequestSize struct {
 	Input, Output, Cached int
+	// Prefix names the token stream the request's first PrefixTokens
+	// tokens belong to (0: none): a prefix group's shared prefix, or a
+	// session's conversation (a turn's prompt and answer, which the next
+	// turn's prompt begins with). With prefix caching on and any request
+	// naming a stream, the virtual run keeps a prefix cache by the
+	// engine's timed rule (PrefixCache, PlannedCache) and Cached is
+	// ignored: a request is served the stream's blocks that steps
+	// completed before its first schedule.
+	Prefix       uint64
+	PrefixTokens int
 	// FollowUp marks a later turn of a multi-turn session: in a closed
 	// loop it is sent on the stream of the request before it, once that
 	// one's answer is complete, as the load generator sends sessions (a
@@ -95,6 +105,9 @@ type RunStats struct {
 	DurationSeconds float64
 	Preemptions     int
 	Steps           int
+	// PromptTokens sums the measured requests' prompts and CachedTokens
+	// the part the prefix cache served them.
+	PromptTokens, CachedTokens int
 }
 
 // vreq is one request of a virtual run.
@@ -104,6 +117,24 @@ type vreq struct {
 	last              float64
 	worker            int // closed loop: the stream that sent it
 	index             int
+	size              RequestSize
+	own               uint64 // its own prefix-cache stream
+}
+
+func (r *vreq) prefix() (uint64, int, uint64) { return r.size.Prefix, r.size.PrefixTokens, r.own }
+
+// prefixCache returns the virtual run's prefix cache: nil unless prefix
+// caching is on and a request names a prefix stream.
+func (s Lane) prefixCache(l Load) *PlannedCache {
+	if !s.Engine.PrefixCaching {
+		return nil
+	}
+	for _, z := range append(l.Sizes[:len(l.Sizes):len(l.Sizes)], l.WarmupSizes...) {
+		if z.Prefix != 0 {
+			return NewPlannedCache(s.Engine)
+		}
+	}
+	return nil
 }
 
 // weighted is one ITL value with its multiplicity.
@@ -158,20 +189,21 @@ func (s Lane) Run(l Load) (RunStats, error) {
 	}
 	var st RunStats
 	t := 0.0
+	cache := s.prefixCache(l)
 	if l.Warmup > 0 {
 		w := l
 		w.Requests, w.RequestRate, w.RampUpMs, w.Sizes, w.Sends = l.Warmup, 0, 0, l.WarmupSizes, nil
 		if w.Concurrency < 1 {
 			w.Concurrency = min(l.Warmup, 16)
 		}
-		ws, end, err := s.phase(w, 0)
+		ws, end, err := s.phase(w, 0, cache)
 		if err != nil {
 			return st, err
 		}
 		st.Preemptions, st.Steps = ws.Preemptions, ws.Steps
 		t = end
 	}
-	ms, end, err := s.phase(l, t)
+	ms, end, err := s.phase(l, t, cache)
 	if err != nil {
 		return st, err
 	}
@@ -182,14 +214,18 @@ func (s Lane) Run(l Load) (RunStats, error) {
 }
 
 // phase runs n = l.Requests requests starting at time t0 on an idle engine
-// and returns their statistics and the time the last one completed.
-func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
+// and returns their statistics and the time the last one completed; cache,
+// when set, is the engine's prefix cache, kept from phase to phase.
+func (s Lane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, float64, error) {
 	n := l.Requests
 	var out RunStats
 	if n <= 0 {
 		return out, t0, nil
 	}
 	eng := NewEngine(s, t0)
+	if cache != nil {
+		eng.SetPrefixCache(cache)
+	}
 	sched := eng.Scheduler()
 	reqs := make([]vreq, n)
 	sent := 0
@@ -199,6 +235,10 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 		r := &reqs[i]
 		r.index, r.sent, r.worker = i, at, worker
 		z := l.size(i)
+		r.size = z
+		if cache != nil {
+			r.own, z.Cached = cache.ownStream(), 0
+		}
 		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r}
 		sent++
 		eng.Arrive(&r.seq, at)
@@ -330,6 +370,10 @@ func (s Lane) phase(l Load, t0 float64) (RunStats, float64, error) {
 	out.Succeeded = n
 	for i := range reqs {
 		out.OutputTokens += reqs[i].seq.Output
+		out.PromptTokens += reqs[i].seq.Prompt
+		if s.Engine.PrefixCaching {
+			out.CachedTokens += min(reqs[i].seq.Cached, reqs[i].seq.Prompt-1) / s.Engine.blockSize() * s.Engine.blockSize()
+		}
 	}
 	if w := last - first; w > 0 {
 		out.WindowSeconds = w
