@@ -127,3 +127,35 @@ func (r *recordingCache) Store(q *Seq, from, to int) {
 	r.keys = append(r.keys, r.blockKeys(q, from, to)...)
 	r.PlannedCache.Store(q, from, to)
 }
+
+// BenchmarkPrefixLaneEstimate estimates a prefix-reuse lane (2 groups
+// sharing 2,560 of 3,072 prompt tokens, 4 streams, 96 requests) with each
+// request's cached prefix fixed in advance (the rule before the timed
+// cache) and with the timed prefix cache (PlannedCache): the cost of
+// the cache's bookkeeping.
+func BenchmarkPrefixLaneEstimate(b *testing.B) {
+	s := testLane(b, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true})
+	sizes := func(timed bool) []RequestSize {
+		out := make([]RequestSize, 96)
+		for i := range out {
+			out[i] = RequestSize{Input: 3072, Output: 64}
+			if timed {
+				out[i].Prefix, out[i].PrefixTokens = uint64(1+i%2), 2560
+			} else if i >= 2 {
+				out[i].Cached = 2560
+			}
+		}
+		return out
+	}
+	for _, timed := range []bool{false, true} {
+		name := map[bool]string{false: "fixed", true: "timed"}[timed]
+		l := Load{Concurrency: 4, Requests: 96, Sizes: sizes(timed)}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Estimate(l, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
