@@ -1,9 +1,6 @@
 package perf
 
-import (
-	"container/list"
-	"sort"
-)
+import "sort"
 
 // PrefixCache is the engine's automatic prefix cache as the step loop
 // consults it, by vLLM v1's timing: a request looks the cache up when it
@@ -28,27 +25,68 @@ type PrefixCache interface {
 // BlockLRU is a set of KV block keys with least-recently-used eviction:
 // the prefix cache's bookkeeping, shared by both clocks' caches. A block
 // key stands for the block's tokens and every token before it (a chained
-// hash). Not safe for concurrent use.
+// hash). Entries live in one slice linked most recently used first, so
+// the cache allocates only as it grows. Not safe for concurrent use.
 type BlockLRU struct {
 	capacity int // blocks; 0: unbounded
-	lru      *list.List
-	blocks   map[uint64]*list.Element
+	index    map[uint64]int32
+	nodes    []lruNode
+	head     int32 // most recently used (-1: empty)
+	tail     int32
+	free     int32 // a node freed by eviction (-1: none)
+}
+
+type lruNode struct {
+	key        uint64
+	prev, next int32
 }
 
 // NewBlockLRU returns an empty cache of capacity blocks (0: unbounded).
 func NewBlockLRU(capacity int) *BlockLRU {
-	return &BlockLRU{capacity: max(capacity, 0), lru: list.New(), blocks: map[uint64]*list.Element{}}
+	return &BlockLRU{capacity: max(capacity, 0), index: map[uint64]int32{}, head: -1, tail: -1, free: -1}
+}
+
+func (c *BlockLRU) unlink(i int32) {
+	n := &c.nodes[i]
+	if n.prev >= 0 {
+		c.nodes[n.prev].next = n.next
+	} else {
+		c.head = n.next
+	}
+	if n.next >= 0 {
+		c.nodes[n.next].prev = n.prev
+	} else {
+		c.tail = n.prev
+	}
+}
+
+func (c *BlockLRU) pushFront(i int32) {
+	n := &c.nodes[i]
+	n.prev, n.next = -1, c.head
+	if c.head >= 0 {
+		c.nodes[c.head].prev = i
+	} else {
+		c.tail = i
+	}
+	c.head = i
+}
+
+func (c *BlockLRU) touch(i int32) {
+	if c.head != i {
+		c.unlink(i)
+		c.pushFront(i)
+	}
 }
 
 // Hit returns how many leading keys the cache holds, marking them used.
 func (c *BlockLRU) Hit(keys []uint64) int {
 	hit := 0
 	for _, k := range keys {
-		el, ok := c.blocks[k]
+		i, ok := c.index[k]
 		if !ok {
 			break
 		}
-		c.lru.MoveToFront(el)
+		c.touch(i)
 		hit++
 	}
 	return hit
@@ -58,21 +96,31 @@ func (c *BlockLRU) Hit(keys []uint64) int {
 // blocks beyond the capacity.
 func (c *BlockLRU) Insert(keys []uint64) {
 	for _, k := range keys {
-		if el, ok := c.blocks[k]; ok {
-			c.lru.MoveToFront(el)
+		if i, ok := c.index[k]; ok {
+			c.touch(i)
 			continue
 		}
-		c.blocks[k] = c.lru.PushFront(k)
-	}
-	for c.capacity > 0 && c.lru.Len() > c.capacity {
-		old := c.lru.Back()
-		c.lru.Remove(old)
-		delete(c.blocks, old.Value.(uint64))
+		if c.capacity > 0 && len(c.index) >= c.capacity {
+			old := c.tail
+			c.unlink(old)
+			delete(c.index, c.nodes[old].key)
+			c.free = old
+		}
+		i := c.free
+		if i >= 0 {
+			c.free = -1
+		} else {
+			i = int32(len(c.nodes))
+			c.nodes = append(c.nodes, lruNode{})
+		}
+		c.nodes[i].key = k
+		c.index[k] = i
+		c.pushFront(i)
 	}
 }
 
 // Len is the number of blocks held.
-func (c *BlockLRU) Len() int { return c.lru.Len() }
+func (c *BlockLRU) Len() int { return len(c.index) }
 
 // PlannedCache is the estimator's prefix cache: the simulated engine's
 // rule on the planned sequence instead of token ids. A request's first

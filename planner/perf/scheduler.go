@@ -242,6 +242,8 @@ func (s *Scheduler) reuse(q *Seq) {
 	}
 	c := min(hit, q.tokens-1) / s.cfg.BlockSize * s.cfg.BlockSize
 	q.computed = max(c, 0)
+	// The blocks served are cached already: only later ones are stored.
+	q.stored = max(q.stored, q.computed/s.cfg.BlockSize)
 }
 
 // grow gives running request q the blocks to hold tokens, preempting from
