@@ -62,19 +62,11 @@ screen "prefix" {
 
 // TestSimReproducesPrefixReuse: the estimator and the simulated engine
 // model prefix caching alike (the engine finds cached blocks by hashing the
-// prompts it is sent, the estimator from the workload's draws), so a
-// prefix-reuse lane's TTFT, latency and throughput agree within 5%; and
-// the plan predicts the lower TTFT of reuse with caching on. One stream:
-// at two, with caching on, the plan's TTFT p50 is 52 ms against the
-// engine's 29 ms while latency p50 agrees (107 ms both); the caching-off
-// lane agrees within 0.3%. Per request, the two start differently: the
-// plan counts 2,560 cached tokens for the second opening request and
-// prefills both opening requests by one step end (TTFT 178 ms each), so
-// its streams stay one decode step apart and each second request waits
-// for the first's prefill (TTFT 29 and 52 ms); in the engine both opening
-// requests took full prefills (TTFT 204 and 308 ms), its streams settled
-// half a cycle apart and no prefill waits (29 ms each). Why the engine's
-// opening requests missed the cache is not established.
+// prompts it is sent, the estimator from the workload's draws, both by the
+// step loop's timed rule, perf.PrefixCache), so a prefix-reuse lane's
+// TTFT, latency and throughput agree within 5%; and the plan predicts the
+// lower TTFT of reuse with caching on. One stream, caching on and off;
+// several streams are TestSimReproducesPrefixReuseStreams.
 func TestSimReproducesPrefixReuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test; runs without -short")
