@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/infercrane/infercrane/planner"
@@ -103,40 +105,15 @@ func agreeWithin5(t *testing.T, l *planner.Lane) {
 
 // prefixStreamsSpec is prefixSpec's reuse shape with prefix caching on at
 // two and four streams, where requests of one group run together.
-const prefixStreamsSpec = `
-model "q06" {
-  id          = "Qwen/Qwen3-0.6B"
-  revision    = "r"
-  max_context = 4096
-}
-
-gpu "l40s" {
-  type        = "L40S"
-  prefill_mfu = 0.05
-}
-
-runtime "cached" {
-  engine  = "vllm"
-  version = "0.22.1"
-}
-
-executor "sim" {
-  type    = "sim"
-  speedup = 0.5
-}
-
-shape "reuse2" {
-  input_tokens  = 3072
-  output_tokens = 16
-  concurrency   = 2
+var prefixStreamsSpec = strings.NewReplacer(
+	`  concurrency   = 1
+  requests      = 24
+  warmup        = 2`, `  concurrency   = 2
   requests      = 32
-  warmup        = 2
-  prefix {
-    groups        = 2
-    shared_tokens = 2560
-  }
-}
-
+  warmup        = 2`,
+	`shapes   = [shape.reuse]`, `shapes   = [shape.reuse, shape.reuse4]`,
+	`runtimes = [runtime.cached, runtime.uncached]`, `runtimes = [runtime.cached]`,
+).Replace(prefixSpec) + `
 shape "reuse4" {
   input_tokens  = 3072
   output_tokens = 16
@@ -147,16 +124,6 @@ shape "reuse4" {
     groups        = 2
     shared_tokens = 2560
   }
-}
-
-screen "prefix" {
-  models   = [model.q06]
-  shapes   = [shape.reuse2, shape.reuse4]
-  gpus     = [gpu.l40s]
-  runtimes = [runtime.cached]
-  executor = executor.sim
-  runs     = 1
-  seed     = 3
 }
 `
 
@@ -174,17 +141,26 @@ func TestSimReproducesPrefixReuseStreams(t *testing.T) {
 		t.Skip("timing test; runs without -short")
 	}
 	p := planText(t, prefixStreamsSpec)
+	if len(p.Lanes) != 2 {
+		t.Fatalf("%d lanes, want the two-stream and the four-stream one", len(p.Lanes))
+	}
+	for _, l := range p.Lanes {
+		t.Run(fmt.Sprintf("c%d", l.Inputs.Concurrency), func(t *testing.T) { agreeStreams(t, l) })
+	}
+}
+
+// agreeStreams applies lane l on the sim executor at speedup 0.5 and
+// checks TTFT p50 against the plan within 5%, latency p50 and output
+// throughput within 3%.
+func agreeStreams(t *testing.T, l *planner.Lane) {
+	t.Helper()
 	const speedup = 0.5
 	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range p.Lanes {
-		t.Run(l.Shape, func(t *testing.T) {
-			ms, late := runLane(t, x, l, speedup)
-			problems := checkAgreement(t, l.Key, ms, 0.05, "ttft p50")
-			problems = append(problems, checkAgreement(t, l.Key, ms, 0.03, "latency p50", "output throughput")...)
-			report(t, problems, late)
-		})
-	}
+	ms, late := runLane(t, x, l, speedup)
+	problems := checkAgreement(t, l.Key, ms, 0.05, "ttft p50")
+	problems = append(problems, checkAgreement(t, l.Key, ms, 0.03, "latency p50", "output throughput")...)
+	report(t, problems, late)
 }

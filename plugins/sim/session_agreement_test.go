@@ -124,14 +124,5 @@ func TestSimReproducesSessionsFourStreams(t *testing.T) {
 	if len(p.Lanes) != 1 || p.Lanes[0].Inputs.Concurrency != 4 || !p.Lanes[0].Perf.Engine.PrefixCaching {
 		t.Fatalf("the four-stream cached session lane was not planned: %d lanes", len(p.Lanes))
 	}
-	l := p.Lanes[0]
-	const speedup = 0.5
-	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, late := runLane(t, x, l, speedup)
-	problems := checkAgreement(t, l.Key, ms, 0.05, "ttft p50")
-	problems = append(problems, checkAgreement(t, l.Key, ms, 0.03, "latency p50", "output throughput")...)
-	report(t, problems, late)
+	agreeStreams(t, p.Lanes[0])
 }
