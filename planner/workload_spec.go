@@ -103,7 +103,7 @@ func workloadChecks(l *lanePlan, name string, f *findings) {
 			off = fmt.Sprintf("Runtime %q has prefix caching off, so its server reuses none of them and the estimate prefills every prompt token.", orDefault(l.Runtime, "(none)"))
 		}
 		f.add(SeverityNote, l.ID, "", fmt.Sprintf("intended prefix-cache hit ratio %.1f%% in shape %q", 100*st.HitRatio(), l.Shape),
-			fmt.Sprintf("%s: %d of %d prompt tokens are shared with an earlier request in whole %d-token blocks; the evidence reports the hit ratio the server achieved beside this one. %s",
+			fmt.Sprintf("%s: %d of %d prompt tokens are shared with an earlier sent request in whole %d-token blocks, what an unbounded cache would serve if each request's blocks were cached the moment it was sent; the estimate applies the engine's rule (a request finds the blocks of steps that completed before it was first scheduled, in a cache of the KV cache's size), so requests of a group in flight together reach less. The evidence reports the hit ratio the server achieved beside this one. %s",
 				name, st.CachedTokens, st.PromptTokens, w.BlockSize, off))
 	}
 }

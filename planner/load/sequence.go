@@ -268,7 +268,12 @@ func Summarize(warmup, measured []Request, blockSize int) Stats {
 // serves, by vLLM's rule: the longest run of whole blocks (blockSize
 // tokens; 0: DefaultBlockSize) that an earlier request left, never the
 // prompt's last token. A request shares its group's prefix (Shared tokens)
-// or, in a session, the previous turn's whole conversation.
+// or, in a session, the previous turn's whole conversation. The rule is
+// untimed (every earlier sent request counts, as if its blocks were cached
+// the moment it was sent): it is the intended ratio. The estimate and the
+// simulated engine time it as vLLM does (perf.PrefixCache): blocks hit
+// once the step that computed them completed before the request was first
+// scheduled.
 func CachedTokens(warmup, measured []Request, blockSize int) (warm, meas []int) {
 	if blockSize < 1 {
 		blockSize = DefaultBlockSize
