@@ -304,8 +304,11 @@ func transportOffset(t *testing.T, l *planner.Lane, speedup float64) float64 {
 	return off
 }
 
-// absFloorMs is the absolute difference below which two latencies agree.
-const absFloorMs = 0.25
+// absFloorMs is the absolute difference below which two latencies agree:
+// the loopback offset taken out is the constant-timing run's median, and a
+// run's p95 also meets the transport's own tail (0.3 ms seen on a quiet
+// machine in a clean-clone make test), as the fidelity harness's 0.5 ms.
+const absFloorMs = 0.5
 
 // checkAgreement compares each metric within tol (relative) and returns
 // the disagreements.
