@@ -54,7 +54,7 @@ func (c *prefixCache) blockHashes(ids []int) []uint64 {
 // prompt's last token (it is computed to sample the first output token,
 // as in vLLM).
 func (c *prefixCache) hit(hs []uint64, prompt int) int {
-	hs = hs[:min(len(hs), max(prompt-1, 0)/c.blockSize)]
+	hs = hs[:min(len(hs), perf.ServableTokens(prompt, prompt, c.blockSize)/c.blockSize)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Hit(hs) * c.blockSize

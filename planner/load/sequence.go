@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // DefaultBlockSize is vLLM's KV-cache block size (--block-size): prefix
@@ -295,7 +297,7 @@ func CachedTokens(warmup, measured []Request, blockSize int) (warm, meas []int) 
 			cached = min(r.History, sessionCtx[key])
 		}
 		sessionCtx[key] = r.Input + r.Output
-		return max(min(cached, r.Input-1), 0) / blockSize * blockSize
+		return perf.ServableTokens(cached, r.Input, blockSize)
 	}
 	warm, meas = make([]int, len(warmup)), make([]int, len(measured))
 	for i, r := range warmup {

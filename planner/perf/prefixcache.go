@@ -174,7 +174,16 @@ func (c *PlannedCache) ownStream() uint64 { c.next++; return c.next }
 
 // Lookup implements PrefixCache.
 func (c *PlannedCache) Lookup(q *Seq) int {
-	return c.lru.Hit(c.blockKeys(q, 0, max(q.Prompt-1, 0)/c.blockSize)) * c.blockSize
+	return c.lru.Hit(c.blockKeys(q, 0, ServableTokens(q.Prompt, q.Prompt, c.blockSize)/c.blockSize)) * c.blockSize
+}
+
+// ServableTokens is how many of a prompt's prompt tokens a prefix cache
+// holding its first cached tokens serves: whole blocks of blockSize, and
+// never the prompt's last token (the engine computes it to sample the first
+// output token, as vLLM does). The planner's intended hit ratio, the
+// estimator's cache and the simulated engine's all apply this one rule.
+func ServableTokens(cached, prompt, blockSize int) int {
+	return max(min(cached, prompt-1), 0) / blockSize * blockSize
 }
 
 // Store implements PrefixCache.

@@ -372,7 +372,7 @@ func (s Lane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, float64,
 		out.OutputTokens += reqs[i].seq.Output
 		out.PromptTokens += reqs[i].seq.Prompt
 		if s.Engine.PrefixCaching {
-			out.CachedTokens += min(reqs[i].seq.Cached, reqs[i].seq.Prompt-1) / s.Engine.blockSize() * s.Engine.blockSize()
+			out.CachedTokens += ServableTokens(reqs[i].seq.Cached, reqs[i].seq.Prompt, s.Engine.blockSize())
 		}
 	}
 	if w := last - first; w > 0 {
