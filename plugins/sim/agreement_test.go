@@ -379,21 +379,30 @@ func TestSimulatedApplyReproducesThePlan(t *testing.T) {
 	}
 	for _, l := range lanes {
 		t.Run(l.Shape, func(t *testing.T) {
-			ms, late := runLane(t, x, l, speedup)
-			problems := checkAgreement(t, l.Key, ms, 0.03)
-			if len(problems) > 0 {
-				// A small lane's p95 is its slowest request, which one
-				// scheduling hiccup of a loaded machine decides (the single
-				// lane's TTFT p95 1.1 ms over in a full make test, with every
-				// other figure agreeing); a model gap reproduces on a second
-				// run, a hiccup does not.
-				t.Logf("%s: disagreed, run again: %s", l.Key, strings.Join(problems, "; "))
-				ms, late = runLane(t, x, l, speedup)
-				problems = checkAgreement(t, l.Key, ms, 0.03)
-			}
-			report(t, problems, late)
+			agreeOnSecondTry(t, x, l, speedup, func(ms []measured) []string { return checkAgreement(t, l.Key, ms, 0.03) })
 		})
 	}
+}
+
+// agreeOnSecondTry runs lane l on the sim and reports the disagreements
+// with the plan that check finds, after one more run when the first
+// disagrees: a small lane's p95 is its slowest
+// request, which one scheduling hiccup of a loaded machine decides (the
+// single lane's TTFT p95 1.1 ms over in a full make test, every other
+// figure agreeing), and the opening of closed-loop streams is a race that
+// can settle them in another steady pattern (cached sessions at four
+// streams: TTFT p50 -23.5% in one full make test, +1.3% in others); a
+// model gap disagrees on both runs.
+func agreeOnSecondTry(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64, check func([]measured) []string) {
+	t.Helper()
+	ms, late := runLane(t, x, l, speedup)
+	problems := check(ms)
+	if len(problems) > 0 {
+		t.Logf("%s: disagreed, run again: %s", l.Key, strings.Join(problems, "; "))
+		ms, late = runLane(t, x, l, speedup)
+		problems = check(ms)
+	}
+	report(t, problems, late)
 }
 
 // TestSimReproducesGPUOverrides (issue 12): a gpu block's overrides of the

@@ -99,8 +99,9 @@ func agreeWithin5(t *testing.T, l *planner.Lane) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, late := runLane(t, x, l, speedup)
-	report(t, checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput"), late)
+	agreeOnSecondTry(t, x, l, speedup, func(ms []measured) []string {
+		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput")
+	})
 }
 
 // prefixStreamsSpec is prefixSpec's reuse shape with prefix caching on at
@@ -159,8 +160,7 @@ func agreeStreams(t *testing.T, l *planner.Lane) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, late := runLane(t, x, l, speedup)
-	problems := checkAgreement(t, l.Key, ms, 0.05, "ttft p50")
-	problems = append(problems, checkAgreement(t, l.Key, ms, 0.03, "latency p50", "output throughput")...)
-	report(t, problems, late)
+	agreeOnSecondTry(t, x, l, speedup, func(ms []measured) []string {
+		return append(checkAgreement(t, l.Key, ms, 0.05, "ttft p50"), checkAgreement(t, l.Key, ms, 0.03, "latency p50", "output throughput")...)
+	})
 }
