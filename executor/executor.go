@@ -52,7 +52,7 @@ type Deployment struct {
 	// Perf is the plan's resolved performance model of the deployment (nil
 	// in plans without one): the simulated engine runs it, so a simulated
 	// apply reproduces the plan's estimate under every override.
-	Perf *perf.Lane `json:"perf,omitempty"`
+	Perf *perf.PerfLane `json:"perf,omitempty"`
 	// Redact are the secrets among the deployment's values (sensitive
 	// runtime args and executor settings); an executor removes them from
 	// whatever it writes (server logs). In memory only.

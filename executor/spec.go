@@ -35,7 +35,7 @@ func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
 }
 
 // lanePerf is the lane's resolved performance model, or nil.
-func lanePerf(l *planner.Lane) *perf.Lane {
+func lanePerf(l *planner.Lane) *perf.PerfLane {
 	if l.Perf == nil {
 		return nil
 	}

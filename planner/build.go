@@ -240,7 +240,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	}
 	l.Deployment = DeploymentID(in)
 	l.ExecutorSettings = executorSettings(b.executor, &l.Inputs)
-	l.arch, l.missing = ModelArch(b.model)
+	l.arch, l.missing = ResolveModelArch(b.model)
 	l.hw, l.hwOK = hardware(b.gpu, in)
 	resolveWorkload(l)
 	return l

@@ -97,7 +97,7 @@ type Predictor interface {
 	Predict(load float64, requests int) (search.Measure, float64)
 }
 
-// perfPredictor answers from the lane's performance model (perf.Lane): a
+// perfPredictor answers from the lane's performance model (perf.PerfLane): a
 // virtual-time run of the continuous-batching scheduler with the load
 // generator's closed loop or seeded arrivals, so queueing beyond the batch
 // or KV capacity shows in the predicted p95s as it does on a server.
@@ -107,7 +107,7 @@ type Predictor interface {
 // times faster, so the predictor answers for the model at load/s (a rate;
 // a concurrency is unchanged) with times divided by s.
 type perfPredictor struct {
-	lane    *perf.Lane
+	lane    *perf.PerfLane
 	in      LaneInputs
 	spec    *search.Spec
 	speedup float64

@@ -11,11 +11,11 @@ import (
 // lookupGPU finds a GPU type in the perf catalog.
 func lookupGPU(t string) (perf.GPU, bool) { return perf.LookupGPU(t) }
 
-// ModelArch returns the architecture the estimator uses for m: the built-in
+// ResolveModelArch returns the architecture the estimator uses for m: the built-in
 // catalog entry for m.ID with the model block's overrides applied. It
 // reports false with the missing attribute names when neither source gives
 // the parameters, layers, KV heads and head dimension.
-func ModelArch(m *lang.Model) (perf.ModelArch, []string) {
+func ResolveModelArch(m *lang.Model) (perf.ModelArch, []string) {
 	a, _ := perf.LookupModel(m.ID)
 	a.ID = m.ID
 	if m.Params > 0 {
@@ -150,7 +150,7 @@ func roundEstimate(e Estimate) Estimate {
 // estimate fills every lane's Estimate. A deployment's start-up (model load
 // and server start) is shared equally by its lanes that have work.
 func estimate(lanes []*lanePlan) {
-	cache := map[string]perf.Estimate{}
+	cache := map[string]perf.PerfEstimate{}
 	working := map[string]int{}
 	for _, l := range lanes {
 		if l.Work() && l.RunsToDo() > 0 {
@@ -182,7 +182,7 @@ func estimate(lanes []*lanePlan) {
 				}
 				cache[key] = est
 			}
-			e.Estimate = est
+			e.PerfEstimate = est
 			// A warmup bounded by time lasts at most that long (a count may end it sooner).
 			e.RunSeconds += l.Inputs.WarmupSeconds
 			e.Available = true

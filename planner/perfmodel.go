@@ -28,7 +28,7 @@ func resolvePerf(l *lanePlan) {
 	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := l.hw
 	hw.Count = rs.TensorParallel
-	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), in.MaxContext)
+	srv, err := perf.NewPerfLane(l.arch, hw, rs.Engine(), in.MaxContext)
 	if err != nil {
 		l.perfErr = err
 		return
@@ -40,7 +40,7 @@ func resolvePerf(l *lanePlan) {
 // estimateKey identifies a virtual-time estimate: lanes with equal keys
 // (the same model, hardware, engine and load in several screens) share one.
 // It is the JSON of these inputs.
-func estimateKey(p *perf.Lane, l perf.Load, workload string, runs int) string {
+func estimateKey(p *perf.PerfLane, l perf.Load, workload string, runs int) string {
 	l.Sizes, l.WarmupSizes = nil, nil
 	b, _ := json.Marshal(struct {
 		M perf.ModelArch

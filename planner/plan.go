@@ -183,7 +183,7 @@ type Lane struct {
 	// override (model, gpu and runtime blocks): the estimate is computed
 	// from it and the simulated engine serves from it. Nil when the model's
 	// architecture or the GPU type is unknown.
-	Perf *perf.Lane `json:"perf,omitempty"`
+	Perf *perf.PerfLane `json:"perf,omitempty"`
 	// Calibration says the lane's assumptions come from a calibration
 	// file's fit (nil: the catalog's, with its stated uncertainty).
 	Calibration *Calibrated `json:"calibration,omitempty"`
@@ -380,7 +380,7 @@ func containsRedacted(v any) bool {
 // (its remaining runs plus its share of its deployment's start-up), so they
 // are zero for unchanged lanes.
 type Estimate struct {
-	perf.Estimate
+	perf.PerfEstimate
 	// Available is false when the model's architecture is unknown or the
 	// lane's inputs are pending; the other fields are then zero.
 	Available   bool    `json:"available"`

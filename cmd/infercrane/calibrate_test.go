@@ -408,9 +408,9 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 	t.Helper()
 	m, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
 	g, _ := perf.LookupGPU("L40S")
-	lane := func(p perf.Params) perf.Lane {
+	lane := func(p perf.Params) perf.PerfLane {
 		hw := perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(perf.DefaultAssumptions(g))}
-		l, err := perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 4096)
+		l, err := perf.NewPerfLane(m, hw, perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 4096)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -133,15 +133,15 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 	}
 	var plan struct {
 		Lanes []struct {
-			Key         string          `json:"key"`
-			Estimate    perf.Estimate   `json:"estimate"`
-			Calibration json.RawMessage `json:"calibration"`
+			Key         string            `json:"key"`
+			Estimate    perf.PerfEstimate `json:"estimate"`
+			Calibration json.RawMessage   `json:"calibration"`
 		} `json:"lanes"`
 	}
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
 		t.Fatalf("plan -json: %v\n%s", err, out)
 	}
-	var est *perf.Estimate
+	var est *perf.PerfEstimate
 	for i, l := range plan.Lanes {
 		if strings.HasPrefix(l.Key, "check/") {
 			if len(l.Calibration) == 0 {

@@ -292,7 +292,7 @@ func cachedPerRequest(c report.Campaign, run, blockSize int) int {
 
 // campaignObservations is observations without the prefix-cache check.
 func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]perf.Observation, *group, string) {
-	var planned *perf.Lane
+	var planned *perf.PerfLane
 	if pl != nil {
 		planned = pl.Perf
 	}
@@ -340,7 +340,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 	if planned != nil {
 		engine = planned.Engine
 	}
-	lane, err := perf.NewLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
+	lane, err := perf.NewPerfLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {
 		return nil, nil, err.Error()
 	}

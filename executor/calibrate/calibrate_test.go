@@ -43,7 +43,7 @@ func TestCachedPromptsOfEvidenceAreModelled(t *testing.T) {
 	m, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
 	g, _ := perf.LookupGPU("L40S")
 	hidden := perf.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
-	truth, err := perf.NewLane(m, perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: hidden.Apply(perf.DefaultAssumptions(g))},
+	truth, err := perf.NewPerfLane(m, perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: hidden.Apply(perf.DefaultAssumptions(g))},
 		perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true, BlockSize: 16}, 3016)
 	if err != nil {
 		t.Fatal(err)

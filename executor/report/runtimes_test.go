@@ -32,7 +32,7 @@ func runtimesInput() Input {
 				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args, ExecutorType: "sim", Seed: 17,
 				Workload: &load.Spec{Prefix: &load.Prefix{Groups: 2, SharedTokens: 64}},
 			},
-			Perf: &perf.Lane{Engine: perf.EngineConfig{PrefixCaching: caching}},
+			Perf: &perf.PerfLane{Engine: perf.EngineConfig{PrefixCaching: caching}},
 		}
 	}
 	plan := &planner.Plan{

@@ -17,12 +17,12 @@ import (
 // overhead later on the engine's timeline. One loop runs the steps on a
 // timeline that does not drift: each starts when the previous ends (or,
 // on an idle engine, when the first request enters), takes the requests
-// that entered by then, and lasts perf.Lane.StepSeconds divided by
+// that entered by then, and lasts perf.PerfLane.StepSeconds divided by
 // Speedup; at a step's end each request that sampled a token is woken.
 // The timeline decides, not the order in which goroutines wake, so the
 // engine joins requests to steps as the virtual run does.
 type modelTiming struct {
-	srv        perf.Lane
+	srv        perf.PerfLane
 	maxWaiting int
 	speedup    float64
 	metrics    *metrics

@@ -62,7 +62,7 @@ func closedLoop(t *testing.T, url string, c, n, in, out int, stagger time.Durati
 
 // TestModelModeMatchesEstimate checks that the simulated engine under
 // closed-loop load reproduces a virtual-time run of the same scheduler
-// (perf.Lane.Run, what the planner estimates with) for the same model,
+// (perf.PerfLane.Run, what the planner estimates with) for the same model,
 // GPU and workload: the median TPOT the clients measure and the output
 // throughput at full concurrency (c x output tokens / the mean latency in
 // the engine's /metrics) within 5%. The full plan-versus-apply agreement,

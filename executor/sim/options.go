@@ -78,7 +78,7 @@ type Options struct {
 	// engine reproduces the plan's estimate. When set it replaces ModelID's
 	// and GPU's catalog defaults, GPUCount, MaxNumSeqs, MaxBatchedTokens and
 	// GPUMemoryUtil.
-	Server *perf.Lane
+	Server *perf.PerfLane
 	// PrefixCaching reuses the KV of cached prompt prefixes in whole blocks
 	// of BlockSize tokens (default 16), keeping at most PrefixCacheBlocks
 	// blocks (0: unbounded), as vLLM's --enable-prefix-caching does.
@@ -235,28 +235,28 @@ func checkFailStatus(st int) error {
 // set, else ModelID and GPU through the perf catalog with its default
 // assumptions and the engine settings of the options (chunked prefill on,
 // as vLLM's v1 engine), refusing what vLLM refuses at start-up.
-func (o Options) server() (perf.Lane, error) {
+func (o Options) server() (perf.PerfLane, error) {
 	if o.Server != nil {
 		s := *o.Server
 		if s.Engine.KVBlocks == 0 {
 			s.Engine.KVBlocks = int(perf.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
 		}
-		return perf.NewLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
+		return perf.NewPerfLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
 	}
 	m, ok := perf.LookupModel(o.ModelID)
 	if !ok {
-		return perf.Lane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
+		return perf.PerfLane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
 	}
 	if m.MaxPositions > 0 && o.MaxModelLen > m.MaxPositions {
-		return perf.Lane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
+		return perf.PerfLane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
 	}
 	g, ok := perf.LookupGPU(o.GPU)
 	if !ok {
-		return perf.Lane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
+		return perf.PerfLane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
 	}
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = o.GPUMemoryUtil
 	hw := perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
-	return perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
+	return perf.NewPerfLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
 		PrefixCaching: o.PrefixCaching, BlockSize: o.BlockSize}, o.MaxModelLen)
 }

@@ -5,12 +5,12 @@ import "math"
 // Engine is the serving engine's step loop around a Scheduler: when
 // requests enter and which step each joins. Both clocks drive this one
 // type, so they make the same decisions: the planner's virtual run
-// (Lane.Run) in virtual time and the simulated engine (executor/sim) in
+// (PerfLane.Run) in virtual time and the simulated engine (executor/sim) in
 // real time. Times are seconds on the caller's clock.
 //
 // The decision rule, as measured on vLLM (README, "The performance
 // model"):
-//   - a request enters the engine Lane.RequestOverheadSeconds after it was
+//   - a request enters the engine PerfLane.RequestOverheadSeconds after it was
 //     sent (HTTP, chat template, tokenisation);
 //   - a step decides what it computes when it starts: requests that enter
 //     while a step runs wait for the next one;
@@ -25,7 +25,7 @@ import "math"
 //
 // An Engine is not safe for concurrent use.
 type Engine struct {
-	lane    Lane
+	lane    PerfLane
 	sched   *Scheduler
 	pending []arrival // in entry order
 	end     float64   // when the last step ended
@@ -42,7 +42,7 @@ type arrival struct {
 }
 
 // NewEngine returns an idle engine for lane l whose clock starts at t0.
-func NewEngine(l Lane, t0 float64) *Engine {
+func NewEngine(l PerfLane, t0 float64) *Engine {
 	return &Engine{lane: l, sched: NewScheduler(l.Engine), end: t0}
 }
 

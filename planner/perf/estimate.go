@@ -1,11 +1,11 @@
 package perf
 
-// Estimate is a lane's predicted figures per run, read off virtual-time
-// runs of the scheduler model (Lane.Run) with the load generator's
+// PerfEstimate is a lane's predicted figures per run, read off virtual-time
+// runs of the scheduler model (PerfLane.Run) with the load generator's
 // arrival process: percentiles are the mean of the per-run values and
 // throughputs pool the runs, as the evidence aggregates measurements.
 // TTFTMs, TPOTMs and LatencyMs are medians (p50).
-type Estimate struct {
+type PerfEstimate struct {
 	TTFTMs                float64 `json:"ttft_ms"`
 	TTFTP95Ms             float64 `json:"ttft_p95_ms,omitempty"`
 	TPOTMs                float64 `json:"tpot_ms"`
@@ -30,12 +30,12 @@ type Estimate struct {
 // executor seeds them) and summarises them. A closed loop, or an open one
 // at given send times, does not depend on the seed, so it is simulated
 // once.
-func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
+func (s PerfLane) Estimate(l Load, runs int) (PerfEstimate, error) {
 	runs = max(runs, 1)
 	if l.RequestRate <= 0 || len(l.Sends) > 0 {
 		runs = 1
 	}
-	var e Estimate
+	var e PerfEstimate
 	var window, duration float64
 	var succeeded, tokens int
 	for i := 0; i < runs; i++ {
@@ -43,7 +43,7 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 		rl.Seed = l.Seed + int64(i)
 		st, err := s.Run(rl)
 		if err != nil {
-			return Estimate{}, err
+			return PerfEstimate{}, err
 		}
 		e.TTFTMs += st.TTFT.P50
 		e.TTFTP95Ms += st.TTFT.P95
@@ -79,7 +79,7 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 // Metric returns the estimate's value of a metric named as the evidence
 // aggregate names it ("ttft_p95_ms", "output_token_throughput", ...) and
 // whether the estimate has it.
-func (e Estimate) Metric(name string) (float64, bool) {
+func (e PerfEstimate) Metric(name string) (float64, bool) {
 	v, ok := map[string]float64{
 		"ttft_p50_ms": e.TTFTMs, "ttft_p95_ms": e.TTFTP95Ms, "ttft_p99_ms": e.TTFTP99Ms,
 		"tpot_p50_ms": e.TPOTMs, "tpot_p95_ms": e.TPOTP95Ms, "tpot_p99_ms": e.TPOTP99Ms,

@@ -33,7 +33,7 @@ func (p Params) Apply(a Assumptions) Assumptions {
 // "output_token_throughput", ...).
 type Observation struct {
 	Name     string
-	Lane     Lane
+	Lane     PerfLane
 	Load     Load
 	Runs     int
 	Measured map[string]float64
@@ -681,7 +681,7 @@ func (f *fitter) result(p Params) (FitResult, error) {
 }
 
 // predict runs o's lane with parameters p.
-func (o Observation) predict(p Params) (Estimate, error) {
+func (o Observation) predict(p Params) (PerfEstimate, error) {
 	l := o.Lane
 	l.Hardware.Assume = p.Apply(l.Hardware.Assume)
 	return l.Estimate(o.Load, o.Runs)

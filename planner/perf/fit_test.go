@@ -18,7 +18,7 @@ var fitShapes = []Load{
 
 // observe measures loads on lane l with parameters p, as a perfect
 // engine would.
-func observe(t *testing.T, l Lane, p Params, loads []Load) []Observation {
+func observe(t *testing.T, l PerfLane, p Params, loads []Load) []Observation {
 	t.Helper()
 	var out []Observation
 	truth := l

@@ -2,7 +2,7 @@ package perf
 
 import "fmt"
 
-// Lane is everything the performance model needs about one lane, resolved
+// PerfLane is everything the performance model needs about one lane, resolved
 // once by the planner after every override (the model block's architecture
 // attributes, the gpu block's efficiency factors and price, the runtime's
 // dtype, memory utilisation and engine settings, a calibration). The plan
@@ -10,7 +10,7 @@ import "fmt"
 // simulated engine (in real time) run the same scheduler on the same
 // numbers and no later package re-derives them from the spec or the
 // catalog.
-type Lane struct {
+type PerfLane struct {
 	// Model is the architecture with the model block's overrides applied.
 	Model ModelArch `json:"model"`
 	// Hardware is the deployment's GPUs with the resolved assumptions.
@@ -23,16 +23,16 @@ type Lane struct {
 	Runtime *RuntimeSettings `json:"runtime,omitempty"`
 }
 
-// NewLane resolves a lane's performance model: it sizes the KV cache from the hardware
+// NewPerfLane resolves a lane's performance model: it sizes the KV cache from the hardware
 // when engine.KVBlocks is zero, and refuses settings the engine would
 // refuse at start-up (a cache smaller than one context of maxModelLen,
 // a zero budget or batch cap).
-func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
+func NewPerfLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (PerfLane, error) {
 	engine.BlockSize = engine.blockSize()
 	if engine.KVBlocks == 0 {
 		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
 	}
-	s := Lane{Model: arch, Hardware: hw, Engine: engine}
+	s := PerfLane{Model: arch, Hardware: hw, Engine: engine}
 	switch {
 	case engine.MaxNumSeqs < 1 || engine.MaxBatchedTokens < 1:
 		return s, fmt.Errorf("max num seqs (%d) and max num batched tokens (%d) must be at least 1", engine.MaxNumSeqs, engine.MaxBatchedTokens)
@@ -46,11 +46,11 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 }
 
 // StepSeconds is the duration of step st on the server (perf.StepSeconds).
-func (s Lane) StepSeconds(st *Step) float64 {
+func (s PerfLane) StepSeconds(st *Step) float64 {
 	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
 }
 
 // RequestOverheadSeconds is the fixed time between a request's send and
 // its entering the engine (HTTP, chat template, tokenisation); when the
 // engine takes it into a step is Engine's rule.
-func (s Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }
+func (s PerfLane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }

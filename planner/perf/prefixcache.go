@@ -127,7 +127,7 @@ func (c *BlockLRU) Len() int { return len(c.index) }
 // RequestSize.PrefixTokens tokens are blocks of its prefix stream
 // (RequestSize.Prefix: a prefix group, or a session whose turns extend one
 // conversation), shared by every request of that stream; the rest are its
-// own. It holds Lane.Engine.KVBlocks blocks, as the simulated engine's
+// own. It holds PerfLane.Engine.KVBlocks blocks, as the simulated engine's
 // cache does.
 type PlannedCache struct {
 	lru       *BlockLRU

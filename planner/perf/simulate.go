@@ -125,7 +125,7 @@ func (r *vreq) prefix() (uint64, int, uint64) { return r.size.Prefix, r.size.Pre
 
 // prefixCache returns the virtual run's prefix cache: nil unless prefix
 // caching is on and a request names a prefix stream.
-func (s Lane) prefixCache(l Load) *PlannedCache {
+func (s PerfLane) prefixCache(l Load) *PlannedCache {
 	if !s.Engine.PrefixCaching {
 		return nil
 	}
@@ -178,7 +178,7 @@ const maxSteps = 50_000_000
 // Run simulates one run of l on the server in virtual time and returns its
 // statistics. It is deterministic: the same server and load give the same
 // figures.
-func (s Lane) Run(l Load) (RunStats, error) {
+func (s PerfLane) Run(l Load) (RunStats, error) {
 	for _, z := range append(append([]RequestSize{l.size(0)}, l.Sizes...), l.WarmupSizes...) {
 		if z.Input < 1 || z.Output < 1 {
 			return RunStats{}, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", z.Input, z.Output)
@@ -216,7 +216,7 @@ func (s Lane) Run(l Load) (RunStats, error) {
 // phase runs n = l.Requests requests starting at time t0 on an idle engine
 // and returns their statistics and the time the last one completed; cache,
 // when set, is the engine's prefix cache, kept from phase to phase.
-func (s Lane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, float64, error) {
+func (s PerfLane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, float64, error) {
 	n := l.Requests
 	var out RunStats
 	if n <= 0 {
@@ -389,7 +389,7 @@ func (s Lane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, float64,
 // in closed form instead of one by one: the same steps and times as
 // stepping (up to rounding), and the same gaps (every running request
 // sampled its last token at t, so each gap is its step's duration).
-func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
+func (s PerfLane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
 	sched := eng.sched
 	b, kv, k := sched.decodeRun(maxSteps)
 	if k == 0 || !skipDecodePhases {
@@ -428,7 +428,7 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 // weights and a KV cache growing by b tokens a step, and the step overhead.
 type decodeLine struct{ c, a, s, o float64 }
 
-func (s Lane) decodeLine(b int, kv float64) decodeLine {
+func (s PerfLane) decodeLine(b int, kv float64) decodeLine {
 	h, m := s.Hardware, s.Model
 	flops := h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU
 	bw := h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency

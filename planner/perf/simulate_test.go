@@ -5,10 +5,10 @@ import (
 )
 
 // testLane is Qwen3-0.6B on one L40S with the given engine settings.
-func testLane(t testing.TB, model, gpu string, e EngineConfig) Lane {
+func testLane(t testing.TB, model, gpu string, e EngineConfig) PerfLane {
 	t.Helper()
 	m, _ := LookupModel(model)
-	s, err := NewLane(m, hw(gpu, 1), e, 8192)
+	s, err := NewPerfLane(m, hw(gpu, 1), e, 8192)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestRunPreemptsUnderKVPressure(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B")
 	h := hw("T4", 1)
 	h.Assume.GPUMemoryUtilization = 0.2
-	s, err := NewLane(m, h, v1(), 2048)
+	s, err := NewPerfLane(m, h, v1(), 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestSkippingDecodesEqualsStepping(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B")
 	h := hw("T4", 1)
 	h.Assume.GPUMemoryUtilization = 0.2 // tight: preemptions and block limits
-	s, err := NewLane(m, h, EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
+	s, err := NewPerfLane(m, h, EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}

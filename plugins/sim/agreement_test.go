@@ -169,8 +169,8 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	if st := starved(); lateness == "" && st > 0.10 {
 		lateness = fmt.Sprintf("tasks on this machine waited for a CPU %.0f%% of the run's time (/proc/pressure/cpu): too busy for a timing comparison; rerun on an idle machine", 100*st)
 	}
-	sm, e := res.Summary, l.Estimate.Estimate
-	var scheduled *perf.Estimate
+	sm, e := res.Summary, l.Estimate.PerfEstimate
+	var scheduled *perf.PerfEstimate
 	if in := l.Inputs; in.RequestRate <= 0 && in.Concurrency > 1 {
 		// The model with the client's turnaround (last token to the
 		// stream's next send) as measured: a request sent later into a
@@ -282,7 +282,7 @@ func turnaround(recs []loadgen.Record, c int) float64 {
 // the configured one, in the engine's time (ms).
 func transportOffset(t *testing.T, l *planner.Lane, speedup float64) float64 {
 	t.Helper()
-	e := l.Estimate.Estimate
+	e := l.Estimate.PerfEstimate
 	ttft := time.Duration(e.TTFTMs / speedup * float64(time.Millisecond)).Round(time.Microsecond)
 	itl := time.Duration(e.ITLP50Ms / speedup * float64(time.Millisecond)).Round(time.Microsecond)
 	x, err := New(Schema().Resolve(map[string]any{"timing": "constant", "ttft": ttft.String(), "itl": itl.String()}))
