@@ -5,11 +5,11 @@ package executor
 
 import (
 	"context"
-	"github.com/infercrane/infercrane/planner/state"
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // Executor deploys servers, runs benchmark runs against them and tears them
@@ -52,7 +52,7 @@ type Deployment struct {
 	// Perf is the plan's resolved performance model of the deployment (nil
 	// in plans without one): the simulated engine runs it, so a simulated
 	// apply reproduces the plan's estimate under every override.
-	Perf *perf.PerfLane `json:"perf,omitempty"`
+	Perf *planner.PerfLane `json:"perf,omitempty"`
 	// Redact are the secrets among the deployment's values (sensitive
 	// runtime args and executor settings); an executor removes them from
 	// whatever it writes (server logs). In memory only.

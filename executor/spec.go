@@ -3,7 +3,6 @@ package executor
 import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // DeploymentFor returns the deployment a lane runs on. Every lane of one
@@ -35,7 +34,7 @@ func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
 }
 
 // lanePerf is the lane's resolved performance model, or nil.
-func lanePerf(l *planner.Lane) *perf.PerfLane {
+func lanePerf(l *planner.Lane) *planner.PerfLane {
 	if l.Perf == nil {
 		return nil
 	}

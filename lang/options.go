@@ -31,7 +31,7 @@ type Options struct {
 	// value derived from the trace stays unknown and shapes list it in
 	// Shape.Pending.
 	ResolveTrace func(t *Trace, specDir string) (cty.Value, hcl.Diagnostics)
-	// GPUTypes are the GPU catalog names (perf.GPUNames()); a gpu block with
+	// GPUTypes are the GPU catalog names (planner.GPUNames()); a gpu block with
 	// another type is an error that suggests the closest names. Nil skips
 	// the check.
 	GPUTypes []string

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
 
@@ -29,14 +28,14 @@ type Options struct {
 type lanePlan struct {
 	*Lane
 	blocks  laneBlocks
-	arch    perf.ModelArch
+	arch    ModelArch
 	missing []string // architecture attributes nobody gave
-	hw      perf.Hardware
+	hw      Hardware
 	hwOK    bool
 	perfErr error // runtime settings the engine would refuse
 	// uncertainty is the range of the lane's estimate (calibration
 	// residuals or the catalog's stated uncertainty).
-	uncertainty perf.Uncertainty
+	uncertainty Uncertainty
 }
 
 // Build compiles cfg into a Plan. snap is the state directory's content

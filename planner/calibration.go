@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Calibrated says that a lane's assumptions come from a calibration fit,
@@ -32,7 +31,7 @@ type Calibrated struct {
 	MAPE   float64 `json:"mape"`
 	// Params are the fitted parameters the lane uses (spec overrides of
 	// prefill_mfu or decode_efficiency still win).
-	Params perf.Params `json:"parameters"`
+	Params Params `json:"parameters"`
 	// Unidentified names the parameters the fit's evidence could not pin
 	// (they keep the catalog's values, and the figures they move the
 	// catalog's ranges).
@@ -41,8 +40,8 @@ type Calibrated struct {
 
 // calibrations loads every calibration file the spec references, checking
 // its digest; problems are diagnostics on the referencing attribute.
-func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*perf.Calibration, hcl.Diagnostics) {
-	out := map[*lang.CalibrationRef]*perf.Calibration{}
+func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*Calibration, hcl.Diagnostics) {
+	out := map[*lang.CalibrationRef]*Calibration{}
 	var diags hcl.Diagnostics
 	var refs []*lang.CalibrationRef
 	for _, name := range sortedKeys(cfg.GPUs) {
@@ -66,7 +65,7 @@ func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*perf.Calibration,
 				Detail: fmt.Sprintf("%v. Write it with `infercrane calibrate -out %s EVIDENCE...`.", err, ref.File), Subject: ref.FileRange.Ptr()})
 			continue
 		}
-		c, err := perf.ParseCalibration(data)
+		c, err := ParseCalibration(data)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid calibration file",
 				Detail: fmt.Sprintf("%s: %v.", ref.File, err), Subject: ref.FileRange.Ptr()})
@@ -85,8 +84,8 @@ func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*perf.Calibration,
 
 // calibrate applies the lane's calibration (the gpu block's, else the
 // runtime block's) to its hardware assumptions and sets its uncertainty.
-func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
-	l.uncertainty = perf.CatalogUncertainty()
+func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*Calibration) {
+	l.uncertainty = CatalogUncertainty()
 	if !l.hwOK {
 		return
 	}
@@ -124,7 +123,7 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
 	}
 	l.hw.Assume = a
 	l.Calibration = &Calibrated{File: filepath.ToSlash(ref.File), Digest: c.Digest, Block: block, GPUType: fit.GPUType, Engine: fit.Engine,
-		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: perf.ParamsOf(a),
+		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: ParamsOf(a),
 		Unidentified: fit.Unidentified()}
 	u := fit.Uncertainty(filepath.ToSlash(ref.File))
 	for _, f := range []*float64{&u.TTFT, &u.TPOT, &u.Latency, &u.Throughput} {

@@ -8,14 +8,13 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 func writeCal(t *testing.T, version string) (string, string) {
 	t.Helper()
-	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: version,
-		Source: "aggregates", Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
-		Fit: perf.FitResult{MAPE: 0.042, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
+	c := &Calibration{SchemaVersion: CalibrationSchema, Fits: []CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: version,
+		Source: "aggregates", Lanes: 3, Runs: 6, Params: Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
+		Fit: FitResult{MAPE: 0.042, Residuals: map[string]Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
 	c.Digest = c.ComputeDigest()
 	path := filepath.Join(t.TempDir(), "cal.json")
 	b, _ := json.Marshal(c)

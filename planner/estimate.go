@@ -5,18 +5,17 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
-// lookupGPU finds a GPU type in the perf catalog.
-func lookupGPU(t string) (perf.GPU, bool) { return perf.LookupGPU(t) }
+// lookupGPU finds a GPU type in the catalog (perf_catalog.go).
+func lookupGPU(t string) (GPU, bool) { return LookupGPU(t) }
 
 // ResolveModelArch returns the architecture the estimator uses for m: the built-in
 // catalog entry for m.ID with the model block's overrides applied. It
 // reports false with the missing attribute names when neither source gives
 // the parameters, layers, KV heads and head dimension.
-func ResolveModelArch(m *lang.Model) (perf.ModelArch, []string) {
-	a, _ := perf.LookupModel(m.ID)
+func ResolveModelArch(m *lang.Model) (ModelArch, []string) {
+	a, _ := LookupModel(m.ID)
 	a.ID = m.ID
 	if m.Params > 0 {
 		a.Params = m.Params
@@ -61,15 +60,15 @@ func ResolveModelArch(m *lang.Model) (perf.ModelArch, []string) {
 	return a, missing
 }
 
-// hardware builds the perf model's view of a lane's deployment, applying
+// hardware builds the performance model's view of a lane's deployment, applying
 // the GPU block's overrides and the runtime's memory utilisation. It
 // returns false when the GPU type is not in the catalog.
-func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
+func hardware(g *lang.GPU, in LaneInputs) (Hardware, bool) {
 	cat, ok := lookupGPU(g.Type)
 	if !ok {
-		return perf.Hardware{}, false
+		return Hardware{}, false
 	}
-	a := perf.DefaultAssumptions(cat)
+	a := DefaultAssumptions(cat)
 	if g.PrefillMFU != nil {
 		a.PrefillMFU = *g.PrefillMFU
 	}
@@ -80,7 +79,7 @@ func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 		cat.PricePerSecond = *g.PricePerSecond
 	}
 	a.GPUMemoryUtilization = in.GPUMemoryUtil
-	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: perf.BytesPerElem(in.RuntimeDtype), Assume: a}, true
+	return Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: BytesPerElem(in.RuntimeDtype), Assume: a}, true
 }
 
 // assumption describes the constants used for one GPU block.
@@ -150,7 +149,7 @@ func roundEstimate(e Estimate) Estimate {
 // estimate fills every lane's Estimate. A deployment's start-up (model load
 // and server start) is shared equally by its lanes that have work.
 func estimate(lanes []*lanePlan) {
-	cache := map[string]perf.PerfEstimate{}
+	cache := map[string]PerfEstimate{}
 	working := map[string]int{}
 	for _, l := range lanes {
 		if l.Work() && l.RunsToDo() > 0 {
@@ -190,7 +189,7 @@ func estimate(lanes []*lanePlan) {
 			e.Uncertainty = &u
 			if n := l.RunsToDo(); n > 0 {
 				if deploys(l.Inputs.ExecutorType) {
-					e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
+					e.StartupSeconds = StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
 				}
 				e.WallSeconds = e.StartupSeconds + float64(n)*e.RunSeconds
 				if billed(l.Inputs.ExecutorType) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/infercrane/infercrane/planner/load"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // resolvePerf resolves the lane's runtime settings and performance model.
@@ -15,12 +14,12 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	in := l.Inputs
-	rb := perf.RuntimeBlock{Engine: in.RuntimeEngine, Version: in.RuntimeVersion, Args: in.RuntimeArgs,
+	rb := RuntimeBlock{Engine: in.RuntimeEngine, Version: in.RuntimeVersion, Args: in.RuntimeArgs,
 		MaxNumSeqs: in.MaxNumSeqs, MaxNumBatchedTokens: in.MaxBatchedTokens}
 	if r := l.blocks.runtime; r != nil {
 		rb.GPUMemoryUtilization = r.GPUMemoryUtilization
 	}
-	rs, err := perf.ResolveRuntime(rb, l.hw.GPU, l.hw.Count, in.MaxContext)
+	rs, err := ResolveRuntime(rb, l.hw.GPU, l.hw.Count, in.MaxContext)
 	if err != nil {
 		l.perfErr = err
 		return
@@ -28,7 +27,7 @@ func resolvePerf(l *lanePlan) {
 	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := l.hw
 	hw.Count = rs.TensorParallel
-	srv, err := perf.NewPerfLane(l.arch, hw, rs.Engine(), in.MaxContext)
+	srv, err := NewPerfLane(l.arch, hw, rs.Engine(), in.MaxContext)
 	if err != nil {
 		l.perfErr = err
 		return
@@ -40,13 +39,13 @@ func resolvePerf(l *lanePlan) {
 // estimateKey identifies a virtual-time estimate: lanes with equal keys
 // (the same model, hardware, engine and load in several screens) share one.
 // It is the JSON of these inputs.
-func estimateKey(p *perf.PerfLane, l perf.Load, workload string, runs int) string {
+func estimateKey(p *PerfLane, l Load, workload string, runs int) string {
 	l.Sizes, l.WarmupSizes = nil, nil
 	b, _ := json.Marshal(struct {
-		M perf.ModelArch
-		H perf.Hardware
-		E perf.EngineConfig
-		L perf.Load
+		M ModelArch
+		H Hardware
+		E EngineConfig
+		L Load
 		W string
 		R int
 	}{p.Model, p.Hardware, p.Engine, l, workload, runs})
@@ -56,7 +55,7 @@ func estimateKey(p *perf.PerfLane, l perf.Load, workload string, runs int) strin
 // PerfLoad is the load the estimator simulated for the lane's run 1 (see
 // laneLoad): what the load generator sends, as the performance model
 // takes it.
-func (l *Lane) PerfLoad() perf.Load {
+func (l *Lane) PerfLoad() Load {
 	ld, _ := laneLoad(l.Inputs, l.Perf != nil && l.Perf.Engine.PrefixCaching)
 	return ld
 }
@@ -68,8 +67,8 @@ func (l *Lane) PerfLoad() perf.Load {
 // session's later turns are follow-ups: the virtual closed loop sends each
 // on its session's stream once the turn before it is answered, with the
 // conversation so far (earlier prompts and answers) as its cached prefix.
-func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
-	l := perf.Load{
+func laneLoad(in LaneInputs, prefixCaching bool) (Load, string) {
+	l := Load{
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
 		Concurrency: in.Concurrency, RequestRate: in.RequestRate, Arrival: in.Arrival, Burstiness: in.Burstiness,
 		Requests: in.Requests, Warmup: in.Warmup, Seed: in.Seed,
@@ -90,10 +89,10 @@ func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
 	// requests), and a conversation's, which a turn that lost its history
 	// to clipping starts afresh.
 	streams := uint64(0)
-	sizes := func(rs []load.Request, cached []int) []perf.RequestSize {
-		out := make([]perf.RequestSize, len(rs))
+	sizes := func(rs []load.Request, cached []int) []RequestSize {
+		out := make([]RequestSize, len(rs))
 		for i, r := range rs {
-			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output, FollowUp: r.Turn > 0}
+			out[i] = RequestSize{Input: r.Input, Output: r.Output, FollowUp: r.Turn > 0}
 			if cached != nil {
 				out[i].Cached = cached[i]
 			}

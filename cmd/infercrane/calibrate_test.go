@@ -12,7 +12,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/calibrate"
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
 )
 
 // hiddenSpec screens two models on a simulated L40S whose assumptions
@@ -120,11 +120,11 @@ screen "transfer" {
 `
 
 // writeCalibration writes a one-fit calibration file with parameters p.
-func writeCalibration(t *testing.T, path string, p perf.Params) string {
+func writeCalibration(t *testing.T, path string, p planner.Params) string {
 	t.Helper()
-	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "test",
-		Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "hidden", Params: p, Start: p,
-			Fit: perf.FitResult{Residuals: map[string]perf.Residual{}}}}}
+	c := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "test",
+		Fits: []planner.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "hidden", Params: p, Start: p,
+			Fit: planner.FitResult{Residuals: map[string]planner.Residual{}}}}}
 	c.Digest = c.ComputeDigest()
 	if err := calibrate.Write(path, c); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func writeCalibration(t *testing.T, path string, p perf.Params) string {
 
 // hidden are the parameters the simulated engine runs and calibrate is
 // not told.
-var hidden = perf.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
+var hidden = planner.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
 
 // hiddenRun is an apply of hiddenSpec.
 type hiddenRun struct {
@@ -204,7 +204,7 @@ func TestCalibrateRecoversHiddenParameters(t *testing.T) {
 			}
 			t.Log(stdout)
 			data, _ := os.ReadFile(out)
-			c, err := perf.ParseCalibration(data)
+			c, err := planner.ParseCalibration(data)
 			if err != nil || len(c.Fits) != 1 {
 				t.Fatalf("calibration file: %v %+v", err, c)
 			}
@@ -266,7 +266,7 @@ func transferAcrossModels(t *testing.T, run hiddenRun) {
 		t.Errorf("check summary:\n%s", stdout)
 	}
 	data, _ := os.ReadFile(out)
-	cal, err := perf.ParseCalibration(data)
+	cal, err := planner.ParseCalibration(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,13 +404,13 @@ func prefixCacheHits(t *testing.T, evidence string) float64 {
 
 // unseenShapes compares predictions with the fitted and the hidden
 // parameters on shapes the fit did not see.
-func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
+func unseenShapes(t *testing.T, hidden, fitted planner.Params) []string {
 	t.Helper()
-	m, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
-	g, _ := perf.LookupGPU("L40S")
-	lane := func(p perf.Params) perf.PerfLane {
-		hw := perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(perf.DefaultAssumptions(g))}
-		l, err := perf.NewPerfLane(m, hw, perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 4096)
+	m, _ := planner.LookupModel("Qwen/Qwen3-0.6B")
+	g, _ := planner.LookupGPU("L40S")
+	lane := func(p planner.Params) planner.PerfLane {
+		hw := planner.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(planner.DefaultAssumptions(g))}
+		l, err := planner.NewPerfLane(m, hw, planner.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 4096)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,7 +420,7 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 	var problems []string
 	worst, worstAt := 0.0, ""
 	defer func() { t.Logf("unseen shapes: worst error %+.1f%% (%s)", 100*worst, worstAt) }()
-	for _, ld := range []perf.Load{
+	for _, ld := range []planner.Load{
 		{InputTokens: 800, OutputTokens: 200, Concurrency: 8, Requests: 32},
 		{InputTokens: 1500, OutputTokens: 100, Concurrency: 4, Requests: 16},
 		{InputTokens: 256, OutputTokens: 128, Concurrency: 64, RequestRate: 8, Requests: 400, Seed: 5},
@@ -549,9 +549,9 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 		t.Fatalf("apply exit %d:\n%s\n%s", code, out, errOut)
 	}
 	evidence := filepath.Join(dir, ".infercrane", "reports", "w.evidence.json")
-	g, _ := perf.LookupGPU("L40S")
-	catalog := perf.ParamsOf(perf.DefaultAssumptions(g))
-	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
+	g, _ := planner.LookupGPU("L40S")
+	catalog := planner.ParamsOf(planner.DefaultAssumptions(g))
+	cal := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, Fits: []planner.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
 	res, err := calibrate.CheckCalibration([]string{evidence}, calibrate.Options{StateDir: filepath.Join(dir, ".infercrane")}, cal)
 	if err != nil || len(res.Fits) != 1 || len(res.Fits[0].Fit.Lanes) != 2 {
 		t.Fatalf("check: %v %+v", err, res)
@@ -575,7 +575,7 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 	}
 	n := 0
 	for _, c := range ev.Models[0].Campaigns {
-		var lane *perf.LaneFit
+		var lane *planner.LaneFit
 		for i, l := range res.Fits[0].Fit.Lanes {
 			if strings.Contains(l.Name, " "+c.Profile+" ") {
 				lane = &res.Fits[0].Fit.Lanes[i]

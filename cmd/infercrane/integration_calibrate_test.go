@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/affinity"
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
 )
 
 // calibrateScreens put two screens on the local-vllm-cpu example's
@@ -85,7 +85,7 @@ func calibrateSpec(t *testing.T) string {
 // measured: TPOT p50 and output throughput within 15%, TTFT p50 and p95
 // within 25% and 30% (see below).
 // TTFT is gated since the model desynchronises closed-loop streams as
-// vLLM does (perf.Engine); before, it kept them in lockstep and this test
+// vLLM does (planner.Engine); before, it kept them in lockstep and this test
 // could only log TTFT (p50 +189%).
 func TestIntegrationCalibrateVLLM(t *testing.T) {
 	venv, model := integrationEnv(t)
@@ -122,7 +122,7 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		t.Fatalf("calibrate exited %d", code)
 	}
 	data, _ := os.ReadFile(calFile)
-	cal, err := perf.ParseCalibration(data)
+	cal, err := planner.ParseCalibration(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,15 +133,15 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 	}
 	var plan struct {
 		Lanes []struct {
-			Key         string            `json:"key"`
-			Estimate    perf.PerfEstimate `json:"estimate"`
-			Calibration json.RawMessage   `json:"calibration"`
+			Key         string               `json:"key"`
+			Estimate    planner.PerfEstimate `json:"estimate"`
+			Calibration json.RawMessage      `json:"calibration"`
 		} `json:"lanes"`
 	}
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
 		t.Fatalf("plan -json: %v\n%s", err, out)
 	}
-	var est *perf.PerfEstimate
+	var est *planner.PerfEstimate
 	for i, l := range plan.Lanes {
 		if strings.HasPrefix(l.Key, "check/") {
 			if len(l.Calibration) == 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/workload"
 	"github.com/infercrane/infercrane/plugins"
 	"github.com/infercrane/infercrane/plugins/endpoint"
@@ -133,8 +133,8 @@ func (env *cliEnv) langOptions() lang.Options {
 			}
 			return workload.Resolve(context.Background(), t, specDir, ro)
 		},
-		GPUTypes:    perf.GPUNames(),
-		IsGPUType:   func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
+		GPUTypes:    planner.GPUNames(),
+		IsGPUType:   func(t string) bool { _, ok := planner.LookupGPU(t); return ok },
 		LaneMetrics: report.LaneMetricNames(),
 		Version:     Version,
 	}

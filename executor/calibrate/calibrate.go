@@ -17,7 +17,6 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
 
@@ -61,7 +60,7 @@ func (o Options) wants(model string) bool {
 
 // Result is a calibration and what was left out of it.
 type Result struct {
-	Calibration *perf.Calibration
+	Calibration *planner.Calibration
 	// Warnings name campaigns that could not be used, and why.
 	Warnings []string
 }
@@ -69,11 +68,11 @@ type Result struct {
 // group is the observations of one GPU type and runtime.
 type group struct {
 	gpuType, engine, version string
-	obs                      []perf.Observation
+	obs                      []planner.Observation
 	lanes                    map[string]bool
 	runs                     int
-	evidence                 []perf.EvidenceRef
-	start                    perf.Params
+	evidence                 []planner.EvidenceRef
+	start                    planner.Params
 }
 
 // Run reads evidence documents (infercrane.screen-evidence/v1 and earlier
@@ -90,14 +89,14 @@ func Run(paths []string, opts Options) (*Result, error) {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
+	cal := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
 	for _, k := range keys {
 		g := groups[k]
-		fit, err := perf.Fit(g.obs, g.start)
+		fit, err := planner.Fit(g.obs, g.start)
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
-		cal.Fits = append(cal.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
+		cal.Fits = append(cal.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
 			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
 	}
 	cal.Digest = cal.ComputeDigest()
@@ -111,7 +110,7 @@ type Check struct {
 	// Fits are the comparisons, one per GPU type and runtime of the
 	// evidence that the calibration has a fit for; Fit.Params are the
 	// calibration's parameters and Fit.MAPE the prediction error.
-	Fits []perf.CalibrationFit
+	Fits []planner.CalibrationFit
 	// Warnings name campaigns that could not be used, and GPU types or
 	// runtimes the calibration has no fit for.
 	Warnings []string
@@ -122,7 +121,7 @@ type Check struct {
 // cal's fit for its GPU type and runtime and compares the predictions
 // with the measurements: how well a calibration transfers to other lanes
 // (another model's, other shapes).
-func CheckCalibration(paths []string, opts Options, cal *perf.Calibration) (*Check, error) {
+func CheckCalibration(paths []string, opts Options, cal *planner.Calibration) (*Check, error) {
 	groups, keys, warnings, err := collect(paths, opts)
 	if err != nil {
 		return nil, err
@@ -135,11 +134,11 @@ func CheckCalibration(paths []string, opts Options, cal *perf.Calibration) (*Che
 			out.Warnings = append(out.Warnings, fmt.Sprintf("the calibration has no fit for %s with %s %s; its %d lanes are not checked", g.gpuType, g.engine, g.version, len(g.lanes)))
 			continue
 		}
-		res, err := perf.Evaluate(g.obs, fit.Params)
+		res, err := planner.Evaluate(g.obs, fit.Params)
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
-		out.Fits = append(out.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
+		out.Fits = append(out.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
 			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: fit.Params, Params: fit.Params, Fit: res})
 	}
 	if len(out.Fits) == 0 {
@@ -185,7 +184,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return nil, nil, nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
 		}
-		ref := perf.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
+		ref := planner.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
 		for _, m := range ev.Models {
 			if !opts.wants(m.Model) {
 				skipped[m.Model] = true
@@ -234,7 +233,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 	return groups, keys, warnings, nil
 }
 
-func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
+func hasRef(refs []planner.EvidenceRef, r planner.EvidenceRef) bool {
 	for _, x := range refs {
 		if x == r {
 			return true
@@ -246,7 +245,7 @@ func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
 // observations turns one campaign into observations: one per run from the
 // state's records, or one from the aggregate. warn says why the campaign
 // cannot be used; note is something about it the user should know.
-func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *planner.Lane) (obs []perf.Observation, gr *group, warn, note string) {
+func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *planner.Lane) (obs []planner.Observation, gr *group, warn, note string) {
 	obs, gr, warn = campaignObservations(ev, m, c, snap, planned)
 	if warn != "" || c.RequestMix != nil {
 		return obs, gr, warn, ""
@@ -291,17 +290,17 @@ func cachedPerRequest(c report.Campaign, run, blockSize int) int {
 }
 
 // campaignObservations is observations without the prefix-cache check.
-func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]perf.Observation, *group, string) {
-	var planned *perf.PerfLane
+func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]planner.Observation, *group, string) {
+	var planned *planner.PerfLane
 	if pl != nil {
 		planned = pl.Perf
 	}
-	arch, ok := perf.LookupModel(m.Model)
+	arch, ok := planner.LookupModel(m.Model)
 	if planned != nil {
 		arch, ok = planned.Model, true
 	}
 	if !ok {
-		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(perf.ModelIDs(), ", "))
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(planner.ModelIDs(), ", "))
 	}
 	gpuType, count := c.GPUType, 1
 	if len(ev.Environment.GPURequest) > 0 {
@@ -313,7 +312,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 			count = n
 		}
 	}
-	g, ok := perf.LookupGPU(gpuType)
+	g, ok := planner.LookupGPU(gpuType)
 	if !ok {
 		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", gpuType)
 	}
@@ -329,18 +328,18 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 	if maxLen == 0 {
 		maxLen = w.InputTokens + w.OutputTokens + w.TemplateHeadroom
 	}
-	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
+	rs, err := planner.ResolveRuntime(planner.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
 	if err != nil {
 		return nil, nil, err.Error()
 	}
-	a := perf.DefaultAssumptions(g)
+	a := planner.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
+	hw := planner.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: planner.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()
 	if planned != nil {
 		engine = planned.Engine
 	}
-	lane, err := perf.NewPerfLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
+	lane, err := planner.NewPerfLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {
 		return nil, nil, err.Error()
 	}
@@ -355,9 +354,9 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 		}
 		scale = v
 	}
-	load := perf.Load{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
+	load := planner.Load{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
 		RequestRate: w.RequestRate / scale, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: ev.Environment.RandomSeed}
-	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
+	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: planner.ParamsOf(a)}
 	name := m.Model + " " + c.Profile + " " + c.GPU
 	if c.Runtime != "" {
 		name += " " + c.Runtime
@@ -368,13 +367,13 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 			return nil, nil, "the aggregate has no latency or throughput figures"
 		}
 		load.CachedTokens = min(cachedPerRequest(c, 0, lane.Engine.BlockSize), load.InputTokens-1)
-		return []perf.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
+		return []planner.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
 	}
 	rec := snap.Lanes[c.Lane]
 	if rec == nil || len(rec.Results) == 0 {
 		return nil, nil, fmt.Sprintf("lane %s has no completed runs in the state", c.Lane)
 	}
-	var obs []perf.Observation
+	var obs []planner.Observation
 	for _, rr := range rec.Results {
 		recs, err := readRecords(rr.RecordsPath)
 		if err != nil {
@@ -400,7 +399,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 				}
 			}
 		}
-		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
+		obs = append(obs, planner.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
 	}
 	if len(obs) == 0 {
 		return nil, nil, "no run has a succeeded request"
@@ -411,7 +410,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 // plannedLoad is the load of run run of an applied lane as the estimator
 // simulates it (planner.Lane.PerfLoad with the run's seed), an open loop's
 // rate divided by the sim's speedup scale.
-func plannedLoad(pl *planner.Lane, run int, scale float64) perf.Load {
+func plannedLoad(pl *planner.Lane, run int, scale float64) planner.Load {
 	cp := *pl
 	cp.Inputs.Seed += int64(run - 1)
 	l := cp.PerfLoad()
@@ -421,7 +420,7 @@ func plannedLoad(pl *planner.Lane, run int, scale float64) perf.Load {
 
 // anyCached reports whether the records said a request's prompt was
 // partly cached (the server reports it per request).
-func anyCached(sizes []perf.RequestSize) bool {
+func anyCached(sizes []planner.RequestSize) bool {
 	for _, z := range sizes {
 		if z.Cached > 0 {
 			return true
@@ -436,7 +435,7 @@ func anyCached(sizes []perf.RequestSize) bool {
 // prompt tokens it reported serving from its prefix cache. The model then
 // simulates the run that happened, not the shape's nominal sizes (a
 // prompt sized off target, a cached prefix).
-func recordSizes(recs []loadgen.Record) (measured, warmup []perf.RequestSize) {
+func recordSizes(recs []loadgen.Record) (measured, warmup []planner.RequestSize) {
 	sorted := append([]loadgen.Record{}, recs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
 	for _, r := range sorted {
@@ -447,7 +446,7 @@ func recordSizes(recs []loadgen.Record) (measured, warmup []perf.RequestSize) {
 		if in < 1 || r.OutputTokens < 1 {
 			continue
 		}
-		z := perf.RequestSize{Input: in, Output: r.OutputTokens}
+		z := planner.RequestSize{Input: in, Output: r.OutputTokens}
 		if r.CachedTokens != nil {
 			z.Cached = min(*r.CachedTokens, in-1)
 		}
@@ -504,7 +503,7 @@ func put(m map[string]float64, name string, v *float64) {
 	}
 }
 
-// metricsOf names an aggregate's figures as perf.FitMetrics does.
+// metricsOf names an aggregate's figures as planner.FitMetrics does.
 func metricsOf(l report.Latencies, outTput float64) map[string]float64 {
 	m := map[string]float64{}
 	put(m, "ttft_p50_ms", l.TTFTP50Ms)
@@ -521,7 +520,7 @@ func metricsOf(l report.Latencies, outTput float64) map[string]float64 {
 	return m
 }
 
-// summaryMetrics names a run summary's figures as perf.FitMetrics does.
+// summaryMetrics names a run summary's figures as planner.FitMetrics does.
 func summaryMetrics(s loadgen.Summary) map[string]float64 {
 	m := map[string]float64{}
 	if s.Succeeded == 0 {
@@ -557,7 +556,7 @@ func scaled(m map[string]float64, s float64) map[string]float64 {
 }
 
 // Write writes the calibration file as indented JSON.
-func Write(path string, c *perf.Calibration) error {
+func Write(path string, c *planner.Calibration) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err

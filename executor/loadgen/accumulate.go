@@ -253,7 +253,7 @@ func (d *extDist) dist() (Dist, error) {
 		}
 	}
 	n := d.n
-	// Ranks the percentiles interpolate between (perf.Percentile).
+	// Ranks the percentiles interpolate between (load.Percentile).
 	qs := []float64{50, 90, 95, 99}
 	want := map[int]float64{}
 	for _, q := range qs {
@@ -280,7 +280,7 @@ func (d *extDist) dist() (Dist, error) {
 	if err := d.merge(func(_ int, v float64) { dv := v - mean; ss += dv * dv }); err != nil {
 		return Dist{}, err
 	}
-	// As perf.Percentile computes it from the sorted slice.
+	// As load.Percentile computes it from the sorted slice.
 	pct := func(q float64) float64 {
 		pos := q / 100 * float64(n-1)
 		lo := int(math.Floor(pos))

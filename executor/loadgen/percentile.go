@@ -1,16 +1,17 @@
 package loadgen
 
 import (
-	"github.com/infercrane/infercrane/planner/perf"
 	"math"
 	"sort"
+
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // Percentile returns the q-th percentile (q in [0, 100]) of sorted, an
 // ascending slice, by linear interpolation between the closest ranks
-// (numpy.percentile's default); it is perf.Percentile, which the estimator
+// (numpy.percentile's default); it is load.Percentile, which the estimator
 // uses too, so predicted and measured percentiles are the same statistic.
-func Percentile(sorted []float64, q float64) float64 { return perf.Percentile(sorted, q) }
+func Percentile(sorted []float64, q float64) float64 { return load.Percentile(sorted, q) }
 
 // newDist summarises values (in any order; it is sorted in place). The
 // standard deviation is the population one (numpy's default, ddof=0). An

@@ -5,7 +5,6 @@ import (
 
 	"context"
 	"fmt"
-	"github.com/infercrane/infercrane/planner/perf"
 	"io"
 	"net/http"
 	"sort"
@@ -529,7 +528,7 @@ func (r *runner) closedLoop(ctx context.Context, total, first, workers int, warm
 // goroutine; a concurrency cap makes the dispatcher wait for a free slot,
 // which shows up as dispatch delay.
 func (r *runner) openLoop(ctx context.Context, total, first int, phaseStart time.Time, deadline time.Time) {
-	var arr *perf.Arrivals
+	var arr *load.Arrivals
 	if r.trace == nil {
 		arr, _ = newArrivals(r.cfg)
 	}
@@ -680,8 +679,8 @@ func (r *runner) ttftP50() float64 {
 
 // newArrivals is the open loop's schedule of cfg, following its arrival
 // curve when it has one.
-func newArrivals(cfg Config) (*perf.Arrivals, error) {
-	a, err := perf.NewArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed)
+func newArrivals(cfg Config) (*load.Arrivals, error) {
+	a, err := load.NewArrivals(cfg.RequestRate, cfg.Arrival, cfg.Burstiness, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}

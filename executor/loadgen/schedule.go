@@ -6,18 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/infercrane/infercrane/planner/perf"
 	"io"
 	"math"
 	"os"
+
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // Arrival patterns of open-loop runs (the schedule itself is
-// perf.Arrivals, which the estimator simulates too).
+// load.Arrivals, which the estimator simulates too).
 const (
-	ArrivalConstant = perf.ArrivalConstant
-	ArrivalPoisson  = perf.ArrivalPoisson
-	ArrivalGamma    = perf.ArrivalGamma
+	ArrivalConstant = load.ArrivalConstant
+	ArrivalPoisson  = load.ArrivalPoisson
+	ArrivalGamma    = load.ArrivalGamma
 )
 
 // TraceEntry is one line of a replay trace (JSONL).

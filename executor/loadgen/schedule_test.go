@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // instantTransport answers every generation request at once with a
@@ -105,7 +105,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // naiveSchedule sends n Poisson arrivals by sleeping each gap after the
 // previous send, and returns the achieved over the scheduled rate.
 func naiveSchedule(rate float64, n int, seed int64) float64 {
-	a, _ := perf.NewArrivals(rate, ArrivalPoisson, 1, seed)
+	a, _ := load.NewArrivals(rate, ArrivalPoisson, 1, seed)
 	start := time.Now()
 	prev, last := int64(0), int64(0)
 	done := make(chan struct{}, n)

@@ -37,7 +37,7 @@ type Config struct {
 	Burstiness  float64 `json:"burstiness,omitempty"`
 	// ArrivalCurve modulates an open loop's rate over time: RequestRate
 	// times ArrivalCurve[k] / mean(ArrivalCurve) during step k of
-	// CurveStepMs, cycling (see perf.Arrivals.Modulate).
+	// CurveStepMs, cycling (see load.Arrivals.Modulate).
 	ArrivalCurve []float64 `json:"arrival_curve,omitempty"`
 	CurveStepMs  int64     `json:"curve_step_ms,omitempty"`
 	// Requests is the number of measured requests; Warmup requests run

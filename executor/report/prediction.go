@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Prediction sets the plan's estimate of a lane beside what its runs
@@ -44,7 +43,7 @@ func prediction(l *planner.Lane, a *Metrics) *Prediction {
 	if !e.Available || a.Succeeded == 0 {
 		return nil
 	}
-	u := perf.CatalogUncertainty()
+	u := planner.CatalogUncertainty()
 	if e.Uncertainty != nil {
 		u = *e.Uncertainty
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // runtimesInput is a screen comparing two runtimes (prefix caching on,
@@ -32,7 +31,7 @@ func runtimesInput() Input {
 				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args, ExecutorType: "sim", Seed: 17,
 				Workload: &load.Spec{Prefix: &load.Prefix{Groups: 2, SharedTokens: 64}},
 			},
-			Perf: &perf.PerfLane{Engine: perf.EngineConfig{PrefixCaching: caching}},
+			Perf: &planner.PerfLane{Engine: planner.EngineConfig{PrefixCaching: caching}},
 		}
 	}
 	plan := &planner.Plan{

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
 )
 
-// modelTiming is model mode: the performance model's engine (perf.Engine,
+// modelTiming is model mode: the performance model's engine (planner.Engine,
 // its continuous-batching scheduler and the rule for which step a request
 // joins, the same the planner runs in virtual time to estimate a lane)
 // driven in real time. A request is handed to the engine when it arrives,
@@ -17,12 +17,12 @@ import (
 // overhead later on the engine's timeline. One loop runs the steps on a
 // timeline that does not drift: each starts when the previous ends (or,
 // on an idle engine, when the first request enters), takes the requests
-// that entered by then, and lasts perf.PerfLane.StepSeconds divided by
+// that entered by then, and lasts planner.PerfLane.StepSeconds divided by
 // Speedup; at a step's end each request that sampled a token is woken.
 // The timeline decides, not the order in which goroutines wake, so the
 // engine joins requests to steps as the virtual run does.
 type modelTiming struct {
-	srv        perf.PerfLane
+	srv        planner.PerfLane
 	maxWaiting int
 	speedup    float64
 	metrics    *metrics
@@ -32,7 +32,7 @@ type modelTiming struct {
 	epoch time.Time
 
 	mu          sync.Mutex
-	eng         *perf.Engine
+	eng         *planner.Engine
 	prefix      bool // the engine has a prefix cache
 	preemptions int  // of the scheduler, already counted in metrics
 
@@ -51,7 +51,7 @@ func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, e
 		srv: srv, maxWaiting: o.MaxWaiting, speedup: o.Speedup, metrics: m,
 		clock: clock,
 		epoch: time.Now(),
-		eng:   perf.NewEngine(srv, 0),
+		eng:   planner.NewEngine(srv, 0),
 		wake:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -75,7 +75,7 @@ func (mt *modelTiming) admit(g *genState) error {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
-	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Data: g}
+	g.seq = planner.Seq{Prompt: g.prompt, Output: g.output, Data: g}
 	// The per-request overhead (HTTP, tokenisation) counts from the
 	// request's arrival, as the estimator counts it from the send.
 	mt.eng.Arrive(&g.seq, mt.timeline(g.arrival))
@@ -139,7 +139,7 @@ func (mt *modelTiming) close() {
 // sampled wakes the stream of a request that sampled a token; at its
 // first token it records what the prefix cache served it at its first
 // schedule.
-func (mt *modelTiming) sampled(q *perf.Seq) {
+func (mt *modelTiming) sampled(q *planner.Seq) {
 	g := q.Data.(*genState)
 	if mt.prefix && q.Sampled == 1 {
 		mt.metrics.prefixLooked(g, q.Cached)
@@ -158,7 +158,7 @@ const maxLag = 50 * time.Millisecond
 func (mt *modelTiming) loop() {
 	defer close(mt.done)
 	sl := newSleeper(mt.clock)
-	var st perf.Step
+	var st planner.Step
 	sampled := mt.sampled
 	for {
 		mt.mu.Lock()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
 )
 
 // Timing modes of the simulated engine.
@@ -15,7 +15,7 @@ const (
 	// generator is tested against.
 	TimingConstant = "constant"
 	// TimingModel runs a continuous-batching scheduler whose step time comes
-	// from the planner's roofline model (perf.StepSeconds) for Options.ModelID
+	// from the planner's roofline model (planner.StepSeconds) for Options.ModelID
 	// on Options.GPU.
 	TimingModel = "model"
 )
@@ -40,10 +40,10 @@ type Options struct {
 	// TTFT and ITL are the constant mode's time to first token and
 	// inter-token latency.
 	TTFT, ITL time.Duration
-	// ModelID names the architecture in the perf catalog (model mode), e.g.
+	// ModelID names the architecture in the planner's catalog (model mode), e.g.
 	// "Qwen/Qwen3-0.6B".
 	ModelID string
-	// GPU is the perf catalog GPU (model mode), e.g. "L40S"; GPUCount GPUs
+	// GPU is the planner's catalog GPU (model mode), e.g. "L40S"; GPUCount GPUs
 	// serve with tensor parallelism (default 1).
 	GPU      string
 	GPUCount int
@@ -78,7 +78,7 @@ type Options struct {
 	// engine reproduces the plan's estimate. When set it replaces ModelID's
 	// and GPU's catalog defaults, GPUCount, MaxNumSeqs, MaxBatchedTokens and
 	// GPUMemoryUtil.
-	Server *perf.PerfLane
+	Server *planner.PerfLane
 	// PrefixCaching reuses the KV of cached prompt prefixes in whole blocks
 	// of BlockSize tokens (default 16), keeping at most PrefixCacheBlocks
 	// blocks (0: unbounded), as vLLM's --enable-prefix-caching does.
@@ -232,31 +232,31 @@ func checkFailStatus(st int) error {
 }
 
 // server resolves model mode's performance model: Options.Server when
-// set, else ModelID and GPU through the perf catalog with its default
+// set, else ModelID and GPU through the planner's catalog with its default
 // assumptions and the engine settings of the options (chunked prefill on,
 // as vLLM's v1 engine), refusing what vLLM refuses at start-up.
-func (o Options) server() (perf.PerfLane, error) {
+func (o Options) server() (planner.PerfLane, error) {
 	if o.Server != nil {
 		s := *o.Server
 		if s.Engine.KVBlocks == 0 {
-			s.Engine.KVBlocks = int(perf.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
+			s.Engine.KVBlocks = int(planner.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
 		}
-		return perf.NewPerfLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
+		return planner.NewPerfLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
 	}
-	m, ok := perf.LookupModel(o.ModelID)
+	m, ok := planner.LookupModel(o.ModelID)
 	if !ok {
-		return perf.PerfLane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
+		return planner.PerfLane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(planner.ModelIDs(), ", "))
 	}
 	if m.MaxPositions > 0 && o.MaxModelLen > m.MaxPositions {
-		return perf.PerfLane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
+		return planner.PerfLane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
 	}
-	g, ok := perf.LookupGPU(o.GPU)
+	g, ok := planner.LookupGPU(o.GPU)
 	if !ok {
-		return perf.PerfLane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
+		return planner.PerfLane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(planner.GPUNames(), ", "))
 	}
-	a := perf.DefaultAssumptions(g)
+	a := planner.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = o.GPUMemoryUtil
-	hw := perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
-	return perf.NewPerfLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
+	hw := planner.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
+	return planner.NewPerfLane(m, hw, planner.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
 		PrefixCaching: o.PrefixCaching, BlockSize: o.BlockSize}, o.MaxModelLen)
 }

@@ -5,7 +5,8 @@ import (
 	"hash/fnv"
 	"sync"
 
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // prefixCache is the engine's automatic prefix cache, block by block as
@@ -13,8 +14,8 @@ import (
 // each keyed by a hash of its tokens and of every block before it, so a
 // new prompt reuses the longest run of leading blocks an earlier request
 // left, the least recently used going first when capacity blocks are held
-// (perf.BlockLRU). In model mode the step loop decides when (perf.
-// PrefixCache): a request looks the cache up when it is first scheduled
+// (planner.BlockLRU). In model mode the step loop decides when
+// (planner.PrefixCache): a request looks the cache up when it is first scheduled
 // and a step's computed blocks, prompt chunks and filled output blocks,
 // become hits when the step completes. In constant mode, which has no
 // steps, a request looks it up when it arrives and its blocks are kept
@@ -22,11 +23,11 @@ import (
 type prefixCache struct {
 	mu        sync.Mutex
 	blockSize int
-	lru       *perf.BlockLRU
+	lru       *planner.BlockLRU
 }
 
 func newPrefixCache(blockSize, capacity int) *prefixCache {
-	return &prefixCache{blockSize: blockSize, lru: perf.NewBlockLRU(capacity)}
+	return &prefixCache{blockSize: blockSize, lru: planner.NewBlockLRU(capacity)}
 }
 
 // blockHashes returns the chained hashes of the full blocks of ids.
@@ -54,7 +55,7 @@ func (c *prefixCache) blockHashes(ids []int) []uint64 {
 // prompt's last token (it is computed to sample the first output token,
 // as in vLLM).
 func (c *prefixCache) hit(hs []uint64, prompt int) int {
-	hs = hs[:min(len(hs), perf.ServableTokens(prompt, prompt, c.blockSize)/c.blockSize)]
+	hs = hs[:min(len(hs), load.ServableTokens(prompt, prompt, c.blockSize)/c.blockSize)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Hit(hs) * c.blockSize
@@ -68,18 +69,18 @@ func (c *prefixCache) insert(hs []uint64) {
 }
 
 // stepCache is the prefix cache as model mode's step loop consults it
-// (perf.PrefixCache); each request carries its blocks' hashes, prompt and
+// (planner.PrefixCache); each request carries its blocks' hashes, prompt and
 // output tokens.
 type stepCache struct{ c *prefixCache }
 
-// Lookup implements perf.PrefixCache.
-func (s stepCache) Lookup(q *perf.Seq) int {
+// Lookup implements planner.PrefixCache.
+func (s stepCache) Lookup(q *planner.Seq) int {
 	g := q.Data.(*genState)
 	return s.c.hit(g.blocks, g.prompt)
 }
 
-// Store implements perf.PrefixCache.
-func (s stepCache) Store(q *perf.Seq, from, to int) {
+// Store implements planner.PrefixCache.
+func (s stepCache) Store(q *planner.Seq, from, to int) {
 	g := q.Data.(*genState)
 	s.c.insert(g.blocks[min(from, len(g.blocks)):min(to, len(g.blocks))])
 }

@@ -2,9 +2,10 @@ package sim
 
 import (
 	"context"
-	"github.com/infercrane/infercrane/planner/perf"
 	"sync/atomic"
 	"time"
+
+	"github.com/infercrane/infercrane/planner"
 )
 
 // genState is one generation request in flight.
@@ -26,7 +27,7 @@ type genState struct {
 	generated atomic.Int64
 	wake      chan struct{}
 	aborted   atomic.Bool
-	seq       perf.Seq // the scheduler's view (model mode)
+	seq       planner.Seq // the scheduler's view (model mode)
 }
 
 // timing decides when each token of a request is due.

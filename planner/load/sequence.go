@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // DefaultBlockSize is vLLM's KV-cache block size (--block-size): prefix
@@ -265,6 +263,15 @@ func Summarize(warmup, measured []Request, blockSize int) Stats {
 	return st
 }
 
+// ServableTokens is how many of a prompt's prompt tokens a prefix cache
+// holding its first cached tokens serves: whole blocks of blockSize, and
+// never the prompt's last token (the engine computes it to sample the first
+// output token, as vLLM does). The planner's intended hit ratio, the
+// estimator's cache and the simulated engine's all apply this one rule.
+func ServableTokens(cached, prompt, blockSize int) int {
+	return max(min(cached, prompt-1), 0) / blockSize * blockSize
+}
+
 // CachedTokens returns, for the warm-up requests and then the measured
 // ones in send order, the prompt tokens a prefix cache of unbounded size
 // serves, by vLLM's rule: the longest run of whole blocks (blockSize
@@ -273,7 +280,7 @@ func Summarize(warmup, measured []Request, blockSize int) Stats {
 // or, in a session, the previous turn's whole conversation. The rule is
 // untimed (every earlier sent request counts, as if its blocks were cached
 // the moment it was sent): it is the intended ratio. The estimate and the
-// simulated engine time it as vLLM does (perf.PrefixCache): blocks hit
+// simulated engine time it as vLLM does (planner.PrefixCache): blocks hit
 // once the step that computed them completed before the request was first
 // scheduled.
 func CachedTokens(warmup, measured []Request, blockSize int) (warm, meas []int) {
@@ -297,7 +304,7 @@ func CachedTokens(warmup, measured []Request, blockSize int) (warm, meas []int) 
 			cached = min(r.History, sessionCtx[key])
 		}
 		sessionCtx[key] = r.Input + r.Output
-		return perf.ServableTokens(cached, r.Input, blockSize)
+		return ServableTokens(cached, r.Input, blockSize)
 	}
 	warm, meas = make([]int, len(warmup)), make([]int, len(measured))
 	for i, r := range warmup {

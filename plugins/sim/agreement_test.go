@@ -17,7 +17,6 @@ import (
 	enginesim "github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // agreementSpec is a screen over a grid of shapes (closed loops of 1 to 16
@@ -170,7 +169,7 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 		lateness = fmt.Sprintf("tasks on this machine waited for a CPU %.0f%% of the run's time (/proc/pressure/cpu): too busy for a timing comparison; rerun on an idle machine", 100*st)
 	}
 	sm, e := res.Summary, l.Estimate.PerfEstimate
-	var scheduled *perf.PerfEstimate
+	var scheduled *planner.PerfEstimate
 	if in := l.Inputs; in.RequestRate <= 0 && in.Concurrency > 1 {
 		// The model with the client's turnaround (last token to the
 		// stream's next send) as measured: a request sent later into a
@@ -190,7 +189,7 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 		// arrives late may miss the step it was scheduled to join, which
 		// is the client's error, not the engine's. Arrivals keep real time
 		// while the engine's is scaled, so the sends are scaled too.
-		load := perf.Load{InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, Concurrency: in.Concurrency,
+		load := planner.Load{InputTokens: in.InputTokens, OutputTokens: in.OutputTokens, Concurrency: in.Concurrency,
 			RequestRate: in.RequestRate / speedup, Arrival: in.Arrival, Burstiness: in.Burstiness, Requests: in.Requests, Warmup: in.Warmup, Seed: in.Seed}
 		at, err := l.Perf.Estimate(load, 1)
 		if err != nil {

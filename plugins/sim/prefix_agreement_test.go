@@ -65,7 +65,7 @@ screen "prefix" {
 // TestSimReproducesPrefixReuse: the estimator and the simulated engine
 // model prefix caching alike (the engine finds cached blocks by hashing the
 // prompts it is sent, the estimator from the workload's draws, both by the
-// step loop's timed rule, perf.PrefixCache), so a prefix-reuse lane's
+// step loop's timed rule, planner.PrefixCache), so a prefix-reuse lane's
 // TTFT, latency and throughput agree within 5%; and the plan predicts the
 // lower TTFT of reuse with caching on. One stream, caching on and off;
 // several streams are TestSimReproducesPrefixReuseStreams.
@@ -131,7 +131,7 @@ shape "reuse4" {
 // TestSimReproducesPrefixReuseStreams: with several streams, requests of
 // one prefix group are in flight together, and what each finds cached
 // depends on when it is scheduled against the steps that computed the
-// group's blocks (perf.PrefixCache). Both clocks apply that one rule, so
+// group's blocks (planner.PrefixCache). Both clocks apply that one rule, so
 // the plan's TTFT p50 agrees with the engine's within 5% and latency and
 // throughput within 3%. Before the rule was shared, the engine cached a
 // request's blocks only when it finished and the plan counted any earlier

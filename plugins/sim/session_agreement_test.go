@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infercrane/infercrane/planner/perf"
+	"github.com/infercrane/infercrane/planner"
 )
 
 // sessionSpec screens a multi-turn chat shape (sessions of 4 turns,
@@ -86,7 +86,7 @@ func TestSimReproducesSessions(t *testing.T) {
 			}
 			ld := l.PerfLoad()
 			loose := ld
-			loose.Sizes = append([]perf.RequestSize(nil), ld.Sizes...)
+			loose.Sizes = append([]planner.RequestSize(nil), ld.Sizes...)
 			for i := range loose.Sizes {
 				loose.Sizes[i].FollowUp = false
 			}
@@ -107,7 +107,7 @@ func TestSimReproducesSessions(t *testing.T) {
 // TestSimReproducesSessionsFourStreams: sessionSpec at four streams with
 // prefix caching, where turns of different sessions share steps: what each
 // turn finds cached follows the engine's timed rule in both clocks
-// (perf.PrefixCache), so TTFT p50 agrees within 5% and latency and
+// (planner.PrefixCache), so TTFT p50 agrees within 5% and latency and
 // throughput within 3%. A guard, not a regression found: with the rule
 // each clock had before (the plan counted every earlier sent turn, the
 // engine cached a turn's blocks when it finished) this lane agreed too

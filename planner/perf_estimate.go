@@ -1,4 +1,4 @@
-package perf
+package planner
 
 // PerfEstimate is a lane's predicted figures per run, read off virtual-time
 // runs of the scheduler model (PerfLane.Run) with the load generator's

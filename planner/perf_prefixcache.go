@@ -1,6 +1,10 @@
-package perf
+package planner
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/infercrane/infercrane/planner/load"
+)
 
 // PrefixCache is the engine's automatic prefix cache as the step loop
 // consults it, by vLLM v1's timing: a request looks the cache up when it
@@ -174,16 +178,7 @@ func (c *PlannedCache) ownStream() uint64 { c.next++; return c.next }
 
 // Lookup implements PrefixCache.
 func (c *PlannedCache) Lookup(q *Seq) int {
-	return c.lru.Hit(c.blockKeys(q, 0, ServableTokens(q.Prompt, q.Prompt, c.blockSize)/c.blockSize)) * c.blockSize
-}
-
-// ServableTokens is how many of a prompt's prompt tokens a prefix cache
-// holding its first cached tokens serves: whole blocks of blockSize, and
-// never the prompt's last token (the engine computes it to sample the first
-// output token, as vLLM does). The planner's intended hit ratio, the
-// estimator's cache and the simulated engine's all apply this one rule.
-func ServableTokens(cached, prompt, blockSize int) int {
-	return max(min(cached, prompt-1), 0) / blockSize * blockSize
+	return c.lru.Hit(c.blockKeys(q, 0, load.ServableTokens(q.Prompt, q.Prompt, c.blockSize)/c.blockSize)) * c.blockSize
 }
 
 // Store implements PrefixCache.

@@ -1,17 +1,19 @@
-package perf
+package planner
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // Load is the load generator's side of one run, as the load generator
 // produces it: a closed loop of Concurrency streams (stream w starting at
 // RampUpMs x w / Concurrency, each sending its next request TurnaroundMs
 // after the previous one completes), or an open loop with the seeded arrival
-// schedule of Arrivals (RequestRate, Arrival, Burstiness, Seed), at most
+// schedule of load.Arrivals (RequestRate, Arrival, Burstiness, Seed), at most
 // Concurrency in flight when set. Warmup requests run first as a closed
 // loop and are left out of the statistics.
 type Load struct {
@@ -34,7 +36,7 @@ type Load struct {
 	// cache (with prefix caching on); the hook for prefix-reuse workloads.
 	CachedTokens int
 	// Curve and CurveStepSeconds make the open loop's rate vary over time
-	// (Arrivals.Modulate); nil keeps it constant.
+	// (load.Arrivals.Modulate); nil keeps it constant.
 	Curve            []float64
 	CurveStepSeconds float64
 	// Sizes, when set, are the measured requests' own sizes in send order
@@ -44,7 +46,7 @@ type Load struct {
 	Sizes, WarmupSizes []RequestSize
 	// Sends, when set, are the measured phase's send offsets in seconds
 	// from its start, one per request in send order, in place of the
-	// Arrivals schedule: an open loop replayed at given times (a trace, or
+	// load.Arrivals schedule: an open loop replayed at given times (a trace, or
 	// the sends a run actually made). The concurrency cap still applies.
 	Sends []float64
 }
@@ -258,7 +260,7 @@ func (s PerfLane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, floa
 		k := 0
 		next = func() float64 { k++; return t0 + l.Sends[k-1] }
 	case open:
-		arr, err := NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
+		arr, err := load.NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
 		if err == nil {
 			err = arr.Modulate(l.Curve, l.CurveStepSeconds)
 		}
@@ -372,7 +374,7 @@ func (s PerfLane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, floa
 		out.OutputTokens += reqs[i].seq.Output
 		out.PromptTokens += reqs[i].seq.Prompt
 		if s.Engine.PrefixCaching {
-			out.CachedTokens += ServableTokens(reqs[i].seq.Cached, reqs[i].seq.Prompt, s.Engine.blockSize())
+			out.CachedTokens += load.ServableTokens(reqs[i].seq.Cached, reqs[i].seq.Prompt, s.Engine.blockSize())
 		}
 	}
 	if w := last - first; w > 0 {
@@ -507,7 +509,7 @@ func NewDist(values []float64) Dist {
 		sum += v
 	}
 	return Dist{Count: len(values), Mean: sum / float64(len(values)),
-		P50: Percentile(values, 50), P90: Percentile(values, 90), P95: Percentile(values, 95), P99: Percentile(values, 99)}
+		P50: load.Percentile(values, 50), P90: load.Percentile(values, 90), P95: load.Percentile(values, 95), P99: load.Percentile(values, 99)}
 }
 
 // weightedDist is NewDist of values given with multiplicities.
@@ -540,26 +542,6 @@ func weightedDist(v []weighted) Dist {
 		return a + (pos-float64(lo))*(b-a)
 	}
 	return Dist{Count: n, Mean: sum / float64(n), P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99)}
-}
-
-// Percentile returns the q-th percentile (q in [0, 100]) of sorted, an
-// ascending slice, by linear interpolation between the closest ranks
-// (numpy.percentile's default): with n values the rank is q/100*(n-1) and a
-// fractional rank interpolates between its two neighbours. It returns NaN
-// for an empty slice and clamps q to [0, 100].
-func Percentile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	q = max(0, min(100, q))
-	pos := q / 100 * float64(n-1)
-	lo := int(math.Floor(pos))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	frac := pos - float64(lo)
-	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
 }
 
 // sessionQueue hands a closed loop's streams whole sessions, as the load

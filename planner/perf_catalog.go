@@ -1,8 +1,4 @@
-// Package perf is InferCrane's performance model: the GPU catalog, the
-// architecture facts of well-known models and a roofline model of one
-// serving step. The planner's estimator and the simulated engine both use
-// it, so a simulated screen reproduces what the plan predicted.
-package perf
+package planner
 
 import (
 	"sort"

@@ -1,7 +1,9 @@
-package perf
+package planner
 
 import (
 	"testing"
+
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // testLane is Qwen3-0.6B on one L40S with the given engine settings.
@@ -87,7 +89,7 @@ func TestRunConcurrencyAndOpenLoop(t *testing.T) {
 		prev = st
 	}
 	// Open loop far below capacity: the achieved rate is the offered rate.
-	open := Load{InputTokens: 1024, OutputTokens: 256, Concurrency: 64, RequestRate: 0.5, Arrival: ArrivalConstant, Requests: 20}
+	open := Load{InputTokens: 1024, OutputTokens: 256, Concurrency: 64, RequestRate: 0.5, Arrival: load.ArrivalConstant, Requests: 20}
 	if st, _ := s.Run(open); !near(st.RequestThroughput, 20/(19/0.5+st.Latency.P50/1000), 1e-6) {
 		t.Errorf("open loop at 0.5 req/s achieves %v (latency %v)", st.RequestThroughput, st.Latency.P50)
 	}
@@ -134,12 +136,12 @@ func TestRunTurnaround(t *testing.T) {
 // the open loop whose schedule they are.
 func TestRunAtGivenSendTimes(t *testing.T) {
 	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
-	l := Load{InputTokens: 512, OutputTokens: 64, Concurrency: 4, RequestRate: 30, Arrival: ArrivalPoisson, Requests: 40, Warmup: 2, Seed: 9}
+	l := Load{InputTokens: 512, OutputTokens: 64, Concurrency: 4, RequestRate: 30, Arrival: load.ArrivalPoisson, Requests: 40, Warmup: 2, Seed: 9}
 	want, err := s.Run(l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := NewArrivals(l.RequestRate, l.Arrival, 0, l.Seed)
+	a, _ := load.NewArrivals(l.RequestRate, l.Arrival, 0, l.Seed)
 	replay := l
 	replay.RequestRate, replay.Arrival = 0, ""
 	for range l.Requests {

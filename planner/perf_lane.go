@@ -1,4 +1,4 @@
-package perf
+package planner
 
 import "fmt"
 
@@ -45,7 +45,8 @@ func NewPerfLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen i
 	return s, nil
 }
 
-// StepSeconds is the duration of step st on the server (perf.StepSeconds).
+// StepSeconds is the duration of step st on the server (StepTime of the
+// step's prefill and decode sequences).
 func (s PerfLane) StepSeconds(st *Step) float64 {
 	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
 }

@@ -1,4 +1,4 @@
-package perf
+package planner
 
 // DefaultBlockSize is the paged KV cache's block size in tokens (vLLM's
 // default on GPUs).
