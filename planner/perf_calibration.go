@@ -82,7 +82,7 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 	}
 	for i, f := range c.Fits {
 		p := f.Params
-		if !(p.PrefillMFU > 0 && p.PrefillMFU <= 1 && p.DecodeEfficiency > 0 && p.DecodeEfficiency <= 1 && p.StepOverheadMs >= 0 && p.RequestOverheadMs >= 0) {
+		if !(p.PrefillMFU > 0 && p.PrefillMFU <= 1 && p.DecodeEfficiency > 0 && p.DecodeEfficiency <= 1 && p.StepOverheadMs >= 0 && p.RequestOverheadMs >= 0 && p.RequestJitterMs >= 0) {
 			return nil, fmt.Errorf("fits[%d] (%s, %s %s): parameters %+v out of range", i, f.GPUType, f.Engine, f.Version, p)
 		}
 	}

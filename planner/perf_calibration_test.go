@@ -9,7 +9,7 @@ import (
 func sampleCalibration() *Calibration {
 	c := &Calibration{SchemaVersion: CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "t",
 		Fits: []CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "aggregates", Lanes: 2, Runs: 4,
-			Params: Params{0.5, 0.7, 1.5, 4}, Fit: FitResult{Residuals: map[string]Residual{
+			Params: Params{PrefillMFU: 0.5, DecodeEfficiency: 0.7, StepOverheadMs: 1.5, RequestOverheadMs: 4}, Fit: FitResult{Residuals: map[string]Residual{
 				"ttft_p95_ms": {N: 2, RMSRel: 0.04, MaxRel: 0.06}, "tpot_p50_ms": {N: 2, RMSRel: 0.01, MaxRel: 0.015}}}}}}
 	c.Digest = c.ComputeDigest()
 	return c

@@ -10,8 +10,9 @@ import "math"
 //
 // The decision rule, as measured on vLLM (README, "The performance
 // model"):
-//   - a request enters the engine PerfLane.RequestOverheadSeconds after it was
-//     sent (HTTP, chat template, tokenisation);
+//   - a request enters the engine PerfLane.RequestDelaySeconds after it was
+//     sent (HTTP, chat template, tokenisation, and timing noise when the
+//     assumptions give it);
 //   - a step decides what it computes when it starts: requests that enter
 //     while a step runs wait for the next one;
 //   - a busy engine starts each step the moment the previous one ends;
@@ -28,7 +29,9 @@ type Engine struct {
 	lane    PerfLane
 	sched   *Scheduler
 	pending []arrival // in entry order
-	end     float64   // when the last step ended
+	// arrived counts the requests that arrived, numbering their jitter.
+	arrived int
+	end     float64 // when the last step ended
 	// stuck is set when the last step found nothing it could schedule (the
 	// KV cache cannot take the waiting requests and nothing runs): nothing
 	// changes until a request arrives or leaves.
@@ -56,7 +59,8 @@ func (e *Engine) Scheduler() *Scheduler { return e.sched }
 // Arrive queues q, sent at time sent, and returns when it enters the
 // engine.
 func (e *Engine) Arrive(q *Seq, sent float64) float64 {
-	a := arrival{q, sent + e.lane.RequestOverheadSeconds()}
+	a := arrival{q, sent + e.lane.RequestDelaySeconds(e.arrived)}
+	e.arrived++
 	q.state = seqNew
 	// Entries come in order but for ties and racing callers: insert from
 	// the back.

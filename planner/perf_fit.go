@@ -14,16 +14,19 @@ type Params struct {
 	DecodeEfficiency  float64 `json:"decode_efficiency"`
 	StepOverheadMs    float64 `json:"step_overhead_ms"`
 	RequestOverheadMs float64 `json:"request_overhead_ms"`
+	// RequestJitterMs is Assumptions.RequestJitterMs (absent: none).
+	RequestJitterMs float64 `json:"request_jitter_ms,omitempty"`
 }
 
 // ParamsOf returns the free parameters of a.
 func ParamsOf(a Assumptions) Params {
-	return Params{a.PrefillMFU, a.DecodeEfficiency, a.StepOverheadMs, a.RequestOverheadMs}
+	return Params{a.PrefillMFU, a.DecodeEfficiency, a.StepOverheadMs, a.RequestOverheadMs, a.RequestJitterMs}
 }
 
 // Apply returns a with the parameters of p.
 func (p Params) Apply(a Assumptions) Assumptions {
 	a.PrefillMFU, a.DecodeEfficiency, a.StepOverheadMs, a.RequestOverheadMs = p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs
+	a.RequestJitterMs = p.RequestJitterMs
 	return a
 }
 
@@ -77,12 +80,20 @@ type FitResult struct {
 }
 
 // ParamNames are the JSON names of the free parameters, in Params' order.
-var ParamNames = [numParams]string{"prefill_mfu", "decode_efficiency", "step_overhead_ms", "request_overhead_ms"}
+var ParamNames = [numParams]string{"prefill_mfu", "decode_efficiency", "step_overhead_ms", "request_overhead_ms", "request_jitter_ms"}
 
-const numParams = 4
+const numParams = 5
+
+// jitterIndex is the request jitter's place in Params' order: the one
+// parameter whose starting value may be 0 (the catalog's), so the fit
+// moves it on log(jitter + jitterFloorMs) and puts no prior on it.
+const jitterIndex = 4
+
+// jitterFloorMs keeps the fit's coordinate of the jitter finite at 0.
+const jitterFloorMs = 0.1
 
 // paramLabels are the parameters in words, in Params' order.
-var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead"}
+var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead", "request jitter"}
 
 // ParamLabel is a parameter (by its JSON name) in words, e.g. "prefill MFU".
 func ParamLabel(name string) string { return paramLabels[indexOf(name)] }
@@ -93,6 +104,7 @@ var paramHints = [numParams]string{
 	"lanes whose decode batches read different amounts of KV cache (small and large concurrency or context) separate it from the step overhead",
 	"lanes whose decode batches read different amounts of KV cache (small and large concurrency or context) separate it from the decode efficiency",
 	"a lane of short prompts at concurrency 1 (TTFT's intercept) beside one of long prompts pins it",
+	"TTFT p50, p95 and p99 of lanes with tens of requests or more pin it (their spread beyond the step loop's)",
 }
 
 // Identification says how well the evidence pins one parameter.
@@ -155,7 +167,7 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 		return FitResult{}, fmt.Errorf("%d measured figures cannot determine %d parameters; give evidence with more lanes or metrics", n, numParams)
 	}
 	f := &fitter{obs: obs}
-	free := [numParams]bool{true, true, true, true}
+	free := [numParams]bool{true, true, true, true, true}
 	p := start
 	var ident, held [numParams]Identification
 	for {
@@ -306,6 +318,9 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 		p := full(x)
 		c := f.cost(p)
 		for _, j := range idx {
+			if j == jitterIndex {
+				continue
+			}
 			d := math.Log(get(p, j)/get(start, j)) / fitPriorSD
 			c += d * d
 		}
@@ -328,8 +343,8 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 		c float64
 	}
 	cands := []cand{{x, best}}
-	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}}
-	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}}
+	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}, {0, 2}}
+	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}, {0, 4}}
 	var grid func(j int, p Params, abs bool)
 	grid = func(j int, p Params, abs bool) {
 		if j == numParams {
@@ -358,6 +373,8 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 				q.StepOverheadMs = math.Max(start.StepOverheadMs, 0.1) * k
 			case j == 3:
 				q.RequestOverheadMs = math.Max(start.RequestOverheadMs, 0.1) * k
+			case j == jitterIndex:
+				q.RequestJitterMs = math.Max(start.RequestJitterMs, 1) * k
 			}
 			grid(j+1, q, abs)
 		}
@@ -430,6 +447,8 @@ func setParam(p Params, j int, v float64) Params {
 		p.StepOverheadMs = v
 	case 3:
 		p.RequestOverheadMs = v
+	case jitterIndex:
+		p.RequestJitterMs = v
 	}
 	return p
 }
@@ -469,7 +488,7 @@ func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParam
 		ru, err1 := f.figures(up)
 		rd, err2 := f.figures(down)
 		cols[j] = make([]float64, m)
-		if err1 == nil && err2 == nil {
+		if err1 == nil && err2 == nil && get(p, j) > 0 {
 			h := math.Log(get(up, j) / get(down, j))
 			for i := range cols[j] {
 				cols[j][i] = (ru[i] - rd[i]) / h
@@ -566,7 +585,7 @@ func indexOf(name string) int {
 }
 
 func get(p Params, j int) float64 {
-	return [numParams]float64{p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs}[j]
+	return [numParams]float64{p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs, p.RequestJitterMs}[j]
 }
 
 // scale returns p with parameter j multiplied by k (MFU and efficiency
@@ -581,6 +600,8 @@ func scale(p Params, j int, k float64) Params {
 		p.StepOverheadMs *= k
 	case 3:
 		p.RequestOverheadMs *= k
+	case jitterIndex:
+		p.RequestJitterMs *= k
 	}
 	return p
 }
@@ -698,11 +719,22 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func toVector(p Params) []float64 {
 	clamp := func(f float64) float64 { return math.Min(math.Max(f, 1e-4), 1-1e-4) }
 	return []float64{logit(clamp(p.PrefillMFU)), logit(clamp(p.DecodeEfficiency)),
-		math.Log(math.Max(p.StepOverheadMs, 1e-3)), math.Log(math.Max(p.RequestOverheadMs, 1e-3))}
+		math.Log(math.Max(p.StepOverheadMs, 1e-3)), math.Log(math.Max(p.RequestOverheadMs, 1e-3)),
+		math.Log(math.Max(p.RequestJitterMs, 0) + jitterFloorMs)}
 }
 
 func fromVector(x []float64) Params {
-	return Params{PrefillMFU: sigmoid(x[0]), DecodeEfficiency: sigmoid(x[1]), StepOverheadMs: math.Exp(x[2]), RequestOverheadMs: math.Exp(x[3])}
+	return Params{PrefillMFU: sigmoid(x[0]), DecodeEfficiency: sigmoid(x[1]), StepOverheadMs: math.Exp(x[2]), RequestOverheadMs: math.Exp(x[3]),
+		RequestJitterMs: jitterOf(x[4])}
+}
+
+// jitterOf is the request jitter at fit coordinate x (a jitter within
+// rounding of 0, as log(0 + jitterFloorMs) comes back, is 0).
+func jitterOf(x float64) float64 {
+	if j := math.Exp(x) - jitterFloorMs; j > 1e-9 {
+		return j
+	}
+	return 0
 }
 
 // nelderMead minimises f from x0 with an initial simplex of the given step

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// fitShapes is a set of loads that pins the four parameters: single
-// streams of short and long prompts, a busy closed loop and an open loop.
+// fitShapes is a set of loads that pins the five parameters: single
+// streams of short and long prompts, a busy closed loop and an open loop
+// (the last three with enough requests for TTFT's spread to show).
 var fitShapes = []Load{
 	{InputTokens: 128, OutputTokens: 64, Concurrency: 1, Requests: 4},
 	{InputTokens: 3000, OutputTokens: 32, Concurrency: 1, Requests: 4},
@@ -37,9 +38,17 @@ func observe(t *testing.T, l PerfLane, p Params, loads []Load) []Observation {
 	return out
 }
 
+// fitHidden are the parameters observe's engine runs with: every one of
+// them, the request jitter included, for the fit to recover.
+var fitHidden = Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6, RequestJitterMs: 3}
+
+// fitTolerance is how far a fit from exact data may land from fitHidden,
+// per parameter (see TestFitRecoversHiddenParameters).
+var fitTolerance = map[string]float64{"prefill_mfu": 0.02, "decode_efficiency": 0.02, "step_overhead_ms": 0.02, "request_overhead_ms": 0.05, "request_jitter_ms": 0.10}
+
 func TestFitRecoversHiddenParameters(t *testing.T) {
 	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
-	hidden := Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6}
+	hidden := fitHidden
 	res, err := Fit(observe(t, l, hidden, fitShapes), ParamsOf(l.Hardware.Assume))
 	if err != nil {
 		t.Fatal(err)
@@ -48,10 +57,15 @@ func TestFitRecoversHiddenParameters(t *testing.T) {
 	for name, pair := range map[string][2]float64{
 		"prefill_mfu": {res.Params.PrefillMFU, hidden.PrefillMFU}, "decode_efficiency": {res.Params.DecodeEfficiency, hidden.DecodeEfficiency},
 		"step_overhead_ms": {res.Params.StepOverheadMs, hidden.StepOverheadMs}, "request_overhead_ms": {res.Params.RequestOverheadMs, hidden.RequestOverheadMs},
+		"request_jitter_ms": {res.Params.RequestJitterMs, hidden.RequestJitterMs},
 	} {
 		// Exact data, but the objective has pockets (which step a request
-		// joins changes in jumps): within 2%, not exactly.
-		if math.Abs(pair[0]/pair[1]-1) > 0.02 {
+		// joins changes in jumps): within 2%, not exactly. The request
+		// overhead and jitter trade a little (the four requests of a
+		// single-stream lane draw delays whose median is not the
+		// distribution's, so there the jitter moves TTFT p50 too): within
+		// 5% and 10%.
+		if math.Abs(pair[0]/pair[1]-1) > fitTolerance[name] {
 			t.Errorf("%s: fitted %v, hidden %v", name, pair[0], pair[1])
 		}
 	}
@@ -67,7 +81,7 @@ func TestFitRecoversHiddenParameters(t *testing.T) {
 // standard error.
 func TestFitIdentifiesEveryParameterFromVariedShapes(t *testing.T) {
 	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
-	hidden := Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6}
+	hidden := fitHidden
 	res, err := Fit(observe(t, l, hidden, fitShapes), ParamsOf(l.Hardware.Assume))
 	if err != nil {
 		t.Fatal(err)
@@ -126,16 +140,16 @@ func TestFitSaysWhatOneShapeCannotIdentify(t *testing.T) {
 // 14% MAPE) it converges on the hidden parameters.
 func TestFitConvergesFromFarStarts(t *testing.T) {
 	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
-	hidden := Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 6}
+	hidden := fitHidden
 	obs := observe(t, l, hidden, fitShapes)
-	for _, start := range []Params{{0.1, 0.3, 0.2, 30}, {0.9, 0.95, 5, 0.5}, {0.6, 0.2, 0.1, 1}} {
+	for _, start := range []Params{{0.1, 0.3, 0.2, 30, 0}, {0.9, 0.95, 5, 0.5, 0}, {0.6, 0.2, 0.1, 1, 0}} {
 		res, err := Fit(obs, start)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := res.Params
 		for j, name := range ParamNames {
-			if rel := get(got, j)/get(hidden, j) - 1; math.Abs(rel) > 0.01 {
+			if rel := get(got, j)/get(hidden, j) - 1; math.Abs(rel) > fitTolerance[name] {
 				t.Errorf("from %+v: %s fitted %.4g, hidden %.4g (%+.1f%%)", start, name, get(got, j), get(hidden, j), 100*rel)
 			}
 		}

@@ -1,6 +1,9 @@
 package planner
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // PerfLane is everything the performance model needs about one lane, resolved
 // once by the planner after every override (the model block's architecture
@@ -55,3 +58,27 @@ func (s PerfLane) StepSeconds(st *Step) float64 {
 // its entering the engine (HTTP, chat template, tokenisation); when the
 // engine takes it into a step is Engine's rule.
 func (s PerfLane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }
+
+// RequestDelaySeconds is the time between the send of the n-th request
+// (from 0) to arrive at an engine and its entering the engine: the
+// overhead (RequestOverheadSeconds, the median delay) spread by the
+// front end's and the host's timing noise, an exponential of mean
+// Assumptions.RequestJitterMs shifted by its median so the median delay
+// stays the overhead (never below 0; no spread when the jitter is 0, the
+// catalog's value). The draws come from the golden-ratio sequence instead
+// of random numbers, so the delays of any run of consecutive requests are
+// close to the distribution's quantiles on both clocks, though the
+// planner's virtual run numbers a run's requests from 0 and the simulated
+// engine every request it has served.
+func (s PerfLane) RequestDelaySeconds(n int) float64 {
+	d := s.RequestOverheadSeconds()
+	if jitter := s.Hardware.Assume.RequestJitterMs / 1000; jitter > 0 {
+		u := math.Mod(float64(n+1)*goldenFraction, 1)
+		d += jitter * (-math.Log(1-u) - math.Ln2)
+	}
+	return math.Max(d, 0)
+}
+
+// goldenFraction is the golden ratio's fractional part: its multiples
+// modulo 1 spread over [0, 1) as evenly as any sequence can.
+const goldenFraction = 0.6180339887498949

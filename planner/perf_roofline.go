@@ -16,6 +16,13 @@ type Assumptions struct {
 	ServerStartSeconds   float64 `json:"server_start_seconds"`   // engine start-up besides weight loading (graphs, warmup)
 	ActivationReserveGB  float64 `json:"activation_reserve_gb"`  // memory kept free for activations and the CUDA context
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"` // fraction of device memory the engine may use
+	// RequestJitterMs spreads each request's way to the engine (the front
+	// end's and the host's timing noise, which spreads TTFT beyond the step
+	// loop's own phases) by an exponential of this mean around the request
+	// overhead, which stays the median (Lane.RequestDelaySeconds); 0, the
+	// catalog's value, is none. Calibration fits it from the spread of
+	// measured TTFT percentiles.
+	RequestJitterMs float64 `json:"request_jitter_ms,omitempty"`
 }
 
 // DefaultAssumptions returns the catalog defaults for g.

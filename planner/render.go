@@ -237,11 +237,20 @@ func writeAssumptions(ew *errWriter, p *Plan) {
 			if len(c.Unidentified) > 0 {
 				unident = "; not identified by its evidence (catalog value and range): " + strings.Join(c.Unidentified, ", ")
 			}
-			ew.printf("    calibrated for %s %s by %s (%s): %s, %s from %s, fit error %.1f%% MAPE; prefill MFU %.3f, decode efficiency %.3f, %.2f ms per step, %.2f ms per request%s\n",
+			ew.printf("    calibrated for %s %s by %s (%s): %s, %s from %s, fit error %.1f%% MAPE; prefill MFU %.3f, decode efficiency %.3f, %.2f ms per step, %.2f ms per request%s%s\n",
 				orDefault(c.Engine, "?"), orDefault(c.Version, "?"), c.File, c.Block, plural(c.Lanes, "lane"), plural(c.Runs, "run"), c.Source, 100*c.MAPE,
-				c.Params.PrefillMFU, c.Params.DecodeEfficiency, c.Params.StepOverheadMs, c.Params.RequestOverheadMs, unident)
+				c.Params.PrefillMFU, c.Params.DecodeEfficiency, c.Params.StepOverheadMs, c.Params.RequestOverheadMs, JitterText(c.Params.RequestJitterMs), unident)
 		}
 	}
+}
+
+// JitterText describes a request jitter for the text after "N ms per
+// request": "" for none.
+func JitterText(ms float64) string {
+	if ms <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" spread by %.2f ms of jitter", ms)
 }
 
 func countSeverity(fs []Finding, s Severity) int {

@@ -75,9 +75,9 @@ func runCalibrate(env *cliEnv, args []string) int {
 	for _, f := range c.Fits {
 		fmt.Fprintf(env.Stdout, "%s with %s %s: %s, %s, from %s; fit error %.1f%% MAPE (%.1f%% RMS) over %d figures.\n",
 			f.GPUType, f.Engine, f.Version, plural(f.Lanes, "lane", "lanes"), plural(f.Runs, "run", "runs"), f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, figures(f.Fit.Residuals))
-		fmt.Fprintf(env.Stdout, "  prefill MFU %.3f (catalog %.3f), decode efficiency %.3f (%.3f), %.2f ms per step (%.2f), %.2f ms per request (%.2f)\n",
+		fmt.Fprintf(env.Stdout, "  prefill MFU %.3f (catalog %.3f), decode efficiency %.3f (%.3f), %.2f ms per step (%.2f), %.2f ms per request (%.2f)%s\n",
 			f.Params.PrefillMFU, f.Start.PrefillMFU, f.Params.DecodeEfficiency, f.Start.DecodeEfficiency,
-			f.Params.StepOverheadMs, f.Start.StepOverheadMs, f.Params.RequestOverheadMs, f.Start.RequestOverheadMs)
+			f.Params.StepOverheadMs, f.Start.StepOverheadMs, f.Params.RequestOverheadMs, f.Start.RequestOverheadMs, planner.JitterText(f.Params.RequestJitterMs))
 		printIdentification(env, &f)
 		printLaneFits(env, f.Fit.Lanes, "FITTED")
 	}

@@ -25,8 +25,8 @@ shape "fit" {
   output_tokens     = 32
   template_headroom = 32
   concurrency       = 2
-  requests          = 12
-  warmup            = 2
+  requests          = 48
+  warmup            = 4
 }
 
 shape "check" {
@@ -34,8 +34,8 @@ shape "check" {
   output_tokens     = 32
   template_headroom = 32
   concurrency       = 2
-  requests          = 12
-  warmup            = 2
+  requests          = 48
+  warmup            = 4
 }
 
 screen "fit" {
@@ -44,7 +44,7 @@ screen "fit" {
   gpus     = [gpu.cpu]
   runtime  = runtime.vllm_cpu
   executor = executor.local
-  runs     = 2
+  runs     = 3
   seed     = 17
 }
 
@@ -54,7 +54,7 @@ screen "check" {
   gpus     = [gpu.cpu]
   runtime  = runtime.vllm_cpu
   executor = executor.local
-  runs     = 2
+  runs     = 3
   seed     = 17
 }
 `
@@ -82,8 +82,7 @@ func calibrateSpec(t *testing.T) string {
 // shape of the tiny model served by real vLLM on CPU (from the state's
 // per-request records), then plans with the calibration and compares the
 // prediction for the other shape (twice the prompt) with what vLLM
-// measured: TPOT p50 and output throughput within 15%, TTFT p50 and p95
-// within 25% and 30% (see below).
+// measured: TTFT p50 and p95, TPOT p50 and output throughput within 15%.
 // TTFT is gated since the model desynchronises closed-loop streams as
 // vLLM does (planner.Engine); before, it kept them in lockstep and this test
 // could only log TTFT (p50 +189%).
@@ -179,19 +178,17 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		measured, pred float64
 		tol            float64
 	}{
-		// TTFT is short of the issue's 15% on this machine: three quiet
-		// runs (CPU wait 4-11%) measured p50 +0.0%, +1.0%, -16.7% and p95
-		// -12.4%, -16.0%, -23.1%. From one prompt length the fit cannot
-		// tell what a longer prompt costs (it keeps the catalog's MFU, by
-		// which the 256-token prefill costs about what the 128-token one
-		// does; vLLM measured 0-6 ms more), and with 12 requests a run the
-		// p95 is nearly each run's largest TTFT: the opening wave (whether
-		// vLLM's first step takes one opening request or both is a race)
-		// or a CPU-contention spike (33-41 ms where the steady value is
-		// 21-26 ms). They are held to 25% and 30%, which the lockstep
-		// model (p50 +189%) failed.
-		{"ttft_p50_ms", a.TTFTP50Ms, est.TTFTMs, 0.25},
-		{"ttft_p95_ms", a.TTFTP95Ms, est.TTFTP95Ms, 0.30},
+		// Every figure is held to the issue's 15%. TTFT once was not:
+		// the model's TTFTs of the check shape had no spread at all (p95 =
+		// p50: the closed loop's phases settle every request the same
+		// way), where vLLM's p95 is 1.3-1.5x its p50 (the front end's and
+		// the host's timing noise). The request jitter (a fitted spread of
+		// each request's way to the engine) reproduces it: before it, with
+		// 12 requests a run, p95 came out -12% to -36% and p50 -21% to
+		// +1%. 48 requests a run and 3 runs keep one slow request from
+		// being the p95.
+		{"ttft_p50_ms", a.TTFTP50Ms, est.TTFTMs, 0.15},
+		{"ttft_p95_ms", a.TTFTP95Ms, est.TTFTP95Ms, 0.15},
 		{"tpot_p50_ms", a.TPOTP50Ms, est.TPOTMs, 0.15},
 		{"output_token_throughput", a.OutputTokenThroughput, est.OutputTokenThroughput, 0.15},
 	} {
