@@ -84,7 +84,7 @@ func setupCommands() {
 func (env *cliEnv) builtins() []plugins.Builtin {
 	w := env.Wire
 	return []plugins.Builtin{
-		{Name: sim.Type, New: sim.New, Schema: sim.Schema, Validate: sim.Validate},
+		{Name: sim.SimType, New: sim.NewSim, Schema: sim.SimSchema, Validate: sim.ValidateSim},
 		{Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema, Validate: endpoint.Validate, Credentials: endpoint.Credentials},
 		{Name: local.Type, New: local.New, Schema: local.Schema, Validate: local.Validate},
 		{Name: modal.Type, Schema: modal.Schema, Validate: modal.Validate, Credentials: w.modalCredentials,

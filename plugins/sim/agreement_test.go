@@ -160,7 +160,7 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := x.(*Executor).servers[s.Handle]
+	srv := x.(*SimExecutor).servers[s.Handle]
 	lateness := ""
 	if n, late := srv.Engine.Lateness(time.Millisecond); late > 0.02 {
 		lateness = fmt.Sprintf("the simulated engine ended %.0f%% of its %d steps over 1 ms late: the machine is too busy for a timing comparison; rerun on an idle machine", late*100, n)
@@ -284,7 +284,7 @@ func transportOffset(t *testing.T, l *planner.Lane, speedup float64) float64 {
 	e := l.Estimate.PerfEstimate
 	ttft := time.Duration(e.TTFTMs / speedup * float64(time.Millisecond)).Round(time.Microsecond)
 	itl := time.Duration(e.ITLP50Ms / speedup * float64(time.Millisecond)).Round(time.Microsecond)
-	x, err := New(Schema().Resolve(map[string]any{"timing": "constant", "ttft": ttft.String(), "itl": itl.String()}))
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"timing": "constant", "ttft": ttft.String(), "itl": itl.String()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestSimulatedApplyReproducesThePlan(t *testing.T) {
 	// joins: with decode steps of 3 ms it sometimes split the three, in the
 	// engine as it would on vLLM, but not in a model of a steady client.
 	lanes := append(p.Lanes, planSpec(t, speedup, "shape.desync", "gpu.slowdecode").Lanes...)
-	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestSimReproducesGPUOverrides(t *testing.T) {
 	}
 	const speedup = 0.5
 	p := planSpec(t, speedup, "shape.busy", "gpu.l40s, gpu.slowdecode, gpu.slowprefill")
-	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}

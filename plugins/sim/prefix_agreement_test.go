@@ -95,7 +95,7 @@ func TestSimReproducesPrefixReuse(t *testing.T) {
 func agreeWithin5(t *testing.T, l *planner.Lane) {
 	t.Helper()
 	const speedup = 0.5
-	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestSimReproducesPrefixReuseStreams(t *testing.T) {
 func agreeStreams(t *testing.T, l *planner.Lane) {
 	t.Helper()
 	const speedup = 0.5
-	x, err := New(Schema().Resolve(map[string]any{"speedup": float64(speedup)}))
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"speedup": float64(speedup)}))
 	if err != nil {
 		t.Fatal(err)
 	}

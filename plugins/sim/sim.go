@@ -14,12 +14,12 @@ import (
 	enginesim "github.com/infercrane/infercrane/executor/sim"
 )
 
-// Type is the executor type name.
-const Type = "sim"
+// SimType is the executor type name.
+const SimType = "sim"
 
-// Schema describes the sim executor block; its defaults are the only ones
+// SimSchema describes the sim executor block; its defaults are the only ones
 // the sim executor has (the planner applies them).
-func Schema() executor.Schema {
+func SimSchema() executor.Schema {
 	return executor.Schema{Attributes: []executor.Attribute{
 		{Name: "timing", Type: executor.AttrString, Enum: []string{enginesim.TimingModel, enginesim.TimingConstant}, Default: enginesim.TimingModel, Doc: `"model": token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
 		{Name: "speedup", Type: executor.AttrNumber, Min: executor.Bound(0.001), Max: executor.Bound(1e6), Default: 1.0, Doc: "divide simulated time by this factor in model timing (1: real time)"},
@@ -29,9 +29,9 @@ func Schema() executor.Schema {
 	}}
 }
 
-// Settings are a lane's resolved sim executor settings, as the plan
+// SimSettings are a lane's resolved sim executor settings, as the plan
 // carries them.
-type Settings struct {
+type SimSettings struct {
 	Timing     string        `json:"timing"`
 	Speedup    float64       `json:"speedup"`
 	TTFT       time.Duration `json:"ttft"`
@@ -39,28 +39,28 @@ type Settings struct {
 	MaxWaiting int           `json:"max_waiting"`
 }
 
-// Executor runs simulated engines in this process.
-type Executor struct {
-	settings Settings
+// SimExecutor runs simulated engines in this process.
+type SimExecutor struct {
+	settings SimSettings
 
 	mu      sync.Mutex
 	servers map[string]*enginesim.Server
 }
 
-// New makes a sim executor from a lane's resolved executor settings.
-func New(settings map[string]any) (executor.Executor, error) {
-	var s Settings
-	if err := executor.DecodeSettings(Type, Schema(), settings, &s); err != nil {
+// NewSim makes a sim executor from a lane's resolved executor settings.
+func NewSim(settings map[string]any) (executor.Executor, error) {
+	var s SimSettings
+	if err := executor.DecodeSettings(SimType, SimSchema(), settings, &s); err != nil {
 		return nil, err
 	}
-	return &Executor{settings: s, servers: map[string]*enginesim.Server{}}, nil
+	return &SimExecutor{settings: s, servers: map[string]*enginesim.Server{}}, nil
 }
 
 // Settings returns the settings the executor runs with.
-func (x *Executor) Settings() Settings { return x.settings }
+func (x *SimExecutor) Settings() SimSettings { return x.settings }
 
 // Options returns the engine options for a deployment.
-func (x *Executor) Options(d executor.Deployment) enginesim.Options {
+func (x *SimExecutor) Options(d executor.Deployment) enginesim.Options {
 	return enginesim.Options{
 		Model:            d.ModelID,
 		ModelID:          d.ModelID,
@@ -81,7 +81,7 @@ func (x *Executor) Options(d executor.Deployment) enginesim.Options {
 }
 
 // Deploy starts a simulated engine on a free loopback port.
-func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+func (x *SimExecutor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor
 }
 
 // Run drives one run with the built-in load generator.
-func (x *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
+func (x *SimExecutor) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
 	x.mu.Lock()
 	_, ok := x.servers[s.Handle]
 	x.mu.Unlock()
@@ -117,7 +117,7 @@ func (x *Executor) Run(ctx context.Context, s *executor.Server, r executor.RunSp
 }
 
 // Teardown stops the engine; stopping one already stopped is a no-op.
-func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
+func (x *SimExecutor) Teardown(ctx context.Context, s *executor.Server) error {
 	x.mu.Lock()
 	srv := x.servers[s.Handle]
 	delete(x.servers, s.Handle)
@@ -129,10 +129,10 @@ func (x *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 }
 
 // Schema implements executor.Describer.
-func (x *Executor) Schema() executor.Schema { return Schema() }
+func (x *SimExecutor) Schema() executor.Schema { return SimSchema() }
 
-// Validate checks resolved settings as New reads them.
-func Validate(settings map[string]any) error {
-	_, err := New(settings)
+// ValidateSim checks resolved settings as New reads them.
+func ValidateSim(settings map[string]any) error {
+	_, err := NewSim(settings)
 	return err
 }

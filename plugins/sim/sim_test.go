@@ -10,7 +10,7 @@ import (
 )
 
 func TestModelTimingDeployRunTeardown(t *testing.T) {
-	x, err := New(Schema().Resolve(map[string]any{"speedup": 20.0}))
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"speedup": 20.0}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +48,15 @@ func TestConfigErrors(t *testing.T) {
 		`"20 ms" is not a duration`:                    {"ttft": "20 ms"},
 		`has no attribute "gpu"`:                       {"gpu": "H100"},
 	} {
-		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := NewSim(cfg); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: got %v, want %q", cfg, err, want)
 		}
 	}
 }
 
 func TestDescriber(t *testing.T) {
-	x, _ := New(Schema().Resolve(nil))
-	if d, ok := x.(executor.Describer); !ok || len(d.Schema().Attributes) != len(Schema().Attributes) {
+	x, _ := NewSim(SimSchema().Resolve(nil))
+	if d, ok := x.(executor.Describer); !ok || len(d.Schema().Attributes) != len(SimSchema().Attributes) {
 		t.Fatal("the sim executor does not describe its schema")
 	}
 }

@@ -20,13 +20,13 @@ func main() {
 	// The plugin's defaults live in the schema it serves: infercrane
 	// resolves every lane's settings from it at plan time and Configure
 	// receives them complete, so the factory applies none.
-	schema := sim.Schema()
+	schema := sim.SimSchema()
 	for i := range schema.Attributes {
 		if schema.Attributes[i].Name == "timing" {
 			schema.Attributes[i].Default = "constant"
 		}
 	}
 	plugins.Serve(func(typ string, settings map[string]any) (executor.Executor, error) {
-		return sim.New(settings)
+		return sim.NewSim(settings)
 	}, schema)
 }
