@@ -16,19 +16,18 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/plugins/sim"
 )
 
 // TestMain doubles as a plugin process serving the sim executor.
 func TestMain(m *testing.M) {
 	if os.Getenv("PLUGINS_TEST_SERVE") != "" {
 		Serve(func(typ string, cfg map[string]any) (executor.Executor, error) {
-			x, err := sim.NewSim(cfg)
+			x, err := executor.NewSim(cfg)
 			if log := os.Getenv("PLUGINS_TEST_CALLS"); log != "" && err == nil {
 				x = &callLog{Executor: x, path: log}
 			}
 			return x, err
-		}, sim.SimSchema())
+		}, executor.SimSchema())
 		return
 	}
 	if os.Getenv("PLUGINS_TEST_HOST") != "" {
@@ -75,7 +74,7 @@ func hostAndHang() {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_HOST=")
 		return cmd
-	}, "testsim", sim.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
+	}, "testsim", executor.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -154,7 +153,7 @@ func launch(t *testing.T) *Client {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1")
 		return cmd
-	}, "testsim", sim.SimSchema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "30ms"}), nil)
+	}, "testsim", executor.SimSchema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "30ms"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +238,7 @@ func TestDeployStreamsWhatItStarted(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_CALLS="+calls)
 		return cmd
-	}, "testsim", sim.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
+	}, "testsim", executor.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/infercrane/infercrane/plugins/endpoint"
 	"github.com/infercrane/infercrane/plugins/local"
 	"github.com/infercrane/infercrane/plugins/modal"
-	"github.com/infercrane/infercrane/plugins/sim"
 )
 
 // This file is the composition root: the one place where the commands, the
@@ -84,7 +83,7 @@ func setupCommands() {
 func (env *cliEnv) builtins() []plugins.Builtin {
 	w := env.Wire
 	return []plugins.Builtin{
-		{Name: sim.SimType, New: sim.NewSim, Schema: sim.SimSchema, Validate: sim.ValidateSim},
+		{Name: executor.SimType, New: executor.NewSim, Schema: executor.SimSchema, Validate: executor.ValidateSim},
 		{Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema, Validate: endpoint.Validate, Credentials: endpoint.Credentials},
 		{Name: local.Type, New: local.New, Schema: local.Schema, Validate: local.Validate},
 		{Name: modal.Type, Schema: modal.Schema, Validate: modal.Validate, Credentials: w.modalCredentials,

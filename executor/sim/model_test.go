@@ -66,7 +66,7 @@ func closedLoop(t *testing.T, url string, c, n, in, out int, stagger time.Durati
 // GPU and workload: the median TPOT the clients measure and the output
 // throughput at full concurrency (c x output tokens / the mean latency in
 // the engine's /metrics) within 5%. The full plan-versus-apply agreement,
-// through the load generator, is tested in plugins/sim.
+// through the load generator, is tested in package executor (sim_agreement_test.go).
 func TestModelModeMatchesEstimate(t *testing.T) {
 	const in, out = 256, 64
 	for _, c := range []int{1, 8, 32} {

@@ -13,20 +13,19 @@ package main
 import (
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/plugins"
-	"github.com/infercrane/infercrane/plugins/sim"
 )
 
 func main() {
 	// The plugin's defaults live in the schema it serves: infercrane
 	// resolves every lane's settings from it at plan time and Configure
 	// receives them complete, so the factory applies none.
-	schema := sim.SimSchema()
+	schema := executor.SimSchema()
 	for i := range schema.Attributes {
 		if schema.Attributes[i].Name == "timing" {
 			schema.Attributes[i].Default = "constant"
 		}
 	}
 	plugins.Serve(func(typ string, settings map[string]any) (executor.Executor, error) {
-		return sim.NewSim(settings)
+		return executor.NewSim(settings)
 	}, schema)
 }

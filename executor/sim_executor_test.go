@@ -1,11 +1,10 @@
-package sim
+package executor
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -14,7 +13,7 @@ func TestModelTimingDeployRunTeardown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := executor.Deployment{ID: "d", ModelID: "Qwen/Qwen3-0.6B", MaxContext: 4096, GPUType: "L40S", GPUCount: 1, Seed: 1}
+	d := Deployment{ID: "d", ModelID: "Qwen/Qwen3-0.6B", MaxContext: 4096, GPUType: "L40S", GPUCount: 1, Seed: 1}
 	s, err := x.Deploy(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +21,7 @@ func TestModelTimingDeployRunTeardown(t *testing.T) {
 	if s.Info["timing"] != "model" || s.Info["speedup"] != "20" || s.Model != d.ModelID {
 		t.Fatalf("server: %+v", s)
 	}
-	res, err := x.Run(context.Background(), s, executor.RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{API: "chat", Streaming: true, InputTokens: 64, OutputTokens: 16, Concurrency: 2, Requests: 4, Seed: 1}})
+	res, err := x.Run(context.Background(), s, RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{API: "chat", Streaming: true, InputTokens: 64, OutputTokens: 16, Concurrency: 2, Requests: 4, Seed: 1}})
 	if err != nil || res.Summary.Succeeded != 4 || res.Summary.OutputTokens != 64 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -35,7 +34,7 @@ func TestModelTimingDeployRunTeardown(t *testing.T) {
 	if err := x.Teardown(context.Background(), s); err != nil {
 		t.Fatalf("second teardown: %v", err)
 	}
-	if _, err := x.Run(context.Background(), s, executor.RunSpec{}); err == nil || !strings.Contains(err.Error(), "not running") {
+	if _, err := x.Run(context.Background(), s, RunSpec{}); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Fatalf("run after teardown: %v", err)
 	}
 }
@@ -56,7 +55,7 @@ func TestConfigErrors(t *testing.T) {
 
 func TestDescriber(t *testing.T) {
 	x, _ := NewSim(SimSchema().Resolve(nil))
-	if d, ok := x.(executor.Describer); !ok || len(d.Schema().Attributes) != len(SimSchema().Attributes) {
+	if d, ok := x.(Describer); !ok || len(d.Schema().Attributes) != len(SimSchema().Attributes) {
 		t.Fatal("the sim executor does not describe its schema")
 	}
 }

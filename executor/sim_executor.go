@@ -1,7 +1,9 @@
-// Package sim is the built-in "sim" executor: each deployment is an
-// in-process simulated engine (executor/sim) on a loopback port, in model
-// timing mode by default, so a screen runs on any laptop in seconds.
-package sim
+package executor
+
+// The built-in "sim" executor, embedded in the runner's package: each
+// deployment is an in-process simulated engine (executor/sim) on a
+// loopback port, in model timing mode by default, so a screen runs on any
+// laptop in seconds.
 
 import (
 	"context"
@@ -10,22 +12,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/infercrane/infercrane/executor"
 	enginesim "github.com/infercrane/infercrane/executor/sim"
 )
 
-// SimType is the executor type name.
+// SimType is the sim executor's type name (executor "sim" in a spec).
 const SimType = "sim"
 
 // SimSchema describes the sim executor block; its defaults are the only ones
 // the sim executor has (the planner applies them).
-func SimSchema() executor.Schema {
-	return executor.Schema{Attributes: []executor.Attribute{
-		{Name: "timing", Type: executor.AttrString, Enum: []string{enginesim.TimingModel, enginesim.TimingConstant}, Default: enginesim.TimingModel, Doc: `"model": token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
-		{Name: "speedup", Type: executor.AttrNumber, Min: executor.Bound(0.001), Max: executor.Bound(1e6), Default: 1.0, Doc: "divide simulated time by this factor in model timing (1: real time)"},
-		{Name: "ttft", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(10 * time.Minute), Default: "20ms", Doc: "time to first token in constant timing"},
-		{Name: "itl", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Minute), Default: "5ms", Doc: "inter-token latency in constant timing"},
-		{Name: "max_waiting", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(0), Max: executor.Bound(1e9), Default: 0.0, Doc: "cap on queued requests; more are answered 503 (0: unlimited)"},
+func SimSchema() Schema {
+	return Schema{Attributes: []Attribute{
+		{Name: "timing", Type: AttrString, Enum: []string{enginesim.TimingModel, enginesim.TimingConstant}, Default: enginesim.TimingModel, Doc: `"model": token timing from the roofline model of the lane's model and GPU; "constant": fixed ttft and itl`},
+		{Name: "speedup", Type: AttrNumber, Min: Bound(0.001), Max: Bound(1e6), Default: 1.0, Doc: "divide simulated time by this factor in model timing (1: real time)"},
+		{Name: "ttft", Type: AttrDuration, Min: Seconds(0), Max: Seconds(10 * time.Minute), Default: "20ms", Doc: "time to first token in constant timing"},
+		{Name: "itl", Type: AttrDuration, Min: Seconds(0), Max: Seconds(time.Minute), Default: "5ms", Doc: "inter-token latency in constant timing"},
+		{Name: "max_waiting", Type: AttrNumber, Whole: true, Min: Bound(0), Max: Bound(1e9), Default: 0.0, Doc: "cap on queued requests; more are answered 503 (0: unlimited)"},
 	}}
 }
 
@@ -48,9 +49,9 @@ type SimExecutor struct {
 }
 
 // NewSim makes a sim executor from a lane's resolved executor settings.
-func NewSim(settings map[string]any) (executor.Executor, error) {
+func NewSim(settings map[string]any) (Executor, error) {
 	var s SimSettings
-	if err := executor.DecodeSettings(SimType, SimSchema(), settings, &s); err != nil {
+	if err := DecodeSettings(SimType, SimSchema(), settings, &s); err != nil {
 		return nil, err
 	}
 	return &SimExecutor{settings: s, servers: map[string]*enginesim.Server{}}, nil
@@ -60,7 +61,7 @@ func NewSim(settings map[string]any) (executor.Executor, error) {
 func (x *SimExecutor) Settings() SimSettings { return x.settings }
 
 // Options returns the engine options for a deployment.
-func (x *SimExecutor) Options(d executor.Deployment) enginesim.Options {
+func (x *SimExecutor) Options(d Deployment) enginesim.Options {
 	return enginesim.Options{
 		Model:            d.ModelID,
 		ModelID:          d.ModelID,
@@ -81,7 +82,7 @@ func (x *SimExecutor) Options(d executor.Deployment) enginesim.Options {
 }
 
 // Deploy starts a simulated engine on a free loopback port.
-func (x *SimExecutor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+func (x *SimExecutor) Deploy(ctx context.Context, d Deployment) (*Server, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -102,22 +103,22 @@ func (x *SimExecutor) Deploy(ctx context.Context, d executor.Deployment) (*execu
 	if opts.Timing == enginesim.TimingModel {
 		info["speedup"] = strconv.FormatFloat(opts.Speedup, 'g', -1, 64)
 	}
-	return &executor.Server{DeploymentID: d.ID, BaseURL: s.URL, Model: s.Engine.Options().Model, Handle: s.URL, Info: info}, nil
+	return &Server{DeploymentID: d.ID, BaseURL: s.URL, Model: s.Engine.Options().Model, Handle: s.URL, Info: info}, nil
 }
 
 // Run drives one run with the built-in load generator.
-func (x *SimExecutor) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
+func (x *SimExecutor) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error) {
 	x.mu.Lock()
 	_, ok := x.servers[s.Handle]
 	x.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("simulated engine %s is not running (it was torn down or never deployed)", s.Handle)
 	}
-	return executor.RunLoad(ctx, s, r, "")
+	return RunLoad(ctx, s, r, "")
 }
 
 // Teardown stops the engine; stopping one already stopped is a no-op.
-func (x *SimExecutor) Teardown(ctx context.Context, s *executor.Server) error {
+func (x *SimExecutor) Teardown(ctx context.Context, s *Server) error {
 	x.mu.Lock()
 	srv := x.servers[s.Handle]
 	delete(x.servers, s.Handle)
@@ -128,10 +129,10 @@ func (x *SimExecutor) Teardown(ctx context.Context, s *executor.Server) error {
 	return srv.Shutdown(ctx)
 }
 
-// Schema implements executor.Describer.
-func (x *SimExecutor) Schema() executor.Schema { return SimSchema() }
+// Schema implements Describer.
+func (x *SimExecutor) Schema() Schema { return SimSchema() }
 
-// ValidateSim checks resolved settings as New reads them.
+// ValidateSim checks resolved sim executor settings as NewSim reads them.
 func ValidateSim(settings map[string]any) error {
 	_, err := NewSim(settings)
 	return err

@@ -1,4 +1,4 @@
-package sim
+package executor
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	enginesim "github.com/infercrane/infercrane/executor/sim"
@@ -146,17 +145,17 @@ type measured struct {
 // speedup and the loopback offset (transportOffset) taken off the sim's
 // TTFT and latency, and the engine's own report of lateness (a reason to
 // skip when the figures disagree, or "").
-func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64) ([]measured, string) {
+func runLane(t *testing.T, x Executor, l *planner.Lane, speedup float64) ([]measured, string) {
 	t.Helper()
 	ctx := context.Background()
 	off := transportOffset(t, l, speedup)
 	starved := affinity.Starved()
-	s, err := x.Deploy(ctx, executor.DeploymentFor(l, "test", t.TempDir()))
+	s, err := x.Deploy(ctx, DeploymentFor(l, "test", t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = x.Teardown(ctx, s) }()
-	res, err := x.Run(ctx, s, executor.RunSpecFor(l, 1))
+	res, err := x.Run(ctx, s, RunSpecFor(l, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,12 +288,12 @@ func transportOffset(t *testing.T, l *planner.Lane, speedup float64) float64 {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	s, err := x.Deploy(ctx, executor.DeploymentFor(l, "baseline", t.TempDir()))
+	s, err := x.Deploy(ctx, DeploymentFor(l, "baseline", t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = x.Teardown(ctx, s) }()
-	res, err := x.Run(ctx, s, executor.RunSpecFor(l, 1))
+	res, err := x.Run(ctx, s, RunSpecFor(l, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +391,7 @@ func TestSimulatedApplyReproducesThePlan(t *testing.T) {
 // can settle them in another steady pattern (cached sessions at four
 // streams: TTFT p50 -23.5% in one full make test, +1.3% in others); a
 // model gap disagrees on both runs.
-func agreeOnSecondTry(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64, check func([]measured) []string) {
+func agreeOnSecondTry(t *testing.T, x Executor, l *planner.Lane, speedup float64, check func([]measured) []string) {
 	t.Helper()
 	ms, late := runLane(t, x, l, speedup)
 	problems := check(ms)
