@@ -52,12 +52,20 @@ func TestLayers(t *testing.T) {
 	}
 }
 
-// upwardImports lists, for the module's source tree at root, every import
-// that points up a floor and every package outside the floors, and counts
-// the packages read.
-func upwardImports(root string) (bad []string, packages int, err error) {
+// modulePackage is one package of the module as go/build reads it, for
+// every platform whose files differ: the module packages it imports (as
+// paths inside the module), without and with its tests'.
+type modulePackage struct {
+	imports     []string // its non-test files'
+	testImports []string // its tests', in-package and external
+}
+
+// readModule reads every package of the module's source tree at root,
+// keyed by its path inside the module (testdata, vendor and hidden
+// folders are skipped, as the go command skips them).
+func readModule(root string) (map[string]*modulePackage, error) {
 	var dirs []string
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -71,9 +79,18 @@ func upwardImports(root string) (bad []string, packages int, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	checked := map[string]bool{}
+	inModule := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			if rel, ok := strings.CutPrefix(p, modulePath+"/"); ok {
+				out = append(out, rel)
+			}
+		}
+		return out
+	}
+	pkgs := map[string]*modulePackage{}
 	for _, goos := range []string{"linux", "darwin", "windows"} {
 		ctx := build.Default
 		ctx.GOOS, ctx.CgoEnabled = goos, false
@@ -83,31 +100,52 @@ func upwardImports(root string) (bad []string, packages int, err error) {
 				if _, none := err.(*build.NoGoError); none {
 					continue
 				}
-				return nil, 0, fmt.Errorf("read the package in %s: %w", dir, err)
+				return nil, fmt.Errorf("read the package in %s: %w", dir, err)
 			}
 			rel, _ := filepath.Rel(root, dir)
-			path := modulePath + "/" + filepath.ToSlash(rel)
 			short := filepath.ToSlash(rel)
-			from, fromName, ok := layerOf(path)
-			if !ok {
-				bad = append(bad, "package "+short+" is outside the floors (lang, planner, executor, plugins, cmd)")
-				continue
+			p := pkgs[short]
+			if p == nil {
+				p = &modulePackage{}
+				pkgs[short] = p
 			}
-			checked[path] = true
-			imports := append(append(append([]string{}, pkg.Imports...), pkg.TestImports...), pkg.XTestImports...)
-			for _, imp := range imports {
-				if !strings.HasPrefix(imp, modulePath+"/") {
-					continue
-				}
-				to, toName, ok := layerOf(imp)
-				if ok && to > from {
-					bad = append(bad, "import points up: "+short+" ("+fromName+") imports "+strings.TrimPrefix(imp, modulePath+"/")+" ("+toName+")")
-				}
+			p.imports = append(p.imports, inModule(pkg.Imports)...)
+			p.testImports = append(p.testImports, inModule(append(append([]string{}, pkg.TestImports...), pkg.XTestImports...))...)
+		}
+	}
+	for _, p := range pkgs {
+		slices.Sort(p.imports)
+		p.imports = slices.Compact(p.imports)
+		slices.Sort(p.testImports)
+		p.testImports = slices.Compact(p.testImports)
+	}
+	return pkgs, nil
+}
+
+// upwardImports lists, for the module's source tree at root, every import
+// that points up a floor and every package outside the floors, and counts
+// the packages read.
+func upwardImports(root string) (bad []string, packages int, err error) {
+	pkgs, err := readModule(root)
+	if err != nil {
+		return nil, 0, err
+	}
+	for short, pkg := range pkgs {
+		from, fromName, ok := layerOf(modulePath + "/" + short)
+		if !ok {
+			bad = append(bad, "package "+short+" is outside the floors (lang, planner, executor, plugins, cmd)")
+			continue
+		}
+		packages++
+		for _, imp := range append(append([]string{}, pkg.imports...), pkg.testImports...) {
+			to, toName, ok := layerOf(modulePath + "/" + imp)
+			if ok && to > from {
+				bad = append(bad, "import points up: "+short+" ("+fromName+") imports "+imp+" ("+toName+")")
 			}
 		}
 	}
 	sort.Strings(bad)
-	return slices.Compact(bad), len(checked), nil
+	return slices.Compact(bad), packages, nil
 }
 
 // TestLayersCatchesAnUpwardImport makes sure the reading can fail: in a
@@ -117,7 +155,7 @@ func TestLayersCatchesAnUpwardImport(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
 		"planner/bad/bad.go":      "package bad\n\nimport _ \"" + modulePath + "/lang\"\n",
-		"planner/bad/bad_test.go": "package bad\n\nimport _ \"" + modulePath + "/plugins/sim\"\n",
+		"planner/bad/bad_test.go": "package bad\n\nimport _ \"" + modulePath + "/plugins/endpoint\"\n",
 		"plugins/good/good.go":    "package good\n\nimport _ \"" + modulePath + "/executor\"\n",
 		"internal/stray/stray.go": "package stray\n",
 		"lang/testdata/x/x.go":    "package x\n\nimport _ \"" + modulePath + "/cmd/infercrane\"\n",
@@ -136,7 +174,7 @@ func TestLayersCatchesAnUpwardImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"import points up: planner/bad (planner) imports plugins/sim (plugins)",
+		"import points up: planner/bad (planner) imports plugins/endpoint (plugins)",
 		"package internal/stray is outside the floors (lang, planner, executor, plugins, cmd)",
 	}
 	if !slices.Equal(bad, want) || n != 2 {
