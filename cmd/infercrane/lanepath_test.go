@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -163,11 +162,7 @@ func lanePathProblems(root string) (problems []string, described []string, err e
 // lane, from HCL to evidence" lists them), the other packages a lane uses
 // are leaves, and a package that would lengthen a path fails here.
 func TestLanePath(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	problems, described, err := lanePathProblems(root)
+	problems, described, err := lanePathProblems(repoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,21 +206,15 @@ func TestLanePathCatchesAStrayStage(t *testing.T) {
 		"cmd/infercrane":           {"plugins", "plugins/endpoint", "executor/calibrate", "planner/workload/synth"},
 	}
 	write := func(t *testing.T, pkgs map[string][]string) string {
-		root := t.TempDir()
+		files := map[string]string{}
 		for dir, imports := range pkgs {
 			src := "package " + filepath.Base(dir) + "\n"
 			for _, imp := range imports {
 				src += "\nimport _ \"" + modulePath + "/" + imp + "\"\n"
 			}
-			p := filepath.Join(root, filepath.FromSlash(dir), "x.go")
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			files[dir+"/x.go"] = src
 		}
-		return root
+		return writeTree(t, files)
 	}
 	problems, described, err := lanePathProblems(write(t, lawful))
 	if err != nil {
@@ -235,10 +224,7 @@ func TestLanePathCatchesAStrayStage(t *testing.T) {
 		t.Fatalf("the lawful tree: %q, lanes %q; want no problems and 4 lanes", problems, described)
 	}
 
-	stray := map[string][]string{}
-	for k, v := range lawful {
-		stray[k] = v
-	}
+	stray := maps.Clone(lawful)
 	stray["planner"] = append(slices.Clone(lawful["planner"]), "planner/extra")
 	stray["planner/extra"] = []string{"lang"}
 	stray["executor/redact"] = []string{"executor/loadgen"}

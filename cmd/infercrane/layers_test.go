@@ -36,10 +36,7 @@ func layerOf(importPath string) (floor int, name string, ok bool) {
 // with go/build, for each platform whose files differ, and fails naming
 // each import that points up.
 func TestLayers(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	bad, n, err := upwardImports(root)
 	if err != nil {
 		t.Fatal(err)
@@ -152,23 +149,13 @@ func upwardImports(root string) (bad []string, packages int, err error) {
 // tree where a planner package's test imports a plugin and a package sits
 // outside the floors, both are named, and the lawful imports are not.
 func TestLayersCatchesAnUpwardImport(t *testing.T) {
-	root := t.TempDir()
-	files := map[string]string{
+	root := writeTree(t, map[string]string{
 		"planner/bad/bad.go":      "package bad\n\nimport _ \"" + modulePath + "/lang\"\n",
 		"planner/bad/bad_test.go": "package bad\n\nimport _ \"" + modulePath + "/plugins/endpoint\"\n",
 		"plugins/good/good.go":    "package good\n\nimport _ \"" + modulePath + "/executor\"\n",
 		"internal/stray/stray.go": "package stray\n",
 		"lang/testdata/x/x.go":    "package x\n\nimport _ \"" + modulePath + "/cmd/infercrane\"\n",
-	}
-	for name, src := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	bad, n, err := upwardImports(root)
 	if err != nil {
 		t.Fatal(err)
@@ -180,4 +167,31 @@ func TestLayersCatchesAnUpwardImport(t *testing.T) {
 	if !slices.Equal(bad, want) || n != 2 {
 		t.Fatalf("found %q in %d packages, want %q in 2", bad, n, want)
 	}
+}
+
+// repoRoot is the repository's root, two floors above this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// writeTree writes files (path inside the tree: source) into a new
+// temporary folder and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, src := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
