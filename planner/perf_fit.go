@@ -216,6 +216,16 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 				Reason: fmt.Sprintf("fitted, but only in combination with %s: its value reproduces the lanes fitted and is not a measurement of it (±%.0f%%); %s", with, 100*m.RelStdErr, paramHints[j])}
 		}
 	}
+	// A jitter of 0 has no slope to judge it by (nothing moves with a
+	// multiple of 0), yet evidence whose TTFTs spread no more than the
+	// step loop's bounds it: the jitter is identified as none when a
+	// jitter of jitterProbeMs would move the figures beyond the timing
+	// noise.
+	if p.RequestJitterMs == 0 && !ident[jitterIndex].Identified {
+		if move, ok := f.jitterProbe(p); ok && move >= nominalNoise {
+			ident[jitterIndex] = Identification{Identified: true}
+		}
+	}
 	res, err := f.result(p)
 	if err != nil {
 		return res, err
@@ -225,6 +235,30 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 		res.Identification[ParamNames[j]] = id
 	}
 	return res, nil
+}
+
+// jitterProbeMs is the request jitter whose effect on the figures says
+// whether evidence that fits none rules one out.
+const jitterProbeMs = 1.0
+
+// jitterProbe returns the RMS change of the figures' log ratios when a
+// request jitter of jitterProbeMs is added to p.
+func (f *fitter) jitterProbe(p Params) (float64, bool) {
+	r0, err := f.figures(p)
+	if err != nil {
+		return 0, false
+	}
+	q := p
+	q.RequestJitterMs = jitterProbeMs
+	r1, err := f.figures(q)
+	if err != nil || len(r1) != len(r0) || len(r0) == 0 {
+		return 0, false
+	}
+	ss := 0.0
+	for i := range r0 {
+		ss += (r1[i] - r0[i]) * (r1[i] - r0[i])
+	}
+	return math.Sqrt(ss / float64(len(r0))), true
 }
 
 func anyTrue(b [numParams]bool) bool {

@@ -155,3 +155,25 @@ func TestFitConvergesFromFarStarts(t *testing.T) {
 		}
 	}
 }
+
+// Evidence whose TTFTs spread no more than the step loop's rules a jitter
+// out: fitted from an engine without one, the jitter comes out 0 and is
+// identified (a jitter of 0 has no slope, so the fit probes one of
+// jitterProbeMs), and no other parameter is thrown off.
+func TestFitFindsNoJitterWhereThereIsNone(t *testing.T) {
+	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
+	hidden := fitHidden
+	hidden.RequestJitterMs = 0
+	res, err := Fit(observe(t, l, hidden, fitShapes), ParamsOf(l.Hardware.Assume))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := res.Identification["request_jitter_ms"]; res.Params.RequestJitterMs != 0 || !id.Identified {
+		t.Errorf("jitter %v (%+v); want 0, identified", res.Params.RequestJitterMs, id)
+	}
+	for j, name := range ParamNames[:jitterIndex] {
+		if rel := get(res.Params, j)/get(hidden, j) - 1; math.Abs(rel) > 0.02 {
+			t.Errorf("%s fitted %.4g, hidden %.4g", name, get(res.Params, j), get(hidden, j))
+		}
+	}
+}
