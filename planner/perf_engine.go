@@ -29,9 +29,7 @@ type Engine struct {
 	lane    PerfLane
 	sched   *Scheduler
 	pending []arrival // in entry order
-	// arrived counts the requests that arrived, numbering their jitter.
-	arrived int
-	end     float64 // when the last step ended
+	end     float64   // when the last step ended
 	// stuck is set when the last step found nothing it could schedule (the
 	// KV cache cannot take the waiting requests and nothing runs): nothing
 	// changes until a request arrives or leaves.
@@ -59,8 +57,7 @@ func (e *Engine) Scheduler() *Scheduler { return e.sched }
 // Arrive queues q, sent at time sent, and returns when it enters the
 // engine.
 func (e *Engine) Arrive(q *Seq, sent float64) float64 {
-	a := arrival{q, sent + e.lane.RequestDelaySeconds(e.arrived)}
-	e.arrived++
+	a := arrival{q, sent + e.lane.RequestDelaySeconds(q.Index)}
 	q.state = seqNew
 	// Entries come in order but for ties and racing callers: insert from
 	// the back.

@@ -59,17 +59,16 @@ func (s PerfLane) StepSeconds(st *Step) float64 {
 // engine takes it into a step is Engine's rule.
 func (s PerfLane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }
 
-// RequestDelaySeconds is the time between the send of the n-th request
-// (from 0) to arrive at an engine and its entering the engine: the
+// RequestDelaySeconds is the time between the send of request n (Seq.Index:
+// its number in its run, as the load generator numbers it) and its
+// entering the engine: the
 // overhead (RequestOverheadSeconds, the median delay) spread by the
 // front end's and the host's timing noise, an exponential of mean
 // Assumptions.RequestJitterMs shifted by its median so the median delay
 // stays the overhead (never below 0; no spread when the jitter is 0, the
 // catalog's value). The draws come from the golden-ratio sequence instead
-// of random numbers, so the delays of any run of consecutive requests are
-// close to the distribution's quantiles on both clocks, though the
-// planner's virtual run numbers a run's requests from 0 and the simulated
-// engine every request it has served.
+// of random numbers, so a run's delays are close to the distribution's
+// quantiles, and both clocks give request n the same one.
 func (s PerfLane) RequestDelaySeconds(n int) float64 {
 	d := s.RequestOverheadSeconds()
 	if jitter := s.Hardware.Assume.RequestJitterMs / 1000; jitter > 0 {

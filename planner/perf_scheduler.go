@@ -48,6 +48,11 @@ type Seq struct {
 	// Data is the owner's handle (the simulated engine's stream, the
 	// virtual run's request).
 	Data any
+	// Index is the request's number in its run as the load generator
+	// numbers it (warmup requests first, from 0); it draws the request's
+	// delay on its way to the engine (PerfLane.RequestDelaySeconds), so
+	// both clocks give one request the same draw.
+	Index int
 	// Sampled counts the output tokens sampled so far.
 	Sampled int
 

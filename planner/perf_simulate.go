@@ -198,14 +198,14 @@ func (s PerfLane) Run(l Load) (RunStats, error) {
 		if w.Concurrency < 1 {
 			w.Concurrency = min(l.Warmup, 16)
 		}
-		ws, end, err := s.phase(w, 0, cache)
+		ws, end, err := s.phase(w, 0, 0, cache)
 		if err != nil {
 			return st, err
 		}
 		st.Preemptions, st.Steps = ws.Preemptions, ws.Steps
 		t = end
 	}
-	ms, end, err := s.phase(l, t, cache)
+	ms, end, err := s.phase(l, t, l.Warmup, cache)
 	if err != nil {
 		return st, err
 	}
@@ -216,9 +216,10 @@ func (s PerfLane) Run(l Load) (RunStats, error) {
 }
 
 // phase runs n = l.Requests requests starting at time t0 on an idle engine
-// and returns their statistics and the time the last one completed; cache,
-// when set, is the engine's prefix cache, kept from phase to phase.
-func (s PerfLane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, float64, error) {
+// and returns their statistics and the time the last one completed; the
+// load generator numbers them from first (Seq.Index); cache, when set, is
+// the engine's prefix cache, kept from phase to phase.
+func (s PerfLane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunStats, float64, error) {
 	n := l.Requests
 	var out RunStats
 	if n <= 0 {
@@ -241,7 +242,7 @@ func (s PerfLane) phase(l Load, t0 float64, cache *PlannedCache) (RunStats, floa
 		if cache != nil {
 			r.own, z.Cached = cache.ownStream(), 0
 		}
-		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r}
+		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r, Index: number + i}
 		sent++
 		eng.Arrive(&r.seq, at)
 	}

@@ -50,6 +50,7 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	g := &genState{id: e.seq.Add(1), arrival: arrival, prompt: p.prompt, output: p.output, stallAt: -1, wake: make(chan struct{}, 1)}
+	g.index = requestIndex(r, g.id)
 	if e.prefix != nil {
 		g.blocks = e.prefix.blockHashes(p.tokens())
 		if _, steps := e.timing.(*modelTiming); !steps {
@@ -353,4 +354,21 @@ func (e *Engine) promptDetails(g *genState) int {
 		return -1
 	}
 	return int(g.cached.Load())
+}
+
+// loadgenRequestID is the prefix of the X-Request-Id header InferCrane's
+// load generator sends: "infercrane-" and the request's number in its run.
+const loadgenRequestID = "infercrane-"
+
+// requestIndex is the request's number in its run, which draws its delay
+// on the way to the engine as the planner draws it (planner.Seq.Index):
+// from the load generator's X-Request-Id header, or, from other clients,
+// the engine's count of the requests it served (id, from 1).
+func requestIndex(r *http.Request, id uint64) int {
+	if v, ok := strings.CutPrefix(r.Header.Get("X-Request-Id"), loadgenRequestID); ok {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return n
+		}
+	}
+	return int(id - 1)
 }

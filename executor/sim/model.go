@@ -75,7 +75,7 @@ func (mt *modelTiming) admit(g *genState) error {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
-	g.seq = planner.Seq{Prompt: g.prompt, Output: g.output, Data: g}
+	g.seq = planner.Seq{Prompt: g.prompt, Output: g.output, Data: g, Index: g.index}
 	// The per-request overhead (HTTP, tokenisation) counts from the
 	// request's arrival, as the estimator counts it from the send.
 	mt.eng.Arrive(&g.seq, mt.timeline(g.arrival))
@@ -151,6 +151,20 @@ func (mt *modelTiming) sampled(q *planner.Seq) {
 	}
 }
 
+// untilWake returns a context cancelled when a request arrives (mt.wake)
+// or when its cancel function is called.
+func (mt *modelTiming) untilWake() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-mt.wake:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // maxLag is how far behind its timeline the loop may fall (an overloaded
 // machine) before it restarts the timeline from now.
 const maxLag = 50 * time.Millisecond
@@ -163,6 +177,7 @@ func (mt *modelTiming) loop() {
 	for {
 		mt.mu.Lock()
 		start, ok := mt.eng.Next()
+		entry := mt.eng.Scheduler().Idle()
 		mt.mu.Unlock()
 		if !ok {
 			select {
@@ -173,11 +188,26 @@ func (mt *modelTiming) loop() {
 			}
 		}
 		// Requests arrive an overhead before they enter, so by the time
-		// a step starts the engine knows every request that entered by
-		// then.
-		if due := mt.real(start); !sl.until(context.Background(), mt.stop, due) {
-			return
-		} else if now := time.Now(); now.Sub(due) > maxLag {
+		// a busy engine's step starts it knows every request that entered
+		// by then. An idle engine waits for the next entry, and a request
+		// arriving meanwhile may enter sooner (its jitter drew a shorter
+		// delay): the wait ends on its arrival, to start over.
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if entry {
+			ctx, cancel = mt.untilWake()
+		}
+		due := mt.real(start)
+		slept := sl.until(ctx, mt.stop, due)
+		cancel()
+		if !slept {
+			select {
+			case <-mt.stop:
+				return
+			default:
+				continue
+			}
+		}
+		if now := time.Now(); now.Sub(due) > maxLag {
 			mt.metrics.timelineResets.Add(1)
 			start = mt.timeline(now)
 		}

@@ -12,7 +12,9 @@ import (
 type genState struct {
 	id      uint64
 	arrival time.Time
-	prompt  int // prompt tokens
+	// index is the request's number in its run (requestIndex).
+	index  int
+	prompt int // prompt tokens
 	// cached is the leading prompt tokens the prefix cache served (set at
 	// arrival in constant mode, at the first token in model mode), and
 	// blocks the hashes of the full blocks of its prompt and output (model
