@@ -62,32 +62,43 @@ func buildGraph(p *Plan) Graph {
 	var screens []string
 	for _, d := range deps {
 		deploy := b.node(Node{ID: nodeID(NodeDeploy, d), Kind: NodeDeploy, Deployment: d})
-		prev := ""
-		var lasts []string
-		seenScreen := map[string]bool{}
-		for _, l := range onDep[d] {
-			pre := b.node(Node{ID: nodeID(NodePreflight, l.ID), Kind: NodePreflight, Lane: l.ID, Deployment: d, Screen: l.Screen})
-			b.edge(deploy, pre)
+		lanes := onDep[d]
+		pres := make([]string, len(lanes))
+		lasts := make([]string, len(lanes))
+		most := 0
+		for k, l := range lanes {
+			pres[k] = b.node(Node{ID: nodeID(NodePreflight, l.ID), Kind: NodePreflight, Lane: l.ID, Deployment: d, Screen: l.Screen})
+			b.edge(deploy, pres[k])
 			for _, t := range pendingTraces(l.Inputs.Pending) {
-				b.edge(nodeID(NodeProfile, t), pre)
+				b.edge(nodeID(NodeProfile, t), pres[k])
 			}
-			last := pre
-			for i := 1; i <= l.Runs; i++ {
-				if l.RunDone(i) {
-					continue // complete in the state
+			lasts[k] = pres[k]
+			most = max(most, l.Runs)
+		}
+		// A deployment runs one run at a time, interleaved across its
+		// lanes (run 1 of each lane, then run 2, ...), so a slow drift of
+		// the server or the host spreads over the lanes instead of
+		// biasing the ones that run last.
+		prev := ""
+		for i := 1; i <= most; i++ {
+			for k, l := range lanes {
+				if i > l.Runs || l.RunDone(i) {
+					continue // beyond the lane's runs, or complete in the state
 				}
 				run := b.node(Node{ID: nodeID(NodeRun, l.ID) + "." + strconv.Itoa(i), Kind: NodeRun, Lane: l.ID, Deployment: d, Screen: l.Screen, Run: i})
-				if last == pre {
-					b.edge(pre, run)
+				if lasts[k] == pres[k] {
+					b.edge(pres[k], run)
 				}
 				if prev != "" {
 					b.edge(prev, run)
 				}
-				prev, last = run, run
+				prev, lasts[k] = run, run
 			}
-			lasts = append(lasts, last)
+		}
+		seenScreen := map[string]bool{}
+		for k, l := range lanes {
 			agg := b.node(Node{ID: nodeID(NodeAggregate, l.ID), Kind: NodeAggregate, Lane: l.ID, Deployment: d, Screen: l.Screen})
-			b.edge(last, agg)
+			b.edge(lasts[k], agg)
 			gates := b.node(Node{ID: nodeID(NodeGates, l.ID), Kind: NodeGates, Lane: l.ID, Deployment: d, Screen: l.Screen})
 			b.edge(agg, gates)
 			if gatesOf[l.Screen] == nil && teardownsOf[l.Screen] == nil {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,57 @@ func TestGraphExports(t *testing.T) {
 	}
 	if strings.Contains(dotQuote(`a"b\c`), `a"b`) || mermaidQuote(`say "hi"`) != `"say #quot;hi#quot;"` {
 		t.Error("labels are not escaped")
+	}
+}
+
+// A deployment's runs form one chain interleaved across its lanes (run 1
+// of each lane, then run 2), so the server's or the host's slow drift over
+// the deployment's life is spread over its lanes, not borne by the last.
+func TestGraphInterleavesADeploymentsRuns(t *testing.T) {
+	p := build(t, fixture())
+	runs := map[string]Node{}
+	for _, n := range p.Graph.Nodes {
+		if n.Kind == NodeRun {
+			runs[n.ID] = n
+		}
+	}
+	next := map[string]string{}
+	hasPrev := map[string]bool{}
+	for _, e := range p.Graph.Edges {
+		if _, ok := runs[e.From]; ok {
+			if _, ok := runs[e.To]; ok {
+				next[e.From] = e.To
+				hasPrev[e.To] = true
+			}
+		}
+	}
+	chains := 0
+	for id, n := range runs {
+		if hasPrev[id] {
+			continue
+		}
+		chains++
+		var order []string
+		lanes := map[string]bool{}
+		for cur := id; cur != ""; cur = next[cur] {
+			r := runs[cur]
+			if r.Deployment != n.Deployment {
+				t.Fatalf("run %s of deployment %s chained after deployment %s's", cur, r.Deployment, n.Deployment)
+			}
+			order = append(order, fmt.Sprintf("%s.%d", r.Lane, r.Run))
+			lanes[r.Lane] = true
+		}
+		if len(lanes) != 2 || len(order) != 4 {
+			t.Fatalf("deployment %s: chain %v; want two lanes' two runs", n.Deployment, order)
+		}
+		for i, o := range order {
+			if want := fmt.Sprintf(".%d", i/2+1); !strings.HasSuffix(o, want) {
+				t.Errorf("deployment %s runs in order %v; want run 1 of each lane, then run 2", n.Deployment, order)
+				break
+			}
+		}
+	}
+	if chains != 2 {
+		t.Errorf("%d chains of runs; want one per deployment (2)", chains)
 	}
 }
