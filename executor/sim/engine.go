@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/infercrane/infercrane/executor/clock"
 )
 
 // DefaultVersion is what /version reports unless Options.Version says
@@ -34,7 +36,7 @@ type Engine struct {
 	opts    Options
 	timing  timing
 	metrics *metrics
-	clock   *preciseClock // nil where the OS has no precise timer
+	clock   *clock.Clock // nil where the OS has no precise timer
 	mux     *http.ServeMux
 	started time.Time
 	created int64 // unix seconds, stamped into responses
@@ -83,13 +85,13 @@ func New(opts Options) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		mt.clock = newPreciseClock()
+		mt.clock = clock.New()
 		e.clock = mt.clock
 		go mt.loop()
 		e.timing = mt
 	default:
 		e.timing = &constantTiming{ttft: o.TTFT, itl: o.ITL}
-		e.clock = newPreciseClock()
+		e.clock = clock.New()
 	}
 	e.prefix = prefixCacheFor(o, e.timing)
 	if mt, ok := e.timing.(*modelTiming); ok && e.prefix != nil {
@@ -129,7 +131,7 @@ func (e *Engine) Close() {
 		close(e.stop)
 		e.timing.close()
 		if e.clock != nil {
-			e.clock.close()
+			e.clock.Close()
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infercrane/infercrane/executor/clock"
 )
 
 // start serves opts on loopback for the test's lifetime.
@@ -127,11 +129,11 @@ func TestConstantTimingGroundTruth(t *testing.T) {
 	// how late it wakes is how busy the machine is.
 	baseline := make(chan []float64, 1)
 	go func() {
-		sl, began := newSleeper(e.clock), time.Now()
+		sl, began := clock.NewSleeper(e.clock), time.Now()
 		late := make([]float64, 0, 20)
 		for k := range 20 {
 			due := began.Add(ttft + time.Duration(k)*itl)
-			sl.until(context.Background(), nil, due)
+			sl.Until(context.Background(), nil, due)
 			late = append(late, float64(time.Since(due).Microseconds()))
 		}
 		baseline <- late

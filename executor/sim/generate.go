@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/infercrane/infercrane/executor/clock"
 )
 
 // errQueueFull is returned by timing.admit when the waiting queue is full.
@@ -197,7 +199,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	_ = rc.Flush()
 	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous, e.fingerprint)
 	ch.cached = e.promptDetails(g)
-	sl := newSleeper(e.clock)
+	sl := clock.NewSleeper(e.clock)
 	ctx := r.Context()
 	cut := e.opts.Faults.CutAfter
 	ct, _ := e.timing.(*constantTiming)
@@ -249,7 +251,7 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 
 // whole waits for every token, then writes one JSON body.
 func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *genPlan) {
-	sl := newSleeper(e.clock)
+	sl := clock.NewSleeper(e.clock)
 	ctx := r.Context()
 	// Wait for the first token (for the TTFT histogram), then the last.
 	var at [2]time.Time

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/clock"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -26,7 +27,7 @@ type modelTiming struct {
 	maxWaiting int
 	speedup    float64
 	metrics    *metrics
-	clock      *preciseClock
+	clock      *clock.Clock
 	// epoch is the engine's time zero: timeline second v is real time
 	// epoch + v / speedup.
 	epoch time.Time
@@ -42,14 +43,14 @@ type modelTiming struct {
 	once sync.Once
 }
 
-func newModelTiming(o Options, m *metrics, clock *preciseClock) (*modelTiming, error) {
+func newModelTiming(o Options, m *metrics, clk *clock.Clock) (*modelTiming, error) {
 	srv, err := o.server()
 	if err != nil {
 		return nil, err
 	}
 	mt := &modelTiming{
 		srv: srv, maxWaiting: o.MaxWaiting, speedup: o.Speedup, metrics: m,
-		clock: clock,
+		clock: clk,
 		epoch: time.Now(),
 		eng:   planner.NewEngine(srv, 0),
 		wake:  make(chan struct{}, 1),
@@ -99,9 +100,9 @@ func (mt *modelTiming) kick() {
 	}
 }
 
-func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *sleeper) bool {
+func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool {
 	if k == g.stallAt && g.stallFor > 0 {
-		if !s.until(ctx, stop, time.Now().Add(g.stallFor)) {
+		if !s.Until(ctx, stop, time.Now().Add(g.stallFor)) {
 			return false
 		}
 	}
@@ -171,7 +172,7 @@ const maxLag = 50 * time.Millisecond
 
 func (mt *modelTiming) loop() {
 	defer close(mt.done)
-	sl := newSleeper(mt.clock)
+	sl := clock.NewSleeper(mt.clock)
 	var st planner.Step
 	sampled := mt.sampled
 	for {
@@ -197,7 +198,7 @@ func (mt *modelTiming) loop() {
 			ctx, cancel = mt.untilWake()
 		}
 		due := mt.real(start)
-		slept := sl.until(ctx, mt.stop, due)
+		slept := sl.Until(ctx, mt.stop, due)
 		cancel()
 		if !slept {
 			select {
@@ -222,7 +223,7 @@ func (mt *modelTiming) loop() {
 			continue
 		}
 		end := mt.real(start + secs)
-		if !sl.until(context.Background(), mt.stop, end) {
+		if !sl.Until(context.Background(), mt.stop, end) {
 			return
 		}
 		late := time.Since(end)

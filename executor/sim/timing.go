@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/clock"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -39,7 +40,7 @@ type timing interface {
 	admit(g *genState) error
 	// wait blocks until token k (0-based) of g is due and returns false when
 	// ctx ends or stop closes first.
-	wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *sleeper) bool
+	wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool
 	// release forgets g, finished or abandoned.
 	release(g *genState)
 	// gauges reports the running and waiting requests and the KV-cache usage
@@ -59,8 +60,8 @@ func (c *constantTiming) admit(g *genState) error { c.running.Add(1); return nil
 
 func (c *constantTiming) release(g *genState) { c.running.Add(-1) }
 
-func (c *constantTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *sleeper) bool {
-	return s.until(ctx, stop, c.due(g, k))
+func (c *constantTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool {
+	return s.Until(ctx, stop, c.due(g, k))
 }
 
 // due is when token k of g is due.

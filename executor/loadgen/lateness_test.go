@@ -1,0 +1,49 @@
+package loadgen_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/affinity"
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/sim"
+)
+
+// Bounds on the open loop's send lateness (SentNs - ScheduledNs) at 200
+// req/s on a 2-vCPU machine, engine in the same process. Measured with the
+// precise dispatch: p50 0.10-0.25 ms, p99 0.3-0.5 ms on a quiet machine;
+// with a time.Timer: p50 0.46-0.68 ms, p99 1.2-1.4 ms, which these fail.
+const (
+	onTimeP50 = 400 * time.Microsecond
+	onTimeP99 = time.Millisecond
+)
+
+// TestOpenLoopSendsOnTime runs 300 requests at 200 req/s (Poisson) against
+// the simulated engine: no request may leave before its scheduled instant,
+// and the schedule delay's p50 and p99 must stay under onTimeP50 and
+// onTimeP99. The bounds are skipped under the race detector and when
+// tasks waited for a CPU over 10% of the run (/proc/pressure/cpu): then
+// the test measures the machine, not the dispatcher.
+func TestOpenLoopSendsOnTime(t *testing.T) {
+	url := startSim(t, sim.Options{Model: "sim", TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
+	starved := affinity.Starved()
+	late, _ := sendLateness(t, url, 200, 300)
+	st := starved()
+	if len(late) != 300 {
+		t.Fatalf("%d open-loop records, want 300", len(late))
+	}
+	if late[0] < 0 { // sorted: the earliest send first
+		t.Errorf("a request left %.1f µs before its scheduled instant", -late[0])
+	}
+	p50, p99 := loadgen.Percentile(late, 50), loadgen.Percentile(late, 99)
+	t.Logf("send lateness p50 %.0f µs, p99 %.0f µs, max %.0f µs; CPU starvation %.0f%%", p50, p99, late[len(late)-1], 100*st)
+	switch {
+	case loadgen.RaceEnabled:
+		t.Skip("the race detector slows the client; the lateness bounds need a run without -race")
+	case st > 0.10:
+		t.Skipf("tasks on this machine waited for a CPU %.0f%% of the run's time (/proc/pressure/cpu): too busy to bound the send lateness; rerun on an idle machine", 100*st)
+	}
+	if p50 > float64(onTimeP50.Microseconds()) || p99 > float64(onTimeP99.Microseconds()) {
+		t.Errorf("send lateness p50 %.0f µs, p99 %.0f µs; want under %v and %v", p50, p99, onTimeP50, onTimeP99)
+	}
+}
