@@ -200,6 +200,13 @@ func (c *columnReader) read(n int) (int, error) {
 	default:
 		return 0, fmt.Errorf("%s: unsupported column reader %T", c.spec.name, c.r)
 	}
+	if err == nil {
+		// ReadBatch stops at a page it cannot read (an I/O or decoding
+		// error) as it does at the end of the chunk: short, with no error.
+		// The error is in Err(); without it a failed read would pass for
+		// the chunk's end and a later read could resume mid-page.
+		err = c.r.Err()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c.spec.name, err)
 	}

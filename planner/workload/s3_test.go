@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +19,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/infercrane/infercrane/planner/workload/synth"
 )
 
 // fakeS3 is an in-process S3 server that counts the bytes it serves and can
@@ -23,6 +28,7 @@ import (
 type fakeS3 struct {
 	srv      *httptest.Server
 	backend  *s3mem.Backend
+	h        http.Handler // the gofakes3 server, without failures
 	served   atomic.Int64
 	requests atomic.Int64
 	// fail, when set, may answer a request itself (returning true).
@@ -45,6 +51,7 @@ func newFakeS3(t *testing.T) *fakeS3 {
 	t.Helper()
 	f := &fakeS3{backend: s3mem.New()}
 	h := gofakes3.New(f.backend).Server()
+	f.h = h
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
 		f.mu.Lock()
@@ -134,36 +141,272 @@ func TestS3ReadsOnlyFooterAndProjectedChunks(t *testing.T) {
 	}
 }
 
-func TestS3RetriesThrottlingAnd5xx(t *testing.T) {
+// s3Fault answers one request the way a failing S3 (or the network in
+// front of it) does. body faults apply to GETs only (a HEAD has no body).
+type s3Fault struct {
+	name string
+	body bool
+	do   func(f *fakeS3, w http.ResponseWriter, r *http.Request)
+}
+
+func s3Status(code int, s3Code string) func(*fakeS3, http.ResponseWriter, *http.Request) {
+	return func(_ *fakeS3, w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(code)
+		if r.Method != http.MethodHead && s3Code != "" {
+			w.Write([]byte(`<?xml version="1.0"?><Error><Code>` + s3Code + `</Code><Message>injected</Message></Error>`))
+		}
+	}
+}
+
+// dropConn closes the connection under the handler, after what was written
+// so far: with rst, with a TCP reset (connection reset by peer), else with a
+// plain close (EOF).
+func dropConn(t testing.TB, w http.ResponseWriter, rst bool) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		t.Errorf("hijack: %v", err)
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && rst {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
+
+// realResponse is what the fault-free server answers r.
+func (f *fakeS3) realResponse(r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, r)
+	return rec
+}
+
+// partial sends the real response's status and headers with the headers
+// edit changes, then keep(len(body)) bytes of its body, then ends: drop
+// says how (nil: the response completes normally).
+func partial(t testing.TB, edit func(h http.Header, body []byte), keep func(int) int, drop *bool) func(*fakeS3, http.ResponseWriter, *http.Request) {
+	return func(f *fakeS3, w http.ResponseWriter, r *http.Request) {
+		rec := f.realResponse(r)
+		body := rec.Body.Bytes()
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		if edit != nil {
+			edit(w.Header(), body)
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(body[:keep(len(body))])
+		if drop != nil {
+			w.(http.Flusher).Flush()
+			dropConn(t, w, *drop)
+		}
+	}
+}
+
+func s3Faults(t testing.TB) []s3Fault {
+	half := func(n int) int { return n / 2 }
+	none := func(int) int { return 0 }
+	reset, eof := true, false
+	halfLength := func(h http.Header, body []byte) {
+		h.Set("Content-Length", strconv.Itoa(len(body)/2))
+	}
+	halfRange := func(h http.Header, body []byte) {
+		var first, last, size int64
+		fmt.Sscanf(h.Get("Content-Range"), "bytes %d-%d/%d", &first, &last, &size)
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, first+int64(len(body)/2)-1, size))
+		h.Set("Content-Length", strconv.Itoa(len(body)/2))
+	}
+	return []s3Fault{
+		{name: "503 SlowDown", do: s3Status(http.StatusServiceUnavailable, "SlowDown")},
+		{name: "500 InternalError", do: s3Status(http.StatusInternalServerError, "InternalError")},
+		{name: "502", do: s3Status(http.StatusBadGateway, "")},
+		{name: "504", do: s3Status(http.StatusGatewayTimeout, "")},
+		{name: "connection reset before the response", do: func(_ *fakeS3, w http.ResponseWriter, _ *http.Request) { dropConn(t, w, true) }},
+		{name: "body cut mid-stream", body: true, do: partial(t, nil, half, &eof)},
+		{name: "connection reset mid-body", body: true, do: partial(t, nil, half, &reset)},
+		{name: "empty body", body: true, do: partial(t, nil, none, &eof)},
+		{name: "short body, short Content-Length", body: true, do: partial(t, halfLength, half, nil)},
+		{name: "short Content-Range", body: true, do: partial(t, halfRange, half, nil)},
+	}
+}
+
+// s3Path names the read path of a request: HEAD, the tail (footer) GET at
+// open, or a GET of column data.
+func s3Path(r *http.Request, size int) string {
+	if r.Method == http.MethodHead {
+		return "HEAD"
+	}
+	if strings.HasSuffix(r.Header.Get("Range"), fmt.Sprintf("-%d", size-1)) {
+		return "tail"
+	}
+	return "chunk"
+}
+
+// TestS3RetriesEveryFailure fails the first two attempts of every request
+// (each distinct HEAD and ranged GET) in one way at a time, on every read
+// path (HEAD, the tail GET, column chunk GETs read in blocks, page by page,
+// and by offset index): the profile must recover and equal the local one.
+// The failures are keyed by request, not by a global count, so no request
+// is failed more often than the retries allow, whatever the interleaving.
+func TestS3RetriesEveryFailure(t *testing.T) {
+	indexed := smallTrace
+	indexed.PageIndex = true
+	type readCase struct {
+		name  string
+		trace synth.Options
+		o     Options
+		data  []byte
+		local *Result
+	}
+	reads := []*readCase{
+		{name: "whole groups", trace: smallTrace, o: Options{RowGroups: 2}},
+		{name: "page by page", trace: smallTrace, o: Options{RowGroups: 2, RowsPerGroup: 500}},
+		{name: "offset index", trace: indexed, o: Options{RowGroups: 2, RowsPerGroup: 500}},
+	}
+	for _, read := range reads {
+		path := synthTrace(t, read.trace)
+		var err error
+		if read.data, err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		o := read.o
+		o.Source = path
+		if read.local, err = Build(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, fault := range s3Faults(t) {
+		t.Run(fault.name, func(t *testing.T) {
+			for _, read := range reads {
+				data, local := read.data, read.local
+				s3 := newFakeS3(t)
+				s3.put(t, "traces", "t.parquet", data)
+				var mu sync.Mutex
+				attempts := map[string]int{}
+				faulted := map[string]int{}
+				s3.setFail(func(w http.ResponseWriter, r *http.Request) bool {
+					if fault.body && r.Method != http.MethodGet {
+						return false
+					}
+					key := r.Method + " " + r.URL.Path + " " + r.Header.Get("Range")
+					mu.Lock()
+					attempts[key]++
+					n := attempts[key]
+					if n <= 2 {
+						faulted[s3Path(r, len(data))]++
+					}
+					mu.Unlock()
+					if n > 2 {
+						return false
+					}
+					fault.do(s3, w, r)
+					return true
+				})
+				o := read.o
+				o.Source = "s3://traces/t.parquet"
+				o.Read = s3.opts()
+				res, err := Build(context.Background(), o)
+				if err != nil {
+					t.Fatalf("%s: did not recover: %v", read.name, err)
+				}
+				if !reflect.DeepEqual(local.Document.Distributions, res.Document.Distributions) || res.Document.Sampling.RowsInspected != local.Document.Sampling.RowsInspected {
+					t.Errorf("%s: S3 profile differs from the local one (rows %d, %d)", read.name, res.Document.Sampling.RowsInspected, local.Document.Sampling.RowsInspected)
+				}
+				mu.Lock()
+				for _, p := range []string{"HEAD", "tail", "chunk"} {
+					if want := !(fault.body && p == "HEAD"); want && faulted[p] < 2 {
+						t.Errorf("%s: %d %s requests failed, want at least 2 (%v)", read.name, faulted[p], p, faulted)
+					}
+				}
+				for key, n := range attempts {
+					if n < 3 && !(fault.body && strings.HasPrefix(key, "HEAD")) {
+						t.Errorf("%s: %s: %d attempts; a request failed twice needs a third", read.name, key, n)
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+}
+
+// TestS3GivesUpWithTheCause fails every request of one read path for good:
+// the profile must stop after MaxAttempts attempts with the failure itself,
+// not a row group that seems to end early, and must not retry a response
+// that retrying cannot fix.
+func TestS3GivesUpWithTheCause(t *testing.T) {
 	data, err := os.ReadFile(synthTrace(t, smallTrace))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3 := newFakeS3(t)
-	s3.put(t, "traces", "t.parquet", data)
-	var gets atomic.Int64
-	s3.setFail(func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
-		switch gets.Add(1) % 4 {
-		case 1:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(`<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
-			return true
-		case 2:
-			w.WriteHeader(http.StatusInternalServerError)
-			w.Write([]byte(`<?xml version="1.0"?><Error><Code>InternalError</Code><Message>oops</Message></Error>`))
-			return true
-		}
-		return false
-	})
-	res, err := Build(context.Background(), Options{Source: "s3://traces/t.parquet", Read: s3.opts(), RowGroups: 2, RowsPerGroup: 500})
-	if err != nil {
-		t.Fatalf("throttled reads did not recover: %v", err)
+	faults := map[string]s3Fault{}
+	for _, f := range s3Faults(t) {
+		faults[f.name] = f
 	}
-	if gets.Load() < 4 || res.Document.Sampling.RowsInspected != 1000 {
-		t.Fatalf("gets %d rows %d", gets.Load(), res.Document.Sampling.RowsInspected)
+	wholeObject := func(f *fakeS3, w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.Header.Del("Range")
+		rec := f.realResponse(r)
+		w.Header().Set("Content-Length", strconv.Itoa(rec.Body.Len()))
+		w.Header().Set("ETag", rec.Header().Get("ETag"))
+		w.WriteHeader(http.StatusOK)
+		w.Write(rec.Body.Bytes())
+	}
+	for _, tc := range []struct {
+		name     string
+		path     string // the read path that fails
+		fault    func(*fakeS3, http.ResponseWriter, *http.Request)
+		o        Options
+		attempts int
+		says     []string
+	}{
+		{"chunk GETs throttled, in blocks", "chunk", faults["503 SlowDown"].do, Options{RowGroups: 2}, 6, []string{"SlowDown", "after 6 attempts"}},
+		{"chunk GETs throttled, page by page", "chunk", faults["503 SlowDown"].do, Options{RowGroups: 2, RowsPerGroup: 500}, 6, []string{"SlowDown", "after 6 attempts"}},
+		{"chunk GET bodies cut", "chunk", faults["body cut mid-stream"].do, Options{RowGroups: 2, RowsPerGroup: 500}, 6, []string{"response body ended after", "after 6 attempts"}},
+		{"chunk GET bodies reset", "chunk", faults["connection reset mid-body"].do, Options{RowGroups: 2}, 6, []string{"response body ended after", "after 6 attempts"}},
+		{"tail GET bodies empty", "tail", faults["empty body"].do, Options{RowGroups: 2}, 6, []string{"response body ended after 0 of", "after 6 attempts"}},
+		{"HEAD 500", "HEAD", faults["500 InternalError"].do, Options{RowGroups: 2}, 6, []string{"500", "after 6 attempts"}},
+		{"HEAD reset", "HEAD", faults["connection reset before the response"].do, Options{RowGroups: 2}, 6, []string{"after 6 attempts"}},
+		{"ranged GET answered with the whole object", "chunk", wholeObject, Options{RowGroups: 2}, 1, []string{"with the whole object", "supports Range requests"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s3 := newFakeS3(t)
+			s3.put(t, "traces", "t.parquet", data)
+			var mu sync.Mutex
+			attempts := map[string]int{}
+			s3.setFail(func(w http.ResponseWriter, r *http.Request) bool {
+				if s3Path(r, len(data)) != tc.path {
+					return false
+				}
+				mu.Lock()
+				attempts[r.Method+" "+r.Header.Get("Range")]++
+				mu.Unlock()
+				tc.fault(s3, w, r)
+				return true
+			})
+			o := tc.o
+			o.Source = "s3://traces/t.parquet"
+			o.Read = s3.opts()
+			_, err := Build(context.Background(), o)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "the row group ends") {
+				t.Errorf("error %q hides the failed read behind a short row group", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			most := 0
+			for _, n := range attempts {
+				most = max(most, n)
+			}
+			if most != tc.attempts {
+				t.Errorf("a request was tried %d times, want %d (%v)", most, tc.attempts, attempts)
+			}
+		})
 	}
 }
 

@@ -37,7 +37,8 @@ type ReadOptions struct {
 	// open to get the footer in one request (default 64 KiB).
 	TailSize int64
 	// MaxAttempts is the most attempts per request, retries included, on
-	// throttling and 5xx (default 6).
+	// throttling, 5xx, connection errors and a GET body that ends short,
+	// empty or reset (default 6).
 	MaxAttempts int
 	// MaxBackoff caps the exponential backoff between attempts (default 20s).
 	MaxBackoff time.Duration
