@@ -16,25 +16,33 @@ type GPU struct {
 	PrefillMFU float64 `json:"prefill_mfu"`
 	// DecodeEfficiency is the assumed fraction of peak bandwidth reached in decode.
 	DecodeEfficiency float64 `json:"decode_efficiency"`
+	// Serial is set for a processor that does not overlap compute with
+	// memory traffic (a CPU): a step lasts their sum, not the roofline's
+	// maximum (StepTime).
+	Serial bool `json:"serial,omitempty"`
 }
 
 // Published figures (design section 8). Efficiency defaults: llm-d's roofline
 // MFU for prefill (0.32 on L40S-class parts, 0.45 on Hopper and newer) and
 // GenZ's 0.8 bandwidth efficiency for decode.
 var gpus = []GPU{
-	{"T4", 16, 320, 65, 0.000164, 0.30, 0.8},
-	{"L4", 24, 300, 121, 0.000222, 0.32, 0.8},
-	{"A10", 24, 600, 125, 0.000306, 0.32, 0.8},
-	{"L40S", 48, 864, 362, 0.000542, 0.32, 0.8},
-	{"A100-40GB", 40, 1555, 312, 0.000583, 0.40, 0.8},
-	{"A100-80GB", 80, 2039, 312, 0.000694, 0.40, 0.8},
-	{"H100", 80, 3350, 989, 0.001097, 0.45, 0.8},
-	{"H200", 141, 4800, 989, 0.001261, 0.45, 0.8},
-	{"B200", 180, 8000, 2250, 0.001736, 0.45, 0.8},
+	{"T4", 16, 320, 65, 0.000164, 0.30, 0.8, false},
+	{"L4", 24, 300, 121, 0.000222, 0.32, 0.8, false},
+	{"A10", 24, 600, 125, 0.000306, 0.32, 0.8, false},
+	{"L40S", 48, 864, 362, 0.000542, 0.32, 0.8, false},
+	{"A100-40GB", 40, 1555, 312, 0.000583, 0.40, 0.8, false},
+	{"A100-80GB", 80, 2039, 312, 0.000694, 0.40, 0.8, false},
+	{"H100", 80, 3350, 989, 0.001097, 0.45, 0.8, false},
+	{"H200", 141, 4800, 989, 0.001261, 0.45, 0.8, false},
+	{"B200", 180, 8000, 2250, 0.001736, 0.45, 0.8, false},
 	// CPU is the host processor, for local runs of vLLM's CPU build (tiny models
 	// in integration tests): a modest host's memory for the KV cache, its DDR
-	// bandwidth and AVX2 throughput, and no price.
-	{"CPU", 16, 20, 0.2, 0, 0.3, 0.5},
+	// bandwidth and AVX2 throughput, and no price. Its steps are serial
+	// (compute plus memory traffic), and its prefill MFU is what vLLM 0.32's
+	// CPU build reached with the tiny integration model on a 2-core host:
+	// a 256-token prompt's TTFT 2.1-2.7 ms over a 128-token one's, about
+	// 20 µs a token, at 0.6 MFLOP a token.
+	{Name: "CPU", MemoryGB: 16, BandwidthGBs: 20, BF16TFLOPS: 0.2, PrefillMFU: 0.15, DecodeEfficiency: 0.5, Serial: true},
 }
 
 // gpuAliases maps other spellings to catalog names.

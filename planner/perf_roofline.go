@@ -72,7 +72,8 @@ func StepSeconds(m ModelArch, h Hardware, prefillTokens, decodeSeqs int, kvToken
 // of prefillSeqs sequences and decodes one token for each of decodeSeqs
 // sequences, whose KV caches hold kvTokens tokens in total. It is the
 // roofline maximum of the compute time and the memory time (weights plus
-// KV cache read once per step), plus a fixed step overhead. Compute counts
+// KV cache read once per step), or their sum on a processor that does not
+// overlap them (GPU.Serial, a CPU), plus a fixed step overhead. Compute counts
 // 2 FLOPs per parameter per token for the transformer, but the output
 // projection (vocab x hidden) only for the tokens that produce logits (one
 // per sequence in the step): a prompt's other tokens only look up their
@@ -88,6 +89,9 @@ func StepTime(m ModelArch, h Hardware, prefillTokens, prefillSeqs, decodeSeqs in
 	compute := flops / (h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU)
 	bytes := m.WeightBytes(h.bytesPerElem()) + kvTokens*m.KVBytesPerToken(h.bytesPerElem())
 	memory := bytes / (h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency)
+	if h.GPU.Serial {
+		return compute + memory + h.Assume.StepOverheadMs/1000
+	}
 	return math.Max(compute, memory) + h.Assume.StepOverheadMs/1000
 }
 
