@@ -9,10 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/state"
@@ -52,11 +50,12 @@ screen "t" {
 }
 `
 
-// simExec is an executor over real simulated engines on loopback ports
-// (constant timing), with hooks that inject faults.
+// simExec is the built-in sim executor (real simulated engines on
+// loopback ports, constant timing of 1 ms) counting its deployments and
+// runs, with hooks that inject faults.
 type simExec struct {
+	*SimExecutor
 	mu        sync.Mutex
-	servers   map[string]*sim.Server
 	deploys   atomic.Int32
 	teardowns atomic.Int32
 	live      atomic.Int32
@@ -66,11 +65,15 @@ type simExec struct {
 }
 
 func newSimExec() *simExec {
-	return &simExec{servers: map[string]*sim.Server{}, runs: map[string]int{}}
+	x, err := NewSim(SimSchema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "1ms"}))
+	if err != nil {
+		panic(err)
+	}
+	return &simExec{SimExecutor: x.(*SimExecutor), runs: map[string]int{}}
 }
 
 func (x *simExec) Deploy(ctx context.Context, d Deployment) (*Server, error) {
-	s, err := sim.Listen("127.0.0.1:0", sim.Options{Model: d.ModelID, MaxModelLen: d.MaxContext, TTFT: time.Millisecond, ITL: time.Millisecond, Seed: d.Seed})
+	s, err := x.SimExecutor.Deploy(ctx, d)
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +81,7 @@ func (x *simExec) Deploy(ctx context.Context, d Deployment) (*Server, error) {
 	n := x.live.Add(1)
 	for m := x.maxLive.Load(); n > m && !x.maxLive.CompareAndSwap(m, n); m = x.maxLive.Load() {
 	}
-	x.mu.Lock()
-	x.servers[s.URL] = s
-	x.mu.Unlock()
-	return &Server{DeploymentID: d.ID, BaseURL: s.URL, Model: d.ModelID, Handle: s.URL, Info: map[string]string{"runtime": "sim"}}, nil
+	return s, nil
 }
 
 func (x *simExec) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error) {
@@ -92,20 +92,19 @@ func (x *simExec) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, er
 	if hook != nil {
 		hook(r)
 	}
-	return RunLoad(ctx, s, r, "")
+	return x.SimExecutor.Run(ctx, s, r)
 }
 
 func (x *simExec) Teardown(ctx context.Context, s *Server) error {
-	x.mu.Lock()
-	srv := x.servers[s.Handle]
-	delete(x.servers, s.Handle)
-	x.mu.Unlock()
-	if srv == nil {
+	x.SimExecutor.mu.Lock()
+	_, live := x.SimExecutor.servers[s.Handle]
+	x.SimExecutor.mu.Unlock()
+	if !live {
 		return nil
 	}
 	x.teardowns.Add(1)
 	x.live.Add(-1)
-	return srv.Shutdown(ctx)
+	return x.SimExecutor.Teardown(ctx, s)
 }
 
 func plan(t *testing.T, snap *state.Snapshot, replace ...string) *planner.Plan {

@@ -147,10 +147,10 @@ const MaxRelStdErr = 0.10
 // overhead), after a coarse grid around start, restarting until it stops
 // improving. Every evaluation runs each observation's virtual-time
 // simulation. It then checks each parameter's identifiability (see
-// Identification): while one is not identified, the worst is held at its
-// value in start and the rest are fitted again, so evidence that cannot
-// tell a parameter gives the catalog's value for it, said so, instead of a
-// confident wrong one.
+// Identification): while one is not identified, the worst (never the
+// jitter, see below) is held at its value in start and the rest are fitted
+// again, so evidence that cannot tell a parameter gives the catalog's value
+// for it, said so, instead of a confident wrong one.
 func Fit(obs []Observation, start Params) (FitResult, error) {
 	if len(obs) == 0 {
 		return FitResult{}, errors.New("nothing to fit: no observation has a known model, GPU and measured metrics")
@@ -194,10 +194,6 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 		held[worst] = ident[worst]
 		held[worst].Held = true
 		held[worst].Reason = "kept at the starting value: " + held[worst].Reason
-		if !anyTrue(free) {
-			p = start
-			break
-		}
 	}
 	// A free parameter the evidence pins only given the held values (it
 	// trades against one of them) fits the figures but is no measurement:
@@ -272,15 +268,6 @@ func (f *fitter) jitterProbe(p Params) (float64, bool) {
 		ss += (r1[i] - r0[i]) * (r1[i] - r0[i])
 	}
 	return math.Sqrt(ss / float64(len(r0))), true
-}
-
-func anyTrue(b [numParams]bool) bool {
-	for _, v := range b {
-		if v {
-			return true
-		}
-	}
-	return false
 }
 
 // fitter evaluates parameters against observations.

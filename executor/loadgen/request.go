@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"github.com/infercrane/infercrane/executor/redact"
+	"github.com/infercrane/infercrane/planner/load"
 
 	"bytes"
 	"context"
@@ -123,7 +124,7 @@ func (c *client) do(parent context.Context, j *job, rec *Record) {
 	}
 	// vLLM adopts X-Request-Id (--enable-request-id-headers), which ties
 	// server logs to records.
-	req.Header.Set("X-Request-Id", "infercrane-"+strconv.Itoa(j.index))
+	req.Header.Set("X-Request-Id", load.RequestIDPrefix+strconv.Itoa(j.index))
 	rec.SentNs = c.since(time.Now())
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/clock"
+	"github.com/infercrane/infercrane/planner/load"
 )
 
 // errQueueFull is returned by timing.admit when the waiting queue is full.
@@ -358,16 +359,12 @@ func (e *Engine) promptDetails(g *genState) int {
 	return int(g.cached.Load())
 }
 
-// loadgenRequestID is the prefix of the X-Request-Id header InferCrane's
-// load generator sends: "infercrane-" and the request's number in its run.
-const loadgenRequestID = "infercrane-"
-
 // requestIndex is the request's number in its run, which draws its delay
 // on the way to the engine as the planner draws it (planner.Seq.Index):
 // from the load generator's X-Request-Id header, or, from other clients,
 // the engine's count of the requests it served (id, from 1).
 func requestIndex(r *http.Request, id uint64) int {
-	if v, ok := strings.CutPrefix(r.Header.Get("X-Request-Id"), loadgenRequestID); ok {
+	if v, ok := strings.CutPrefix(r.Header.Get("X-Request-Id"), load.RequestIDPrefix); ok {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
 			return n
 		}

@@ -38,9 +38,10 @@ type modelTiming struct {
 	preemptions int  // of the scheduler, already counted in metrics
 
 	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	// ctx ends the loop: close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 func newModelTiming(o Options, m *metrics, clk *clock.Clock) (*modelTiming, error) {
@@ -54,9 +55,9 @@ func newModelTiming(o Options, m *metrics, clk *clock.Clock) (*modelTiming, erro
 		epoch: time.Now(),
 		eng:   planner.NewEngine(srv, 0),
 		wake:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	mt.ctx, mt.cancel = context.WithCancel(context.Background())
 	return mt, nil
 }
 
@@ -133,7 +134,7 @@ func (mt *modelTiming) gauges() (int, int, float64) {
 }
 
 func (mt *modelTiming) close() {
-	mt.once.Do(func() { close(mt.stop) })
+	mt.cancel()
 	<-mt.done
 }
 
@@ -150,20 +151,6 @@ func (mt *modelTiming) sampled(q *planner.Seq) {
 	case g.wake <- struct{}{}:
 	default:
 	}
-}
-
-// untilWake returns a context cancelled when a request arrives (mt.wake)
-// or when its cancel function is called.
-func (mt *modelTiming) untilWake() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-mt.wake:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
 }
 
 // maxLag is how far behind its timeline the loop may fall (an overloaded
@@ -184,7 +171,7 @@ func (mt *modelTiming) loop() {
 			select {
 			case <-mt.wake:
 				continue
-			case <-mt.stop:
+			case <-mt.ctx.Done():
 				return
 			}
 		}
@@ -193,20 +180,16 @@ func (mt *modelTiming) loop() {
 		// by then. An idle engine waits for the next entry, and a request
 		// arriving meanwhile may enter sooner (its jitter drew a shorter
 		// delay): the wait ends on its arrival, to start over.
-		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		var arrived <-chan struct{}
 		if entry {
-			ctx, cancel = mt.untilWake()
+			arrived = mt.wake
 		}
 		due := mt.real(start)
-		slept := sl.Until(ctx, mt.stop, due)
-		cancel()
-		if !slept {
-			select {
-			case <-mt.stop:
+		if !sl.Until(mt.ctx, arrived, due) {
+			if mt.ctx.Err() != nil {
 				return
-			default:
-				continue
 			}
+			continue
 		}
 		if now := time.Now(); now.Sub(due) > maxLag {
 			mt.metrics.timelineResets.Add(1)
@@ -223,7 +206,7 @@ func (mt *modelTiming) loop() {
 			continue
 		}
 		end := mt.real(start + secs)
-		if !sl.Until(context.Background(), mt.stop, end) {
+		if !sl.Until(mt.ctx, nil, end) {
 			return
 		}
 		late := time.Since(end)
