@@ -89,8 +89,17 @@ const numParams = 5
 // moves it on log(jitter + jitterFloorMs) and puts no prior on it.
 const jitterIndex = 4
 
-// jitterFloorMs keeps the fit's coordinate of the jitter finite at 0.
-const jitterFloorMs = 0.1
+// jitterFloorMs keeps the fit's coordinate of the jitter finite at 0,
+// and the coordinate from being flat there: a first simplex step
+// (simplexStep) from a jitter of 0 reaches one the fit does not round to
+// none (negligibleJitterMs). With a floor of 0.1 ms that step reached
+// 0.065 ms, so a search started at 0 never left it: real-vLLM fits ended
+// with no jitter and missed their own lane's TTFT p50 by 10-29%.
+const jitterFloorMs = 0.5
+
+// simplexStep is the size, in fit coordinates, of the first simplex of
+// each Nelder-Mead search (a refining one follows at a fifth of it).
+const simplexStep = 0.5
 
 // paramLabels are the parameters in words, in Params' order.
 var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead", "request jitter"}
@@ -433,8 +442,8 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 	}
 	x, best = cands[0].x, cands[0].c
 	for _, sd := range seeds {
-		nx, nc := nelderMead(cost, sd.x, 0.5, 300)
-		nx, nc = nelderMead(cost, nx, 0.1, 300)
+		nx, nc := nelderMead(cost, sd.x, simplexStep, 300)
+		nx, nc = nelderMead(cost, nx, simplexStep/5, 300)
 		if nc < best {
 			x, best = nx, nc
 		}

@@ -177,3 +177,17 @@ func TestFitFindsNoJitterWhereThereIsNone(t *testing.T) {
 		}
 	}
 }
+
+// The fit moves the jitter on a coordinate that is not flat at 0: the
+// first simplex step from a jitter of 0 reaches one the fit keeps (not
+// rounded to none). With the floor at 0.1 ms it reached 0.065 ms, and a
+// search started at 0 stayed there.
+func TestFitJitterCoordinateIsNotFlatAtZero(t *testing.T) {
+	x := toVector(Params{PrefillMFU: 0.5, DecodeEfficiency: 0.5, StepOverheadMs: 1, RequestOverheadMs: 1})
+	if j := jitterOf(x[jitterIndex] + simplexStep); j < negligibleJitterMs {
+		t.Errorf("one simplex step from a jitter of 0 reaches %.3f ms, under the %.1f ms the fit rounds to none", j, negligibleJitterMs)
+	}
+	if j := jitterOf(x[jitterIndex]); j != 0 {
+		t.Errorf("a jitter of 0 comes back as %v", j)
+	}
+}
