@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: build check-binary test bench bench-duckdb fuzz lint integration integration-dsse fidelity clean
+.PHONY: build check-binary cross test bench bench-duckdb fuzz lint integration integration-dsse fidelity clean
 
 # The release build: static (no cgo), reproducible paths, stripped.
 RELEASE_FLAGS = -trimpath -ldflags "-s -w"
@@ -17,6 +17,15 @@ build:
 ## print their sizes (TestReleaseBuild)
 check-binary: build
 	INFERCRANE_RELEASE_BIN=$(CURDIR)/bin $(GO) test -count=1 -run '^TestReleaseBuild$$' -v ./cmd/infercrane
+
+## cross: build both binaries for other supported platforms (Linux and macOS,
+## ARM and 32-bit) and run the 32-bit-sensitive tests on linux/386
+CROSS ?= linux/arm64 linux/386 darwin/arm64
+cross:
+	@for t in $(CROSS); do echo "build $$t"; \
+	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/infercrane ./cmd/infercrane-loadgen || exit 1; \
+	done
+	GOARCH=386 $(GO) test -count=1 -run '^TestJSONIntSaturates$$' ./executor/loadgen
 
 ## test: vet, then every unit, property and testscript test; the integration tests
 ## (build tag integration) are vetted too, so a break in them shows here, not after

@@ -1,6 +1,9 @@
 package loadgen
 
-import "bytes"
+import (
+	"bytes"
+	"math"
+)
 
 // A minimal allocation-free JSON walker for streamed chunks. It never
 // unescapes: strings are returned as their raw bytes, which is enough to tell
@@ -77,8 +80,10 @@ func (s *jscan) int() (int, bool) {
 	}
 	n := 0
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		if n < 1<<40 {
-			n = n*10 + int(s.b[s.i]-'0')
+		if d := int(s.b[s.i] - '0'); n < math.MaxInt/10 || n == math.MaxInt/10 && d <= math.MaxInt%10 {
+			n = n*10 + d
+		} else {
+			n = math.MaxInt // saturate, on 32-bit builds too
 		}
 		s.i++
 	}
