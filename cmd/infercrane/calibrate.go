@@ -39,7 +39,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 		},
 	})
 	stateDir := fs.String("state", "", "state directory the evidence came from: fit each run from its per-request records")
-	out := fs.String("out", "", "calibration file to write (required unless -check)")
+	out := fs.outFile("out", "", "calibration file to write (required unless -check)")
 	check := fs.String("check", "", "calibration file to check against the evidence instead of fitting one")
 	var models multiFlag
 	fs.Var(&models, "model", "use only this model's campaigns (model id; repeatable)")

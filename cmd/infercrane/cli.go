@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -33,6 +35,16 @@ type cmdFlags struct {
 	env  *cliEnv
 	name string
 	doc  usageDoc
+	// outs are the output flags parse prepares (see outFile).
+	outs []outFlag
+}
+
+// outFlag is a flag naming where a command writes: a file, or a
+// directory (dir true).
+type outFlag struct {
+	name  string
+	value *string
+	dir   bool
 }
 
 // newFlags returns the flag set of the command called name ("plan",
@@ -56,6 +68,11 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 	pos, err := parseInterspersed(c.FlagSet, args)
 	switch {
 	case err == nil:
+		for _, o := range c.outs {
+			if err := prepareOut(*o.value, o.dir); err != nil {
+				return nil, c.usageError("-%s %s: %v", o.name, *o.value, err), false
+			}
+		}
 		return pos, exitOK, true
 	case errors.Is(err, flag.ErrHelp):
 		c.writeHelp(c.env.Stdout)
@@ -65,6 +82,54 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 		c.writeHelp(c.env.Stderr)
 		return nil, exitUsage, false
 	}
+}
+
+// outFile defines a string flag naming a file the command writes. parse
+// creates the file's directory and checks that it can write there, so a
+// command fails before its work (a trace scan, a fit), not after it, and
+// "-out profiles/x.json" works in a directory without profiles/.
+func (c *cmdFlags) outFile(name, def, usage string) *string {
+	v := new(string)
+	c.outFileVar(v, name, def, usage)
+	return v
+}
+
+// outFileVar is outFile storing the flag's value in p.
+func (c *cmdFlags) outFileVar(p *string, name, def, usage string) {
+	c.StringVar(p, name, def, usage)
+	c.outs = append(c.outs, outFlag{name: name, value: p})
+}
+
+// outDir is outFile for a flag naming a directory the command writes into.
+func (c *cmdFlags) outDir(name, def, usage string) *string {
+	v := c.String(name, def, usage)
+	c.outs = append(c.outs, outFlag{name: name, value: v, dir: true})
+	return v
+}
+
+// prepareOut creates path's directory (path itself when dir) and checks
+// that a file can be created in it; an empty path, and "-" (stdout), need
+// nothing.
+func prepareOut(path string, dir bool) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	d := path
+	if !dir {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return fmt.Errorf("is a directory; give a file name")
+		}
+		d = filepath.Dir(path)
+	}
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return fmt.Errorf("cannot create its directory: %w", err)
+	}
+	f, err := os.CreateTemp(d, ".infercrane-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w; choose a writable location", d, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // usageError says what is wrong with the command line and returns the

@@ -96,7 +96,7 @@ func runPlan(env *cliEnv, args []string) int {
 		},
 	})
 	pf := addPlanFlags(fs.FlagSet)
-	out := fs.String("out", "", "save the plan (with a snapshot of the spec and the digests of its inputs) to `FILE` for 'infercrane apply FILE'")
+	out := fs.outFile("out", "", "save the plan (with a snapshot of the spec and the digests of its inputs) to `FILE` for 'infercrane apply FILE'")
 	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to run, 1 on errors, 2 when there is work to run")
 	pos, code, ok := fs.parse(args)

@@ -46,7 +46,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 		},
 	})
 	tf := addTraceFlags(fs)
-	out := fs.String("out", "", "write the profile document to FILE")
+	out := fs.outFile("out", "", "write the profile document to FILE")
 	shards := fs.Int("shards", 0, "fan the scan out over N Modal CPU sandboxes (needs --all or --sketch; 0: this process)")
 	mf := addModalProfileFlags(fs)
 	pos, code, ok := fs.parse(args)

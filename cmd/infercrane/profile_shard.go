@@ -104,7 +104,7 @@ func runProfileShard(env *cliEnv, args []string) int {
 	})
 	tf := addTraceFlags(fs)
 	shard := fs.String("shard", "", "this shard, I/N (0 <= I < N)")
-	out := fs.String("out", "", "write the shard result to FILE (default: stdout)")
+	out := fs.outFile("out", "", "write the shard result to FILE (default: stdout)")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -170,7 +170,7 @@ func runProfileMerge(env *cliEnv, args []string) int {
 			"infercrane profile merge .infercrane/profile-shards/KEY/shard-*-of-4.json",
 		},
 	})
-	out := fs.String("out", "", "write the profile document to FILE")
+	out := fs.outFile("out", "", "write the profile document to FILE")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code

@@ -32,7 +32,7 @@ func runReport(env *cliEnv, args []string) int {
 		},
 	})
 	formats := fs.String("format", strings.Join(report.AllFormats, ","), "comma-separated formats to write: "+strings.Join(report.AllFormats, ", "))
-	out := fs.String("out", "", "directory for the reports (default STATE_DIR/reports)")
+	out := fs.outDir("out", "", "directory for the reports (default STATE_DIR/reports)")
 	sign := fs.String("sign", env.Getenv(signingKeyEnv), "sign each evidence file with this ed25519 private key (PEM), in a DSSE envelope beside it (default $"+signingKeyEnv+")")
 	pos, code, ok := fs.parse(args)
 	if !ok {

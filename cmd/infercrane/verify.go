@@ -39,6 +39,9 @@ func runKeygen(env *cliEnv, args []string) int {
 		return fs.usageError("keygen takes no arguments; name the files with -out PREFIX")
 	}
 	keyPath, pubPath := *prefix+".key", *prefix+".pub"
+	if err := prepareOut(keyPath, false); err != nil {
+		return fs.usageError("-out %s: %v", *prefix, err)
+	}
 	if !*force {
 		for _, p := range []string{keyPath, pubPath} {
 			if _, err := os.Stat(p); err == nil {
