@@ -19,6 +19,16 @@ const FunctionColumn = "function_name"
 // maxDurationSeconds bounds the durations and TTFTs a profile keeps.
 const maxDurationSeconds = 300
 
+// maxTokenCount bounds the token counts a profile keeps (2^30, a thousand
+// times the longest context window): a larger count is a corrupt row, like
+// a non-positive one, and kept it would wrap the exact int64 sums of the
+// function breakdown (a row of it = 2^63-1 once failed the whole profile:
+// "token means must be finite and non-negative").
+const maxTokenCount = 1 << 30
+
+// validTokens reports whether x is a token count a profile keeps.
+func validTokens(x int64) bool { return x > 0 && x <= maxTokenCount }
+
 // trace is an open Parquet trace with its projection resolved.
 type trace struct {
 	obj     *Object
@@ -172,10 +182,10 @@ func (sc *scanner) addBatch(n int, st *groupStats, starts []int64) []int64 {
 
 	in, cached, ratio := sc.in[:0], sc.cached[:0], sc.ratio[:0]
 	for i, x := range it {
-		if x > 0 {
+		if validTokens(x) {
 			f := float64(x)
 			in = append(in, f)
-			if c := ct[i]; c >= 0 {
+			if c := ct[i]; c >= 0 && c <= maxTokenCount {
 				cached = append(cached, float64(c))
 				ratio = append(ratio, min(1, float64(c)/f))
 			}
@@ -187,7 +197,7 @@ func (sc *scanner) addBatch(n int, st *groupStats, starts []int64) []int64 {
 
 	out := sc.out[:0]
 	for _, x := range ot {
-		if x > 0 {
+		if validTokens(x) {
 			out = append(out, float64(x))
 		}
 	}
@@ -229,11 +239,11 @@ func (sc *scanner) addFunctions(c *columnReader, n int, st *groupStats, it, ot [
 		}
 		f := sc.lookup(b, st)
 		f.requests++
-		if x := it[i]; x > 0 {
+		if x := it[i]; validTokens(x) {
 			f.inN++
 			f.inSum += x
 		}
-		if x := ot[i]; x > 0 {
+		if x := ot[i]; validTokens(x) {
 			f.outN++
 			f.outSum += x
 		}
