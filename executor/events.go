@@ -75,8 +75,12 @@ type Event struct {
 	RunsFailed    int `json:"runs_failed,omitempty"`
 	// Elapsed is the seconds since the node (or the apply) started.
 	Elapsed float64 `json:"elapsed_s,omitempty"`
-	Error   string  `json:"error,omitempty"`
-	Message string  `json:"message,omitempty"`
+	// WindowSeconds is a finished run's measurement window (run_finished):
+	// from its first measured send to its last answer, warmup excluded,
+	// what its throughputs are per.
+	WindowSeconds float64 `json:"window_s,omitempty"`
+	Error         string  `json:"error,omitempty"`
+	Message       string  `json:"message,omitempty"`
 	// Files are the reports written (report_written).
 	Files []string `json:"files,omitempty"`
 	// ExitCode is the gates' exit code (report_written) or the apply's

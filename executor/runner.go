@@ -476,7 +476,7 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 		Done: s.Succeeded + s.Failed, Failed: s.Failed, Total: s.Requests,
 		RequestThroughput: s.RequestThroughput, OutputTokenThroughput: s.OutputTokenThroughput,
 		OutputTokens: s.OutputTokens, TokensPerSecond: s.OutputTokenThroughput, TTFTP50Ms: s.TTFTMs.P50,
-		Elapsed: time.Since(start).Seconds()})
+		Elapsed: time.Since(start).Seconds(), WindowSeconds: s.WindowSeconds})
 	return nil
 }
 
