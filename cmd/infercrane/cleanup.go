@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -108,6 +109,13 @@ func runCleanup(env *cliEnv, args []string) int {
 // that no apply tore down (their apply died), holding the state's lock so
 // that a running apply's own deployments are never touched.
 func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
+	// A mistyped -state must not read as a clean state (nor be created: a
+	// lock and an empty journal once appeared where the user meant another
+	// directory, and cleanup said "no deployment left running").
+	if _, err := os.Stat(filepath.Join(dir, state.JournalFile)); explicit && err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: no state in %s (no %s): check -state; nothing was reaped\n", dir, state.JournalFile)
+		return 1
+	}
 	if dryRun {
 		live, err := state.LiveDeployments(dir)
 		if err != nil {
