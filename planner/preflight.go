@@ -148,7 +148,7 @@ func screenChecks(cfg *lang.Config, s *Screen, f *findings) {
 		f.add(SeverityError, "", s.Name, fmt.Sprintf("screen %q has %d runs", s.Name, s.Runs),
 			fmt.Sprintf("Every lane needs at least one run; set runs >= 1 (%d or more for decision-grade results) in screen %q.", MinDecisionRuns, s.Name))
 	case s.Runs < MinDecisionRuns && !allSearched(cfg, cfg.Screens[s.Name]):
-		f.add(SeverityWarning, "", s.Name, fmt.Sprintf("screen %q has %d runs per lane: not decision grade", s.Name, s.Runs),
+		f.add(SeverityWarning, "", s.Name, fmt.Sprintf("screen %q has %s per lane: not decision grade", s.Name, plural(s.Runs, "run")),
 			fmt.Sprintf("Run-to-run variation cannot be judged from fewer than %d runs; set runs = %d or more in screen %q before acting on the results.", MinDecisionRuns, MinDecisionRuns, s.Name))
 	}
 	if s.Baseline != "" {

@@ -61,6 +61,11 @@ func applyTargets(lanes []*lanePlan, drops []*Lane, targets []string, f *finding
 		}
 	}
 	total, kept := len(lanes)+len(drops), len(keptLanes)+len(keptDrops)
+	if kept == total {
+		f.add(SeverityWarning, "", "", fmt.Sprintf("-target matches every lane (%d): this plan is the one without it", total),
+			"Targeting is for exceptions (rerunning one lane); drop -target, or name fewer lanes.")
+		return keptLanes, keptDrops, diags
+	}
 	f.add(SeverityWarning, "", "", fmt.Sprintf("-target limits this plan to %d of %d lanes", kept, total),
 		"The other lanes are left as they are in the state: not run, not rerun, not dropped. Targeting is for exceptions (rerunning one lane); plan without -target to see every change the spec makes.")
 	return keptLanes, keptDrops, diags
