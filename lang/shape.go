@@ -62,6 +62,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 	s.Search = l.refOne(d, a, "search", "search", ctx)
 	s.InputTokens = l.tokens(d, a, "input_tokens", s)
 	s.OutputTokens = l.tokens(d, a, "output_tokens", s)
+	l.prefixFits(s)
 	l.diags = appendIf(l.diags,
 		numCheck(a, "input_tokens", positive, "greater than 0", "It is the prompt length of every request."),
 		numCheck(a, "output_tokens", positive, "greater than 0", "It is the number of tokens each request generates."),

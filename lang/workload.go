@@ -3,7 +3,9 @@ package lang
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -78,6 +80,11 @@ type Prefix struct {
 	Groups       int
 	SharedTokens int
 	HitRatio     *Distribution
+	// DeclRange is the block's header and AttrRanges its attributes'
+	// expressions, so that later stages (the planner's check of drawn
+	// prompts against shared_tokens) can point at them.
+	DeclRange  hcl.Range
+	AttrRanges map[string]hcl.Range
 }
 
 // ArrivalCurve makes an open loop's rate follow a curve: request_rate
@@ -90,10 +97,17 @@ type ArrivalCurve struct {
 // Session makes a shape's requests conversations of Turns turns.
 type Session struct {
 	Turns int
+	// DeclRange is the block's header.
+	DeclRange hcl.Range
 }
 
 // percentileKeys are the profile percentiles a distribution object holds.
 var percentileKeys = []string{"p50", "p90", "p95", "p99"}
+
+// distributionKeys are the attributes a percentile distribution object may
+// have: the percentiles, and the samples and quantiles a profile's
+// distribution (trace.NAME.input_tokens) carries besides them.
+var distributionKeys = append(append([]string{}, percentileKeys...), "samples", "quantiles")
 
 // distributionHelp says which values a distribution attribute takes.
 const distributionHelp = "Use a profile's distribution such as trace.NAME.input_tokens, an object {p50, p90, p95, p99}, lognormal(median, p95) or lognormal_fit(trace.NAME.output_tokens)."
@@ -164,6 +178,12 @@ var LognormalFitFunc = function.New(&function.Spec{
 func percentilesOf(v cty.Value) ([]float64, error) {
 	if v.IsNull() || !v.Type().IsObjectType() {
 		return nil, fmt.Errorf("want an object with p50, p90, p95 and p99, such as trace.NAME.input_tokens")
+	}
+	for _, k := range sortedKeys(v.Type().AttributeTypes()) {
+		if !slices.Contains(distributionKeys, k) {
+			return nil, fmt.Errorf("the object has %s, which a distribution does not take; it takes %s (and samples and quantiles, as a profile's distribution has them).%s",
+				k, strings.Join(percentileKeys, ", "), didYouMean(k, distributionKeys))
+		}
 	}
 	out := make([]float64, len(percentileKeys))
 	for i, k := range percentileKeys {
@@ -336,7 +356,7 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 			}
 		case "prefix":
 			a := l.decodeNested(b, prefixSpecs, ctx)
-			p := &Prefix{Groups: int(a.int("groups")), SharedTokens: int(a.int("shared_tokens"))}
+			p := &Prefix{Groups: int(a.int("groups")), SharedTokens: int(a.int("shared_tokens")), DeclRange: b.DefRange, AttrRanges: a.ranges()}
 			l.diags = appendIf(l.diags,
 				numCheck(a, "groups", positive, "greater than 0", "It is the number of distinct shared prefixes."),
 				numCheck(a, "shared_tokens", positive, "greater than 0", "It is the number of leading prompt tokens (chat template included) a request shares with its group."))
@@ -371,7 +391,7 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 			s.ArrivalCurve = c
 		case "session":
 			a := l.decodeNested(b, sessionSpecs, ctx)
-			s.Session = &Session{Turns: int(a.int("turns"))}
+			s.Session = &Session{Turns: int(a.int("turns")), DeclRange: b.DefRange}
 			if a.known("turns") && s.Session.Turns < 2 {
 				l.diags = append(l.diags, errorf(a.rangeOf("turns"), "Invalid value for turns",
 					"turns must be at least 2, got %d: a one-turn session is a plain request; remove the session block.", s.Session.Turns))
@@ -385,6 +405,14 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 	if s.Session != nil && s.RequestRate > 0 {
 		l.diags = append(l.diags, errorf(seen["session"].DefRange, "session with request_rate",
 			"Sessions run closed loop: each turn waits for the answer to the last. Remove request_rate (and arrival), or the session block."))
+	}
+	if s.Session != nil && s.API == "completions" {
+		at := seen["session"].DefRange
+		if r, ok := s.AttrRanges["api"]; ok {
+			at = r
+		}
+		l.diags = append(l.diags, errorf(at, "session with the completions API",
+			"A session's turns are chat messages (each turn sends the conversation so far as messages), which the completions API has no place for, so every run would fail. Set api = \"chat\" (the default), or remove the session block."))
 	}
 	if s.Prefix != nil && s.Session != nil {
 		l.diags = append(l.diags, errorf(seen["session"].DefRange, "prefix and session together",
@@ -420,4 +448,28 @@ func (l *loader) distribution(d *decl, s *Shape, a *attrs, name, path string, fr
 		return nil
 	}
 	return dist
+}
+
+// prefixFits checks a fixed shared prefix against a fixed prompt length: a
+// request shares at most its prompt less the last token (the engine always
+// computes that one to sample the first output token; load.ServableTokens),
+// so a shared_tokens of input_tokens or more would be cut to
+// input_tokens - 1 on every request and every request of a group would be
+// the same prompt. Drawn prompt lengths (lengths.input) are the planner's
+// to check: it counts the draws shorter than the prefix.
+func (l *loader) prefixFits(s *Shape) {
+	p := s.Prefix
+	if p == nil || p.SharedTokens < 1 || s.InputTokens < 1 {
+		return
+	}
+	if _, fixed := s.AttrRanges["input_tokens"]; !fixed || p.SharedTokens < s.InputTokens {
+		return
+	}
+	at, ok := p.AttrRanges["shared_tokens"]
+	if !ok {
+		at = p.DeclRange
+	}
+	l.diags = append(l.diags, errorf(at, "shared_tokens is not below the prompt's length",
+		"shared_tokens (%d) must be below input_tokens (%d): a request shares at most its prompt less its last token, which the engine always computes, so every prompt would be cut to %d shared tokens and the requests of a group would all be the same prompt. Set shared_tokens to at most %d (less leaves each request a part of its own), or raise input_tokens.",
+		p.SharedTokens, s.InputTokens, s.InputTokens-1, s.InputTokens-1))
 }

@@ -147,8 +147,72 @@ shape "session_open" {
   }
 }
 
+shape "prefix_longer_than_prompt" {
+  input_tokens  = 512
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 4
+  prefix {
+    groups        = 2
+    shared_tokens = 1024 # ERROR: shared_tokens (1024) must be below input_tokens (512)
+  }
+}
+
+shape "prefix_whole_prompt" {
+  input_tokens  = 512
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 4
+  prefix {
+    groups        = 2
+    shared_tokens = 512 # ERROR: Set shared_tokens to at most 511
+  }
+}
+
+shape "prefix_fits" {
+  input_tokens  = 512
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 4
+  prefix {
+    groups        = 2
+    shared_tokens = 511
+  }
+}
+
+shape "session_completions" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 4
+  api           = "completions" # ERROR: Set api = "chat" (the default), or remove the session block
+  session {
+    turns = 2
+  }
+}
+
+shape "lengths_unknown_key" {
+  concurrency = 1
+  requests    = 1
+  lengths {
+    input  = { p50 = 5, p90 = 200, p95 = 300, p99 = 400, p75 = 3 } # ERROR: the object has p75, which a distribution does not take; it takes p50, p90, p95, p99
+    output = { p50 = 5, p90 = 6, p95 = 7, p99 = 8, samples = 100 }
+  }
+}
+
+shape "hit_ratio_unknown_key" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 1
+  prefix {
+    groups    = 2
+    hit_ratio = { p50 = 0.1, p90 = 0.5, p95 = 0.9, p99 = 1, p995 = 1 } # ERROR: Did you mean "p95"
+  }
+}
+
 screen "x" {
   models = [model.qwen06]
-  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix, shape.curve_closed, shape.curve_bad, shape.session_open]
+  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix, shape.curve_closed, shape.curve_bad, shape.session_open, shape.prefix_longer_than_prompt, shape.prefix_whole_prompt, shape.prefix_fits, shape.session_completions, shape.lengths_unknown_key, shape.hit_ratio_unknown_key]
   gpus   = [gpu.l40s]
 }
