@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/load"
 )
@@ -81,8 +83,8 @@ func workloadChecks(l *lanePlan, name string, f *findings) {
 		return
 	}
 	in := l.Inputs
-	st := load.Summarize(w.Warmup(in.Seed, in.Warmup, in.InputTokens, in.OutputTokens),
-		w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens), w.BlockSize)
+	seq := w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens)
+	st := load.Summarize(w.Warmup(in.Seed, in.Warmup, in.InputTokens, in.OutputTokens), seq, w.BlockSize)
 	if st.Clipped > 0 {
 		frac := float64(st.Clipped) / float64(st.Requests)
 		sev := SeverityNote
@@ -96,6 +98,8 @@ func workloadChecks(l *lanePlan, name string, f *findings) {
 	if w.Input != nil || w.Output != nil || w.Session != nil {
 		tailMemoryCheck(l, name, w, f)
 	}
+	prefixChecks(l, name, w, seq, f)
+	sessionChecks(l, name, w, seq, f)
 	if w.Prefix != nil || w.Session != nil {
 		off := "A runtime without prefix caching reuses none of them."
 		if l.Perf != nil && !l.Perf.Engine.PrefixCaching {
@@ -128,4 +132,82 @@ func tailMemoryCheck(l *lanePlan, name string, w *load.Spec, f *findings) {
 			fmt.Sprintf("%s: when %d of the longest 5%% of requests run together they need %.0f tokens of KV cache and the GPU holds %.0f, so they queue or are preempted and the tail's latency includes it. Lower concurrency in shape %q to %d, or use a larger GPU or more GPUs in gpu %q.",
 				name, in.Concurrency, need, capacity, l.Shape, max(1, int(capacity/p95)), l.GPU))
 	}
+}
+
+// prefixChecks reports a fixed shared prefix that the drawn prompts or the
+// server's cache cannot honour: drawn prompts (lengths.input, or clipped to
+// the window) not longer than shared_tokens are cut to their group's prefix
+// less their last token, all of them an error, some a warning with the
+// fraction (the spec's validate already rejects a shared_tokens of a fixed
+// input_tokens or more); and a prefix shorter than one KV-cache block is
+// never reused, as a prefix cache serves whole blocks only.
+func prefixChecks(l *lanePlan, name string, w *load.Spec, seq []load.Request, f *findings) {
+	p := w.Prefix
+	if p == nil || p.SharedTokens < 1 || len(seq) == 0 {
+		return
+	}
+	at := "in shape " + quote(l.Shape)
+	if sh := l.blocks.shape; sh != nil && sh.Prefix != nil {
+		sp := sh.Prefix
+		if r, ok := sp.AttrRanges["shared_tokens"]; ok {
+			at = "at " + posOf(r)
+		}
+	}
+	ins := make([]float64, len(seq))
+	for i, q := range seq {
+		ins[i] = float64(q.Input)
+	}
+	sort.Float64s(ins)
+	switch cut := w.PrefixCut(seq); {
+	case cut == len(seq):
+		f.add(SeverityError, l.ID, "", fmt.Sprintf("the prefix of shape %q is not shorter than any drawn prompt", l.Shape),
+			fmt.Sprintf("%s: shared_tokens (%d, %s) is at least the length of every drawn prompt (the longest is %.0f tokens, after clipping to the window), so each request would be its group's prefix cut to its prompt less its last token, with nothing of its own. Set shared_tokens below the prompts' lengths (their p10 is %.0f), or use hit_ratio to share a fraction of each prompt.",
+				name, p.SharedTokens, at, ins[len(ins)-1], load.NearestRank(ins, 0.1)))
+		return
+	case cut > 0:
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("%.1f%% of drawn prompts are not longer than the prefix in shape %q", 100*float64(cut)/float64(len(seq)), l.Shape),
+			fmt.Sprintf("%s: %d of %d drawn prompts are at most shared_tokens (%d, %s) long; their shared part is cut to the prompt less its last token, so each of them is its group's prefix with nothing of its own (the intended hit ratio counts them so). Set shared_tokens below the short prompts (their p10 is %.0f), or use hit_ratio to share a fraction of each prompt.",
+				name, cut, len(seq), p.SharedTokens, at, load.NearestRank(ins, 0.1)))
+	}
+	if p.SharedTokens < w.BlockSize {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("the prefix of shape %q is shorter than one %d-token KV-cache block", l.Shape, w.BlockSize),
+			fmt.Sprintf("%s: shared_tokens (%d, %s) is below the server's KV-cache block size (%d tokens); a prefix cache reuses whole blocks only, so no request reuses its group's prefix. Set shared_tokens to %d or more.",
+				name, p.SharedTokens, at, w.BlockSize, w.BlockSize))
+	}
+}
+
+// sessionChecks reports sessions that do not run as the shape says: turns
+// that would overflow the window start a new session instead (the
+// conversation restarts at turn 1), and fewer sessions than streams leave
+// streams idle (each stream runs whole sessions, closed loop).
+func sessionChecks(l *lanePlan, name string, w *load.Spec, seq []load.Request, f *findings) {
+	if w.Session == nil || len(seq) == 0 {
+		return
+	}
+	in, turns := l.Inputs, w.Session.Turns
+	st := load.Sessions(seq, turns)
+	if st.Restarted > 0 {
+		frac := float64(st.Restarted) / float64(st.Sessions)
+		sev := SeverityNote
+		if frac > 0.05 {
+			sev = SeverityWarning
+		}
+		sum := fmt.Sprintf("%.1f%% of sessions restart before turn %d in shape %q: at most %s fit the %d-token window", 100*frac, turns, l.Shape, plural(st.MostTurns, "turn"), w.Window)
+		if st.MostTurns == 1 {
+			sum = fmt.Sprintf("no session of shape %q gets past turn 1: a second turn overflows the %d-token window", l.Shape, w.Window)
+		}
+		f.add(sev, l.ID, "", sum,
+			fmt.Sprintf("%s: a turn's prompt holds the conversation so far (the earlier prompts and answers) and its new message; a turn that would overflow the context window less template headroom (%d tokens) starts a new session instead, so %d of %d sessions end before their %d turns and the longest holds %d. The requests are still sent, as shorter conversations, and the intended prefix-cache hit ratio counts only the history they carry. For %d turns of %d + %d tokens the window must hold about %d tokens: lower input_tokens or output_tokens or turns in shape %q, or raise the context window.",
+				name, w.Window, st.Restarted, st.Sessions, turns, st.MostTurns, turns, in.InputTokens, in.OutputTokens, turns*(in.InputTokens+in.OutputTokens), l.Shape))
+	}
+	if st.Sessions < in.Concurrency {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("%s for concurrency %d in shape %q", plural(st.Sessions, "session"), in.Concurrency, l.Shape),
+			fmt.Sprintf("%s: each stream runs whole sessions (every turn waits for the answer to the last), so %d requests in sessions of %d turns keep at most %d of the %d streams busy and the load is lighter than the shape says. Set requests to at least %d (concurrency x turns) or lower concurrency to %d in shape %q.",
+				name, in.Requests, turns, st.Sessions, in.Concurrency, in.Concurrency*turns, st.Sessions, l.Shape))
+	}
+}
+
+// posOf renders a range's start as file:line:col.
+func posOf(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
 }

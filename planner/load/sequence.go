@@ -315,3 +315,52 @@ func CachedTokens(warmup, measured []Request, blockSize int) (warm, meas []int) 
 	}
 	return warm, meas
 }
+
+// PrefixCut counts the requests of reqs whose prompt is not longer than
+// the spec's fixed shared prefix: their shared part is cut to the prompt
+// less its last token (which the engine always computes), so the request
+// is its group's prefix and nothing of its own. 0 without a fixed prefix.
+func (s *Spec) PrefixCut(reqs []Request) int {
+	if s == nil || s.Prefix == nil || s.Prefix.SharedTokens < 1 {
+		return 0
+	}
+	n := 0
+	for _, r := range reqs {
+		if r.Group >= 0 && r.Input <= s.Prefix.SharedTokens {
+			n++
+		}
+	}
+	return n
+}
+
+// SessionStats says how the sessions of a sequence went against the turns
+// its spec asks for.
+type SessionStats struct {
+	// Sessions counts the sessions (conversations) of the sequence.
+	Sessions int `json:"sessions"`
+	// Restarted counts the sessions that end before the turns asked for
+	// because their next turn would overflow the window (the sequence's
+	// last session, which the request count ends, is not counted).
+	Restarted int `json:"restarted"`
+	// MostTurns is the most turns a session of the sequence holds.
+	MostTurns int `json:"most_turns"`
+}
+
+// Sessions summarises the sessions of reqs, a sequence of a spec asking
+// for turns turns per session.
+func Sessions(reqs []Request, turns int) SessionStats {
+	var st SessionStats
+	length := 0
+	for i, r := range reqs {
+		if r.Turn == 0 {
+			st.Sessions++
+			length = 0
+		}
+		length++
+		st.MostTurns = max(st.MostTurns, length)
+		if i+1 < len(reqs) && reqs[i+1].Turn == 0 && length < turns {
+			st.Restarted++
+		}
+	}
+	return st
+}
