@@ -132,6 +132,31 @@ func prepareOut(path string, dir bool) error {
 	return os.Remove(f.Name())
 }
 
+// flagRule is one range rule of a numeric flag: ok is whether the value
+// given keeps it, and problem says what is wrong and what to give instead.
+type flagRule struct {
+	ok      bool
+	problem string
+}
+
+// checkFlags reports the first broken rule as a usage error (exit 2), so
+// that a flag's value out of range never silently means a default.
+func (c *cmdFlags) checkFlags(rules ...flagRule) (int, bool) {
+	for _, r := range rules {
+		if !r.ok {
+			return c.usageError("%s", r.problem), false
+		}
+	}
+	return exitOK, true
+}
+
+// isSet reports whether the command line gave the flag name.
+func (c *cmdFlags) isSet(name string) bool {
+	set := false
+	c.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // usageError says what is wrong with the command line and returns the
 // usage exit code.
 func (c *cmdFlags) usageError(format string, a ...any) int {

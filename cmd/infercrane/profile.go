@@ -60,6 +60,10 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	if !ok {
 		return code
 	}
+	rules := append([]flagRule{{*shards >= 0, fmt.Sprintf("--shards %d: give 1 or more shards, or 0 to scan in this process", *shards)}}, mf.rules()...)
+	if code, ok := fs.checkFlags(rules...); !ok {
+		return code
+	}
 	o.Now = sourceDateEpoch(env)
 	if *shards > 0 {
 		return runProfileShards(env, o, *shards, mf, *out)

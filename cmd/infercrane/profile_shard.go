@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -61,6 +60,14 @@ func addTraceFlags(fs *cmdFlags) *traceFlags {
 
 // options turns the parsed flags into profile options for source.
 func (t *traceFlags) options(env *cliEnv, fs *cmdFlags, source string) (workload.Options, int, bool) {
+	if code, ok := fs.checkFlags(
+		flagRule{!fs.isSet("row-groups") || *t.k >= 1, fmt.Sprintf("--row-groups %d: profile at least 1 row group (leave the flag out for the default 3, or use --all for every one)", *t.k)},
+		flagRule{*t.rows >= 0, fmt.Sprintf("--rows-per-group %d: inspect 1 or more leading rows of each group, or 0 for all of them", *t.rows)},
+		flagRule{*t.maxCtx >= 0, fmt.Sprintf("--max-context %d: give the context window in tokens (greater than 0), or leave the flag out for no clipping", *t.maxCtx)},
+		flagRule{*t.workers >= 1, fmt.Sprintf("--workers %d: read at least 1 row group at once (default 4)", *t.workers)},
+	); !ok {
+		return workload.Options{}, code, false
+	}
 	chosen := 0
 	for _, set := range []bool{*t.k != 0, *t.indices != "", *t.all} {
 		if set {
@@ -74,9 +81,7 @@ func (t *traceFlags) options(env *cliEnv, fs *cmdFlags, source string) (workload
 		Source: source, RowGroups: *t.k, All: *t.all, Sketch: *t.sketch, Quantiles: *t.quantiles, RowsPerGroup: *t.rows, MaxContext: *t.maxCtx, Workers: *t.workers,
 		Name: *t.name, License: *t.license, Citation: *t.citation, Read: s3Options(env, *t.region, *t.anonymous, *t.endpoint, *t.pathStyle),
 	}
-	rowsSet := false
-	fs.Visit(func(f *flag.Flag) { rowsSet = rowsSet || f.Name == "rows-per-group" })
-	if *t.all && !rowsSet {
+	if *t.all && !fs.isSet("rows-per-group") {
 		o.RowsPerGroup = 0
 	}
 	if *t.indices != "" {
@@ -223,6 +228,17 @@ func addModalProfileFlags(fs *cmdFlags) *modalProfileFlags {
 		parallel:    fs.Int("parallel", 0, "most shard sandboxes at once (0: all shards)"),
 		timeout:     fs.Duration("modal-timeout", time.Hour, "lifetime limit of one shard sandbox"),
 		dryRun:      fs.Bool("dry-run", false, "with --shards: print the plan and the estimate, start nothing"),
+	}
+}
+
+// rules are the ranges of the sandbox flags.
+func (mf *modalProfileFlags) rules() []flagRule {
+	return []flagRule{
+		{*mf.cpu > 0, fmt.Sprintf("--modal-cpu %g: give a shard sandbox more than 0 cores (default 2)", *mf.cpu)},
+		{*mf.memory >= 1, fmt.Sprintf("--modal-memory %d: give a shard sandbox 1 MiB of memory or more (default 2048)", *mf.memory)},
+		{*mf.attempts >= 1, fmt.Sprintf("--attempts %d: a shard needs at least 1 attempt (default 3)", *mf.attempts)},
+		{*mf.parallel >= 0, fmt.Sprintf("--parallel %d: give the most sandboxes at once, or 0 for all shards", *mf.parallel)},
+		{*mf.timeout > 0, fmt.Sprintf("--modal-timeout %s: give a sandbox lifetime above 0 (default 1h)", *mf.timeout)},
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/infercrane/infercrane/planner/workload/synth"
@@ -37,6 +38,14 @@ func runProfileSynth(env *cliEnv, args []string) int {
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give one output FILE, got %d", len(pos))
+	}
+	if code, ok := fs.checkFlags(
+		flagRule{*rows >= 1, fmt.Sprintf("--rows %d: write 1 or more requests", *rows)},
+		flagRule{*perGroup >= 1, fmt.Sprintf("--rows-per-group %d: give row groups 1 or more rows", *perGroup)},
+		flagRule{*seed >= 1, "--seed 0 would write the file of --seed 1 (0 means the default); give a seed of 1 or more"},
+		flagRule{*rate > 0 && !math.IsInf(*rate, 0), fmt.Sprintf("--rate %g: give a finite mean arrival rate above 0 requests per second", *rate)},
+	); !ok {
+		return code
 	}
 	f, err := os.Create(pos[0])
 	if err == nil {

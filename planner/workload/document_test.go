@@ -142,6 +142,12 @@ func TestValidateRejects(t *testing.T) {
 		{name: "non-monotonic", want: "output_tokens.percentiles.p99", f: func(m map[string]any) {
 			dist(m, "output_tokens")["percentiles"].(map[string]any)["p99"] = 1.0
 		}},
+		{name: "fraction above 1", want: "distributions.cache_hit_fraction.percentiles.p99: 5 is above 1: a fraction is between 0 and 1", f: func(m map[string]any) {
+			dist(m, "cache_hit_fraction")["percentiles"].(map[string]any)["p99"] = 5.0
+		}},
+		{name: "fraction quantile above 1", want: "distributions.cache_hit_fraction.quantiles[0].v: 1.5 is above 1", f: func(m map[string]any) {
+			dist(m, "cache_hit_fraction")["quantiles"] = []any{map[string]any{"q": 0.999, "v": 1.5}}
+		}},
 		{name: "no samples", want: "cached_tokens.samples", f: func(m map[string]any) { dist(m, "cached_tokens")["samples"] = 0 }},
 		{name: "requests below concurrency", want: "profiles[0].requests", f: func(m map[string]any) { shape(m, 0)["requests"] = 4 }},
 		{name: "zero concurrency", want: "profiles[1].concurrency", f: func(m map[string]any) { shape(m, 1)["concurrency"] = 0 }},

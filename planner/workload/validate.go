@@ -87,12 +87,12 @@ func Validate(doc Document) []Problem {
 	v.source(doc.Source)
 	v.sampling(doc.Sampling)
 	d := doc.Distributions
-	v.distribution("distributions.input_tokens", d.InputTokens)
-	v.distribution("distributions.output_tokens", d.OutputTokens)
-	v.distribution("distributions.cached_tokens", d.CachedTokens)
-	v.distribution("distributions.ttft_ms", d.TTFTMs)
-	v.distribution("distributions.duration_ms", d.DurationMs)
-	v.distribution("distributions.cache_hit_fraction", d.CacheHitFraction)
+	v.distribution("distributions.input_tokens", d.InputTokens, math.Inf(1))
+	v.distribution("distributions.output_tokens", d.OutputTokens, math.Inf(1))
+	v.distribution("distributions.cached_tokens", d.CachedTokens, math.Inf(1))
+	v.distribution("distributions.ttft_ms", d.TTFTMs, math.Inf(1))
+	v.distribution("distributions.duration_ms", d.DurationMs, math.Inf(1))
+	v.distribution("distributions.cache_hit_fraction", d.CacheHitFraction, 1) // min(1, ct/it)
 	v.check(len(doc.Profiles) > 0, "profiles", "at least one benchmark shape is required")
 	seen := map[string]int{}
 	for i, s := range doc.Profiles {
@@ -167,7 +167,9 @@ func (v *validator) sampling(s Sampling) {
 
 func finiteNonNeg(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }
 
-func (v *validator) distribution(path string, d Distribution) {
+// distribution checks one distribution whose values lie in [0, most]
+// (1 for a fraction, +Inf for counts and durations).
+func (v *validator) distribution(path string, d Distribution, most float64) {
 	v.check(strings.TrimSpace(d.Unit) != "", path+".unit", "is required (tokens, milliseconds, ratio)")
 	v.check(d.Samples >= 1, path+".samples", "must be at least 1")
 	ps := []struct {
@@ -177,6 +179,8 @@ func (v *validator) distribution(path string, d Distribution) {
 	for i, p := range ps {
 		if !finiteNonNeg(p.x) {
 			v.add(path+".percentiles."+p.name, "must be a finite, non-negative number")
+		} else if p.x > most {
+			v.add(path+".percentiles."+p.name, fmt.Sprintf("%v is above %v: a fraction is between 0 and 1", p.x, most))
 		} else if i > 0 && p.x < ps[i-1].x {
 			v.add(path+".percentiles."+p.name, fmt.Sprintf("%v is below %s (%v): percentiles must not decrease", p.x, ps[i-1].name, ps[i-1].x))
 		}
@@ -191,6 +195,8 @@ func (v *validator) distribution(path string, d Distribution) {
 			v.add(at+".q", fmt.Sprintf("%v is not above the quantile before it (%v): quantiles must be in increasing q", q.Q, d.Quantiles[i-1].Q))
 		case !finiteNonNeg(q.V):
 			v.add(at+".v", "must be a finite, non-negative number")
+		case q.V > most:
+			v.add(at+".v", fmt.Sprintf("%v is above %v: a fraction is between 0 and 1", q.V, most))
 		case i > 0 && q.V < d.Quantiles[i-1].V:
 			v.add(at+".v", fmt.Sprintf("%v is below the quantile before it (%v): quantiles must not decrease", q.V, d.Quantiles[i-1].V))
 		default:
