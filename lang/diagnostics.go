@@ -28,7 +28,9 @@ func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string][]byt
 		if d.Subject != nil {
 			r := *d.Subject
 			fmt.Fprintf(&b, "\n  on %s line %d, column %d:\n", r.Filename, r.Start.Line, r.Start.Column)
-			if line, lineStart, ok := sourceLine(files[r.Filename], r.Start); ok {
+			if SourceWithheld(d) {
+				fmt.Fprintf(&b, "  (%s)\n", WithheldReason)
+			} else if line, lineStart, ok := sourceLine(files[r.Filename], r.Start); ok {
 				prefix := fmt.Sprintf("  %d: ", r.Start.Line)
 				fmt.Fprintf(&b, "%s%s\n", prefix, line)
 				b.WriteString(strings.Repeat(" ", len(prefix)))
@@ -105,8 +107,12 @@ type JSONDiagnostic struct {
 	Summary  string     `json:"summary"`
 	Detail   string     `json:"detail"`
 	Range    *JSONRange `json:"range"`
-	// Snippet is the source line the range starts on ("" when unknown).
+	// Snippet is the source line the range starts on ("" when unknown or
+	// withheld).
 	Snippet string `json:"snippet"`
+	// SnippetWithheld says why there is no snippet for a diagnostic about a
+	// variable file or value (WithheldReason); omitted otherwise.
+	SnippetWithheld string `json:"snippet_withheld,omitempty"`
 }
 
 // JSONRange is a source range in DiagnosticsJSON's output.
@@ -138,7 +144,9 @@ func ToJSONDiagnostics(diags hcl.Diagnostics, files map[string][]byte) []JSONDia
 				Start:    JSONPos{r.Start.Line, r.Start.Column, r.Start.Byte},
 				End:      JSONPos{r.End.Line, r.End.Column, r.End.Byte},
 			}
-			if line, _, ok := sourceLine(files[r.Filename], r.Start); ok {
+			if SourceWithheld(d) {
+				j.SnippetWithheld = WithheldReason
+			} else if line, _, ok := sourceLine(files[r.Filename], r.Start); ok {
 				j.Snippet = line
 			}
 		}

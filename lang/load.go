@@ -119,6 +119,7 @@ func load(dir string, spec, autoVars []source, opts Options) (*Config, hcl.Diagn
 	l.evaluate()
 	l.finish()
 	diags := Explain(dedupe(l.diags))
+	withholdVariableSources(diags, l.cfg.VarFiles)
 	sortDiags(diags)
 	return l.cfg, diags
 }

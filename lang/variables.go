@@ -179,7 +179,7 @@ func (l *loader) setRaw(vd *variableDecl, raw, origin string) {
 	if vd.v.Sensitive {
 		l.cfg.Secrets = append(l.cfg.Secrets, raw)
 	}
-	rng := hcl.Range{Filename: fmt.Sprintf("<value for var.%s>", vd.v.Name), Start: hcl.InitialPos, End: hcl.Pos{Line: 1, Column: 1 + len(raw), Byte: len(raw)}}
+	rng := hcl.Range{Filename: valueSourcePrefix + vd.v.Name + ">", Start: hcl.InitialPos, End: hcl.Pos{Line: 1, Column: 1 + len(raw), Byte: len(raw)}}
 	var val cty.Value
 	if vd.v.Type == cty.String {
 		val = cty.StringVal(raw)
@@ -217,8 +217,14 @@ func (l *loader) assign(vd *variableDecl, val cty.Value, rng hcl.Range, origin s
 	}
 	cv, err := convert.Convert(val, vd.v.Type)
 	if err != nil {
+		reason := err.Error()
+		if vd.v.Sensitive && strings.ContainsAny(reason, "\"'`") {
+			// The conversion error names a key or element of the value
+			// (element "KEY": ...): not for a sensitive one.
+			reason = "the reason is not shown, since it quotes part of a sensitive value"
+		}
 		l.diags = append(l.diags, errorf(rng, "Invalid value for variable",
-			"The value for var.%s from %s does not match its type %s: %s.", vd.v.Name, origin, typeexpr.TypeString(vd.v.Type), err))
+			"The value for var.%s from %s does not match its type %s: %s.", vd.v.Name, origin, typeexpr.TypeString(vd.v.Type), reason))
 		return
 	}
 	vd.v.Value = cv
@@ -238,11 +244,13 @@ func (l *loader) varFile(name string, src []byte) {
 	} else {
 		f, d = hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	}
+	scrubDetails(d, src, name, l.varDecls)
 	l.diags = append(l.diags, d...)
 	if d.HasErrors() {
 		return
 	}
 	attrs, d := f.Body.JustAttributes()
+	scrubDetails(d, src, name, l.varDecls)
 	l.diags = append(l.diags, d...)
 	for _, a := range sortedAttrs(attrs) {
 		vd, ok := l.varDecls[a.Name]
@@ -254,6 +262,7 @@ func (l *loader) varFile(name string, src []byte) {
 		}
 		val, d := a.Expr.Value(ctx)
 		if d.HasErrors() {
+			scrubDetails(d, src, name, l.varDecls)
 			l.diags = append(l.diags, d...)
 			continue
 		}
