@@ -132,6 +132,11 @@ func (d *dag) walk(ctx context.Context, exec func(*dagNode) error, skip func(*da
 }
 
 func skipReason(ctx context.Context, n *dagNode) string {
+	// Once the apply is interrupted, that is why nothing more runs (the
+	// step before may have "failed" only because it was cut short).
+	if ctx.Err() != nil {
+		return "the apply was interrupted"
+	}
 	for _, dep := range n.deps {
 		switch dep.state {
 		case nodeFailed:
@@ -139,9 +144,6 @@ func skipReason(ctx context.Context, n *dagNode) string {
 		case nodeSkipped:
 			return dep.ID + " was skipped"
 		}
-	}
-	if ctx.Err() != nil {
-		return "the apply was interrupted"
 	}
 	return ""
 }

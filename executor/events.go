@@ -80,7 +80,11 @@ type Event struct {
 	// what its throughputs are per.
 	WindowSeconds float64 `json:"window_s,omitempty"`
 	Error         string  `json:"error,omitempty"`
-	Message       string  `json:"message,omitempty"`
+	// Interrupted marks a run_failed or deploy_failed event whose cause is
+	// the apply's interruption (Ctrl-C, a signal), not the run or the
+	// deployment: a re-run redoes it.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Message     string `json:"message,omitempty"`
 	// Files are the reports written (report_written).
 	Files []string `json:"files,omitempty"`
 	// ExitCode is the gates' exit code (report_written) or the apply's

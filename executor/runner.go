@@ -65,7 +65,10 @@ type Runner struct {
 type Outcome struct {
 	RunsCompleted int
 	RunsFailed    int
-	RunsSkipped   int
+	// RunsInterrupted counts the runs the interruption cut short (not
+	// failures: a re-run redoes them).
+	RunsInterrupted int
+	RunsSkipped     int
 	// Errors are the failures, each naming its lane or deployment.
 	Errors []error
 	// Interrupted is true when the context was cancelled.
@@ -332,7 +335,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	x, err := safeOpen(a.ctx, a.r.Open, typ, l.RevealedSettings())
 	if err != nil {
 		err = fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err)
-		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
+		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil})
 		return a.fail(err)
 	}
 	d.executor = x
@@ -342,7 +345,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	rec := state.DeploymentEntry{Type: state.DeployStarting, Apply: a.r.ApplyID, Deployment: d.id, Executor: typ, Config: l.ExecutorSettings}
 	if err := a.r.Store.RecordDeployment(rec); err != nil {
 		err = fmt.Errorf("deployment %s: %w", d.id, err)
-		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error()})
+		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil})
 		return a.fail(err)
 	}
 	d.journaled = true
@@ -372,7 +375,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("deployment %s (%s) on executor %s: %w", d.id, l.Inputs.ModelID, typ, err)
-		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Elapsed: time.Since(start).Seconds()})
+		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil, Elapsed: time.Since(start).Seconds()})
 		return a.fail(err)
 	}
 	d.server = s
@@ -462,15 +465,20 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 		err = a.measured(l, n, load, res.Summary)
 	}
 	if err != nil {
-		if a.ctx.Err() != nil {
+		interrupted := a.ctx.Err() != nil
+		if interrupted {
 			err = fmt.Errorf("run %d of lane %s (%s) was interrupted and will be redone: %w", n, l.ID, l.Key, a.ctx.Err())
 		} else {
 			err = fmt.Errorf("run %d of lane %s (%s) on executor %s: %w", n, l.ID, l.Key, typ, err)
 		}
 		a.mu.Lock()
-		a.out.RunsFailed++
+		if interrupted {
+			a.out.RunsInterrupted++
+		} else {
+			a.out.RunsFailed++
+		}
 		a.mu.Unlock()
-		a.r.emit(Event{Type: EventRunFailed, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Error: err.Error(), Elapsed: time.Since(start).Seconds()})
+		a.r.emit(Event{Type: EventRunFailed, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Error: err.Error(), Interrupted: interrupted, Elapsed: time.Since(start).Seconds()})
 		a.r.emit(Event{Type: EventLaneFinished, Lane: l.ID, Key: l.Key, Runs: l.Runs, Error: err.Error()})
 		return a.fail(err)
 	}

@@ -122,6 +122,9 @@ func eventLine(e executor.Event) string {
 	case executor.EventDeployFinished:
 		return fmt.Sprintf("Deployed %s at %s (%.1fs).", e.Deployment, e.Server, e.Elapsed)
 	case executor.EventDeployFailed:
+		if e.Interrupted {
+			return fmt.Sprintf("Deploy of %s interrupted; a re-run deploys it again.", e.Deployment)
+		}
 		return fmt.Sprintf("Deploy of %s failed: %s", e.Deployment, e.Error)
 	case executor.EventLaneStarted:
 		return fmt.Sprintf("Lane %s: %s.", lane, e.Message)
@@ -129,6 +132,9 @@ func eventLine(e executor.Event) string {
 		return fmt.Sprintf("Run %d/%d of lane %s: %d/%d requests, %d failed, %.2f req/s, %.0f output tok/s (%.1fs).",
 			e.Run, e.Runs, lane, e.Done, e.Total, e.Failed, e.RequestThroughput, e.OutputTokenThroughput, e.Elapsed)
 	case executor.EventRunFailed:
+		if e.Interrupted {
+			return fmt.Sprintf("Run %d of lane %s interrupted; a re-run redoes it.", e.Run, lane)
+		}
 		return fmt.Sprintf("Run %d of lane %s failed: %s", e.Run, lane, e.Error)
 	case executor.EventLaneFinished:
 		if e.Error != "" {

@@ -227,3 +227,49 @@ func TestTrackerLaneThatStopsEarly(t *testing.T) {
 		t.Errorf("a lane that stopped early: %+v", l1)
 	}
 }
+
+// TestInterruptionIsNotAFailure: runs and deploys that Ctrl-C cut short
+// are interrupted, not failed: the summary counts them among the runs not
+// made (which a re-run makes), says the apply was interrupted, and lists
+// no failed deployment (it once said "1 failed", "a step before it
+// failed" and "Deploy ... failed: context canceled").
+func TestInterruptionIsNotAFailure(t *testing.T) {
+	events := []executor.Event{
+		{Type: executor.EventApplyStarted, LanesToRun: 2, RunsToDo: 4},
+		{Type: executor.EventDeployStarted, Deployment: "d1", Message: "Qwen/A on L40S, executor sim"},
+		{Type: executor.EventDeployFinished, Deployment: "d1", Server: "http://127.0.0.1:1"},
+		{Type: executor.EventRunStarted, Lane: "l1", Key: "s/a/chat/l40s", Run: 1, Runs: 2, Total: 8},
+		{Type: executor.EventRunFinished, Lane: "l1", Run: 1, Runs: 2, Done: 8, Total: 8, Elapsed: 1, WindowSeconds: 1, OutputTokens: 100},
+		{Type: executor.EventRunStarted, Lane: "l1", Key: "s/a/chat/l40s", Run: 2, Runs: 2, Total: 8},
+		{Type: executor.EventRunFailed, Lane: "l1", Run: 2, Interrupted: true, Error: "run 2 of lane l1 (s/a/chat/l40s) was interrupted and will be redone: context canceled"},
+		{Type: executor.EventDeployStarted, Deployment: "d2", Message: "Qwen/B on L40S, executor sim"},
+		{Type: executor.EventDeployFailed, Deployment: "d2", Interrupted: true, Error: "deployment d2 (Qwen/B) on executor sim: context canceled"},
+		{Type: executor.EventNodeSkipped, Node: "run.l2.1", Lane: "l2", Deployment: "d2", Run: 1, Message: "the apply was interrupted"},
+		{Type: executor.EventNodeSkipped, Node: "run.l2.2", Lane: "l2", Deployment: "d2", Run: 2, Message: "the apply was interrupted"},
+		{Type: executor.EventApplyFinished, RunsCompleted: 1, Elapsed: 0.5, Message: "interrupted"},
+	}
+	var b bytes.Buffer
+	v := newPlainView(&b, newTracker(trackPlan(), 1))
+	for _, e := range events {
+		v.Event(e)
+	}
+	out := b.String()
+	for _, bad := range []string{"1 failed", "failed: context canceled", "a step before it failed", "an earlier run of the lane failed", "run(s) failed", "Deployment d2"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output has %q:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{
+		"Run 2 of lane l1 interrupted; a re-run redoes it.",
+		"Deploy of d2 interrupted; a re-run deploys it again.",
+		"Apply interrupted after 0.5s: 1 run(s) completed, 0 failed. 3 run(s) did not run.",
+		"Completed runs are journaled; a re-run resumes with the rest.",
+		"s/a/chat/l40s (l1): 1/2 runs",
+		"1 run(s) did not run: the apply was interrupted",
+		"s/b/chat/l40s (l2): 0/2 runs; 2 run(s) did not run: the apply was interrupted",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}

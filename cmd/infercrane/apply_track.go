@@ -29,6 +29,9 @@ type tracker struct {
 	finishedRuns           int
 	estDeploys, measDeploy float64
 	finished               *executor.Event // apply_finished, once seen
+	// interrupted is set by the first run or deploy the interruption cut
+	// short.
+	interrupted bool
 }
 
 // laneTrack is one lane's progress.
@@ -148,6 +151,11 @@ func (t *tracker) observe(e executor.Event) (skipLine string) {
 		}
 	case executor.EventDeployFailed:
 		d := t.dep(e.Deployment)
+		if e.Interrupted {
+			d.state = "interrupted"
+			t.interrupted = true
+			return ""
+		}
 		d.state, d.err = "failed", e.Error
 		// The runner's error starts "deployment ID (model) on executor T: ";
 		// the summary names the deployment itself.
@@ -198,6 +206,12 @@ func (t *tracker) observe(e executor.Event) (skipLine string) {
 	case executor.EventRunFailed:
 		lt := t.lane(e)
 		lt.running = nil
+		if e.Interrupted {
+			// Cut short, not failed: it counts among the runs not made,
+			// which a re-run makes.
+			t.interrupted = true
+			return ""
+		}
 		lt.failedRuns++
 		lt.lastErr = e.Error
 	case executor.EventNodeSkipped:
@@ -235,7 +249,7 @@ func (t *tracker) whySkipped(lt *laneTrack, e executor.Event) string {
 	if d := t.deps[dep]; d != nil && d.state == "failed" {
 		return fmt.Sprintf("its deployment %s (%s) failed", d.id, d.what)
 	}
-	if strings.Contains(e.Message, "interrupted") {
+	if t.interrupted || strings.Contains(e.Message, "interrupted") {
 		return "the apply was interrupted"
 	}
 	if lt.failedRuns > 0 {
@@ -430,18 +444,22 @@ func (t *tracker) summary() applySummary {
 // lane, and the deployments that failed.
 func (s applySummary) lines() []string {
 	var out []string
+	verb := "finished in"
+	if s.Interrupted {
+		verb = "interrupted after"
+	}
 	switch {
 	case s.RunsCompleted+s.RunsFailed == 0 && s.RunsNotRun > 0:
-		out = append(out, fmt.Sprintf("Apply finished in %.1fs: no run was made; %d run(s) of %d lane(s) did not run.", s.Elapsed, s.RunsNotRun, len(s.Lanes)))
+		out = append(out, fmt.Sprintf("Apply %s %.1fs: no run was made; %d run(s) of %d lane(s) did not run.", verb, s.Elapsed, s.RunsNotRun, len(s.Lanes)))
 	default:
-		h := fmt.Sprintf("Apply finished in %.1fs: %d run(s) completed, %d failed.", s.Elapsed, s.RunsCompleted, s.RunsFailed)
+		h := fmt.Sprintf("Apply %s %.1fs: %d run(s) completed, %d failed.", verb, s.Elapsed, s.RunsCompleted, s.RunsFailed)
 		if s.RunsNotRun > 0 {
 			h += fmt.Sprintf(" %d run(s) did not run.", s.RunsNotRun)
 		}
-		if s.Interrupted {
-			h += " Interrupted; completed runs are journaled and a re-run resumes."
-		}
 		out = append(out, h)
+	}
+	if s.Interrupted {
+		out = append(out, "Completed runs are journaled; a re-run resumes with the rest.")
 	}
 	for _, l := range s.Lanes {
 		line := fmt.Sprintf("  %s (%s): %d/%d runs", l.Key, l.Lane, l.RunsCompleted, l.RunsToDo)
