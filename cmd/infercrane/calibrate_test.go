@@ -12,6 +12,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/calibrate"
+	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -484,9 +485,20 @@ func TestCalibrateUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
+	doc := `{"models": [{"model": "Unknown/Model", "campaigns": [{"profile": "p"}]}]}`
 	notEvidence := filepath.Join(t.TempDir(), "plan.json")
-	_ = os.WriteFile(notEvidence, []byte(`{"models": [{"model": "Unknown/Model", "campaigns": [{"profile": "p"}]}]}`), 0o644)
-	if code, _, stderr := runCLI(t, "calibrate", "-out", filepath.Join(t.TempDir(), "c.json"), notEvidence); code != exitError || !strings.Contains(stderr, "not in the model catalog") {
+	_ = os.WriteFile(notEvidence, []byte(doc), 0o644)
+	if code, _, stderr := runCLI(t, "calibrate", "-out", filepath.Join(t.TempDir(), "c.json"), notEvidence); code != exitError || !strings.Contains(stderr, "plan.json is not an evidence document: it has no schema_version") {
+		t.Errorf("not evidence: exit %d, %s", code, stderr)
+	}
+	stamped := `{"schema_version": "` + report.SchemaVersion + `", ` + doc[1:]
+	d, err := report.Digest([]byte(stamped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := filepath.Join(t.TempDir(), "unknown.evidence.json")
+	_ = os.WriteFile(unknown, []byte(stamped[:len(stamped)-1]+`, "digest": "`+d+`"}`), 0o644)
+	if code, _, stderr := runCLI(t, "calibrate", "-out", filepath.Join(t.TempDir(), "c.json"), unknown); code != exitError || !strings.Contains(stderr, "not in the model catalog") {
 		t.Errorf("unknown model: exit %d, %s", code, stderr)
 	}
 }

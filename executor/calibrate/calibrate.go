@@ -75,8 +75,8 @@ type group struct {
 	start                    planner.Params
 }
 
-// Run reads evidence documents (infercrane.screen-evidence/v1 and earlier
-// documents of the same shape: models[].campaigns[].workload and aggregate
+// Run reads infercrane.screen-evidence/v1 documents (their digests checked
+// as verify checks them; models[].campaigns[].workload and aggregate
 // figures, environment.gpu_request and environment.runtime) and fits one
 // set of parameters per GPU type and runtime version found.
 func Run(paths []string, opts Options) (*Result, error) {
@@ -176,13 +176,9 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 	groups := map[string]*group{}
 	skipped := map[string]bool{}
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
+		ev, err := readEvidence(path)
 		if err != nil {
 			return nil, nil, nil, err
-		}
-		var ev report.Evidence
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
 		}
 		ref := planner.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
 		for _, m := range ev.Models {
@@ -191,7 +187,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				continue
 			}
 			for _, c := range m.Campaigns {
-				obs, g, warn, note := observations(&ev, m, c, snap, planned[c.Lane])
+				obs, g, warn, note := observations(ev, m, c, snap, planned[c.Lane])
 				if warn != "" {
 					warnings = append(warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
 					continue
@@ -223,6 +219,9 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			sort.Strings(names)
 			return nil, nil, nil, fmt.Errorf("the evidence has no campaign of the models asked for (%s); it has %s", strings.Join(opts.Models, ", "), strings.Join(names, ", "))
 		}
+		if len(warnings) == 0 {
+			return nil, nil, nil, fmt.Errorf("the evidence (%s) has no campaigns to calibrate from: its screens ran no lane", strings.Join(paths, ", "))
+		}
 		return nil, nil, nil, fmt.Errorf("no campaign of the evidence can be calibrated from: %s", strings.Join(warnings, "; "))
 	}
 	keys := make([]string, 0, len(groups))
@@ -231,6 +230,30 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 	}
 	sort.Strings(keys)
 	return groups, keys, warnings, nil
+}
+
+// readEvidence reads the evidence file at path after checking its digest
+// as verify does: a document changed after 'infercrane report' wrote it
+// (a figure edited by hand, a truncated copy) is refused, since the
+// calibration would be fitted to figures nothing vouches for and would
+// name the document's stated digest as its provenance.
+func readEvidence(path string) (*report.Evidence, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vr, err := report.VerifyDigest(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if !vr.DigestOK {
+		return nil, fmt.Errorf("%s: digest MISMATCH: the evidence states %s, its content gives %s: it was changed after 'infercrane report' wrote it, so its figures are not the ones measured; see what changed with 'infercrane verify -state STATE_DIR %s', or write it again with 'infercrane report STATE_DIR'", path, vr.Recorded, vr.Computed, path)
+	}
+	var ev report.Evidence
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
+	}
+	return &ev, nil
 }
 
 func hasRef(refs []planner.EvidenceRef, r planner.EvidenceRef) bool {
@@ -319,6 +342,9 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 	if c.RequestMix != nil && (snap == nil || pl == nil) {
 		return nil, nil, "a lane with drawn lengths, prefixes or sessions is used only with -state: the applied plan has the sizes the load generator drew, the evidence alone does not"
 	}
+	if c.Capacity != nil || (pl != nil && pl.Inputs.Search != nil) {
+		return nil, nil, "a capacity search's runs are points at loads of their own (its workload's concurrency and request rate are placeholders), which calibrate does not model; calibrate from lanes of a fixed load"
+	}
 	w := c.Workload
 	if w.InputTokens < 1 || w.OutputTokens < 1 || (w.Concurrency < 1 && w.RequestRate <= 0) {
 		return nil, nil, "the workload gives no token counts or load"
@@ -354,8 +380,11 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 		}
 		scale = v
 	}
-	load := planner.Load{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
-		RequestRate: w.RequestRate / scale, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: ev.Environment.RandomSeed}
+	load, why := evidenceLoad(w, ev.Environment.RandomSeed)
+	if why != "" && (snap == nil || pl == nil) {
+		return nil, nil, why
+	}
+	load = scaleLoad(load, scale)
 	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: planner.ParamsOf(a)}
 	name := m.Model + " " + c.Profile + " " + c.GPU
 	if c.Runtime != "" {
@@ -408,13 +437,45 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 }
 
 // plannedLoad is the load of run run of an applied lane as the estimator
-// simulates it (planner.Lane.PerfLoad with the run's seed), an open loop's
-// rate divided by the sim's speedup scale.
+// simulates it (planner.Lane.PerfLoad with the run's seed), scaled to a
+// simulated engine's time (scaleLoad).
 func plannedLoad(pl *planner.Lane, run int, scale float64) planner.Load {
 	cp := *pl
 	cp.Inputs.Seed += int64(run - 1)
-	l := cp.PerfLoad()
-	l.RequestRate /= scale
+	return scaleLoad(cp.PerfLoad(), scale)
+}
+
+// evidenceLoad rebuilds the load of a campaign's first run from its
+// evidence alone, as the planner builds a lane's (planner.Lane.PerfLoad of
+// the same inputs): the shape's fixed sizes, the closed loop's concurrency
+// or the open loop's arrival process in full (kind, burstiness, arrival
+// curve), requests and warmup, seeded with the screen's seed. why says
+// why it cannot: an open loop of evidence written before the evidence
+// recorded its arrival process, whose burstiness or arrival curve is not
+// known.
+func evidenceLoad(w report.Workload, seed int64) (planner.Load, string) {
+	in := planner.LaneInputs{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
+		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: seed}
+	why := ""
+	switch p := w.ArrivalProcess; {
+	case p != nil:
+		in.Arrival, in.Burstiness = p.Kind, p.Burstiness
+		if p.Curve != nil {
+			in.ArrivalCurve, in.ArrivalCurveStepSeconds = p.Curve.Rates, p.Curve.StepSeconds
+		}
+	case w.RequestRate > 0:
+		why = "an open-loop lane whose evidence does not record its arrival process (written before workload.arrival_process: its burstiness and arrival curve are unknown) cannot be rebuilt from the aggregates; calibrate with -state STATE_DIR, or write the evidence again with 'infercrane report STATE_DIR'"
+	}
+	return (&planner.Lane{Inputs: in}).PerfLoad(), why
+}
+
+// scaleLoad converts a load to a simulated engine's time at speedup s (1:
+// a real engine): the engine runs s times faster than the load generator,
+// so an open loop's rate is divided by s and each step of its arrival
+// curve lasts s times as long.
+func scaleLoad(l planner.Load, s float64) planner.Load {
+	l.RequestRate /= s
+	l.CurveStepSeconds *= s
 	return l
 }
 

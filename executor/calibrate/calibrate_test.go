@@ -1,9 +1,6 @@
 package calibrate
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -66,11 +63,7 @@ func TestCachedPromptsOfEvidenceAreModelled(t *testing.T) {
 			"workload":  map[string]any{"input_tokens": 3000, "output_tokens": 16, "concurrency": 1, "requests_per_run": 4, "warmup": 1},
 			"aggregate": agg, "runs": []any{run}}}}},
 	}
-	b, _ := json.Marshal(ev)
-	path := filepath.Join(t.TempDir(), "old.evidence.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeEvidence(t, t.TempDir(), "old.evidence.json", ev)
 	groups, keys, warnings, err := collect([]string{path}, Options{})
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("collect: %v %v", err, keys)

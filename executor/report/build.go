@@ -13,6 +13,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/search"
 )
 
@@ -213,6 +214,29 @@ func evidenceFiles(ev *Evidence, parquet []byte) []FileDigest {
 	return files
 }
 
+// arrivalProcess is the arrival process of a lane's open loop, defaults
+// spelt out as planner/load.NewArrivals applies them (nil for a closed
+// loop).
+func arrivalProcess(li *planner.LaneInputs) *ArrivalProcess {
+	if !(li.RequestRate > 0) {
+		return nil
+	}
+	p := &ArrivalProcess{Kind: li.Arrival}
+	if p.Kind == "" {
+		p.Kind = load.ArrivalPoisson
+	}
+	if p.Kind == load.ArrivalGamma {
+		p.Burstiness = li.Burstiness
+		if p.Burstiness == 0 {
+			p.Burstiness = 1
+		}
+	}
+	if len(li.ArrivalCurve) > 0 {
+		p.Curve = &ArrivalCurve{StepSeconds: li.ArrivalCurveStepSeconds, Rates: append([]float64{}, li.ArrivalCurve...)}
+	}
+	return p
+}
+
 // buildCampaign computes one lane's campaign and returns its run figures
 // and its last run's finish time.
 func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int) (Campaign, []runFigures, string) {
@@ -225,7 +249,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		Workload: Workload{
 			InputTokens: li.InputTokens, OutputTokens: li.OutputTokens, Concurrency: li.Concurrency,
 			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
-			Arrival: li.Arrival, Warmup: li.Warmup, WarmupSeconds: li.WarmupSeconds, API: li.API, Streaming: li.Streaming,
+			Arrival: li.Arrival, ArrivalProcess: arrivalProcess(li), Warmup: li.Warmup, WarmupSeconds: li.WarmupSeconds, API: li.API, Streaming: li.Streaming,
 			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
 		},
 		Runs:       []RunEvidence{},

@@ -294,3 +294,37 @@ func TestSignificanceNeedsRuns(t *testing.T) {
 		}
 	}
 }
+
+// Each open-loop campaign records its arrival process in full, defaults
+// spelt out (a gamma schedule's burstiness 1, the poisson kind), with its
+// arrival curve: a reader (and calibrate) rebuilds the schedule the load
+// generator sent from the evidence alone. A closed loop records none, so
+// the evidence of closed loops is byte for byte what it was
+// (TestDigestPinned, the golden files).
+func TestEvidenceRecordsArrivalProcess(t *testing.T) {
+	in := fixtureInput()
+	small, big := &in.Plan.Lanes[0].Inputs, &in.Plan.Lanes[1].Inputs
+	small.RequestRate, small.Arrival = 10, "gamma"
+	big.RequestRate, big.ArrivalCurve, big.ArrivalCurveStepSeconds = 8, []float64{1, 3}, 2
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*ArrivalProcess{}
+	for _, m := range evs[0].Models {
+		got[m.Name] = m.Campaigns[0].Workload.ArrivalProcess
+	}
+	if p := got["small"]; p == nil || p.Kind != "gamma" || p.Burstiness != 1 || p.Curve != nil {
+		t.Errorf("gamma lane: %+v, want kind gamma, burstiness 1, no curve", p)
+	}
+	if p := got["big"]; p == nil || p.Kind != "poisson" || p.Burstiness != 0 || p.Curve == nil || p.Curve.StepSeconds != 2 || len(p.Curve.Rates) != 2 || p.Curve.Rates[1] != 3 {
+		t.Errorf("curve lane: %+v, want kind poisson and the curve [1 3] of 2 s steps", p)
+	}
+	b, _ := json.Marshal(evs[0])
+	if !strings.Contains(string(b), `"arrival_process":{"kind":"gamma","burstiness":1}`) || !strings.Contains(string(b), `"arrival_process":{"kind":"poisson","curve":{"step_seconds":2,"rates":[1,3]}}`) {
+		t.Errorf("the JSON does not record the arrival processes: %s", b)
+	}
+	if b, _ := json.Marshal(buildFixture(t)); strings.Contains(string(b), "arrival_process") {
+		t.Error("a closed loop records an arrival process")
+	}
+}

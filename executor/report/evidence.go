@@ -219,6 +219,34 @@ type Workload struct {
 	SLOTTFTMs        *float64 `json:"slo_ttft_ms,omitempty"`
 	SLOTPOTMs        *float64 `json:"slo_tpot_ms,omitempty"`
 	SLOLatencyMs     *float64 `json:"slo_latency_ms,omitempty"`
+	// ArrivalProcess is an open loop's arrival process in full, all a
+	// reader (or calibrate) needs to rebuild its schedule besides
+	// request_rate, concurrency, requests_per_run, warmup and the
+	// environment's random_seed. It is absent for a closed loop, and from
+	// evidence written before it was recorded (an open-loop campaign
+	// without it may have had any burstiness or arrival curve).
+	ArrivalProcess *ArrivalProcess `json:"arrival_process,omitempty"`
+}
+
+// ArrivalProcess is the schedule of an open loop's sends: gaps of kind
+// Kind at the campaign's request_rate (gamma with shape Burstiness), the
+// rate modulated over time by Curve when set (see planner/load.Arrivals).
+type ArrivalProcess struct {
+	// Kind is constant, poisson or gamma (the default, poisson, spelt out).
+	Kind string `json:"kind"`
+	// Burstiness is the gamma shape the load generator drew with (the
+	// default 1 spelt out); absent for the other kinds.
+	Burstiness float64 `json:"burstiness,omitempty"`
+	// Curve varies the rate over time (absent: the rate is constant).
+	Curve *ArrivalCurve `json:"curve,omitempty"`
+}
+
+// ArrivalCurve is an arrival curve as the load generator followed it: the
+// rate is request_rate x Rates[k] / mean(Rates) during step k of
+// StepSeconds, cycling.
+type ArrivalCurve struct {
+	StepSeconds float64   `json:"step_seconds"`
+	Rates       []float64 `json:"rates"`
 }
 
 // Latencies are the p50/p90/p95/p99 of TTFT, TPOT, ITL and end-to-end

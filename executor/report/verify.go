@@ -49,22 +49,10 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the evidence: %w", err)
 	}
-	var head struct {
-		SchemaVersion string `json:"schema_version"`
-		Screen        string `json:"screen"`
-		Digest        string `json:"digest"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("%s is not JSON (%v); pass an evidence file written by 'infercrane report'", path, err)
-	}
-	if head.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s has schema_version %q, not %s; pass an evidence file written by 'infercrane report'", path, head.SchemaVersion, SchemaVersion)
-	}
-	res := &VerifyResult{Recorded: head.Digest}
-	if res.Computed, err = Digest(raw); err != nil {
+	res, head, err := verifyDigest(path, raw)
+	if err != nil {
 		return nil, err
 	}
-	res.DigestOK = res.Computed == res.Recorded
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, err
@@ -121,6 +109,44 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	c := &comparer{res: res}
 	c.diff("", doc, want)
 	return res, nil
+}
+
+// VerifyDigest is Verify's first check on raw, the bytes of the evidence
+// file at path (named in errors): that it is an
+// infercrane.screen-evidence/v1 document, and whether the digest it states
+// is the one its content gives (Recorded, Computed, DigestOK). A reader of
+// the evidence that trusts its figures (calibrate) checks this first.
+func VerifyDigest(path string, raw []byte) (*VerifyResult, error) {
+	res, _, err := verifyDigest(path, raw)
+	return res, err
+}
+
+// evidenceHead is the part of an evidence document that says what it is.
+type evidenceHead struct {
+	SchemaVersion string `json:"schema_version"`
+	Screen        string `json:"screen"`
+	Digest        string `json:"digest"`
+}
+
+func verifyDigest(path string, raw []byte) (*VerifyResult, evidenceHead, error) {
+	var head evidenceHead
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, head, fmt.Errorf("%s is not JSON (%v); pass an evidence file written by 'infercrane report'", path, err)
+	}
+	switch head.SchemaVersion {
+	case SchemaVersion:
+	case "":
+		return nil, head, fmt.Errorf("%s is not an evidence document: it has no schema_version, not %s as evidence has; pass a *.evidence.json file written by 'infercrane report'", path, SchemaVersion)
+	default:
+		return nil, head, fmt.Errorf("%s has schema_version %q, not %s; pass an evidence file written by 'infercrane report'", path, head.SchemaVersion, SchemaVersion)
+	}
+	res := &VerifyResult{Recorded: head.Digest}
+	var err error
+	if res.Computed, err = Digest(raw); err != nil {
+		return nil, head, err
+	}
+	res.DigestOK = res.Computed == res.Recorded
+	return res, head, nil
 }
 
 // checkFiles checks the SHA-256 of every file the evidence names: those
