@@ -85,7 +85,7 @@ func breaksWords(b map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func fmtLoad(x float64) string { return fmt.Sprintf("%.4g", x) }
+func fmtLoad(x float64) string { return fmtSig(x, 4) }
 
 // writeCapacityMarkdown adds the capacity table and each search's points.
 func writeCapacityMarkdown(b *strings.Builder, ev *Evidence) {

@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
@@ -148,6 +150,22 @@ func withCV(v, cv float64, runs int) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.1f ±%.1f%%", v, 100*cv)
+}
+
+// fmtSig formats x as %g does with digits significant digits, but never
+// with an exponent (1040, not 1.04e+03): a report's reader compares
+// figures by eye.
+func fmtSig(x float64, digits int) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64) // rounded to digits
+	decimals := max(0, digits-1-int(math.Floor(math.Log10(math.Abs(v)))))
+	out := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(out, ".") { // as %g: no trailing zeros
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
 }
 
 func fmtPtr(p *float64) string {

@@ -102,8 +102,8 @@ func writePredictions(b *strings.Builder, ev *Evidence) {
 				if !pm.Within {
 					flag = "**outside the range**"
 				}
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.3g (%.3g-%.3g) | %.3g | %+.1f%% | %s |\n",
-					m.Model, c.shapeWords(), c.GPUType, p.Assumptions, pm.Metric, pm.Predicted, pm.Low, pm.High, pm.Measured, 100*pm.Error, flag)
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s (%s-%s) | %s | %+.1f%% | %s |\n",
+					m.Model, c.shapeWords(), c.GPUType, p.Assumptions, pm.Metric, fmtSig(pm.Predicted, 3), fmtSig(pm.Low, 3), fmtSig(pm.High, 3), fmtSig(pm.Measured, 3), 100*pm.Error, flag)
 			}
 		}
 	}
