@@ -51,6 +51,12 @@ func runReport(env *cliEnv, args []string) int {
 	if err := report.CheckFormats(list); err != nil {
 		return fs.usageError("%v", err)
 	}
+	// A running apply writes the same reports when it finishes; two writers
+	// of one file would leave either's bytes, or a mix.
+	if held, pid := state.Held(dir); held && *out == "" {
+		fmt.Fprintf(env.Stderr, "infercrane report: an apply (PID %d) holds %s and writes its reports when it finishes; wait for it, or write a report of the runs completed so far elsewhere with -out DIR\n", pid, dir)
+		return 1
+	}
 	opts := report.Options{Formats: list, OutDir: *out}
 	opts.Secrets = env.secrets.Values()
 	var err error
