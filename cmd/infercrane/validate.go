@@ -20,13 +20,14 @@ func addValidateCommands() {
 
 // validateJSON is the output of validate -json.
 type validateJSON struct {
-	FormatVersion string                `json:"format_version"`
-	Valid         bool                  `json:"valid"`
-	ErrorCount    int                   `json:"error_count"`
-	WarningCount  int                   `json:"warning_count"`
-	Summary       string                `json:"summary,omitempty"`
-	Notes         []string              `json:"notes"`
-	Diagnostics   []lang.JSONDiagnostic `json:"diagnostics"`
+	FormatVersion string `json:"format_version"`
+	Valid         bool   `json:"valid"`
+	ErrorCount    int    `json:"error_count"`
+	WarningCount  int    `json:"warning_count"`
+	// Summary is always present: "Valid: ..." or "Invalid: N error(s)".
+	Summary     string                `json:"summary"`
+	Notes       []string              `json:"notes"`
+	Diagnostics []lang.JSONDiagnostic `json:"diagnostics"`
 }
 
 func runValidate(env *cliEnv, args []string) int {
@@ -70,6 +71,9 @@ func runValidate(env *cliEnv, args []string) int {
 			} else {
 				out.WarningCount++
 			}
+		}
+		if !valid {
+			out.Summary = fmt.Sprintf("Invalid: %s.", plural(out.ErrorCount, "error", "errors"))
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(env.Stdout, string(b))
