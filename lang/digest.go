@@ -12,24 +12,37 @@ import (
 // relative to Dir (slash-separated, sorted) and their contents, each
 // length-prefixed so that no two different file sets hash alike.
 func (c *Config) SpecDigest() string {
-	type entry struct {
-		name string
-		src  []byte
-	}
-	entries := make([]entry, 0, len(c.Files))
+	files := make(map[string][]byte, len(c.Files))
 	for p, src := range c.Files {
-		entries = append(entries, entry{relName(c.Dir, p), src})
+		files[SpecFileName(c.Dir, p)] = src
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	return DigestSpecFiles(files)
+}
+
+// SpecFileName is the name the spec digest gives the file at path p of a
+// spec loaded from dir: p relative to dir with forward slashes, or p itself
+// (cleaned, slash-separated) for a file outside dir, such as a -var-file
+// given elsewhere.
+func SpecFileName(dir, p string) string { return relName(dir, p) }
+
+// DigestSpecFiles is the spec digest of files, keyed by SpecFileName: a
+// saved plan recomputes its spec_digest from the files on disk with it.
+func DigestSpecFiles(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	h := sha256.New()
 	var n [8]byte
-	for _, e := range entries {
-		binary.BigEndian.PutUint64(n[:], uint64(len(e.name)))
+	for _, name := range names {
+		src := files[name]
+		binary.BigEndian.PutUint64(n[:], uint64(len(name)))
 		h.Write(n[:])
-		h.Write([]byte(e.name))
-		binary.BigEndian.PutUint64(n[:], uint64(len(e.src)))
+		h.Write([]byte(name))
+		binary.BigEndian.PutUint64(n[:], uint64(len(src)))
 		h.Write(n[:])
-		h.Write(e.src)
+		h.Write(src)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -15,23 +15,33 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 )
 
-// SavedFormat identifies saved plan files (plan -out).
-const SavedFormat = "infercrane.saved-plan/v1"
+// SavedFormat identifies saved plan files (plan -out). Version 2 added the
+// digest over every field of the file.
+const SavedFormat = "infercrane.saved-plan/v2"
+
+// savedFormatV1 identifies saved plans of earlier releases, whose digests
+// covered the plan only: show, diff and report still read them (a state's
+// plan.json may be one), apply refuses them (see Unverified).
+const savedFormatV1 = "infercrane.saved-plan/v1"
 
 // absent is the digest recorded for an input file that does not exist.
 const absent = "absent"
 
 // SavedPlan is a plan saved with -out: the plan, a snapshot of the spec it
 // was made from, the variables, and the digest of every input, so apply
-// can refuse it when anything changed since.
+// can refuse it when anything changed since. Digest covers every other
+// field, so an edit to any part of the file is refused too.
 type SavedPlan struct {
 	Format string `json:"format"`
+	// Digest is "sha256:" + hex of the canonical JSON of the saved plan
+	// with this field empty (its plan keeps its plan_digest); see Encode.
+	Digest string `json:"digest,omitempty"`
 	// SpecPath is the spec path given to plan (a directory or one file),
-	// as given: apply re-reads inputs relative to the directory it runs in.
+	// made absolute, so the plan applies from any working directory.
 	SpecPath string `json:"spec_path"`
-	// Dir is the spec directory.
+	// Dir is the spec directory (absolute).
 	Dir string `json:"dir"`
-	// StateDir is the state directory the plan read.
+	// StateDir is the state directory the plan read (absolute).
 	StateDir string `json:"state_dir"`
 	// Spec holds the spec files' contents by path relative to Dir. Variable
 	// files (*.vars.hcl) are recorded by digest only, since they may hold
@@ -41,7 +51,15 @@ type SavedPlan struct {
 	Variables map[string]any `json:"variables"`
 	// Inputs are the digests of every input as the plan saw them.
 	Inputs InputDigests `json:"inputs"`
-	Plan   *Plan        `json:"plan"`
+	// DigestNames maps the key in Inputs.Spec of each file that the plan's
+	// spec_digest names otherwise (a -var-file outside the spec directory
+	// is keyed by its absolute path and was hashed by the path as given),
+	// so apply can recompute spec_digest from the files on disk.
+	DigestNames map[string]string `json:"digest_names,omitempty"`
+	Plan        *Plan             `json:"plan"`
+
+	// legacy is set for a saved plan of format v1 (see Unverified).
+	legacy bool
 }
 
 // InputDigests are the digests of everything a plan depends on besides
@@ -54,6 +72,10 @@ type InputDigests struct {
 	Profiles map[string]string `json:"profiles"`
 	// State is the digest of the state directory's lanes and completed runs.
 	State string `json:"state"`
+
+	// specDigest is, in the digests CurrentInputs reads, the spec digest of
+	// the recorded spec files as they are on disk ("" when one is missing).
+	specDigest string
 }
 
 // Digests computes the input digests of a loaded spec and state.
@@ -103,12 +125,20 @@ func StateDigest(snap *state.Snapshot) string {
 // path given to plan, stateDir the state directory it read.
 func NewSaved(p *Plan, cfg *lang.Config, snap *state.Snapshot, specPath, stateDir string) *SavedPlan {
 	s := &SavedPlan{
-		Format: SavedFormat, SpecPath: specPath, Dir: cfg.Dir, StateDir: stateDir,
+		Format: SavedFormat, SpecPath: absPath(specPath), Dir: absPath(cfg.Dir), StateDir: absPath(stateDir),
 		Spec: map[string]string{}, Variables: p.Variables, Inputs: Digests(cfg, snap), Plan: p,
 	}
 	varFiles := map[string]bool{}
 	for _, f := range cfg.VarFiles {
 		varFiles[relPath(cfg.Dir, f)] = true
+	}
+	for f := range cfg.Files {
+		if key, name := relPath(cfg.Dir, f), lang.SpecFileName(cfg.Dir, f); key != name {
+			if s.DigestNames == nil {
+				s.DigestNames = map[string]string{}
+			}
+			s.DigestNames[key] = name
+		}
 	}
 	for name, b := range specFiles(cfg) {
 		// Variable files (any name given to -var-file) may hold secrets:
@@ -120,21 +150,65 @@ func NewSaved(p *Plan, cfg *lang.Config, snap *state.Snapshot, specPath, stateDi
 	return s
 }
 
-// Save writes the saved plan to path atomically (a temporary file renamed
-// into place), readable by others since it holds no secrets.
-func (s *SavedPlan) Save(path string) error {
+// absPath is p made absolute (p itself when that fails, or for "").
+func absPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// Encode returns the saved plan's file content (compact canonical JSON, no
+// trailing newline) in the current format, with its plan's plan_digest and
+// its own digest computed. The state's plan.json holds the same bytes.
+func (s *SavedPlan) Encode() ([]byte, error) {
 	if s.Plan == nil {
-		return errors.New("saved plan has no plan")
+		return nil, errors.New("saved plan has no plan")
 	}
 	c := *s
+	c.Format = SavedFormat
 	pc := *s.Plan
 	d, err := Digest(&pc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pc.PlanDigest = d
 	c.Plan = &pc
+	if c.Digest, err = c.digest(); err != nil {
+		return nil, err
+	}
+	return encode(&c)
+}
+
+// digest is the saved plan's digest: "sha256:" + hex of its canonical JSON
+// with Digest empty.
+func (s *SavedPlan) digest() (string, error) {
+	c := *s
+	c.Digest = ""
 	b, err := encode(&c)
+	if err != nil {
+		return "", err
+	}
+	return digestBytes(b), nil
+}
+
+// Unverified says why apply must refuse a saved plan that reads well
+// otherwise ("" when it need not): one of format v1, whose digests did not
+// cover its state directory, spec path or spec snapshot.
+func (s *SavedPlan) Unverified() string {
+	if s.legacy {
+		return fmt.Sprintf("it has format %q, made by an earlier infercrane, whose digests do not cover the whole file (its state directory and spec snapshot could be edited unnoticed)", savedFormatV1)
+	}
+	return ""
+}
+
+// Save writes the saved plan to path atomically (a temporary file renamed
+// into place), readable by others since it holds no secrets.
+func (s *SavedPlan) Save(path string) error {
+	b, err := s.Encode()
 	if err != nil {
 		return err
 	}
@@ -176,9 +250,10 @@ func ParseSaved(b []byte, name string) (*SavedPlan, error) {
 	if err := decodeStrict(b, &s); err != nil {
 		return nil, fmt.Errorf("%s is not a saved plan (%v); make one with 'infercrane plan -out FILE'", name, err)
 	}
-	if s.Format != SavedFormat {
+	if s.Format != SavedFormat && s.Format != savedFormatV1 {
 		return nil, fmt.Errorf("%s has format %q, this infercrane reads %q; make the plan again with 'infercrane plan -out FILE'", name, s.Format, SavedFormat)
 	}
+	s.legacy = s.Format == savedFormatV1
 	if s.Plan == nil {
 		return nil, fmt.Errorf("%s holds no plan; make it again with 'infercrane plan -out FILE'", name)
 	}
@@ -191,6 +266,18 @@ func ParseSaved(b []byte, name string) (*SavedPlan, error) {
 	}
 	if d != s.Plan.PlanDigest {
 		return nil, fmt.Errorf("%s was edited after it was made: its plan_digest is %s but its content gives %s; make the plan again", name, s.Plan.PlanDigest, d)
+	}
+	if !s.legacy {
+		whole, err := s.digest()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case s.Digest == "":
+			return nil, fmt.Errorf("%s was edited after it was made: it has no digest; make the plan again", name)
+		case whole != s.Digest:
+			return nil, fmt.Errorf("%s was edited after it was made: its digest is %s but its content gives %s (every field counts: state_dir, spec_path, dir, spec, variables, inputs, digest_names and the plan); make the plan again", name, s.Digest, whole)
+		}
 	}
 	for f, src := range s.Spec {
 		if s.Inputs.Spec[f] != digestBytes([]byte(src)) {
@@ -239,6 +326,7 @@ func (s *SavedPlan) CurrentInputs() (InputDigests, error) {
 	for name := range s.Inputs.Profiles {
 		cur.Profiles[name] = fileDigest(resolve(s.Dir, name))
 	}
+	cur.specDigest = s.specDigestOnDisk()
 	snap, err := state.Load(s.StateDir)
 	if err != nil {
 		return cur, fmt.Errorf("cannot read the state directory %s: %w", s.StateDir, err)
@@ -253,6 +341,9 @@ func (s *SavedPlan) CurrentInputs() (InputDigests, error) {
 func (s *SavedPlan) Changes(cur InputDigests) []string {
 	var out []string
 	out = append(out, mapChanges("spec file", s.Inputs.Spec, cur.Spec)...)
+	if len(out) == 0 && cur.specDigest != "" && s.Plan != nil && cur.specDigest != s.Plan.SpecDigest {
+		out = append(out, fmt.Sprintf("the spec files on disk give spec_digest %s, but the plan was made from %s (the saved plan's record of its spec files does not match the plan)", cur.specDigest, s.Plan.SpecDigest))
+	}
 	out = append(out, mapChanges("workload profile", s.Inputs.Profiles, cur.Profiles)...)
 	if s.Inputs.State != cur.State {
 		out = append(out, fmt.Sprintf("the state in %s changed (an apply ran or was interrupted since the plan was made)", s.StateDir))
@@ -283,6 +374,25 @@ func mapChanges(what string, old, cur map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// specDigestOnDisk is the spec digest of the spec files the saved plan
+// records (Inputs.Spec), read from disk now and named as the plan's
+// spec_digest named them; "" when one cannot be read.
+func (s *SavedPlan) specDigestOnDisk() string {
+	files := make(map[string][]byte, len(s.Inputs.Spec))
+	for key := range s.Inputs.Spec {
+		b, err := os.ReadFile(resolve(s.Dir, key))
+		if err != nil {
+			return ""
+		}
+		name := key
+		if n, ok := s.DigestNames[key]; ok {
+			name = n
+		}
+		files[name] = b
+	}
+	return lang.DigestSpecFiles(files)
 }
 
 // fileDigest is the digest of a file's content, or "absent".

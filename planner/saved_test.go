@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -161,5 +163,126 @@ func TestSavedPlanVarFileOutsideSpecDir(t *testing.T) {
 	cur, _ = s.CurrentInputs()
 	if ch := s.Changes(cur); len(ch) != 1 || !strings.Contains(ch[0], "extra.vars.hcl changed") {
 		t.Errorf("changes %v", ch)
+	}
+}
+
+// TestSavedDigestCoversEveryField: changing any field of a saved plan's
+// file (each one its JSON names, found by reflection so a field added
+// later is covered too) is refused as an edit.
+func TestSavedDigestCoversEveryField(t *testing.T) {
+	dir, cfg := specDir(t)
+	s := NewSaved(build(t, cfg), cfg, nil, dir, filepath.Join(dir, ".infercrane"))
+	s.DigestNames = map[string]string{"/elsewhere/x.vars.hcl": "x.vars.hcl"}
+	b, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseSaved(b, "plan.json"); err != nil {
+		t.Fatalf("the unedited plan: %v", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	edits := map[string]json.RawMessage{
+		"spec_path":    json.RawMessage(`"/tmp/other"`),
+		"dir":          json.RawMessage(`"/tmp/other"`),
+		"state_dir":    json.RawMessage(`"/tmp/other/.infercrane"`),
+		"spec":         json.RawMessage(`{"main.hcl":"# edited\n"}`),
+		"variables":    json.RawMessage(`{"x":1}`),
+		"inputs":       json.RawMessage(`{"spec":{},"profiles":{},"state":"sha256:00"}`),
+		"digest_names": json.RawMessage(`{"/elsewhere/x.vars.hcl":"y.vars.hcl"}`),
+		"digest":       json.RawMessage(`"sha256:` + strings.Repeat("0", 64) + `"`),
+	}
+	typ := reflect.TypeOf(SavedPlan{})
+	for i := 0; i < typ.NumField(); i++ {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" || name == "format" || name == "plan" {
+			continue // format: refused as unknown; plan: by plan_digest (TestLoadSavedRefusesTampering)
+		}
+		edit, ok := edits[name]
+		if !ok {
+			t.Errorf("field %q has no edit in this test: add one", name)
+			continue
+		}
+		changed := map[string]json.RawMessage{}
+		for k, v := range fields {
+			changed[k] = v
+		}
+		changed[name] = edit
+		bad, _ := json.Marshal(changed)
+		_, err := ParseSaved(bad, "plan.json")
+		if err == nil || !strings.Contains(err.Error(), "edited after it was made") {
+			t.Errorf("%s edited: %v", name, err)
+		}
+	}
+	delete(fields, "digest")
+	bad, _ := json.Marshal(fields)
+	if _, err := ParseSaved(bad, "plan.json"); err == nil || !strings.Contains(err.Error(), "has no digest") {
+		t.Errorf("digest removed: %v", err)
+	}
+}
+
+// TestSavedPlanChecksSpecDigestOnDisk: a saved plan whose record of its
+// spec (snapshot and input digests) was rewritten to match a changed spec,
+// its own digest recomputed, is still stale: the spec on disk does not
+// give the plan's spec_digest, which the plan_digest covers.
+func TestSavedPlanChecksSpecDigestOnDisk(t *testing.T) {
+	dir, cfg := specDir(t)
+	stateDir := filepath.Join(dir, state.DefaultDir)
+	s := NewSaved(build(t, cfg), cfg, nil, dir, stateDir)
+	cur, err := s.CurrentInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := s.Changes(cur); len(ch) != 0 {
+		t.Fatalf("fresh plan reports changes: %v", ch)
+	}
+	edited := s.Spec["main.hcl"] + "\n# edited\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Spec["main.hcl"] = edited
+	s.Inputs.Spec["main.hcl"] = digestBytes([]byte(edited))
+	file := filepath.Join(t.TempDir(), "plan.json")
+	if err := s.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	forged, err := LoadSaved(file)
+	if err != nil {
+		t.Fatalf("a consistently rewritten plan reads (its digests agree): %v", err)
+	}
+	cur, err = forged.CurrentInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := forged.Changes(cur)
+	if len(ch) != 1 || !strings.Contains(ch[0], "the spec files on disk give spec_digest") || !strings.Contains(ch[0], forged.Plan.SpecDigest) {
+		t.Errorf("changes %v", ch)
+	}
+}
+
+// TestSavedPlanFromAnotherDirectory: a plan made with relative paths
+// records them absolute, so its inputs read the same from any working
+// directory.
+func TestSavedPlanFromAnotherDirectory(t *testing.T) {
+	dir, _ := specDir(t)
+	t.Chdir(filepath.Dir(dir))
+	rel := filepath.Base(dir)
+	cfg, diags := lang.Load(rel, lang.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s := NewSaved(build(t, cfg), cfg, nil, rel, filepath.Join(rel, state.DefaultDir))
+	if !filepath.IsAbs(s.SpecPath) || !filepath.IsAbs(s.Dir) || !filepath.IsAbs(s.StateDir) {
+		t.Fatalf("paths not absolute: %q %q %q", s.SpecPath, s.Dir, s.StateDir)
+	}
+	t.Chdir(t.TempDir())
+	cur, err := s.CurrentInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := s.Changes(cur); len(ch) != 0 {
+		t.Errorf("from another directory: %v", ch)
 	}
 }

@@ -168,11 +168,15 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s is plan JSON, which records no input digests, so apply cannot check that it still holds; save the plan with 'infercrane plan -out FILE' and apply that\n", path)
 		return nil, 1
 	}
+	if why := saved.Unverified(); why != "" {
+		fmt.Fprintf(env.Stderr, "infercrane apply: refusing %s: %s; make the plan again with 'infercrane plan -out FILE'\n", path, why)
+		return nil, 1
+	}
 	if !haveCredentials(env, p) {
 		return nil, 1
 	}
 	dir := saved.StateDir
-	if *o.pf.state != "" && filepath.Clean(*o.pf.state) != filepath.Clean(dir) {
+	if *o.pf.state != "" && absOr(*o.pf.state) != filepath.Clean(dir) {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s was planned against the state in %s, not %s; drop -state or plan again\n", path, dir, *o.pf.state)
 		return nil, 1
 	}
@@ -273,7 +277,7 @@ func view(env *cliEnv, o applyOpts, p *planner.Plan) progressView {
 
 // run applies the plan, then writes the reports.
 func (j *applyJob) run(env *cliEnv, o applyOpts) int {
-	planJSON, err := json.Marshal(j.saved)
+	planJSON, err := j.saved.Encode()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: encode the plan: %v\n", err)
 		return 1
@@ -487,6 +491,14 @@ func revealSaved(env *cliEnv, saved *planner.SavedPlan, vars []string) error {
 	}
 	env.secrets.Add(fresh.Secrets()...)
 	return nil
+}
+
+// absOr is p made absolute, or p cleaned when that fails.
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
 
 // sortedNames returns the keys of m in order.

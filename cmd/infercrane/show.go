@@ -69,6 +69,10 @@ func runShow(env *cliEnv, args []string) int {
 
 // reportStaleness says on stderr whether a saved plan's inputs changed.
 func reportStaleness(env *cliEnv, s *planner.SavedPlan) {
+	if why := s.Unverified(); why != "" {
+		fmt.Fprintf(env.Stderr, "\n'infercrane apply' refuses this plan: %s. Make a new plan with 'infercrane plan -out FILE %s'.\n", why, s.SpecPath)
+		return
+	}
 	cur, err := s.CurrentInputs()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "\nCannot check whether the plan is still valid: %v\n", err)
