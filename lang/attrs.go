@@ -304,6 +304,12 @@ func positive(f float64) bool    { return f > 0 }
 func nonNegative(f float64) bool { return f >= 0 }
 func fraction(f float64) bool    { return f > 0 && f <= 1 }
 
+// atLeastMillisecond accepts a number of seconds the load generator can
+// time: it counts durations in whole milliseconds, so a positive value
+// under 0.001 would become 0 (no time bound, or an arrival curve it
+// refuses at apply).
+func atLeastMillisecond(f float64) bool { return f >= 0.001 }
+
 // appendIf appends d when it is not nil.
 func appendIf(diags hcl.Diagnostics, d ...*hcl.Diagnostic) hcl.Diagnostics {
 	for _, x := range d {

@@ -72,7 +72,7 @@ func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		numCheck(a, "request_rate", positive, "greater than 0", "It is the open-loop arrival rate in requests per second; leave it out for closed-loop load."),
 		numCheck(a, "burstiness", positive, "greater than 0", "It is the gamma shape parameter (1 = Poisson)."),
 		numCheck(a, "warmup", nonNegative, "0 or more", "It is the number of unmeasured requests sent first."),
-		numCheck(a, "warmup_seconds", positive, "greater than 0", "It warms up for this many seconds; leave it out to warm up by count only."),
+		numCheck(a, "warmup_seconds", atLeastMillisecond, "at least 0.001 (the load generator times in whole milliseconds)", "It warms up for this many seconds; leave it out to warm up by count only."),
 		oneOf(a, "api", APIs),
 		oneOf(a, "arrival", Arrivals),
 	)

@@ -370,7 +370,7 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 			s.Prefix = p
 		case "arrival_curve":
 			a := l.decodeNested(b, curveSpecs, ctx)
-			l.diags = appendIf(l.diags, numCheck(a, "step_seconds", positive, "greater than 0", "It is how long each rate of the curve lasts in the run."))
+			l.diags = appendIf(l.diags, numCheck(a, "step_seconds", atLeastMillisecond, "at least 0.001 (the load generator times in whole milliseconds)", "It is how long each rate of the curve lasts in the run."))
 			c := &ArrivalCurve{StepSeconds: a.float("step_seconds")}
 			if a.known("rates") {
 				sum := 0.0
@@ -405,6 +405,15 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 	if s.Session != nil && s.RequestRate > 0 {
 		l.diags = append(l.diags, errorf(seen["session"].DefRange, "session with request_rate",
 			"Sessions run closed loop: each turn waits for the answer to the last. Remove request_rate (and arrival), or the session block."))
+	}
+	if ss := s.Session; ss != nil && ss.Turns >= 2 && s.Requests > 0 && s.Requests < ss.Turns {
+		at := ss.DeclRange
+		if r, ok := s.AttrRanges["requests"]; ok {
+			at = r
+		}
+		l.diags = append(l.diags, errorf(at, "Fewer requests than turns",
+			"requests (%d) is fewer than the session's turns (%d): a run sends %d measured requests in all, so its one session would end after turn %d and no conversation would reach the turns the shape asks for. Set requests to at least %d (a multiple of turns runs whole sessions), or lower turns.",
+			s.Requests, ss.Turns, s.Requests, s.Requests, ss.Turns))
 	}
 	if s.Session != nil && s.API == "completions" {
 		at := seen["session"].DefRange

@@ -100,7 +100,7 @@ shape "session_and_prefix" {
   input_tokens  = 100
   output_tokens = 10
   concurrency   = 1
-  requests      = 1
+  requests      = 4
   prefix {
     groups        = 2
     shared_tokens = 50
@@ -132,7 +132,7 @@ shape "curve_bad" {
   request_rate  = 2
   arrival_curve {
     rates        = [0, 0] # ERROR: at least one above 0
-    step_seconds = 0 # ERROR: step_seconds must be greater than 0
+    step_seconds = 0 # ERROR: step_seconds must be at least 0.001
   }
 }
 
@@ -211,8 +211,31 @@ shape "hit_ratio_unknown_key" {
   }
 }
 
+shape "session_longer_than_run" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 3 # ERROR: requests (3) is fewer than the session's turns (5)
+  session {
+    turns = 5
+  }
+}
+
+shape "curve_too_fine" {
+  input_tokens   = 100
+  output_tokens  = 10
+  concurrency    = 1
+  requests       = 1
+  request_rate   = 2
+  warmup_seconds = 0.0005 # ERROR: warmup_seconds must be at least 0.001
+  arrival_curve {
+    rates        = [1, 2]
+    step_seconds = 0.0004 # ERROR: step_seconds must be at least 0.001
+  }
+}
+
 screen "x" {
   models = [model.qwen06]
-  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix, shape.curve_closed, shape.curve_bad, shape.session_open, shape.prefix_longer_than_prompt, shape.prefix_whole_prompt, shape.prefix_fits, shape.session_completions, shape.lengths_unknown_key, shape.hit_ratio_unknown_key]
+  shapes = [shape.both, shape.bad_dist, shape.bad_lognormal, shape.empty_lengths, shape.prefix_both, shape.prefix_bad, shape.session_short, shape.session_and_prefix, shape.curve_closed, shape.curve_bad, shape.session_open, shape.prefix_longer_than_prompt, shape.prefix_whole_prompt, shape.prefix_fits, shape.session_completions, shape.lengths_unknown_key, shape.hit_ratio_unknown_key, shape.session_longer_than_run, shape.curve_too_fine]
   gpus   = [gpu.l40s]
 }
