@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
 )
@@ -24,6 +25,26 @@ type RequestMix struct {
 	Clipped int `json:"clipped"`
 	// PrefixCache is set for shapes with a prefix or sessions.
 	PrefixCache *PrefixCacheMix `json:"prefix_cache,omitempty"`
+	// Sessions is set for shapes with sessions: the turns they ask for
+	// beside the turns the planned and the sent conversations reached.
+	Sessions *SessionMix `json:"sessions,omitempty"`
+}
+
+// SessionMix compares a session shape's turns with its conversations,
+// over the measured requests of every run.
+type SessionMix struct {
+	// Turns is the turns each session asks for.
+	Turns int `json:"turns"`
+	// Intended sums the runs' planned sessions: a session restarts (a new
+	// conversation at turn 1) when its next turn would overflow the window.
+	Intended load.SessionStats `json:"intended"`
+	// SentSessions counts the sessions with a succeeded turn, SentFull
+	// those whose every one of Turns turns succeeded, and SentMostTurns is
+	// the most turns of one session that succeeded (a failed turn ends its
+	// session).
+	SentSessions  int `json:"sent_sessions"`
+	SentFull      int `json:"sent_full"`
+	SentMostTurns int `json:"sent_most_turns"`
 }
 
 // LengthMix is one length's intended percentiles (of the planned requests,
@@ -84,9 +105,15 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 	var cachedTokens, reportedPrompt int64
 	var serverQueried, serverHits float64
 	reported, counted := false, len(runs) > 0
+	if w.Session != nil {
+		m.Sessions = &SessionMix{Turns: w.Session.Turns}
+	}
 	for _, r := range runs {
 		seed := in.Seed + int64(r.Run-1)
 		seq := w.Sequence(seed, in.Requests, in.InputTokens, in.OutputTokens)
+		if sm := m.Sessions; sm != nil {
+			sm.add(load.Sessions(seq, sm.Turns), r.Records)
+		}
 		for _, q := range seq {
 			planIn, planOut = append(planIn, float64(q.Input)), append(planOut, float64(q.Output))
 		}
@@ -132,6 +159,27 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 	return m
 }
 
+// add counts one run: its planned sessions' statistics and the turns its
+// succeeded measured records reached.
+func (sm *SessionMix) add(planned load.SessionStats, records []loadgen.Record) {
+	sm.Intended.Sessions += planned.Sessions
+	sm.Intended.Restarted += planned.Restarted
+	sm.Intended.MostTurns = max(sm.Intended.MostTurns, planned.MostTurns)
+	ok := map[int]int{} // session -> succeeded turns
+	for _, rec := range records {
+		if !rec.Warmup && rec.OK() {
+			ok[rec.Session]++
+		}
+	}
+	for _, n := range ok {
+		sm.SentSessions++
+		sm.SentMostTurns = max(sm.SentMostTurns, n)
+		if n >= sm.Turns {
+			sm.SentFull++
+		}
+	}
+}
+
 // writeRequestMix writes the Markdown table of drawn workloads: intended
 // against sent lengths, clipped draws and prefix-cache reuse.
 func writeRequestMix(b *strings.Builder, ev *Evidence) {
@@ -163,4 +211,23 @@ func writeRequestMix(b *strings.Builder, ev *Evidence) {
 				x.Clipped, intended, achieved)
 		}
 	}
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			if c.RequestMix == nil || c.RequestMix.Sessions == nil {
+				continue
+			}
+			sm := c.RequestMix.Sessions
+			fmt.Fprintf(b, "\nSessions of %s on %s, %d turns each: planned %d, %d of them restarted early (the next turn would overflow the window), the longest %s; sent %d, %d with every turn succeeded, the longest %s.\n",
+				c.shapeWords(), m.Model, sm.Turns, sm.Intended.Sessions, sm.Intended.Restarted, turnsWord(sm.Intended.MostTurns),
+				sm.SentSessions, sm.SentFull, turnsWord(sm.SentMostTurns))
+		}
+	}
+}
+
+// turnsWord is "1 turn" or "N turns".
+func turnsWord(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return fmt.Sprintf("%d turns", n)
 }
