@@ -183,3 +183,54 @@ func TestValidateNamesTheProblem(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// FuzzSessionsAndPrefixCut checks the summaries the planner's preflight
+// reads off a sequence against the sequence itself, for any sizes: every
+// session is counted once, a restarted one ended short of its turns before
+// the last, no session exceeds its turns; PrefixCut counts exactly the
+// prompts whose shared part was cut.
+func FuzzSessionsAndPrefixCut(f *testing.F) {
+	f.Add(int64(1), 32, 3000, 50, 4, 4096, 0)
+	f.Add(int64(7), 12, 100, 16, 3, 4096, 0)
+	f.Add(int64(3), 32, 512, 16, 0, 4096, 1024)
+	f.Add(int64(5), 9, 700, 40, 2, 1000, 0)
+	f.Fuzz(func(t *testing.T, seed int64, n, in, out, turns, window, shared int) {
+		if n < 1 || n > 2000 || in < 1 || in > 1<<20 || out < 1 || out > 1<<20 || window < 0 || window > 1<<22 || turns < 0 || turns > 64 || shared < 0 {
+			t.Skip()
+		}
+		s := &Spec{Window: window, Input: &Dist{Kind: KindLognormal, Median: float64(in), Sigma: 0.5}}
+		if turns >= 2 {
+			s.Session = &Session{Turns: turns}
+		} else if shared > 0 {
+			s.Prefix = &Prefix{Groups: 2, SharedTokens: shared}
+		}
+		seq := s.Sequence(seed, n, in, out)
+		if s.Session != nil {
+			st := Sessions(seq, turns)
+			starts := 0
+			for _, r := range seq {
+				if r.Turn == 0 {
+					starts++
+				}
+				if r.Turn >= turns {
+					t.Fatalf("turn %d of a %d-turn session", r.Turn, turns)
+				}
+			}
+			if st.Sessions != starts || st.Restarted > max(st.Sessions-1, 0) || st.MostTurns > turns || st.MostTurns < 1 {
+				t.Fatalf("Sessions = %+v, %d sessions start in %d requests of %d turns", st, starts, n, turns)
+			}
+			if window == 0 && st.Restarted != 0 {
+				t.Fatalf("no window, yet %d sessions restarted", st.Restarted)
+			}
+		}
+		cut := 0
+		for _, r := range seq {
+			if s.Prefix != nil && r.Shared < shared {
+				cut++
+			}
+		}
+		if got := s.PrefixCut(seq); got != cut {
+			t.Fatalf("PrefixCut = %d, want %d (prompts whose shared part is under %d)", got, cut, shared)
+		}
+	})
+}
