@@ -23,12 +23,13 @@ func addCalibrateCommands() {
 func runCalibrate(env *cliEnv, args []string) int {
 	fs := newFlags(env, "calibrate", usageDoc{
 		Usage: "infercrane calibrate [flags] -out FILE EVIDENCE...\n  infercrane calibrate [flags] -check FILE EVIDENCE...",
-		About: "Fits prefill MFU, decode bandwidth efficiency and the per-step and per-request overheads of the\n" +
-			"performance model, per GPU type and runtime version, to the campaigns of evidence files: from\n" +
-			"each run's per-request records when -state names the state directory they came from, else from\n" +
-			"the campaigns' aggregates. Says per parameter whether the evidence identifies it (a parameter it\n" +
-			"cannot pin keeps the catalog's value). Writes a digest-pinned calibration file to reference from\n" +
-			"a gpu or runtime block (calibration = \"FILE\", calibration_digest = \"sha256:...\").\n" +
+		About: "Fits the performance model's five parameters (prefill MFU, decode bandwidth efficiency, the\n" +
+			"per-step and per-request overheads and the request jitter), per GPU type and runtime version, to\n" +
+			"the campaigns of evidence files: from each run's per-request records when -state names the state\n" +
+			"directory they came from, else from the campaigns' aggregates. Says per parameter whether the\n" +
+			"evidence identifies it (a parameter it cannot pin keeps the catalog's value). Writes a\n" +
+			"digest-pinned calibration file to reference from a gpu or runtime block (calibration = \"FILE\",\n" +
+			"calibration_digest = \"sha256:...\").\n" +
 			"With -check FILE it fits nothing: it predicts the evidence's campaigns with FILE's parameters\n" +
 			"and prints the error of each figure (how a calibration transfers to other lanes or models).",
 		Examples: []string{
