@@ -263,7 +263,7 @@ func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid value for " + name,
-			Detail:   fmt.Sprintf("%s must be a whole number, got %s.", name, bf.Text('g', 10)),
+			Detail:   fmt.Sprintf("%s must be a whole number, got %s; round it in the expression, e.g. %s = floor(...) or ceil(...) (a trace percentile is often fractional).", name, bf.Text('g', 10), name),
 			Subject:  rng.Ptr(),
 		}
 	}

@@ -6,7 +6,7 @@ model "m" {
 
 gpu "g" {
   type  = "H100"
-  count = 1.5 # ERROR: count must be a whole number
+  count = 1.5 # ERROR: count must be a whole number, got 1.5; round it in the expression, e.g. count = floor(...)
 }
 
 runtime "r" {
