@@ -22,7 +22,17 @@ type Options struct {
 	// Variables overrides the plan's record of variable values; nil takes
 	// them from the Config. Sensitive variables are always redacted.
 	Variables map[string]any
+	// Checks are preflight checks that need knowledge above the planner
+	// (an executor's deploy-time rules, the report's lane metrics), run on
+	// every lane with known inputs after the planner's own; their findings
+	// join the plan's preflight. cmd wires them (see LaneCheck).
+	Checks []LaneCheck
 }
+
+// LaneCheck checks one planned lane of screen sc and returns what the plan
+// must report about it (an error blocks apply). It reads only the plan: the
+// lane's resolved inputs, settings and performance model.
+type LaneCheck func(sc *Screen, l *Lane) []Finding
 
 // lanePlan is a lane together with what Build resolved for it.
 type lanePlan struct {
@@ -33,6 +43,10 @@ type lanePlan struct {
 	hw      Hardware
 	hwOK    bool
 	perfErr error // runtime settings the engine would refuse
+	// settings are the engine's settings resolved from the runtime block's
+	// attributes and args (nil: the GPU type is unknown); preflight reads
+	// them, whatever their source.
+	settings *RuntimeSettings
 	// uncertainty is the range of the lane's estimate (calibration
 	// residuals or the catalog's stated uncertainty).
 	uncertainty Uncertainty
@@ -81,6 +95,7 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	lanes, drops, tdiags := applyTargets(lanes, drops, opts.Target, &f)
 	diags = append(diags, tdiags...)
 	preflight(cfg, p.Screens, lanes, &f)
+	externalChecks(p.Screens, lanes, opts.Checks, &f)
 	estimate(lanes)
 	runtimeNotes(p.Screens, lanes)
 	for _, l := range lanes {

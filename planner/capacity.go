@@ -356,9 +356,19 @@ func searchChecks(l *lanePlan, f *findings) {
 	if len(ls.Expected) > 0 {
 		p := ls.Expected[0]
 		if p.RunSeconds < 5*p.LatencyP50Ms/1000 {
+			// A request_rate point is lengthened with duration; a
+			// concurrency point (which takes no duration) with requests.
+			fix := fmt.Sprintf("Set duration in search %q (30s or more).", s.Name)
+			if s.Integer() {
+				need := s.Requests + 1
+				if p.RunSeconds > 0 {
+					need = max(need, int(math.Ceil(float64(p.Requests)*5*p.LatencyP50Ms/1000/p.RunSeconds)))
+				}
+				fix = fmt.Sprintf("Raise requests in search %q to at least %d (a concurrency point is sized by requests).", s.Name, need)
+			}
 			f.add(SeverityWarning, l.ID, "", fmt.Sprintf("search %q points are too short to load the server", s.Name),
-				fmt.Sprintf("%s: at %.4g %s a point of %d requests lasts about %.1f s, under 5 request latencies (%.0f ms each), so the server never reaches a steady queue and the p95s describe a burst, not a load. Set duration in search %q (30s or more).",
-					name, p.Load, ls.Unit, p.Requests, p.RunSeconds, p.LatencyP50Ms, s.Name))
+				fmt.Sprintf("%s: at %.4g %s a point of %d requests lasts about %.1f s, under 5 request latencies (%.0f ms each), so the server never reaches a steady queue and the p95s describe a burst, not a load. %s",
+					name, p.Load, ls.Unit, p.Requests, p.RunSeconds, p.LatencyP50Ms, fix))
 		}
 	}
 	if ls.ExpectedResult.Status == search.StatusMaxPoints {

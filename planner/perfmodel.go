@@ -10,7 +10,7 @@ import (
 // A runtime arg that cannot be parsed or an engine that would refuse to
 // start is kept in l.perfErr for preflight.
 func resolvePerf(l *lanePlan) {
-	if len(l.missing) > 0 || !l.hwOK {
+	if !l.hwOK {
 		return
 	}
 	in := l.Inputs
@@ -23,6 +23,10 @@ func resolvePerf(l *lanePlan) {
 	if err != nil {
 		l.perfErr = err
 		return
+	}
+	l.settings = &rs
+	if len(l.missing) > 0 {
+		return // the engine's settings are known, its performance is not
 	}
 	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := l.hw

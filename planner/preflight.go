@@ -266,10 +266,31 @@ func laneChecks(l *lanePlan, f *findings) {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("requests %d < concurrency %d in shape %q", in.Requests, in.Concurrency, l.Shape),
 			fmt.Sprintf("%s never reaches its concurrency, so the load is lighter than the shape says; set requests >= %d in shape %q.", name, in.Concurrency, l.Shape))
 	}
-	if in.MaxNumSeqs > 0 && in.MaxNumSeqs < in.Concurrency {
-		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("max_num_seqs %d < concurrency %d", in.MaxNumSeqs, in.Concurrency),
-			fmt.Sprintf("%s: the server batches at most %d sequences, so requests queue and TTFT includes waiting; raise max_num_seqs in runtime %q or lower concurrency in shape %q.", name, in.MaxNumSeqs, l.Runtime, l.Shape))
+	if seqs, from := maxNumSeqs(l); seqs > 0 && seqs < in.Concurrency {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("max_num_seqs %d < concurrency %d", seqs, in.Concurrency),
+			fmt.Sprintf("%s: the server batches at most %d sequences (%s), so requests queue and TTFT includes waiting; raise it in runtime %q or lower concurrency in shape %q.", name, seqs, from, l.Runtime, l.Shape))
 	}
+}
+
+// maxNumSeqs is the batch cap the spec sets for a lane's server, from the
+// resolved engine settings whatever their source (the runtime block's
+// max_num_seqs or --max-num-seqs in its args, the last one winning as it
+// does in vLLM), and where it came from; 0 when the spec leaves it to the
+// engine's default.
+func maxNumSeqs(l *lanePlan) (int, string) {
+	if s := l.settings; s != nil {
+		switch s.Sources["max_num_seqs"] {
+		case "args":
+			return s.MaxNumSeqs, "--max-num-seqs in its args"
+		case "runtime":
+			return s.MaxNumSeqs, "its max_num_seqs"
+		}
+		return 0, ""
+	}
+	if l.Inputs.MaxNumSeqs > 0 {
+		return l.Inputs.MaxNumSeqs, "its max_num_seqs"
+	}
+	return 0, ""
 }
 
 // effectiveContext is the context window the server enforces: the smaller
@@ -324,9 +345,19 @@ func contextCheck(l *lanePlan, name string, f *findings) {
 			fmt.Sprintf("%s: set max_context on model %q so plan can check input + output against it.", name, l.Model))
 		return
 	}
-	if l.arch.MaxPositions > 0 && in.MaxContext > l.arch.MaxPositions {
-		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("max_context %d exceeds the %d positions of %s", in.MaxContext, l.arch.MaxPositions, in.ModelID),
-			fmt.Sprintf("%s: the server refuses a context longer than the model supports; lower max_context on model %q.", name, l.Model))
+	// The model's positions bound every window the spec asks the server
+	// for, whichever says it: max_context or --max-model-len in the args.
+	for _, w := range []struct {
+		what, fix string
+		n         int
+	}{
+		{"max_context", fmt.Sprintf("lower max_context on model %q", l.Model), in.MaxContext},
+		{"--max-model-len", fmt.Sprintf("lower --max-model-len in the args of runtime %q", l.Runtime), maxModelLen(in.RuntimeArgs)},
+	} {
+		if l.arch.MaxPositions > 0 && w.n > l.arch.MaxPositions {
+			f.add(SeverityWarning, l.ID, "", fmt.Sprintf("%s %d exceeds the %d positions of %s", w.what, w.n, l.arch.MaxPositions, in.ModelID),
+				fmt.Sprintf("%s: the server refuses a context longer than the model supports; %s to at most %d.", name, w.fix, l.arch.MaxPositions))
+		}
 	}
 	reserve := templateReserve(in)
 	total := in.InputTokens + reserve + in.OutputTokens
@@ -338,8 +369,8 @@ func contextCheck(l *lanePlan, name string, f *findings) {
 			why = fmt.Sprintf("the %s executor's server may have no /tokenize, so the chat template comes on top of input_tokens and template_headroom reserves room for it", in.ExecutorType)
 		}
 		f.add(SeverityError, l.ID, "", "context overflow: "+sum,
-			fmt.Sprintf("%s: every request would be rejected by the server's context guard (%s is %d; %s). Fix one of: lower output_tokens in shape %q to at most %d; lower input_tokens to at most %d; or raise the context window to at least %d.",
-				name, source, ctx, why, l.Shape, max(ctx-in.InputTokens-reserve, 0), max(ctx-in.OutputTokens-reserve, 0), total))
+			fmt.Sprintf("%s: every request would be rejected by the server's context guard (%s is %d; %s). Fix one of: %s.",
+				name, source, ctx, why, strings.Join(overflowFixes(l, ctx, source, total, reserve), "; or ")))
 		return
 	}
 	if !PromptsCalibrated(in) && in.API == "chat" && in.TemplateHeadroom == 0 {
@@ -347,6 +378,33 @@ func contextCheck(l *lanePlan, name string, f *findings) {
 			fmt.Sprintf("%s: if the %s executor's server has no /tokenize, prompts are approximated (one token per word) and the chat template, at least %d tokens, comes on top of input_tokens, which %s leaves %d tokens for. Set template_headroom in shape %q (512 is safe) so the context check covers it.",
 				name, in.ExecutorType, chatTemplateMinTokens, source, ctx-in.InputTokens-in.OutputTokens, l.Shape))
 	}
+}
+
+// overflowFixes lists the changes that make a lane's requests (total
+// tokens, reserve of them for the template) fit a window of ctx tokens
+// (set by source):
+// shorter outputs or inputs when a positive length fits, and a longer
+// window, which only another model gives when this one's positions are
+// too few.
+func overflowFixes(l *lanePlan, ctx int, source string, total, reserve int) []string {
+	in := l.Inputs
+	var fixes []string
+	if n := ctx - in.InputTokens - reserve; n >= 1 {
+		fixes = append(fixes, fmt.Sprintf("lower output_tokens in shape %q to at most %d", l.Shape, n))
+	}
+	if n := ctx - in.OutputTokens - reserve; n >= 1 {
+		fixes = append(fixes, fmt.Sprintf("lower input_tokens in shape %q to at most %d", l.Shape, n))
+	}
+	if reserve > 0 && ctx-in.InputTokens-in.OutputTokens >= 0 {
+		fixes = append(fixes, fmt.Sprintf("lower template_headroom in shape %q to at most %d (when the chat template needs no more)", l.Shape, ctx-in.InputTokens-in.OutputTokens))
+	}
+	if len(fixes) == 0 {
+		fixes = append(fixes, fmt.Sprintf("shorten both input_tokens and output_tokens in shape %q so that together they take at most %d tokens", l.Shape, ctx-reserve))
+	}
+	if pos := l.arch.MaxPositions; pos > 0 && pos < total {
+		return append(fixes, fmt.Sprintf("use a model whose context window holds %d tokens (%s has %d positions)", total, in.ModelID, pos))
+	}
+	return append(fixes, fmt.Sprintf("raise the context window (%s) to at least %d", source, total))
 }
 
 func memoryCheck(l *lanePlan, name string, f *findings) {
@@ -388,4 +446,25 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// externalChecks runs the checks of Options.Checks on every lane whose
+// inputs are known (a lane waiting for a trace is checked once it is
+// profiled).
+func externalChecks(screens []*Screen, lanes []*lanePlan, checks []LaneCheck, f *findings) {
+	if len(checks) == 0 {
+		return
+	}
+	byName := map[string]*Screen{}
+	for _, s := range screens {
+		byName[s.Name] = s
+	}
+	for _, l := range lanes {
+		if len(l.Inputs.Pending) > 0 {
+			continue
+		}
+		for _, check := range checks {
+			*f = append(*f, check(byName[l.Screen], l.Lane)...)
+		}
+	}
 }
