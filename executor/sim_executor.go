@@ -13,6 +13,7 @@ import (
 	"time"
 
 	enginesim "github.com/infercrane/infercrane/executor/sim"
+	"github.com/infercrane/infercrane/planner"
 )
 
 // SimType is the sim executor's type name (executor "sim" in a spec).
@@ -136,4 +137,23 @@ func (x *SimExecutor) Schema() Schema { return SimSchema() }
 func ValidateSim(settings map[string]any) error {
 	_, err := NewSim(settings)
 	return err
+}
+
+// CheckSimDeployment reports what Deploy would refuse of d that the plan
+// alone decides, without starting an engine: the settings, and in model
+// timing a performance model to serve from (the plan's, which needs the
+// model's architecture, or a catalog model and GPU). validate and plan run
+// it (plugins.Builtin.CheckDeployment), so apply never meets it.
+func CheckSimDeployment(d Deployment) error {
+	e, err := NewSim(d.Config)
+	if err != nil {
+		return err
+	}
+	x := e.(*SimExecutor)
+	if x.settings.Timing == enginesim.TimingModel && d.Perf == nil {
+		if _, ok := planner.LookupModel(d.ModelID); !ok {
+			return fmt.Errorf("the sim executor's model timing serves from the model's architecture, and %s is neither in the catalog nor given one; set the architecture attributes the plan's \"estimates unavailable\" warning names on the model block, or timing = %q in the executor block", d.ModelID, enginesim.TimingConstant)
+		}
+	}
+	return x.Options(d).Validate()
 }

@@ -30,6 +30,9 @@ func (l *loader) decodeGate(d *decl, in instance, body hcl.Body, ctx *hcl.EvalCo
 			g.ConditionText = string(src[rng.Start.Byte:rng.End.Byte])
 		}
 		g.Metrics = laneMetricsOf(g.Condition)
+		if diag := conditionType(g.Condition, l.opts.LaneMetrics); diag != nil {
+			l.diags = append(l.diags, diag)
+		}
 	}
 	l.diags = appendIf(l.diags,
 		numCheck(a, "min_runs", nonNegative, "0 or more", "With fewer runs the gate is inconclusive."),
@@ -106,4 +109,60 @@ func ParseGate(name, condition, errorMessage string, minRuns int, maxCV float64)
 	g.Condition = expr
 	g.Metrics = laneMetricsOf(expr)
 	return g, nil
+}
+
+// conditionType checks that a gate's condition is true or false whatever
+// the lane measures, by evaluating it against a placeholder lane whose
+// metrics (metrics, as Options.LaneMetrics lists them; nil: none known)
+// are numbers not known yet: a number (lane.failed) or a string ("yes")
+// would make every report say INCONCLUSIVE. Conditions that cannot be
+// evaluated (unknown metric names, reported where the reference is
+// checked) are left alone.
+func conditionType(expr hcl.Expression, metrics []string) *hcl.Diagnostic {
+	lane := cty.DynamicVal
+	if metrics != nil {
+		attrs := map[string]cty.Value{}
+		groups := map[string]map[string]cty.Value{}
+		for _, m := range metrics {
+			if g, member, ok := strings.Cut(m, "."); ok {
+				if groups[g] == nil {
+					groups[g] = map[string]cty.Value{}
+				}
+				groups[g][member] = cty.UnknownVal(cty.Number)
+				continue
+			}
+			attrs[m] = cty.UnknownVal(cty.Number)
+		}
+		for g, members := range groups {
+			attrs[g] = cty.ObjectVal(members)
+		}
+		lane = cty.ObjectVal(attrs)
+	}
+	ctx := &hcl.EvalContext{Functions: Functions(), Variables: map[string]cty.Value{"lane": lane}}
+	v, diags := expr.Value(ctx)
+	if diags.HasErrors() {
+		return nil
+	}
+	t := v.Type()
+	if t == cty.Bool || t == cty.DynamicPseudoType {
+		return nil
+	}
+	return errorf(expr.Range(), "Invalid gate condition",
+		"A gate condition must be true or false, and this one is %s, so the report could never judge it (every lane would be INCONCLUSIVE). Compare the metric with a threshold, such as lane.failed == 0 or lane.ttft_p95_ms < 500.",
+		describeType(v))
+}
+
+// describeType names a value's type for a message ("a number", "a
+// string \"yes\"").
+func describeType(v cty.Value) string {
+	t := v.Type()
+	switch {
+	case t == cty.String && v.IsKnown() && !v.IsNull():
+		return fmt.Sprintf("the string %q", v.AsString())
+	case t == cty.String:
+		return "a string"
+	case t == cty.Number:
+		return "a number"
+	}
+	return "of type " + t.FriendlyName()
 }

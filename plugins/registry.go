@@ -28,6 +28,12 @@ type Builtin struct {
 	// deploy would (nil: the schema's types and bounds only). A problem with
 	// one attribute is an *executor.AttrError naming it.
 	Validate func(cfg map[string]any) error
+	// CheckDeployment checks a planned deployment (the lane's resolved
+	// inputs, settings and performance model) the way Deploy would before
+	// starting anything, so plan refuses what only the lane makes wrong (a
+	// Modal gpu that is not the lane's GPU, a sim model without a
+	// performance model). Nil: Deploy checks nothing the plan decides.
+	CheckDeployment func(d executor.Deployment) error
 	// Credentials reports what the executor needs from the environment that
 	// is missing (nil error: nothing), naming the variables or profile to
 	// set; plan warns with it and apply refuses before deploying anything.
@@ -177,6 +183,16 @@ func ExternalSchema(ctx context.Context, name, path string, logOut io.Writer) (e
 	}
 	defer c.Close()
 	return c.Schema(), nil
+}
+
+// CheckDeployment runs the built-in executor of type typ's
+// CheckDeployment on d (nil for an external executor, or one without it).
+func (r *Registry) CheckDeployment(typ string, d executor.Deployment) error {
+	b, ok := r.Builtin(typ)
+	if !ok || b.CheckDeployment == nil {
+		return nil
+	}
+	return b.CheckDeployment(d)
 }
 
 // MissingCredentials checks what the built-in executor of type typ needs

@@ -83,10 +83,10 @@ func setupCommands() {
 func (env *cliEnv) builtins() []plugins.Builtin {
 	w := env.Wire
 	return []plugins.Builtin{
-		{Name: executor.SimType, New: executor.NewSim, Schema: executor.SimSchema, Validate: executor.ValidateSim},
+		{Name: executor.SimType, New: executor.NewSim, Schema: executor.SimSchema, Validate: executor.ValidateSim, CheckDeployment: executor.CheckSimDeployment},
 		{Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema, Validate: endpoint.Validate, Credentials: endpoint.Credentials},
 		{Name: local.Type, New: local.New, Schema: local.Schema, Validate: local.Validate},
-		{Name: modal.Type, Schema: modal.Schema, Validate: modal.Validate, Credentials: w.modalCredentials,
+		{Name: modal.Type, Schema: modal.Schema, Validate: modal.Validate, CheckDeployment: modal.CheckDeployment, Credentials: w.modalCredentials,
 			New: func(cfg map[string]any) (executor.Executor, error) {
 				return modal.NewExecutor(cfg, modal.WithCloudFactory(w.modalCloud))
 			}},

@@ -136,6 +136,21 @@ func (e *Executor) binaryPath() (string, error) {
 	return b, nil
 }
 
+// CheckDeployment reports what Deploy would refuse of d that the plan
+// alone decides, without contacting Modal: the settings, and the sandbox
+// they make for the lane (a gpu attribute that does not name the lane's
+// GPU type and count, no model id). validate and plan run it
+// (plugins.Builtin.CheckDeployment), so apply never meets it.
+func CheckDeployment(d executor.Deployment) error {
+	c, err := ParseConfig(d.Config)
+	if err != nil {
+		return err
+	}
+	e := &Executor{cfg: c, now: time.Now}
+	_, err = e.Spec(d)
+	return err
+}
+
 // Spec is the sandbox a deployment is created with.
 func (e *Executor) Spec(d executor.Deployment) (SandboxSpec, error) {
 	gpu, err := e.cfg.GPURequest(d.GPUType, d.GPUCount)
