@@ -71,6 +71,10 @@ func TestBrokenSpecsFailValidate(t *testing.T) {
 		{"gate cv member", `type = "sim"`, "lane.cv.output_token_thruput < 0.1", "lane.cv.output_token_thruput", `Did you mean "output_token_throughput"?`, ""},
 		{"gate pooled member", `type = "sim"`, "lane.pooled.ttft_p95 < 1", "lane.pooled.ttft_p95", `lane.pooled has no member "ttft_p95"`, ""},
 		{"gate group alone", `type = "sim"`, "lane.failures == 0", "lane.failures", `name one, such as lane.failures.`, ""},
+		// A condition that is not true or false can never be judged.
+		{"gate number", `type = "sim"`, "lane.failed", "lane.failed", `this one is a number`, ""},
+		{"gate string", `type = "sim"`, `"yes"`, `"yes"`, `this one is the string "yes"`, ""},
+		{"gate conditional string", `type = "sim"`, `lane.failed == 0 ? "ok" : "bad"`, `lane.failed == 0 ?`, `this one is a string`, ""},
 		// The executor type itself.
 		{"executor type typo", `type = "modall"`, okGate, `"modall"`, `Did you mean "modal"?`, ""},
 		// modal

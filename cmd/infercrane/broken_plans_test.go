@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// brokenPlanSpec is a valid spec on one executor with one gate; each case of
+// TestBrokenPlansFailPlan edits it (ID and OUT are the model id and the
+// shape's output_tokens; EXEC, SHAPE, GATE and SCREEN are replaced by the
+// case's lines) into one that validate accepts but that
+// could never deploy or be judged.
+const brokenPlanSpec = `model "m" {
+  id          = "ID"
+  revision    = "c1899de289a04d12100db370d81485cdf75e47ca"
+  max_context = 4096
+}
+
+gpu "g" {
+  type = "L40S"
+}
+
+executor "e" {
+EXEC
+}
+
+shape "s" {
+  input_tokens  = 100
+  output_tokens = OUT
+  concurrency   = 1
+  requests      = 2
+SHAPE
+}
+
+gate "g" {
+  error_message = "The lane must be clean."
+GATE
+}
+
+screen "x" {
+  models   = [model.m]
+  shapes   = [shape.s]
+  gpus     = [gpu.g]
+  executor = executor.e
+  gates    = [gate.g]
+SCREEN
+}
+`
+
+// TestBrokenPlansFailPlan: what only the lane makes wrong (the deployment
+// an executor would refuse, a gate the lane's runs can never judge) passes
+// validate and is a preflight error at plan, naming the lane and the fix;
+// no plan file is saved and apply deploys nothing.
+func TestBrokenPlansFailPlan(t *testing.T) {
+	type edit struct{ id, out, exec, shape, gate, screen string }
+	ok := edit{id: "Qwen/Qwen3-0.6B", out: "10", exec: `type = "sim"`, gate: "condition = lane.failed == 0", screen: "runs = 2"}
+	with := func(f func(e *edit)) edit { e := ok; f(&e); return e }
+	cases := []struct {
+		name string
+		edit edit
+		want string
+	}{
+		// Executors' deploy-time checks of the plan's deployment.
+		{"sim model timing without an architecture", with(func(e *edit) { e.id = "foo/bar-7b" }),
+			`foo/bar-7b is neither in the catalog nor given one; set the architecture attributes`},
+		{"modal gpu not the lane's", with(func(e *edit) { e.exec = "type = \"modal\"\n  gpu = \"H100\"" }),
+			`gpu = "H100" asks for 1 x H100 but the lane was planned on 1 x L40S`},
+		{"modal gpu count not the lane's", with(func(e *edit) { e.exec = "type = \"modal\"\n  gpu = \"L40S:2\"" }),
+			`asks for 2 x L40S but the lane was planned on 1 x L40S`},
+		// Gates the lane can never judge.
+		{"gate on ttft without streaming", with(func(e *edit) { e.shape, e.gate = "streaming = false", "condition = lane.ttft_p95_ms < 500" }),
+			`does not stream (streaming = false)`},
+		{"gate on pooled itl without streaming", with(func(e *edit) { e.shape, e.gate = "streaming = false", "condition = lane.pooled.itl_p95_ms < 50" }),
+			`ttft, tpot and itl are not measured`},
+		{"gate on tpot with one output token", with(func(e *edit) { e.out, e.gate = "1", "condition = lane.tpot_p95_ms < 50" }),
+			`output_tokens = 1, which leaves no gap between tokens`},
+		{"gate on cv with one run", with(func(e *edit) { e.gate, e.screen = "condition = lane.cv.output_token_throughput < 0.1", "runs = 1" }),
+			`needs at least 2 runs, and screen "x" plans 1`},
+		{"gate max_cv with one run", with(func(e *edit) { e.gate, e.screen = "condition = lane.failed == 0\n  max_cv = 0.1", "runs = 1" }),
+			`max_cv judges the variation of throughput across runs, which needs at least 2 runs`},
+		{"gate on goodput without slo", with(func(e *edit) { e.gate = "condition = lane.goodput > 1" }),
+			`shape "s" has no slo block`},
+		{"gate on capacity without a search", with(func(e *edit) { e.gate = "condition = lane.capacity_rps > 1" }),
+			`only a lane with a capacity search has lane.capacity_rps`},
+		{"gate min_runs above runs", with(func(e *edit) { e.gate = "condition = lane.failed == 0\n  min_runs = 5" }),
+			`the gate needs min_runs = 5 completed runs and screen "x" plans 2`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := strings.NewReplacer("ID", c.edit.id, "OUT", c.edit.out, "EXEC", "  "+c.edit.exec, "SHAPE", "  "+c.edit.shape,
+				"GATE", "  "+c.edit.gate, "SCREEN", "  "+c.edit.screen)
+			src := r.Replace(brokenPlanSpec)
+			dir := filepath.Join(t.TempDir(), "spec")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, stdout, stderr := runCLI(t, "validate", dir); code != 0 {
+				t.Fatalf("validate exit %d, want 0 (the spec itself is valid)\n%s%s", code, stdout, stderr)
+			}
+			planFile := filepath.Join(t.TempDir(), "p.plan")
+			code, stdout, stderr := runCLI(t, "plan", "-out", planFile, dir)
+			if code != 1 || !strings.Contains(stdout, "  Error: ") || !strings.Contains(stdout, c.want) {
+				t.Fatalf("plan exit %d, want 1 with a preflight error saying %q:\n%s%s", code, c.want, stdout, stderr)
+			}
+			if _, err := os.Stat(planFile); err == nil {
+				t.Errorf("plan -out wrote %s", planFile)
+			}
+			// Modal's credentials are there (placeholders: nothing contacts
+			// Modal), so it is the preflight error that stops apply.
+			env := map[string]string{"MODAL_TOKEN_ID": "ak-placeholder", "MODAL_TOKEN_SECRET": "as-placeholder"}
+			code, stdout, stderr = runCLIWithEnv(t, env, "apply", "-auto-approve", dir)
+			if code != 1 || !strings.Contains(stdout, c.want) || !strings.Contains(stderr, "the plan has preflight errors") {
+				t.Errorf("apply exit %d, want 1 refusing the preflight error %q:\n%s%s", code, c.want, stdout, stderr)
+			}
+			if fi, err := os.Stat(filepath.Join(dir, ".infercrane", "journal.jsonl")); err == nil && fi.Size() > 0 {
+				t.Errorf("apply journaled something")
+			}
+		})
+	}
+}
+
+// runCLIWithEnv is runCLI with the environment variables in vars.
+func runCLIWithEnv(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := &cliEnv{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(k string) string { return vars[k] }, Environ: func() []string { return nil }, Wire: productionWiring()}
+	code := run(env, args)
+	return code, stdout.String(), stderr.String()
+}
