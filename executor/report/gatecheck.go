@@ -8,39 +8,50 @@ import (
 	"github.com/infercrane/infercrane/planner/search"
 )
 
-// GateFindings lists, as preflight errors, the gates of screen sc that can
-// never be judged on lane l, whatever its runs measure: a metric the lane
-// will not have (see absentMetric), min_runs above the lane's runs, or
-// max_cv where no coefficient of variation exists. evaluateGate would call
-// each of them INCONCLUSIVE after the runs; the plan refuses them before
-// anything is deployed (cmd passes GateFindings in planner.Options.Checks).
+// GateFindings lists the gates of screen sc that can never be judged on
+// lane l, whatever its runs measure, which evaluateGate would call
+// INCONCLUSIVE after the runs: a metric the lane will not have (see
+// absentMetric) is a preflight error, refused before anything is
+// deployed; min_runs above the lane's runs, or max_cv where no coefficient
+// of variation exists, a warning (the gate's own bar for a conclusive
+// result, which an exploratory screen may knowingly not reach). cmd passes
+// GateFindings in planner.Options.Checks.
 func GateFindings(sc *planner.Screen, l *planner.Lane) []planner.Finding {
 	if sc == nil {
 		return nil
 	}
 	var out []planner.Finding
-	bad := func(g planner.Gate, summary, why string) {
-		out = append(out, planner.Finding{Severity: planner.SeverityError, Lane: l.ID, Screen: sc.Name,
+	bad := func(sev planner.Severity, g planner.Gate, summary, why string) {
+		f := planner.Finding{Severity: sev, Lane: l.ID, Screen: sc.Name,
 			Summary: fmt.Sprintf("gate %q can never be judged on lane %s: %s", g.Name, l.Key, summary),
 			Detail: fmt.Sprintf("lane %s (%s): %s. Whatever the runs measure, gate %q would be INCONCLUSIVE on this lane; change the gate, or leave it out of screen %q's gates.",
-				l.Key, l.ID, why, g.Name, sc.Name)})
+				l.Key, l.ID, why, g.Name, sc.Name)}
+		if sev == planner.SeverityWarning {
+			f.Summary = fmt.Sprintf("gate %q will be INCONCLUSIVE on lane %s: %s", g.Name, l.Key, summary)
+			f.Detail = fmt.Sprintf("lane %s (%s): %s. The gate's own threshold for a conclusive result cannot be met by this screen, so gate %q will be INCONCLUSIVE (exit 4) whatever the runs measure.",
+				l.Key, l.ID, why, g.Name)
+		}
+		out = append(out, f)
 	}
 	for _, g := range sc.GateSpecs {
 		for _, m := range g.Metrics {
 			if why := absentMetric(l, m); why != "" {
-				bad(g, "lane."+m+" is never measured", why)
+				bad(planner.SeverityError, g, "lane."+m+" is never measured", why)
 			}
 		}
+		// min_runs and max_cv are the gate's own bar for a conclusive
+		// result; a screen with fewer runs is an exploratory one the plan
+		// warns about (as it does below 5 runs), not an error.
 		searched := l.Inputs.Search != nil
 		switch {
 		case g.MinRuns > 0 && !searched && l.Runs < g.MinRuns:
-			bad(g, fmt.Sprintf("min_runs = %d", g.MinRuns),
+			bad(planner.SeverityWarning, g, fmt.Sprintf("min_runs = %d", g.MinRuns),
 				fmt.Sprintf("the gate needs min_runs = %d completed runs and screen %q plans %d; raise runs in the screen to %d or lower min_runs", g.MinRuns, sc.Name, l.Runs, g.MinRuns))
 		case g.MaxCV > 0 && searched:
-			bad(g, fmt.Sprintf("max_cv = %g", g.MaxCV),
+			bad(planner.SeverityWarning, g, fmt.Sprintf("max_cv = %g", g.MaxCV),
 				"max_cv judges the variation of throughput across runs, and a capacity search's lane aggregates its one point at capacity; remove max_cv")
 		case g.MaxCV > 0 && l.Runs < 2:
-			bad(g, fmt.Sprintf("max_cv = %g", g.MaxCV),
+			bad(planner.SeverityWarning, g, fmt.Sprintf("max_cv = %g", g.MaxCV),
 				fmt.Sprintf("max_cv judges the variation of throughput across runs, which needs at least 2 runs, and screen %q plans %d; raise runs to 2 or more (5 for decision grade) or remove max_cv", sc.Name, l.Runs))
 		}
 	}
