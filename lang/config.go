@@ -63,6 +63,11 @@ type Trace struct {
 	Profile string
 	// Digest pins the profile ("sha256:..."); plan refuses a mismatch.
 	Digest string
+	// ProfileDigest is the document digest of the workload profile the
+	// trace resolved to (the digest `infercrane profile validate` prints),
+	// set by the ResolveTrace hook with the value; empty while the trace
+	// is not profiled.
+	ProfileDigest string
 	// MaxContext clips derived shapes to a context window (0: no clipping).
 	MaxContext int
 	// Executor, when set, is the executor block that profiles the trace

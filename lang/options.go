@@ -29,7 +29,7 @@ type Options struct {
 	// ResolveTrace returns a trace's profile as a value (see TraceValueType).
 	// Nil, or a result of cty.DynamicVal, means "not profiled yet": every
 	// value derived from the trace stays unknown and shapes list it in
-	// Shape.Pending.
+	// Shape.Pending. With a value it sets t.ProfileDigest.
 	ResolveTrace func(t *Trace, specDir string) (cty.Value, hcl.Diagnostics)
 	// GPUTypes are the GPU catalog names (planner.GPUNames()); a gpu block with
 	// another type is an error that suggests the closest names. Nil skips

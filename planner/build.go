@@ -71,6 +71,7 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 		Preflight:         []Finding{},
 		Assumptions:       []Assumption{},
 		Graph:             Graph{Nodes: []Node{}, Edges: []Edge{}},
+		Traces:            traceProfiles(cfg),
 		secrets:           append([]string(nil), cfg.Secrets...),
 	}
 	lanes, diags := expand(cfg, p)

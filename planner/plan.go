@@ -69,6 +69,10 @@ type Plan struct {
 	// sees what the estimates rest on.
 	Assumptions []Assumption `json:"assumptions"`
 	Graph       Graph        `json:"graph"`
+	// Traces are the workload profiles the spec's traces resolved to, by
+	// name, for the evidence's provenance (absent when the spec profiles
+	// no trace, and from plans made before they were recorded).
+	Traces []TraceProfile `json:"traces,omitempty"`
 
 	// secrets are the values of the spec's sensitive variables and of
 	// every value derived from them, in memory only (see Secrets).

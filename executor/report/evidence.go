@@ -41,8 +41,13 @@ type Evidence struct {
 	Screen            string `json:"screen"`
 	SpecDigest        string `json:"spec_digest"`
 	PlanDigest        string `json:"plan_digest"`
-	// WorkloadProfileDigest pins the trace profile the shapes came from
-	// (empty when no shape used a trace).
+	// WorkloadProfileDigest pins the workload profiles the spec's traces
+	// resolved to: their document digests (what a trace block's digest
+	// pins and 'infercrane profile validate' prints), comma-separated in
+	// trace-name order; empty when the spec has no trace. WorkloadSource
+	// names each trace's source ("trace.NAME") and pinned profile file
+	// ("trace.NAME.profile"). Evidence of plans made before plans recorded
+	// their traces has the profile files' byte digests here instead.
 	WorkloadProfileDigest string            `json:"workload_profile_digest"`
 	WorkloadSource        map[string]string `json:"workload_source,omitempty"`
 	Environment           Environment       `json:"environment"`

@@ -361,6 +361,8 @@ func LoadInput(stateDir string, opts Options) (*Input, []string, error) {
 	in.Gates, w = GatesFromPlan(plan)
 	warnings = append(warnings, w...)
 	switch {
+	case len(plan.Traces) > 0:
+		in.WorkloadProfileDigest, in.WorkloadSource = planProfileFacts(plan.Traces)
 	case saved != nil:
 		in.WorkloadProfileDigest, in.WorkloadSource = profileFacts(nil, saved)
 	case opts.Config != nil:
@@ -419,7 +421,27 @@ func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
 	return rd, nil
 }
 
-// profileFacts names the pinned workload profiles of the spec.
+// planProfileFacts names the workload profiles the plan's traces resolved
+// to: their document digests (comma-separated, by trace name) and, per
+// trace, its source ("trace.NAME") and pinned profile file
+// ("trace.NAME.profile").
+func planProfileFacts(traces []planner.TraceProfile) (string, map[string]string) {
+	src := map[string]string{}
+	digests := make([]string, 0, len(traces))
+	for _, t := range traces {
+		digests = append(digests, t.Digest)
+		src["trace."+t.Name] = t.Source
+		if t.Profile != "" {
+			src["trace."+t.Name+".profile"] = filepath.ToSlash(t.Profile)
+		}
+	}
+	return strings.Join(digests, ","), src
+}
+
+// profileFacts names the pinned workload profiles of the spec, for a plan
+// made before plans recorded their traces (Plan.Traces): a saved plan's
+// digests are then those of the profile files' bytes, as the evidence of
+// such a plan was written (so that it still rebuilds field for field).
 func profileFacts(cfg *lang.Config, saved *planner.SavedPlan) (string, map[string]string) {
 	src := map[string]string{}
 	var digests []string

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
@@ -68,5 +70,31 @@ func writeStateFixtureOf(t *testing.T, dir string, in Input) {
 	}
 	if err := saved.Save(filepath.Join(dir, state.PlanFile)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The evidence names the profiles the plan's traces resolved to by their
+// document digests, with each trace's source and pinned file; a saved
+// plan's byte digests of the profile files (Inputs.Profiles) are used only
+// for a plan made before plans recorded their traces, whose evidence was
+// written from them.
+func TestEvidenceNamesThePlansTraceProfiles(t *testing.T) {
+	in := fixtureInput()
+	in.Plan.Traces = []planner.TraceProfile{
+		{Name: "chutes", Source: "s3://bucket/chutes.parquet", Profile: "profiles/chutes.json", Digest: "sha256:" + strings.Repeat("a", 64)},
+		{Name: "local", Source: "trace.parquet", Digest: "sha256:" + strings.Repeat("b", 64)},
+	}
+	dir := t.TempDir()
+	writeStateFixtureOf(t, dir, in)
+	got, _, err := LoadInput(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sha256:" + strings.Repeat("a", 64) + ",sha256:" + strings.Repeat("b", 64); got.WorkloadProfileDigest != want {
+		t.Errorf("workload_profile_digest %q, want %q", got.WorkloadProfileDigest, want)
+	}
+	want := map[string]string{"trace.chutes": "s3://bucket/chutes.parquet", "trace.chutes.profile": "profiles/chutes.json", "trace.local": "trace.parquet"}
+	if !reflect.DeepEqual(got.WorkloadSource, want) {
+		t.Errorf("workload_source %v, want %v", got.WorkloadSource, want)
 	}
 }

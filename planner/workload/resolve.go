@@ -34,7 +34,17 @@ func Resolve(ctx context.Context, t *lang.Trace, specDir string, ro ReadOptions)
 			Subject: attrRange(t, "source").Ptr(),
 		}}
 	}
-	return Value(doc), nil
+	return Resolved(t, doc), nil
+}
+
+// Resolved is a trace's value for the profile doc it resolved to, and
+// records doc's digest in t.ProfileDigest (the provenance the plan and the
+// evidence name).
+func Resolved(t *lang.Trace, doc Document) cty.Value {
+	if d, err := Digest(doc); err == nil {
+		t.ProfileDigest = d
+	}
+	return Value(doc)
 }
 
 func resolvePinned(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
@@ -57,7 +67,7 @@ func resolvePinned(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
 		return cty.DynamicVal, diag("digest", "Workload profile digest mismatch",
 			fmt.Sprintf("The spec pins %s but %s has digest %s. If the new profile is intended, set digest = %q; otherwise restore the profile file.", t.Digest, t.Profile, digest, digest))
 	}
-	return Value(doc), nil
+	return Resolved(t, doc), nil
 }
 
 // attrRange is the range of a trace block attribute's expression, or the

@@ -2,6 +2,8 @@ package workload
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -115,4 +117,44 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A resolved trace records its profile's document digest (the one a
+// digest attribute pins and 'profile validate' prints, never the SHA-256
+// of the file's bytes), pinned or profiled from its source: the plan and
+// the evidence name the profile by it.
+func TestResolveRecordsTheProfileDigest(t *testing.T) {
+	dir := t.TempDir()
+	raw := mustRead(t, "../../testdata/profiles/public-prior.json")
+	os.WriteFile(filepath.Join(dir, "p.json"), raw, 0o644)
+	pinned := &lang.Trace{Name: "c", Source: "x.parquet", Profile: "p.json", Digest: publicPriorDigest}
+	if _, diags := Resolve(context.Background(), pinned, dir, ReadOptions{}); diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if pinned.ProfileDigest != publicPriorDigest || pinned.ProfileDigest == "sha256:"+sha256Hex(raw) {
+		t.Errorf("pinned: profile digest %q, want the document digest %s", pinned.ProfileDigest, publicPriorDigest)
+	}
+
+	data, err := os.ReadFile(synthTrace(t, smallTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "trace.parquet"), data, 0o644)
+	unpinned := &lang.Trace{Name: "t", Source: "trace.parquet", Sample: &lang.TraceSample{RowGroups: 2, RowsPerGroup: 300}}
+	if _, diags := Resolve(context.Background(), unpinned, dir, ReadOptions{}); diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, ".infercrane", "profiles", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	_, want, err := Parse(mustRead(t, files[0]))
+	if err != nil || unpinned.ProfileDigest != want {
+		t.Errorf("unpinned: profile digest %q, want the profile's %s (%v)", unpinned.ProfileDigest, want, err)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -486,7 +486,7 @@ func ResolveTrace(ctx context.Context, t *lang.Trace, specDir string, ro workloa
 	if err != nil {
 		return fail("source", err)
 	}
-	return workload.Value(doc), nil
+	return workload.Resolved(t, doc), nil
 }
 
 // ctyAttrs converts an executor block's attributes to plain values.
