@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // withholdSpec declares sensitive variables of several types.
@@ -139,4 +141,48 @@ func TestSpecSnippetsStay(t *testing.T) {
 	if !strings.Contains(text.String(), "An argument definition must end with a newline.") {
 		t.Errorf("a detail that quotes nothing is kept:\n%s", text.String())
 	}
+}
+
+// FuzzVarFileNeverQuoted: whatever a variable file holds around a planted
+// value (HCL or JSON), no rendered diagnostic shows it: no snippet of the
+// file, and no detail that repeats it, except the loader's own
+// "Value for undeclared variable", which names an attribute.
+func FuzzVarFileNeverQuoted(f *testing.F) {
+	const planted = "QQSECRETQQ"
+	for _, seed := range [][2]string{
+		{`tok = "`, `" runs = 3`}, {`tok = "`, ""}, {"tok = ", ""}, {`{"tok": `, "}"}, {`{"tok": "`, `"}`},
+		{"tok = upper(", ")"}, {`tok = "${`, `}"`}, {"tok = [", "]"}, {"tok = {a = ", "}"}, {"tok = x", ".y"},
+		{"tok = 1\ntok = ", ""}, {"tok = <<EOT\n", "\n"}, {`tok = "a\`, `"`}, {"tok = 0x", ""},
+	} {
+		f.Add(seed[0], seed[1], false)
+		f.Add(seed[0], seed[1], true)
+	}
+	f.Fuzz(func(t *testing.T, before, after string, asJSON bool) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(withholdSpec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(dir, "v.vars.hcl")
+		if asJSON {
+			name = filepath.Join(dir, "v.vars.json")
+		}
+		if err := os.WriteFile(name, []byte(before+planted+after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := Load(dir, Options{VarFiles: []string{name}})
+		for _, d := range diags {
+			if d.Subject == nil || d.Subject.Filename != name || d.Summary == "Value for undeclared variable" {
+				continue
+			}
+			var text bytes.Buffer
+			_ = WriteDiagnostics(&text, hcl.Diagnostics{d}, cfg.Files)
+			js := string(DiagnosticsJSON(hcl.Diagnostics{d}, cfg.Files))
+			if strings.Contains(text.String(), planted) || strings.Contains(js, planted) {
+				t.Fatalf("the planted value is shown:\n%s", text.String())
+			}
+			if !SourceWithheld(d) {
+				t.Fatalf("a diagnostic in the variable file is not withheld: %s", d.Summary)
+			}
+		}
+	})
 }
