@@ -103,6 +103,9 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 		if l.Search != nil && l.Action != ActionDrop {
 			// A search runs the points it needs, up to max_points.
 			runs = fmt.Sprintf("~%d of <=%d pts", len(l.Search.Expected), l.RunsToDo())
+			if !l.Work() { // it had run them all ("~0 of <=0 pts" before)
+				runs = fmt.Sprintf("%d pts done", l.RunsDone)
+			}
 		}
 		ttft, tpot, tps, fit, gpus, cost := "?", "?", "?", "?", "?", "?"
 		if e := l.Estimate; e.Available {

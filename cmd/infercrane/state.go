@@ -122,6 +122,12 @@ func runStateList(env *cliEnv, args []string) int {
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	for _, l := range lanes {
+		if _, search := l.Inputs["search"]; search {
+			// A search runs the points it needs, up to max_points: "3/5
+			// runs" read as two missing for one that converged.
+			fmt.Fprintf(tw, "%s\t%s\t%d points (a search of at most %d)\n", l.ID, l.Key, len(l.Completed), l.Runs)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d runs\n", l.ID, l.Key, len(l.Completed), l.Runs)
 	}
 	tw.Flush()
