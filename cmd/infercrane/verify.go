@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/infercrane/infercrane/executor/report"
 )
@@ -123,6 +124,12 @@ func runVerify(env *cliEnv, args []string) int {
 	}
 	for _, d := range res.Differences {
 		fmt.Fprintf(env.Stdout, "  %s\n", d)
+	}
+	if len(res.Predates) > 0 {
+		fmt.Fprintf(env.Stdout, "Written before %s were added to the evidence: %d field(s) the state gives are absent, which is no difference:\n", strings.Join(report.AddedLater, ", "), len(res.Predates))
+		for _, p := range res.Predates {
+			fmt.Fprintf(env.Stdout, "  %s\n", p)
+		}
 	}
 	ok = res.OK()
 	if *keyFile != "" {

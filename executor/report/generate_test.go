@@ -435,3 +435,56 @@ func TestReportFilesShareOneMode(t *testing.T) {
 		}
 	}
 }
+
+// Evidence written before workload.arrival_process existed (an open loop
+// without it, its digest its own) still verifies against the state it
+// came from: the absent member is named as predating, not a difference;
+// an arrival process present with another value (re-sealed) is one.
+func TestVerifyAcceptsEvidenceWrittenBeforeArrivalProcess(t *testing.T) {
+	in := fixtureInput()
+	in.Plan.Lanes[0].Inputs.RequestRate, in.Plan.Lanes[0].Inputs.Arrival, in.Plan.Lanes[0].Inputs.Burstiness = 10, "gamma", 0.5
+	dir := t.TempDir()
+	writeStateFixtureOf(t, dir, in)
+	oc, err := Generate(dir, Options{Formats: []string{FormatJSON}, Resamples: 500,
+		Cleanup: &Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := evidenceFile(t, oc)
+	reseal := func(edit func(w map[string]any)) string {
+		t.Helper()
+		var doc map[string]any
+		raw, _ := os.ReadFile(path)
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range doc["models"].([]any) {
+			for _, c := range m.(map[string]any)["campaigns"].([]any) {
+				edit(c.(map[string]any)["workload"].(map[string]any))
+			}
+		}
+		delete(doc, "digest")
+		b, _ := json.Marshal(doc)
+		doc["digest"], _ = Digest(b)
+		b, _ = json.MarshalIndent(doc, "", "  ")
+		out := filepath.Join(filepath.Dir(path), "edited.evidence.json")
+		os.WriteFile(out, b, 0o644)
+		return out
+	}
+	old := reseal(func(w map[string]any) { delete(w, "arrival_process") })
+	res, err := Verify(old, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || len(res.Predates) != 1 || !strings.HasSuffix(res.Predates[0], ".workload.arrival_process") {
+		t.Errorf("evidence from before arrival_process: ok=%v differences %v predates %v", res.OK(), res.Differences, res.Predates)
+	}
+	changed := reseal(func(w map[string]any) {
+		if p, ok := w["arrival_process"].(map[string]any); ok {
+			p["burstiness"] = 5.0
+		}
+	})
+	if res, err = Verify(changed, dir); err != nil || res.OK() || len(res.Differences) != 1 || !strings.Contains(res.Differences[0], "workload.arrival_process.burstiness") {
+		t.Errorf("a changed arrival process: %v, differences %v", err, res.Differences)
+	}
+}
