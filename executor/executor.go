@@ -101,6 +101,11 @@ type RunResult struct {
 	ServerSeries []state.MetricSample `json:"server_series,omitempty"`
 	// GPUSeconds is the measured GPU time this run used, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
+	// ServerLost, when set, says the server did not answer a probe right
+	// after a run with failed requests (what was asked and the error, e.g.
+	// from ProbeServer): the runner then fails the run as an infrastructure
+	// failure (InfrastructureFailure) instead of keeping it as a measurement.
+	ServerLost string `json:"server_lost,omitempty"`
 }
 
 // AttrType is the type of an executor configuration attribute.

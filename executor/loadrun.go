@@ -12,8 +12,10 @@ import (
 // RunLoad performs run r against server s with the built-in load generator,
 // forwarding its progress to ReportProgress and sampling the server's
 // Prometheus gauges over the run (loadgen.WithServerGauges). apiKey is sent as a bearer token
-// and never recorded. Executors whose server is reachable from this
-// process (sim, endpoint, local) implement Run with it.
+// and never recorded. After a run with failed requests it probes the server
+// (ProbeServer) and sets RunResult.ServerLost when it no longer answers.
+// Executors whose server is reachable from this process (sim, endpoint,
+// local) implement Run with it.
 func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResult, error) {
 	cfg := r.Load
 	cfg.BaseURL = s.BaseURL
@@ -46,6 +48,14 @@ func RunLoad(ctx context.Context, s *Server, r RunSpec, apiKey string) (*RunResu
 	}
 	out := &RunResult{Summary: res.Summary, Records: res.Records, ServerView: res.ServerView,
 		ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries}
+	// Failed requests may be the server going away (streams cut by its
+	// death): ask whether it is still there, so the runner can tell a
+	// measurement from an infrastructure failure.
+	if res.Summary.Failed > 0 && ctx.Err() == nil {
+		if perr := ProbeServer(ctx, s, apiKey); perr != nil {
+			out.ServerLost = "GET /v1/models after the run: " + perr.Error()
+		}
+	}
 	if sink != nil {
 		if err := sink.Close(); err != nil {
 			return nil, err

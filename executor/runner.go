@@ -447,7 +447,13 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 	})
 	res, err := safeRun(ctx, d.executor, d.server, spec)
 	if err == nil {
-		if ferr := allFailed(res.Summary); ferr != nil && a.ctx.Err() == nil {
+		// A run that found the server gone is redone, not kept; one
+		// whose every request failed is not a result either.
+		ferr := InfrastructureFailure(res)
+		if ferr == nil {
+			ferr = allFailed(res.Summary)
+		}
+		if ferr != nil && a.ctx.Err() == nil {
 			err = a.failRun(d, l, n, ferr, res.Summary)
 		} else {
 			err = a.commit(d, l, n, res, start, load)

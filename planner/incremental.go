@@ -154,8 +154,13 @@ func failedRunNotes(l *Lane, rec *state.LaneRecord) []string {
 		if len(why) > 200 {
 			why = why[:200] + "..."
 		}
-		if total := sumCounts(f.Failures); total > 0 {
+		if total := sumCounts(f.Failures); total > 0 && total >= f.Requests {
 			why = fmt.Sprintf("every request failed: %s of %d", classText(f.Failures), f.Requests)
+		} else if total > 0 {
+			// Some requests were answered: the error's first clause
+			// says why the run still failed (the server was unreachable).
+			cause, _, _ := strings.Cut(f.Error, " (")
+			why = fmt.Sprintf("%s: %s of %d requests failed", cause, classText(f.Failures), f.Requests)
 		}
 		out = append(out, fmt.Sprintf("run %d failed in an earlier apply (%s); it is rerun", n, why))
 	}

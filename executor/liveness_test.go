@@ -1,0 +1,91 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/sim"
+)
+
+// TestRunLoadNoticesAServerGoneWithItsStreams: the simulated engine dies
+// (its listener and every connection closed) while the run's last two
+// streams are in flight and nothing more is to be sent, so no request
+// fails with class connection; only broken streams show it. RunLoad's
+// probe after the run finds no server and InfrastructureFailure makes the
+// run an infrastructure failure, not a measurement.
+func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
+	s, err := sim.Listen("127.0.0.1:0", sim.Options{Model: "m", MaxModelLen: 4096, TTFT: time.Millisecond, ITL: time.Millisecond,
+		Faults: sim.Faults{StallAfter: 2, StallFor: 1500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	kill := func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // no grace: the connections are dropped at once
+		_ = s.Shutdown(ctx)
+	}
+	defer once.Do(kill)
+	ctx := WithProgress(context.Background(), func(p Progress) {
+		if p.Done >= 2 {
+			go once.Do(kill)
+		}
+	})
+	spec := RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
+	res, err := RunLoad(ctx, &Server{BaseURL: s.URL, Model: "m"}, spec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := res.Summary; sum.Succeeded != 2 || sum.Failed != 2 || sum.Failures[loadgen.FailConnection] != 0 {
+		t.Fatalf("want 2 succeeded and 2 streams cut by the server's death, no connection failure: %+v", sum)
+	}
+	if !strings.Contains(res.ServerLost, "GET /v1/models after the run") {
+		t.Fatalf("ServerLost = %q, want the probe's failure", res.ServerLost)
+	}
+	var ue *UnreachableError
+	if err := InfrastructureFailure(res); !errors.As(err, &ue) || !strings.Contains(err.Error(), "next apply redoes it") {
+		t.Fatalf("InfrastructureFailure = %v, want an UnreachableError saying the run is redone", err)
+	}
+}
+
+// TestServerErrorsAreAMeasurement: a server that stays up and answers
+// with 500 and broken streams was measured: RunLoad's probe finds it and
+// InfrastructureFailure lets the run count.
+func TestServerErrorsAreAMeasurement(t *testing.T) {
+	s, err := sim.Listen("127.0.0.1:0", sim.Options{Model: "m", MaxModelLen: 4096, TTFT: time.Millisecond, ITL: time.Millisecond,
+		Faults: sim.Faults{FailAt: map[int]int{2: 500}, CutAfter: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	spec := RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
+	res, err := RunLoad(context.Background(), &Server{BaseURL: s.URL, Model: "m"}, spec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := res.Summary; sum.Failures[loadgen.FailServerError] != 1 || sum.Failures[loadgen.FailStreamBroken] != 3 {
+		t.Fatalf("want 1 server error and 3 broken streams: %+v", sum)
+	}
+	if res.ServerLost != "" {
+		t.Fatalf("the server is up, yet ServerLost = %q", res.ServerLost)
+	}
+	if err := InfrastructureFailure(res); err != nil {
+		t.Fatalf("a server answering with errors is a measurement, got %v", err)
+	}
+}
+
+// TestConnectionFailuresAreInfrastructure: one request that could not
+// connect makes the run an infrastructure failure, whatever the executor
+// (the summary crosses plugin and sandbox boundaries as it is).
+func TestConnectionFailuresAreInfrastructure(t *testing.T) {
+	res := &RunResult{Summary: loadgen.Summary{Requests: 8, Succeeded: 2, Failed: 6, Failures: map[string]int{loadgen.FailConnection: 4, loadgen.FailStreamBroken: 2}}}
+	err := InfrastructureFailure(res)
+	if err == nil || !strings.Contains(err.Error(), "4 of 8 requests got no answer") || !strings.Contains(err.Error(), "connection 4, stream_broken 2") {
+		t.Fatalf("got %v", err)
+	}
+}
