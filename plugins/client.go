@@ -28,21 +28,40 @@ type Client struct {
 	Name string
 	Path string
 
-	newCmd func() *exec.Cmd
-	typ    string
-	cfg    []byte
-	logOut io.Writer
-	schema executor.Schema
+	newCmd       func() *exec.Cmd
+	typ          string
+	cfg          []byte
+	logOut       io.Writer
+	schema       executor.Schema
+	startTimeout time.Duration
 
-	mu  sync.Mutex
-	pc  *plugin.Client
-	rpc executorpb.ExecutorClient
+	mu   sync.Mutex
+	pc   *plugin.Client
+	rpc  executorpb.ExecutorClient
+	pgid int // the plugin process's group (its PID), see ownGroup
 }
+
+// DefaultStartTimeout is how long a plugin process has to answer go-plugin's
+// handshake when Registry.StartTimeout is not set.
+const DefaultStartTimeout = 30 * time.Second
+
+// killWait is how long stopping a plugin waits for go-plugin's Kill (which
+// itself waits up to 2 s for a graceful exit) before it kills the plugin's
+// process group, and then again for the pipes to close.
+const killWait = 3 * time.Second
 
 // Launch starts the plugin process newCmd makes, checks the handshake,
 // fetches its schema and configures an executor of type typ from cfg.
 // Plugin logs (hclog) go to logOut (nil: discarded).
+// The handshake must come within DefaultStartTimeout (and before ctx
+// ends); otherwise the plugin process and every process in its group are
+// killed and the error names the binary.
 func Launch(ctx context.Context, name string, newCmd func() *exec.Cmd, typ string, cfg map[string]any, logOut io.Writer) (*Client, error) {
+	return launchWith(ctx, name, newCmd, typ, cfg, logOut, 0)
+}
+
+// launchWith is Launch with a start timeout (0: DefaultStartTimeout).
+func launchWith(ctx context.Context, name string, newCmd func() *exec.Cmd, typ string, cfg map[string]any, logOut io.Writer, startTimeout time.Duration) (*Client, error) {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encode the config of executor %s: %w", name, err)
@@ -50,7 +69,7 @@ func Launch(ctx context.Context, name string, newCmd func() *exec.Cmd, typ strin
 	if logOut == nil {
 		logOut = io.Discard
 	}
-	c := &Client{Name: name, Path: newCmd().Path, newCmd: newCmd, typ: typ, cfg: raw, logOut: logOut}
+	c := &Client{Name: name, Path: newCmd().Path, newCmd: newCmd, typ: typ, cfg: raw, logOut: logOut, startTimeout: startTimeout}
 	if err := c.start(ctx, true); err != nil {
 		return nil, err
 	}
@@ -58,11 +77,11 @@ func Launch(ctx context.Context, name string, newCmd func() *exec.Cmd, typ strin
 }
 
 // launchUnconfigured starts a plugin only to read its schema.
-func launchUnconfigured(ctx context.Context, name string, newCmd func() *exec.Cmd, logOut io.Writer) (*Client, error) {
+func launchUnconfigured(ctx context.Context, name string, newCmd func() *exec.Cmd, logOut io.Writer, startTimeout time.Duration) (*Client, error) {
 	if logOut == nil {
 		logOut = io.Discard
 	}
-	c := &Client{Name: name, Path: newCmd().Path, newCmd: newCmd, logOut: logOut}
+	c := &Client{Name: name, Path: newCmd().Path, newCmd: newCmd, logOut: logOut, startTimeout: startTimeout}
 	if err := c.start(ctx, false); err != nil {
 		return nil, err
 	}
@@ -78,26 +97,31 @@ func (c *Client) start(ctx context.Context, configure bool) error {
 	// The plugin watches for this PID to stop being its parent, even if
 	// the host dies before the plugin process is running.
 	cmd.Env = append(cmd.Env, HostPIDEnv+"="+strconv.Itoa(os.Getpid()))
+	ownGroup(cmd)
+	timeout := c.startTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          pluginSet(&grpcPlugin{}),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin." + c.Name, Output: c.logOut, Level: hclog.Info}),
-		StartTimeout:     30 * time.Second,
+		StartTimeout:     timeout,
 		Managed:          true,
 		Stderr:           c.logOut,
 		SyncStdout:       c.logOut,
 		SyncStderr:       c.logOut,
 	})
-	proto, err := pc.Client()
+	proto, err := c.handshake(ctx, pc, cmd, timeout)
 	if err != nil {
-		pc.Kill()
-		return fmt.Errorf("start executor plugin %s (%s): %w; check that it is an InferCrane executor plugin built for protocol %d", c.Name, c.Path, err, Handshake.ProtocolVersion)
+		return err
 	}
+	pgid := cmd.Process.Pid
 	raw, err := proto.Dispense(pluginName)
 	if err != nil {
-		pc.Kill()
+		c.stop(pc, pgid, false)
 		return fmt.Errorf("executor plugin %s (%s) does not serve an executor: %w", c.Name, c.Path, err)
 	}
 	rpc := raw.(executorpb.ExecutorClient)
@@ -109,12 +133,96 @@ func (c *Client) start(ctx context.Context, configure bool) error {
 		_, err = rpc.Configure(ctx, &executorpb.ConfigureRequest{Type: c.typ, ConfigJson: c.cfg})
 	}
 	if err != nil {
-		pc.Kill()
+		c.stop(pc, pgid, false)
 		return fmt.Errorf("executor plugin %s: %s", c.Name, message(err))
 	}
 	c.mu.Lock()
-	c.pc, c.rpc = pc, rpc
+	c.pc, c.rpc, c.pgid = pc, rpc, pgid
 	c.mu.Unlock()
+	return nil
+}
+
+// handshake waits for the plugin process to answer go-plugin's handshake,
+// up to timeout and while ctx lasts. When it does not, the plugin's whole
+// process group is killed first (a shell script's child holding the
+// plugin's stdout would keep go-plugin's Kill waiting forever), then
+// go-plugin is stopped, and the error names the binary.
+func (c *Client) handshake(ctx context.Context, pc *plugin.Client, cmd *exec.Cmd, timeout time.Duration) (plugin.ClientProtocol, error) {
+	type answer struct {
+		proto plugin.ClientProtocol
+		err   error
+	}
+	ch := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		proto, err := pc.Client()
+		ch <- answer{proto, err}
+	}()
+	var err error
+	answered := false
+	select {
+	case a := <-ch:
+		if a.err == nil {
+			return a.proto, nil
+		}
+		err, answered = a.err, true
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	pgid := 0
+	if cmd.Process != nil {
+		pgid = cmd.Process.Pid
+	}
+	// Kill the tree before anything waits on it: go-plugin's Start (which
+	// holds the client's lock) and Kill both wait for the plugin's stdout
+	// to close.
+	killGroup(pgid)
+	if !answered {
+		select {
+		case <-ch:
+		case <-time.After(killWait):
+		}
+	}
+	left := c.stop(pc, pgid, false)
+	hint := fmt.Sprintf("check that it is an InferCrane executor plugin built for protocol %d: its first line on stdout must be go-plugin's handshake", Handshake.ProtocolVersion)
+	switch {
+	case ctx.Err() != nil:
+		err = fmt.Errorf("executor plugin %s (%s) did not answer the handshake before the command's deadline (%v, after %s); it and the processes it started were killed; %s", c.Name, c.Path, ctx.Err(), time.Since(start).Round(time.Millisecond), hint)
+	case time.Since(start) >= timeout:
+		err = fmt.Errorf("executor plugin %s (%s) did not answer the handshake within %s; it and the processes it started were killed; %s", c.Name, c.Path, timeout, hint)
+	default:
+		err = fmt.Errorf("start executor plugin %s (%s): %w; %s", c.Name, c.Path, err, hint)
+	}
+	return nil, errors.Join(err, left)
+}
+
+// stop ends a plugin process: go-plugin's Kill (gracefully when graceful,
+// then by force), and SIGKILL to the plugin's process group when that
+// does not return within killWait (a process the plugin started keeps its
+// output open) and in any case afterwards, so that nothing the plugin left
+// in its group keeps running. It returns an error only when go-plugin
+// still waits on the plugin's output after that: a process that left the
+// group holds it.
+func (c *Client) stop(pc *plugin.Client, pgid int, graceful bool) error {
+	if !graceful {
+		killGroup(pgid)
+	}
+	done := make(chan struct{})
+	go func() {
+		pc.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(killWait):
+		killGroup(pgid)
+		select {
+		case <-done:
+		case <-time.After(killWait):
+			return fmt.Errorf("executor plugin %s (%s, process group %d) did not exit: a process it started outside its process group still holds its output; find it with `ps -o pid,pgid,args` and stop it", c.Name, c.Path, pgid)
+		}
+	}
+	killGroup(pgid)
 	return nil
 }
 
@@ -253,11 +361,14 @@ func (c *Client) Teardown(ctx context.Context, s *executor.Server) error {
 	return c.wrap("Teardown", err, pc)
 }
 
-// Close ends the plugin process (gracefully, then by force).
+// Close ends the plugin process (gracefully, then by force) and every
+// process left in its process group.
 func (c *Client) Close() error {
-	_, pc := c.conn()
-	if pc != nil {
-		pc.Kill()
+	c.mu.Lock()
+	pc, pgid := c.pc, c.pgid
+	c.mu.Unlock()
+	if pc == nil {
+		return nil
 	}
-	return nil
+	return c.stop(pc, pgid, true)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/infercrane/infercrane/executor"
 )
@@ -55,6 +56,10 @@ type Registry struct {
 	Self string
 	// LogOut receives plugin process logs (nil: discarded).
 	LogOut io.Writer
+	// StartTimeout is how long a plugin process has to answer the
+	// handshake before it and its process group are killed (0:
+	// DefaultStartTimeout).
+	StartTimeout time.Duration
 }
 
 // Builtin returns the built-in executor named name.
@@ -134,13 +139,13 @@ func (r *Registry) Open(ctx context.Context, typ string, cfg map[string]any) (ex
 				return nil, fmt.Errorf("find the infercrane binary to serve executor %s: %w", typ, err)
 			}
 		}
-		return Launch(ctx, typ, func() *exec.Cmd { return exec.Command(self, "executor", "serve", typ) }, typ, cfg, r.LogOut)
+		return launchWith(ctx, typ, func() *exec.Cmd { return exec.Command(self, "executor", "serve", typ) }, typ, cfg, r.LogOut, r.StartTimeout)
 	}
 	path, ok := r.Discover()[typ]
 	if !ok {
 		return nil, fmt.Errorf("no executor of type %q: the built-ins are %s, and no %s%s binary is in $INFERCRANE_PLUGIN_DIR or $PATH", typ, strings.Join(r.BuiltinNames(), ", "), ExternalPrefix, typ)
 	}
-	return Launch(ctx, typ, func() *exec.Cmd { return exec.Command(path) }, typ, cfg, r.LogOut)
+	return launchWith(ctx, typ, func() *exec.Cmd { return exec.Command(path) }, typ, cfg, r.LogOut, r.StartTimeout)
 }
 
 // OpenJournaled is Open for tearing down a deployment recorded in a
@@ -165,7 +170,7 @@ func (r *Registry) Schemas(ctx context.Context) (schemas map[string]executor.Sch
 		schemas[b.Name] = b.Schema()
 	}
 	for name, path := range r.Discover() {
-		s, err := ExternalSchema(ctx, name, path, r.LogOut)
+		s, err := r.ExternalSchema(ctx, name, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -175,9 +180,11 @@ func (r *Registry) Schemas(ctx context.Context) (schemas map[string]executor.Sch
 	return schemas, errs
 }
 
-// ExternalSchema starts the plugin binary at path and returns its schema.
-func ExternalSchema(ctx context.Context, name, path string, logOut io.Writer) (executor.Schema, error) {
-	c, err := launchUnconfigured(ctx, name, func() *exec.Cmd { return exec.Command(path) }, logOut)
+// ExternalSchema starts the plugin binary at path and returns its schema;
+// a plugin that does not answer within StartTimeout (or before ctx ends) is
+// killed with its process group.
+func (r *Registry) ExternalSchema(ctx context.Context, name, path string) (executor.Schema, error) {
+	c, err := launchUnconfigured(ctx, name, func() *exec.Cmd { return exec.Command(path) }, r.LogOut, r.StartTimeout)
 	if err != nil {
 		return executor.Schema{}, err
 	}

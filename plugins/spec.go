@@ -53,7 +53,7 @@ func (x *specExternal) Schema(typ string) (lang.ExecutorSchema, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := ExternalSchema(ctx, typ, path, x.r.LogOut)
+	s, err := x.r.ExternalSchema(ctx, typ, path)
 	if err != nil {
 		return lang.ExecutorSchema{}, err
 	}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,4 +159,50 @@ func TestApplyEndpointErrorsAreMeasured(t *testing.T) {
 	if line := r.planLine(); !strings.HasPrefix(line, "Plan: 0 lanes to run") {
 		t.Fatalf("the measured run is to be redone: %q", line)
 	}
+}
+
+// TestValidateHangingPluginIsStopped is the outside tester's M7: an
+// executor plugin that is a shell script whose child never ends (`sleep
+// 1000`, not exec'd, so the child holds the plugin's stdout) hung validate
+// indefinitely. Now validate fails within the start timeout (2 s here),
+// naming the binary, and neither the script nor its child is left running.
+func TestValidateHangingPluginIsStopped(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigSpec(`executor "x" { type = "hang" }`, 1))
+	bin := t.TempDir()
+	plugin := filepath.Join(bin, "infercrane-executor-hang")
+	if err := os.WriteFile(plugin, []byte("#!/bin/sh\nsleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.env = append(r.env, "INFERCRANE_PLUGIN_DIR="+bin, "INFERCRANE_TEST_PLUGIN_START_TIMEOUT=2s")
+	cmd := r.command("validate")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("validate still hangs after 15 s with a 2 s plugin start timeout")
+	}
+	took := time.Since(start)
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Fatalf("validate passed with a plugin that never answered:\n%s%s", out.String(), errb.String())
+	}
+	all := out.String() + errb.String()
+	for _, want := range []string{plugin, "did not answer the handshake within 2s", "were killed"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("validate's error does not say %q:\n%s", want, all)
+		}
+	}
+	if took > 10*time.Second {
+		t.Errorf("validate took %s with a 2 s start timeout", took)
+	}
+	r.noLeftovers()
 }

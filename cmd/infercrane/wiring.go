@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -39,6 +40,9 @@ type wiring struct {
 	// ModalSeesLocalFiles is true when the Modal cloud runs on this machine
 	// (the tests' stand-in), so its sandboxes can read local traces.
 	ModalSeesLocalFiles bool
+	// PluginStartTimeout bounds a plugin process's handshake (0:
+	// plugins.DefaultStartTimeout); the tests shorten it.
+	PluginStartTimeout time.Duration
 }
 
 // productionWiring is the shipped binary's wiring: Modal itself.
@@ -97,7 +101,7 @@ func (env *cliEnv) builtins() []plugins.Builtin {
 // infercrane-executor-NAME plugins in $INFERCRANE_PLUGIN_DIR and $PATH
 // (none inside a plugin process). logOut receives plugin logs (nil: none).
 func (env *cliEnv) registry(logOut io.Writer) *plugins.Registry {
-	reg := &plugins.Registry{Builtins: env.builtins(), Dirs: plugins.DefaultDirs(env.Getenv), LogOut: logOut}
+	reg := &plugins.Registry{Builtins: env.builtins(), Dirs: plugins.DefaultDirs(env.Getenv), LogOut: logOut, StartTimeout: env.Wire.PluginStartTimeout}
 	if env.Getenv(plugins.Handshake.MagicCookieKey) != "" {
 		reg.Dirs = nil
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/infercrane/infercrane/plugins/modal"
 	"github.com/infercrane/infercrane/plugins/modal/localcloud"
 )
@@ -12,6 +14,10 @@ import (
 // binary links the stand-in; the shipped one cannot be switched onto it.
 func testWiring(getenv func(string) string) wiring {
 	w := productionWiring()
+	// A plugin that never answers is given up on sooner than 30 s.
+	if d, err := time.ParseDuration(getenv("INFERCRANE_TEST_PLUGIN_START_TIMEOUT")); err == nil {
+		w.PluginStartTimeout = d
+	}
 	if c, ok := localcloud.FromEnv(getenv); ok {
 		w.ModalCloud = func(string) (modal.Cloud, error) { return c, nil }
 		w.ModalCredentials = func(func(string) string) error { return nil }
