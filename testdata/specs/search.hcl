@@ -58,3 +58,58 @@ screen "x" {
   gpus   = [gpu.g]
   search = search.nope # ERROR: Reference to undeclared search
 }
+
+search "rate" {
+  vary  = "request_rate"
+  range = [1, 8]
+  slo {
+    ttft_p95_ms = 1000
+  }
+}
+
+search "streams" {
+  vary  = "concurrency"
+  range = [1, 8]
+  slo {
+    ttft_p95_ms = 1000
+  }
+}
+
+shape "chat_rate" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 40
+  search        = search.rate # ERROR: shape "chat_rate" sends sessions, which run closed loop
+  session {
+    turns = 4
+  }
+}
+
+shape "chat_streams" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 40
+  search        = search.streams
+  session {
+    turns = 4
+  }
+}
+
+shape "chat_plain" {
+  input_tokens  = 100
+  output_tokens = 10
+  concurrency   = 1
+  requests      = 40
+  session {
+    turns = 4
+  }
+}
+
+screen "rates" { # ERROR: The screen's search applies to every shape without one of its own
+  models = [model.m]
+  shapes = [shape.chat_plain, shape.chat_streams]
+  gpus   = [gpu.g]
+  search = search.rate
+}
