@@ -260,6 +260,7 @@ func laneChecks(l *lanePlan, f *findings) {
 		return
 	}
 	contextCheck(l, name, f)
+	templateFloorCheck(l, name, f)
 	workloadChecks(l, name, f)
 	memoryCheck(l, name, f)
 	if in.Requests < in.Concurrency {
@@ -405,6 +406,42 @@ func overflowFixes(l *lanePlan, ctx int, source string, total, reserve int) []st
 		return append(fixes, fmt.Sprintf("use a model whose context window holds %d tokens (%s has %d positions)", total, in.ModelID, pos))
 	}
 	return append(fixes, fmt.Sprintf("raise the context window (%s) to at least %d", source, total))
+}
+
+// templateFloorCheck warns about prompts shorter than a chat template can
+// be: on a calibrated chat lane input_tokens counts the template, which
+// takes at least chatTemplateMinTokens tokens and a word, so a shorter
+// prompt goes out at that minimum and its length is off target (the
+// run summary's prompt_off_target counts them). Drawn lengths are counted
+// draw by draw.
+func templateFloorCheck(l *lanePlan, name string, f *findings) {
+	in := l.Inputs
+	if in.API != "chat" || !PromptsCalibrated(in) {
+		return
+	}
+	floor := chatTemplateMinTokens + 1
+	short, total := 0, 1
+	if w := in.Workload; w != nil && w.Input != nil {
+		seq := w.Sequence(in.Seed, in.Requests, in.InputTokens, in.OutputTokens)
+		total = len(seq)
+		for _, q := range seq {
+			if q.Input-q.History < floor {
+				short++
+			}
+		}
+	} else if in.InputTokens < floor {
+		short = 1
+	}
+	if short == 0 {
+		return
+	}
+	what := fmt.Sprintf("input_tokens %d is", in.InputTokens)
+	if total > 1 {
+		what = fmt.Sprintf("%d of %d drawn prompts are", short, total)
+	}
+	f.add(SeverityWarning, l.ID, "", fmt.Sprintf("prompts shorter than a chat template in shape %q", l.Shape),
+		fmt.Sprintf("%s: %s under %d tokens: input_tokens counts the prompt as the server sees it, chat template included, and a chat template takes at least %d tokens and a word, so such a prompt goes out longer than asked (each run's summary counts it in prompt_off_target). Set input_tokens (or the distribution's low end) to %d or more in shape %q, or use api = \"completions\".",
+			name, what, floor, chatTemplateMinTokens, floor, l.Shape))
 }
 
 func memoryCheck(l *lanePlan, name string, f *findings) {
