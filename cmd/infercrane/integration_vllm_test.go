@@ -316,17 +316,6 @@ screen "overflow" {
 	}
 }
 
-// freePort asks the kernel for an unused loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startVLLM starts `vllm serve` on the tiny model in its own process group and
 // stops the whole group when the test ends; extra are further serve flags.
 func startVLLM(t *testing.T, venv, model string, extra ...string) string {

@@ -52,8 +52,9 @@ screen "s" {
 `, url)
 }
 
-// loopbackPort asks the kernel for an unused loopback port.
-func loopbackPort(t *testing.T) int {
+// freePort asks the kernel for an unused loopback port (the integration
+// tests use it too).
+func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -94,7 +95,7 @@ func (r *applyRig) simServe(port int, extra ...string) *exec.Cmd {
 // redoes runs 2 and 3 and the gate (no failed request) passes.
 func TestApplyEndpointServerKilledMidRunIsRedone(t *testing.T) {
 	t.Parallel()
-	port := loopbackPort(t)
+	port := freePort(t)
 	r := newRig(t, livenessSpec(fmt.Sprintf("http://127.0.0.1:%d", port)))
 	sim := r.simServe(port)
 	run := r.start()
@@ -149,7 +150,7 @@ func TestApplyEndpointServerKilledMidRunIsRedone(t *testing.T) {
 // the run counts and the gate judges it (exit 3), nothing is redone.
 func TestApplyEndpointErrorsAreMeasured(t *testing.T) {
 	t.Parallel()
-	port := loopbackPort(t)
+	port := freePort(t)
 	r := newRig(t, strings.Replace(livenessSpec(fmt.Sprintf("http://127.0.0.1:%d", port)), "runs     = 3", "runs     = 1", 1))
 	r.simServe(port, "--fail-at", "3=500")
 	code, out, errOut := r.apply()
