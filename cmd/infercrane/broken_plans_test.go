@@ -8,56 +8,17 @@ import (
 	"testing"
 )
 
-// brokenPlanSpec is a valid spec on one executor with one gate; each case of
-// TestBrokenPlansFailPlan edits it (ID and OUT are the model id and the
-// shape's output_tokens; EXEC, SHAPE, GATE and SCREEN are replaced by the
-// case's lines) into one that validate accepts but that
-// could never deploy or be judged.
-const brokenPlanSpec = `model "m" {
-  id          = "ID"
-  revision    = "c1899de289a04d12100db370d81485cdf75e47ca"
-  max_context = 4096
-}
-
-gpu "g" {
-  type = "L40S"
-}
-
-executor "e" {
-EXEC
-}
-
-shape "s" {
-  input_tokens  = 100
-  output_tokens = OUT
-  concurrency   = 1
-  requests      = 2
-SHAPE
-}
-
-gate "g" {
-  error_message = "The lane must be clean."
-GATE
-}
-
-screen "x" {
-  models   = [model.m]
-  shapes   = [shape.s]
-  gpus     = [gpu.g]
-  executor = executor.e
-  gates    = [gate.g]
-SCREEN
-}
-`
-
 // TestBrokenPlansFailPlan: what only the lane makes wrong (the deployment
 // an executor would refuse, a gate the lane's runs can never judge) passes
 // validate and is a preflight error at plan, naming the lane and the fix;
 // no plan file is saved and apply deploys nothing. A gate whose min_runs
 // or max_cv the screen's runs cannot meet is a warning.
 func TestBrokenPlansFailPlan(t *testing.T) {
-	type edit struct{ id, out, exec, shape, gate, screen string }
-	ok := edit{id: "Qwen/Qwen3-0.6B", out: "10", exec: `type = "sim"`, gate: "condition = lane.failed == 0", screen: "runs = 2"}
+	// Each case edits brokenSpec: the model id, the shape's output_tokens
+	// and more shape lines, the executor block, the gate's condition (and
+	// lines after it) and the screen's lines.
+	type edit struct{ id, out, exec, shape, cond, screen string }
+	ok := edit{id: "Qwen/Qwen3-0.6B", out: "10", exec: `type = "sim"`, cond: "lane.failed == 0", screen: "runs = 2"}
 	with := func(f func(e *edit)) edit { e := ok; f(&e); return e }
 	cases := []struct {
 		name string
@@ -73,30 +34,31 @@ func TestBrokenPlansFailPlan(t *testing.T) {
 		{"modal gpu count not the lane's", with(func(e *edit) { e.exec = "type = \"modal\"\n  gpu = \"L40S:2\"" }),
 			`asks for 2 x L40S but the lane was planned on 1 x L40S`, false},
 		// Gates the lane can never judge.
-		{"gate on ttft without streaming", with(func(e *edit) { e.shape, e.gate = "streaming = false", "condition = lane.ttft_p95_ms < 500" }),
+		{"gate on ttft without streaming", with(func(e *edit) { e.shape, e.cond = "streaming = false", "lane.ttft_p95_ms < 500" }),
 			`does not stream (streaming = false)`, false},
-		{"gate on pooled itl without streaming", with(func(e *edit) { e.shape, e.gate = "streaming = false", "condition = lane.pooled.itl_p95_ms < 50" }),
+		{"gate on pooled itl without streaming", with(func(e *edit) { e.shape, e.cond = "streaming = false", "lane.pooled.itl_p95_ms < 50" }),
 			`ttft, tpot and itl are not measured`, false},
-		{"gate on tpot with one output token", with(func(e *edit) { e.out, e.gate = "1", "condition = lane.tpot_p95_ms < 50" }),
+		{"gate on tpot with one output token", with(func(e *edit) { e.out, e.cond = "1", "lane.tpot_p95_ms < 50" }),
 			`output_tokens = 1, which leaves no gap between tokens`, false},
-		{"gate on cv with one run", with(func(e *edit) { e.gate, e.screen = "condition = lane.cv.output_token_throughput < 0.1", "runs = 1" }),
+		{"gate on cv with one run", with(func(e *edit) { e.cond, e.screen = "lane.cv.output_token_throughput < 0.1", "runs = 1" }),
 			`needs at least 2 runs, and screen "x" plans 1`, false},
 		// The gate's own bar for a conclusive result, which an exploratory
 		// screen may knowingly miss: a warning.
-		{"gate max_cv with one run", with(func(e *edit) { e.gate, e.screen = "condition = lane.failed == 0\n  max_cv = 0.1", "runs = 1" }),
+		{"gate max_cv with one run", with(func(e *edit) { e.cond, e.screen = "lane.failed == 0\n  max_cv = 0.1", "runs = 1" }),
 			`max_cv judges the variation of throughput across runs, which needs at least 2 runs`, true},
-		{"gate on goodput without slo", with(func(e *edit) { e.gate = "condition = lane.goodput > 1" }),
+		{"gate on goodput without slo", with(func(e *edit) { e.cond = "lane.goodput > 1" }),
 			`shape "s" has no slo block`, false},
-		{"gate on capacity without a search", with(func(e *edit) { e.gate = "condition = lane.capacity_rps > 1" }),
+		{"gate on capacity without a search", with(func(e *edit) { e.cond = "lane.capacity_rps > 1" }),
 			`only a lane with a capacity search has lane.capacity_rps`, false},
-		{"gate min_runs above runs", with(func(e *edit) { e.gate = "condition = lane.failed == 0\n  min_runs = 5" }),
+		{"gate min_runs above runs", with(func(e *edit) { e.cond = "lane.failed == 0\n  min_runs = 5" }),
 			`the gate needs min_runs = 5 completed runs and screen "x" plans 2`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := strings.NewReplacer("ID", c.edit.id, "OUT", c.edit.out, "EXEC", "  "+c.edit.exec, "SHAPE", "  "+c.edit.shape,
-				"GATE", "  "+c.edit.gate, "SCREEN", "  "+c.edit.screen)
-			src := r.Replace(brokenPlanSpec)
+			r := strings.NewReplacer(`"Qwen/Qwen3-0.6B"`, `"`+c.edit.id+`"`, "EXEC", "  "+c.edit.exec,
+				"SHAPE", "  input_tokens  = 100\n  output_tokens = "+c.edit.out+"\n  "+c.edit.shape,
+				"COND", c.edit.cond, "  gates    = [gate.g]\n", "  gates    = [gate.g]\n  "+c.edit.screen+"\n")
+			src := r.Replace(brokenSpec)
 			dir := filepath.Join(t.TempDir(), "spec")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)

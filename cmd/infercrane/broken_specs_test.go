@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -184,11 +183,7 @@ func TestBrokenSpecsFailValidate(t *testing.T) {
 // the shipped wiring.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	env := &cliEnv{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
-		Getenv: func(string) string { return "" }, Environ: func() []string { return nil }, Wire: productionWiring()}
-	code := run(env, args)
-	return code, stdout.String(), stderr.String()
+	return runCLIWithEnv(t, nil, args...)
 }
 
 // position is the 1-based line and column of the first occurrence of s,
