@@ -116,6 +116,10 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	}
 	p.Assumptions = assumptions(cfg, lanes)
 	p.Graph = buildGraph(p)
+	if !p.HasWork() && p.Totals.Dropped == 0 {
+		// (When lanes run or drop, apply makes the reports again anyway.)
+		p.ReportChanges = reportChanges(snap.Applied, p)
+	}
 	if d, err := Digest(p); err == nil {
 		p.PlanDigest = d
 	}

@@ -73,6 +73,13 @@ type Plan struct {
 	// name, for the evidence's provenance (absent when the spec profiles
 	// no trace, and from plans made before they were recorded).
 	Traces []TraceProfile `json:"traces,omitempty"`
+	// ReportChanges name, in words, what changed since the state's reports
+	// were made that changes them without rerunning a lane (a gate's
+	// condition, the gates a screen lists, ...) in a plan with no lane to
+	// run or drop: apply then saves this plan in the state and makes the
+	// reports again. Empty when the reports are up to date with the plan,
+	// and when lanes run or drop (apply makes the reports again then).
+	ReportChanges []string `json:"report_changes,omitempty"`
 
 	// secrets are the values of the spec's sensitive variables and of
 	// every value derived from them, in memory only (see Secrets).

@@ -17,6 +17,9 @@ func SummaryLine(p *Plan) string {
 	if t.Dropped > 0 {
 		s += fmt.Sprintf(", %d to drop", t.Dropped)
 	}
+	if p.HasReportChanges() {
+		s += ", reports to re-evaluate"
+	}
 	s += fmt.Sprintf(". Estimated %s, %s", fmtGPUHours(t.GPUSeconds), fmtUSD(t.CostUSD))
 	if t.WithoutEstimate > 0 {
 		s += fmt.Sprintf(" (%d of %d lanes to run have no estimate yet)", t.WithoutEstimate, t.LanesToRun)
@@ -35,6 +38,7 @@ func WriteText(w io.Writer, p *Plan) error {
 		writeScreen(ew, p, s)
 	}
 	writeGoneScreens(ew, p, inSpec)
+	writeReportChanges(ew, p)
 	writeExecutorSettings(ew, p)
 	writeFindings(ew, p.Preflight)
 	writeAssumptions(ew, p)
@@ -45,6 +49,18 @@ func WriteText(w io.Writer, p *Plan) error {
 		ew.printf("\n%d preflight errors block this plan: fix them, then plan again.\n", n)
 	}
 	return ew.err
+}
+
+// writeReportChanges lists what changes the reports without a lane
+// running (Plan.ReportChanges).
+func writeReportChanges(ew *errWriter, p *Plan) {
+	if !p.HasReportChanges() {
+		return
+	}
+	ew.printf("\nReports to re-evaluate (apply makes them again from the runs in the state; no lane runs for this):\n")
+	for _, c := range p.ReportChanges {
+		ew.printf("  ~ %s\n", c)
+	}
 }
 
 func writeScreen(ew *errWriter, p *Plan, s *Screen) {

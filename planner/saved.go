@@ -420,6 +420,13 @@ func ReadPlanFile(path string) (*Plan, *SavedPlan, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read the plan: %w", err)
 	}
+	return DecodePlan(b, path)
+}
+
+// DecodePlan reads a plan from the bytes of a saved plan or of plan JSON;
+// name says where they came from in errors. The saved plan is nil for plan
+// JSON.
+func DecodePlan(b []byte, path string) (*Plan, *SavedPlan, error) {
 	var probe struct {
 		Format        string `json:"format"`
 		FormatVersion string `json:"format_version"`

@@ -86,8 +86,11 @@ func runApply(env *cliEnv, args []string) int {
 		return code
 	}
 	defer job.store.Close()
-	if job.nothing {
+	switch {
+	case job.nothing:
 		return job.repairReports(env, o)
+	case job.reportsOnly:
+		return job.refreshReports(env, o)
 	}
 	return job.run(env, o)
 }
@@ -99,8 +102,13 @@ type applyJob struct {
 	cfg      *lang.Config // nil for a saved plan
 	store    *state.Store
 	stateDir string
-	// nothing is set when the plan has no work: apply stops after the plan.
+	// nothing is set when the plan has no changes: apply only checks (and
+	// repairs) the reports.
 	nothing bool
+	// reportsOnly is set when no lane runs or drops but the reports are out
+	// of date with the plan (Plan.ReportChanges): apply saves the plan in
+	// the state and makes the reports again.
+	reportsOnly bool
 }
 
 // lockState opens the state directory, failing fast when another apply holds it.
@@ -236,13 +244,14 @@ func (j *applyJob) review(env *cliEnv, o applyOpts) (code int, ok bool) {
 		return 1, false
 	}
 
-	if !p.HasWork() && p.Totals.Dropped == 0 {
+	if !p.HasChanges() {
 		if !o.json {
 			fmt.Fprintln(env.Stdout, "\nNo changes: every lane is complete in the state. Nothing to run.")
 		}
 		j.nothing = true
 		return 0, true
 	}
+	j.reportsOnly = !p.HasWork() && p.Totals.Dropped == 0
 	if o.autoApprove {
 		return 0, true
 	}
@@ -319,10 +328,35 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s\nCompleted runs are journaled in %s; fix the cause and run apply again to resume.\n", errText(out.Err()), j.stateDir)
 		code = 1
 	}
-	if rc := j.report(env, o, out); code == 0 {
+	cl := &report.Cleanup{State: "torn_down", DeploymentsTornDown: append([]string{}, out.TornDown...), ActiveGPUTasks: len(out.TeardownFailed)}
+	if len(out.TeardownFailed) > 0 {
+		cl.State = "teardown_failed"
+	}
+	if rc := j.report(env, o, cl); code == 0 {
 		code = rc
 	}
 	return code
+}
+
+// refreshReports applies a plan that changes only the reports: it saves
+// the plan as the state's plan (which the reports read their gates and
+// lanes from) and makes every report again from the runs in the state,
+// running no lane; it returns the gates' exit code.
+func (j *applyJob) refreshReports(env *cliEnv, o applyOpts) int {
+	planJSON, err := json.Marshal(j.saved)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: encode the plan: %v\n", err)
+		return 1
+	}
+	if err := j.store.SavePlan(planJSON); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		return 1
+	}
+	if !o.json {
+		fmt.Fprintln(env.Stdout, "\nNo lane to run: every lane is complete in the state. Re-evaluating the reports.")
+	}
+	// The teardown facts stay those of the last apply that deployed.
+	return j.report(env, o, nil)
 }
 
 // newRegistry is the executor registry apply and cleanup open executors
@@ -356,12 +390,9 @@ func errText(err error) string {
 }
 
 // report writes the evidence and reports of the state and returns the
-// gates' exit code (0 when there is nothing to report).
-func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
-	cl := &report.Cleanup{State: "torn_down", DeploymentsTornDown: append([]string{}, out.TornDown...), ActiveGPUTasks: len(out.TeardownFailed)}
-	if len(out.TeardownFailed) > 0 {
-		cl.State = "teardown_failed"
-	}
+// gates' exit code (0 when there is nothing to report). cl are the
+// teardown facts of this apply (nil: keep those of the last one).
+func (j *applyJob) report(env *cliEnv, o applyOpts, cl *report.Cleanup) int {
 	opts := report.Options{Config: j.cfg, Cleanup: cl}
 	opts.Secrets = env.secrets.Values()
 	key, err := signingKey(env.Getenv(signingKeyEnv))
@@ -386,9 +417,10 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, out *executor.Outcome) int {
 	return oc.ExitCode
 }
 
-// repairReports rewrites, when an apply has nothing to run, the reports in
+// repairReports rewrites, when an apply has nothing to do, the reports in
 // the state that are missing, truncated or older than the state, and says
-// which; it returns 1 only when that fails.
+// which; it returns the gates' exit code, as every apply does (1 when the
+// reports cannot be made).
 func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 	if _, err := os.Stat(filepath.Join(j.stateDir, state.PlanFile)); err != nil {
 		return 0 // nothing was ever applied here
@@ -406,20 +438,22 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, err, j.stateDir)
 		return 1
 	}
-	if len(oc.Repaired) == 0 {
-		return 0
-	}
 	if o.json {
-		code := oc.ExitCode
-		newJSONView(env.Stdout, nil).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code,
-			Message: "repaired: " + strings.Join(oc.Repaired, "; ")})
-		return 0
+		if len(oc.Repaired) > 0 {
+			code := oc.ExitCode
+			newJSONView(env.Stdout, nil).Event(executor.Event{Type: executor.EventReportWritten, Files: oc.Files, ExitCode: &code,
+				Message: "repaired: " + strings.Join(oc.Repaired, "; ")})
+		}
+		return oc.ExitCode
 	}
-	fmt.Fprintf(env.Stdout, "Repaired %d report(s) that were missing, truncated or older than the state:\n", len(oc.Repaired))
-	for _, r := range oc.Repaired {
-		fmt.Fprintf(env.Stdout, "  %s\n", r)
+	if len(oc.Repaired) > 0 {
+		fmt.Fprintf(env.Stdout, "Repaired %d report(s) that were missing, truncated or older than the state:\n", len(oc.Repaired))
+		for _, r := range oc.Repaired {
+			fmt.Fprintf(env.Stdout, "  %s\n", r)
+		}
 	}
-	return 0
+	printGates(env, oc)
+	return oc.ExitCode
 }
 
 // revealSaved gives the lanes of a saved plan the real values of their

@@ -88,7 +88,8 @@ func runPlan(env *cliEnv, args []string) int {
 		Usage: "infercrane plan [flags] [PATH]",
 		About: "Plans the spec in PATH (a directory of *.hcl files or one file; default .) against its\n" +
 			"state: the lanes to run, rerun and drop, preflight findings and the estimated cost.\n" +
-			"Exit status 0 (with -detailed-exitcode: 0 nothing to do, 2 work to do), 1 an error.",
+			"Exit status 0 (with -detailed-exitcode: 0 nothing to do, 2 changes: lanes to run or drop,\n" +
+			"or reports to re-evaluate), 1 an error.",
 		Examples: []string{
 			"infercrane plan",
 			"infercrane plan examples/quickstart -out quick.plan",
@@ -98,7 +99,7 @@ func runPlan(env *cliEnv, args []string) int {
 	pf := addPlanFlags(fs.FlagSet)
 	out := fs.outFile("out", "", "save the plan (with a snapshot of the spec and the digests of its inputs) to `FILE` for 'infercrane apply FILE'")
 	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout")
-	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to run, 1 on errors, 2 when there is work to run")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 1 on errors, 2 when there are changes (lanes to run or drop, reports to re-evaluate)")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -138,7 +139,7 @@ func runPlan(env *cliEnv, args []string) int {
 	switch {
 	case p.HasErrors():
 		return 1
-	case *detailed && p.HasWork():
+	case *detailed && p.HasChanges():
 		return 2
 	default:
 		return 0

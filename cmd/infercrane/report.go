@@ -75,11 +75,17 @@ func runReport(env *cliEnv, args []string) int {
 
 // printOutcome renders what Generate wrote and the gates; apply uses it too.
 func printOutcome(env *cliEnv, oc *report.Outcome) {
-	for _, w := range oc.Warnings {
-		fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
-	}
 	for _, f := range oc.Files {
 		fmt.Fprintf(env.Stdout, "Wrote %s\n", filepath.ToSlash(f))
+	}
+	printGates(env, oc)
+}
+
+// printGates prints the report's warnings (on stderr), each screen's gate
+// summary and every gate that did not pass.
+func printGates(env *cliEnv, oc *report.Outcome) {
+	for _, w := range oc.Warnings {
+		fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
 	}
 	out := env.colored(env.Stdout) // FAIL and INCONCLUSIVE lines stand out on a terminal
 	defer flushColor(out)

@@ -32,6 +32,10 @@ func Load(dir string) (*Snapshot, error) {
 	if scan.TailProblem != "" {
 		snap.Warnings = append([]string{fmt.Sprintf("the state journal %s has a damaged tail (%s); the runs it held are not counted and the next apply truncates it", filepath.Join(dir, JournalFile), scan.TailProblem)}, snap.Warnings...)
 	}
+	// The planner decodes the applied plan (and says when it cannot).
+	if b, err := os.ReadFile(filepath.Join(dir, PlanFile)); err == nil {
+		snap.Applied = b
+	}
 	return snap, nil
 }
 

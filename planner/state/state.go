@@ -45,6 +45,11 @@ type Snapshot struct {
 	// Warnings name problems found while reading (a torn journal tail, a
 	// missing records file); the affected runs are not counted as complete.
 	Warnings []string
+	// Applied is the plan the reports were last made from (plan.json, as
+	// the last apply saved it, unchecked); nil when no apply has saved one. The
+	// planner compares it with a new plan to see whether the reports need
+	// re-evaluating although no lane runs (a gate edited, say).
+	Applied json.RawMessage
 }
 
 // LaneRecord is the state of one lane.

@@ -75,6 +75,12 @@ func TestStoreRoundTrip(t *testing.T) {
 	if p, err := LoadPlan(dir); err != nil || string(p) != `{"format_version":"1"}` {
 		t.Errorf("plan: %s %v", p, err)
 	}
+	if string(snap.Applied) != `{"format_version":"1"}` {
+		t.Errorf("the snapshot's applied plan is %q, want plan.json's bytes", snap.Applied)
+	}
+	if empty, err := Load(t.TempDir()); err != nil || empty.Applied != nil {
+		t.Errorf("a state without plan.json: applied %q, %v; want none", empty.Applied, err)
+	}
 }
 
 func TestTornTailIsTruncatedOnOpen(t *testing.T) {

@@ -1,0 +1,137 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// What the reports read from the plan, besides the runs in the state: the
+// screens (their gates with every setting, baseline, selection boundary,
+// runtime order) and, of each live lane, its key and number of runs.
+// A lane's inputs are its ID, so a change to them reruns the lane; the rest
+// can change while every lane stays complete, and then only the reports
+// need making again. reportChanges names those changes.
+
+// HasReportChanges reports whether the reports in the state are out of date
+// with this plan although no lane needs to run for it (ReportChanges).
+func (p *Plan) HasReportChanges() bool { return len(p.ReportChanges) > 0 }
+
+// HasChanges reports whether applying the plan changes anything: lanes to
+// run or drop, or reports to re-evaluate.
+func (p *Plan) HasChanges() bool {
+	return p.HasWork() || p.Totals.Dropped > 0 || p.HasReportChanges()
+}
+
+// reportChanges compares the plan the state's reports were made from (the
+// raw plan.json of the last apply; nil when none) with p and names, in
+// words, each difference that changes the reports without changing a
+// lane: a gate's condition, message or settings, the gates a screen lists,
+// its baseline or selection boundary, a screen added or gone, a complete
+// lane under a new key or with fewer runs. Lanes p does not hold (outside
+// its -target) are not compared.
+func reportChanges(raw []byte, p *Plan) []string {
+	if raw == nil {
+		return nil
+	}
+	applied, _, err := DecodePlan(raw, "the state's plan.json")
+	if err != nil {
+		return []string{fmt.Sprintf("the state's plan.json cannot be read (%v); the reports are made again from this plan", err)}
+	}
+	var out []string
+	before := map[string]*Screen{}
+	for _, s := range applied.Screens {
+		before[s.Name] = s
+	}
+	now := map[string]bool{}
+	for _, s := range p.Screens {
+		now[s.Name] = true
+		// A new screen's lanes run, or join the reports (named below).
+		if old := before[s.Name]; old != nil {
+			out = append(out, screenChanges(old, s)...)
+		}
+	}
+	for _, s := range applied.Screens {
+		if !now[s.Name] {
+			out = append(out, fmt.Sprintf("screen %s: no longer in the spec, its gates no longer count", s.Name))
+		}
+	}
+	live := map[string]*Lane{}
+	for _, l := range applied.Lanes {
+		if l.Action != ActionDrop {
+			live[l.ID] = l
+		}
+	}
+	for _, l := range p.Lanes {
+		if l.Action != ActionNoop {
+			continue // it runs (or is dropped): the reports are made again anyway
+		}
+		old := live[l.ID]
+		switch {
+		case old == nil:
+			out = append(out, fmt.Sprintf("lane %s (%s): complete in the state, joins the reports", l.ID, l.Key))
+		case old.Key != l.Key:
+			out = append(out, fmt.Sprintf("lane %s: now %s (was %s)", l.ID, l.Key, old.Key))
+		case old.Runs != l.Runs:
+			out = append(out, fmt.Sprintf("lane %s (%s): %s planned (was %d)", l.ID, l.Key, plural(l.Runs, "run"), old.Runs))
+		}
+	}
+	return out
+}
+
+// screenChanges names what changed in a screen's report settings.
+func screenChanges(old, s *Screen) []string {
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf("screen %s: ", s.Name)+fmt.Sprintf(format, args...))
+	}
+	if !slices.Equal(old.Gates, s.Gates) {
+		add("gates [%s] (were [%s])", strings.Join(s.Gates, ", "), strings.Join(old.Gates, ", "))
+	}
+	was := map[string]Gate{}
+	for _, g := range old.GateSpecs {
+		was[g.Name] = g
+	}
+	for _, g := range s.GateSpecs {
+		o, ok := was[g.Name]
+		if !ok {
+			if slices.Contains(old.Gates, g.Name) {
+				add("gate %s: condition recorded (the state's plan had none)", g.Name)
+			}
+			continue // a gate new to the screen is named above
+		}
+		if words(o.Condition) != words(g.Condition) {
+			add("gate %s: condition %s (was %s)", g.Name, words(g.Condition), words(o.Condition))
+		}
+		if o.ErrorMessage != g.ErrorMessage {
+			add("gate %s: error_message %q (was %q)", g.Name, g.ErrorMessage, o.ErrorMessage)
+		}
+		if o.MinRuns != g.MinRuns {
+			add("gate %s: min_runs %d (was %d)", g.Name, g.MinRuns, o.MinRuns)
+		}
+		if o.MaxCV != g.MaxCV {
+			add("gate %s: max_cv %g (was %g)", g.Name, g.MaxCV, o.MaxCV)
+		}
+	}
+	if old.Baseline != s.Baseline {
+		add("baseline %s (was %s)", orNone(s.Baseline), orNone(old.Baseline))
+	}
+	if old.SelectionBoundary != s.SelectionBoundary {
+		add("selection_boundary changed")
+	}
+	if !slices.Equal(old.Runtimes, s.Runtimes) {
+		add("runtimes [%s] (were [%s])", strings.Join(s.Runtimes, ", "), strings.Join(old.Runtimes, ", "))
+	}
+	return out
+}
+
+// words is text on one line with its runs of white space made one space,
+// so reformatting a condition is not a change.
+func words(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
