@@ -46,7 +46,10 @@ func TestReportChanges(t *testing.T) {
 			[]string{`gate clean: error_message "none may fail" (was "no failures")`}},
 		{"min_runs and max_cv", func(p *Plan) { p.Screens[0].GateSpecs[1].MinRuns = 5; p.Screens[0].GateSpecs[1].MaxCV = 0.1 },
 			[]string{"gate fast: min_runs 5 (was 1)", "gate fast: max_cv 0.1 (was 0)"}},
-		{"gate list", func(p *Plan) { p.Screens[0].Gates = []string{"clean"}; p.Screens[0].GateSpecs = p.Screens[0].GateSpecs[:1] },
+		{"gate list", func(p *Plan) {
+			p.Screens[0].Gates = []string{"clean"}
+			p.Screens[0].GateSpecs = p.Screens[0].GateSpecs[:1]
+		},
 			[]string{"screen s: gates [clean] (were [clean, fast])"}},
 		{"baseline and boundary", func(p *Plan) { p.Screens[0].Baseline = ""; p.Screens[0].SelectionBoundary = "other" },
 			[]string{"baseline none (was a)", "selection_boundary changed"}},
