@@ -1,9 +1,12 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // What the reports read from the plan, besides the runs in the state: the
@@ -134,4 +137,56 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// ForState returns the JSON of the saved plan to keep as the state's
+// plan.json, which the reports read their screens, gates and lanes from:
+// the plan itself, plus each live lane of the plan applied before
+// (snap.Applied) that the plan does not make because a -target left it
+// out and that the state still records, so that a targeted apply does not
+// take the other lanes out of the reports. snap is the state as the apply
+// holding its lock sees it.
+func (s *SavedPlan) ForState(snap *state.Snapshot) ([]byte, error) {
+	if s.Plan == nil {
+		return nil, errors.New("saved plan has no plan")
+	}
+	kept := untargeted(snap, s.Plan)
+	if len(kept) == 0 {
+		return s.Encode()
+	}
+	c := *s
+	pc := *s.Plan
+	pc.Lanes = append(append([]*Lane{}, s.Plan.Lanes...), kept...)
+	c.Plan = &pc
+	return c.Encode() // digests computed anew
+}
+
+// untargeted lists the live lanes of the state's applied plan that p
+// neither makes nor drops nor reruns under their key, of p's screens, and
+// that the state still records: the lanes a -target left out of p.
+func untargeted(snap *state.Snapshot, p *Plan) []*Lane {
+	if snap == nil || snap.Applied == nil {
+		return nil
+	}
+	applied, _, err := DecodePlan(snap.Applied, "the state's plan.json")
+	if err != nil {
+		return nil
+	}
+	ids, keys, screens := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, l := range p.Lanes {
+		ids[l.ID], keys[l.Key] = true, true
+	}
+	for _, sc := range p.Screens {
+		screens[sc.Name] = true
+	}
+	var out []*Lane
+	for _, l := range applied.Lanes {
+		if l.Action == ActionDrop || ids[l.ID] || keys[l.Key] || !screens[l.Screen] || snap.Lanes[l.ID] == nil {
+			continue
+		}
+		k := *l
+		k.Action, k.Reason = ActionNoop, "outside the -target of the last apply; kept for the reports"
+		out = append(out, &k)
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package planner
 import (
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // reportPlan is a small plan with one screen, two gates and one complete
@@ -80,5 +82,51 @@ func TestReportChanges(t *testing.T) {
 	}
 	if got := reportChanges([]byte("{not json"), reportPlan()); len(got) != 1 || !strings.Contains(got[0], "cannot be read") {
 		t.Errorf("an unreadable applied plan: got %q, want one change saying so", got)
+	}
+}
+
+// TestForStateKeepsUntargetedLanes: the plan a targeted apply keeps in the
+// state holds the lanes of the applied plan that the target left out and
+// the state still records, and no lane the plan reruns under its key, drops
+// or the state no longer has.
+func TestForStateKeepsUntargetedLanes(t *testing.T) {
+	before := reportPlan()
+	other := *before.Lanes[0]
+	other.ID, other.Key, other.Shape = "ffff00001111", "s/a/long/l40s", "long"
+	gone := other
+	gone.ID, gone.Key = "eeee00002222", "s/a/gone/l40s"
+	rerun := other
+	rerun.ID, rerun.Key = "dddd00003333", "s/a/rerun/l40s"
+	before.Lanes = append(before.Lanes, &other, &gone, &rerun)
+	applied, err := Marshal(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &state.Snapshot{Applied: applied, Lanes: map[string]*state.LaneRecord{}}
+	for _, id := range []string{"0123456789ab", "ffff00001111", "dddd00003333"} {
+		snap.Lanes[id] = &state.LaneRecord{ID: id}
+	}
+	p := reportPlan() // -target s/a/chat and s/a/rerun: the chat lane, and rerun under a new ID
+	p.Lanes = append(p.Lanes, &Lane{ID: "cccc00004444", Key: "s/a/rerun/l40s", Screen: "s", Action: ActionRerun, ChangedInputs: []string{}, Inputs: LaneInputs{RuntimeArgs: []string{}}})
+	b, err := (&SavedPlan{Format: SavedFormat, Plan: p}).ForState(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := DecodePlan(b, "plan.json")
+	if err != nil {
+		t.Fatalf("the state's plan does not read back: %v", err)
+	}
+	var keys []string
+	for _, l := range got.Lanes {
+		keys = append(keys, l.ID+" "+string(l.Action))
+	}
+	if want := "0123456789ab noop,cccc00004444 rerun,ffff00001111 noop"; strings.Join(keys, ",") != want {
+		t.Errorf("the state's plan has lanes %q, want %q", strings.Join(keys, ","), want)
+	}
+	if len(p.Lanes) != 2 {
+		t.Errorf("ForState changed the plan it was given: %d lanes", len(p.Lanes))
+	}
+	if b, err = (&SavedPlan{Format: SavedFormat, Plan: reportPlan()}).ForState(&state.Snapshot{}); err != nil || strings.Contains(string(b), "ffff00001111") {
+		t.Errorf("without an applied plan: %v, %s", err, b)
 	}
 }

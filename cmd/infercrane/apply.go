@@ -286,7 +286,7 @@ func view(env *cliEnv, o applyOpts, p *planner.Plan) progressView {
 
 // run applies the plan, then writes the reports.
 func (j *applyJob) run(env *cliEnv, o applyOpts) int {
-	planJSON, err := j.saved.Encode()
+	planJSON, err := j.saved.ForState(j.store.Snapshot())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: encode the plan: %v\n", err)
 		return 1
@@ -343,7 +343,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 // lanes from) and makes every report again from the runs in the state,
 // running no lane; it returns the gates' exit code.
 func (j *applyJob) refreshReports(env *cliEnv, o applyOpts) int {
-	planJSON, err := json.Marshal(j.saved)
+	planJSON, err := j.saved.ForState(j.store.Snapshot())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: encode the plan: %v\n", err)
 		return 1

@@ -111,12 +111,16 @@ func (s *Store) subdir(name string) (string, error) {
 	return p, nil
 }
 
-// Snapshot returns the state as the journal now records it.
+// Snapshot returns the state as the journal now records it, with the
+// plan.json the last apply saved as Applied.
 func (s *Store) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := replay(s.dir, s.entries)
 	snap.Warnings = append(append([]string(nil), s.Notes...), snap.Warnings...)
+	if b, err := os.ReadFile(filepath.Join(s.dir, PlanFile)); err == nil {
+		snap.Applied = b
+	}
 	return snap
 }
 
