@@ -11,7 +11,8 @@ import (
 
 // What the reports read from the plan, besides the runs in the state: the
 // screens (their gates with every setting, baseline, selection boundary,
-// runtime order) and, of each live lane, its key and number of runs.
+// runtime order), the traces' profiles (the evidence's provenance) and, of
+// each live lane, its key and number of runs.
 // A lane's inputs are its ID, so a change to them reruns the lane; the rest
 // can change while every lane stays complete, and then only the reports
 // need making again. reportChanges names those changes.
@@ -58,6 +59,9 @@ func reportChanges(raw []byte, p *Plan) []string {
 		if !now[s.Name] {
 			out = append(out, fmt.Sprintf("screen %s: no longer in the spec, its gates no longer count", s.Name))
 		}
+	}
+	if !slices.Equal(applied.Traces, p.Traces) {
+		out = append(out, "traces: the workload profiles the evidence names as its provenance changed")
 	}
 	live := map[string]*Lane{}
 	for _, l := range applied.Lanes {

@@ -56,6 +56,8 @@ func TestReportChanges(t *testing.T) {
 		{"baseline and boundary", func(p *Plan) { p.Screens[0].Baseline = ""; p.Screens[0].SelectionBoundary = "other" },
 			[]string{"baseline none (was a)", "selection_boundary changed"}},
 		{"runtime order", func(p *Plan) { p.Screens[0].Runtimes = []string{"v2", "v1"} }, []string{"runtimes [v2, v1] (were [])"}},
+		{"trace profile", func(p *Plan) { p.Traces = []TraceProfile{{Name: "t", Source: "t.parquet", Digest: "sha256:00"}} },
+			[]string{"traces: the workload profiles"}},
 		{"lane renamed", func(p *Plan) { p.Lanes[0].Key = "s/b/chat/l40s" }, []string{"lane 0123456789ab: now s/b/chat/l40s (was s/a/chat/l40s)"}},
 		{"fewer runs", func(p *Plan) { p.Lanes[0].Runs = 1 }, []string{"lane 0123456789ab (s/a/chat/l40s): 1 run planned (was 2)"}},
 		{"lane joins", func(p *Plan) { p.Lanes[0].ID = "ba9876543210" }, []string{"lane ba9876543210 (s/a/chat/l40s): complete in the state, joins the reports"}},
