@@ -173,3 +173,13 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 		t.Errorf("a JSON file that is no evidence: %v", err)
 	}
 }
+
+// Evidence without a single campaign is refused saying so (it said "no
+// campaign of the evidence can be calibrated from: " and an empty list).
+func TestCalibrateSaysTheEvidenceHasNoCampaigns(t *testing.T) {
+	path := writeEvidence(t, t.TempDir(), "empty.evidence.json", evidenceDoc())
+	_, _, _, err := collect([]string{path}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "the evidence ("+path+") has no campaigns to calibrate from") {
+		t.Errorf("evidence without campaigns: %v", err)
+	}
+}
