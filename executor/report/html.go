@@ -223,6 +223,9 @@ type htmlPage struct {
 	Runtime       string
 	RuntimeIntro  string
 	RuntimeTables []htmlRuntimeTable
+	// Tables are the sections the Markdown report has too: the workload
+	// as sent and the plan versus the measurement.
+	Tables []reportTable
 }
 
 // htmlRuntimeTable is one runtime comparison as the HTML page shows it.
@@ -293,6 +296,10 @@ footer{margin-top:24px;font-size:12px;color:#666}
 <table><tr><th>metric</th><th>{{.Baseline}} (reference)</th><th>{{.Candidate}}</th><th>delta</th><th>ratio</th></tr>
 {{range .Rows}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td><td>{{index . 4}}</td></tr>
 {{end}}</table>
+{{end}}{{end}}{{range .Tables}}{{if or .Rows .Notes}}<h2>{{.Title}}</h2>
+{{if .Intro}}<p>{{.Intro}}</p>{{end}}{{if .Rows}}{{$num := .Numeric}}{{$strong := .Strong}}<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $num $i}} class="num"{{end}}>{{if and $strong (index $strong $i)}}<strong>{{$c}}</strong>{{else}}{{$c}}{{end}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{range .Notes}}<p>{{.}}</p>{{end}}
 {{end}}{{end}}<h2>Gates</h2>
 <p>{{.Ev.GateSummary.Pass}} pass, {{.Ev.GateSummary.Fail}} fail, {{.Ev.GateSummary.Inconclusive}} inconclusive (exit code {{.Ev.GateSummary.ExitCode}}).</p>
 {{if .Gates}}<table><tr><th>gate</th><th>model</th><th>shape</th><th>status</th><th>condition</th><th>why</th></tr>
@@ -389,6 +396,7 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 		c := &ev.RuntimeComparisons[i]
 		p.RuntimeTables = append(p.RuntimeTables, htmlRuntimeTable{Title: runtimeTitle(c), Baseline: c.Baseline, Candidate: c.Candidate, Rows: runtimeRows(c)})
 	}
+	p.Tables = []reportTable{requestMixTable(ev), predictionTable(ev)}
 	var bars []barGroup
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {

@@ -84,30 +84,85 @@ func prediction(l *planner.Lane, a *Metrics) *Prediction {
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
-// writePredictions renders the prediction-versus-measurement table.
-func writePredictions(b *strings.Builder, ev *Evidence) {
-	any := false
+// reportTable is a table both report formats render: Markdown with pipes,
+// HTML as a table element.
+type reportTable struct {
+	Title, Intro string
+	Header       []string
+	// Numeric marks the columns aligned right, Strong those shown in bold.
+	Numeric, Strong []bool
+	Rows            [][]string
+	// Notes are sentences after the table.
+	Notes []string
+}
+
+// markdown renders t as a Markdown section.
+func (t *reportTable) markdown(b *strings.Builder) {
+	if len(t.Rows) == 0 && len(t.Notes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## %s\n\n", t.Title)
+	if t.Intro != "" {
+		b.WriteString(t.Intro + "\n\n")
+	}
+	if len(t.Rows) > 0 {
+		b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+		for i := range t.Header {
+			if i < len(t.Numeric) && t.Numeric[i] {
+				b.WriteString("---:|")
+			} else {
+				b.WriteString("---|")
+			}
+		}
+		b.WriteString("\n")
+		for _, r := range t.Rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				cells[i] = strings.ReplaceAll(c, "|", "/")
+				if c != "" && i < len(t.Strong) && t.Strong[i] {
+					cells[i] = "**" + cells[i] + "**"
+				}
+			}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+	}
+	for _, n := range t.Notes {
+		b.WriteString("\n" + n + "\n")
+	}
+}
+
+// predictionTable sets each campaign's predicted figures beside the
+// measured ones (empty when no campaign has a prediction).
+func predictionTable(ev *Evidence) reportTable {
+	t := reportTable{Title: "Plan versus measurement",
+		Header:  []string{"model", "shape", "gpu", "assumptions", "metric", "predicted (range)", "measured", "error", ""},
+		Numeric: []bool{false, false, false, false, false, true, true, true, false},
+		Strong:  []bool{false, false, false, false, false, false, false, false, true}}
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			p := c.Prediction
 			if p == nil {
 				continue
 			}
-			if !any {
-				b.WriteString("\n## Plan versus measurement\n\n| model | shape | gpu | assumptions | metric | predicted (range) | measured | error | |\n|---|---|---|---|---|---:|---:|---:|---|\n")
-				any = true
-			}
 			for _, pm := range p.Metrics {
 				flag := ""
 				if !pm.Within {
-					flag = "**outside the range**"
+					flag = "outside the range"
 				}
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s (%s-%s) | %s | %+.1f%% | %s |\n",
-					m.Model, c.shapeWords(), c.GPUType, p.Assumptions, pm.Metric, fmtSig(pm.Predicted, 3), fmtSig(pm.Low, 3), fmtSig(pm.High, 3), fmtSig(pm.Measured, 3), 100*pm.Error, flag)
+				t.Rows = append(t.Rows, []string{m.Model, c.shapeWords(), c.GPUType, p.Assumptions, pm.Metric,
+					fmt.Sprintf("%s (%s-%s)", fmtSig(pm.Predicted, 3), fmtSig(pm.Low, 3), fmtSig(pm.High, 3)),
+					fmtSig(pm.Measured, 3), fmt.Sprintf("%+.1f%%", 100*pm.Error), flag})
 			}
 		}
 	}
-	if any {
-		b.WriteString("\nPredictions are the plan's virtual-time estimates (on the sim executor divided by its speedup); the range is the calibration's residuals or, uncalibrated, the catalog's stated uncertainty.\n")
+	if len(t.Rows) > 0 {
+		t.Notes = []string{"Predictions are the plan's virtual-time estimates (on the sim executor divided by its speedup); the range is the calibration's residuals or, uncalibrated, the catalog's stated uncertainty."}
 	}
+	return t
+}
+
+// writePredictions renders the prediction-versus-measurement table.
+func writePredictions(b *strings.Builder, ev *Evidence) {
+	t := predictionTable(ev)
+	t.markdown(b)
 }

@@ -180,35 +180,32 @@ func (sm *SessionMix) add(planned load.SessionStats, records []loadgen.Record) {
 	}
 }
 
-// writeRequestMix writes the Markdown table of drawn workloads: intended
-// against sent lengths, clipped draws and prefix-cache reuse.
-func writeRequestMix(b *strings.Builder, ev *Evidence) {
-	header := false
+// requestMixTable sets drawn workloads' intended lengths beside those
+// sent, with clipped draws, prefix-cache reuse and sessions (empty when
+// no lane drew its workload).
+func requestMixTable(ev *Evidence) reportTable {
+	t := reportTable{Title: "Workload as sent",
+		Intro:   "Intended percentiles are those of the planned requests (after clipping to the window); sent ones are what the server counted for succeeded requests.",
+		Header:  []string{"model", "shape", "input p50/p95/p99 intended", "sent", "output p50/p95/p99 intended", "sent", "clipped", "prefix-cache hit intended", "achieved"},
+		Numeric: []bool{false, false, false, false, false, false, true, true, true}}
+	q := func(x Quantiles) string { return fmt.Sprintf("%.0f / %.0f / %.0f", x.P50, x.P95, x.P99) }
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			x := c.RequestMix
 			if x == nil {
 				continue
 			}
-			if !header {
-				header = true
-				b.WriteString("\n## Workload as sent\n\n")
-				b.WriteString("Intended percentiles are those of the planned requests (after clipping to the window); sent ones are what the server counted for succeeded requests.\n\n")
-				b.WriteString("| model | shape | input p50/p95/p99 intended | sent | output p50/p95/p99 intended | sent | clipped | prefix-cache hit intended | achieved |\n")
-				b.WriteString("|---|---|---|---|---|---|---:|---:|---:|\n")
-			}
-			q := func(x Quantiles) string { return fmt.Sprintf("%.0f / %.0f / %.0f", x.P50, x.P95, x.P99) }
 			intended, achieved := "-", "-"
 			if pc := x.PrefixCache; pc != nil {
 				intended = fmt.Sprintf("%.1f%%", 100*pc.Intended)
 				achieved = "not reported"
 				if pc.Achieved != nil {
-					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, strings.ReplaceAll(pc.AchievedSource, "|", "/"))
+					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, pc.AchievedSource)
 				}
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", m.Model, c.shapeWords(),
+			t.Rows = append(t.Rows, []string{m.Model, c.shapeWords(),
 				q(x.InputTokens.Intended), q(x.InputTokens.Sent), q(x.OutputTokens.Intended), q(x.OutputTokens.Sent),
-				x.Clipped, intended, achieved)
+				fmt.Sprint(x.Clipped), intended, achieved})
 		}
 	}
 	for _, m := range ev.Models {
@@ -217,11 +214,18 @@ func writeRequestMix(b *strings.Builder, ev *Evidence) {
 				continue
 			}
 			sm := c.RequestMix.Sessions
-			fmt.Fprintf(b, "\nSessions of %s on %s, %d turns each: planned %d, %d of them restarted early (the next turn would overflow the window), the longest %s; sent %d, %d with every turn succeeded, the longest %s.\n",
+			t.Notes = append(t.Notes, fmt.Sprintf("Sessions of %s on %s, %d turns each: planned %d, %d of them restarted early (the next turn would overflow the window), the longest %s; sent %d, %d with every turn succeeded, the longest %s.",
 				c.shapeWords(), m.Model, sm.Turns, sm.Intended.Sessions, sm.Intended.Restarted, turnsWord(sm.Intended.MostTurns),
-				sm.SentSessions, sm.SentFull, turnsWord(sm.SentMostTurns))
+				sm.SentSessions, sm.SentFull, turnsWord(sm.SentMostTurns)))
 		}
 	}
+	return t
+}
+
+// writeRequestMix writes the Markdown table of drawn workloads.
+func writeRequestMix(b *strings.Builder, ev *Evidence) {
+	t := requestMixTable(ev)
+	t.markdown(b)
 }
 
 // turnsWord is "1 turn" or "N turns".
