@@ -64,11 +64,10 @@ type Runner struct {
 // Outcome is what an apply did.
 type Outcome struct {
 	RunsCompleted int
-	RunsFailed    int
-	// RunsInterrupted counts the runs the interruption cut short (not
-	// failures: a re-run redoes them).
-	RunsInterrupted int
-	RunsSkipped     int
+	// RunsFailed leaves out the runs an interruption cut short: a re-run
+	// redoes those, and they are not failures.
+	RunsFailed  int
+	RunsSkipped int
 	// Errors are the failures, each naming its lane or deployment.
 	Errors []error
 	// Interrupted is true when the context was cancelled.
@@ -285,6 +284,14 @@ func (a *applyRun) fail(err error) error {
 	return err
 }
 
+// deployFailed reports deployment d's failure after elapsed (0: not
+// timed), saying whether the apply's interruption caused it, and records
+// err.
+func (a *applyRun) deployFailed(d *deployment, typ string, err error, elapsed time.Duration) error {
+	a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil, Elapsed: elapsed.Seconds()})
+	return a.fail(err)
+}
+
 func (a *applyRun) skipped(n *dagNode, why string) {
 	if n.Kind == planner.NodeDeploy {
 		a.slots.pass(a.deps[n.Deployment].ord)
@@ -334,9 +341,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	start := time.Now()
 	x, err := safeOpen(a.ctx, a.r.Open, typ, l.RevealedSettings())
 	if err != nil {
-		err = fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err)
-		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil})
-		return a.fail(err)
+		return a.deployFailed(d, typ, fmt.Errorf("deployment %s: open executor %s: %w", d.id, typ, err), 0)
 	}
 	d.executor = x
 	// Journal the deployment before it starts, and what the executor
@@ -344,9 +349,7 @@ func (a *applyRun) deploy(d *deployment) error {
 	// reap it if this one dies.
 	rec := state.DeploymentEntry{Type: state.DeployStarting, Apply: a.r.ApplyID, Deployment: d.id, Executor: typ, Config: l.ExecutorSettings}
 	if err := a.r.Store.RecordDeployment(rec); err != nil {
-		err = fmt.Errorf("deployment %s: %w", d.id, err)
-		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil})
-		return a.fail(err)
+		return a.deployFailed(d, typ, fmt.Errorf("deployment %s: %w", d.id, err), 0)
 	}
 	d.journaled = true
 	ctx := WithStarted(a.ctx, func(s *Server) {
@@ -374,9 +377,7 @@ func (a *applyRun) deploy(d *deployment) error {
 		}
 	}
 	if err != nil {
-		err = fmt.Errorf("deployment %s (%s) on executor %s: %w", d.id, l.Inputs.ModelID, typ, err)
-		a.r.emit(Event{Type: EventDeployFailed, Deployment: d.id, Executor: typ, Error: err.Error(), Interrupted: a.ctx.Err() != nil, Elapsed: time.Since(start).Seconds()})
-		return a.fail(err)
+		return a.deployFailed(d, typ, fmt.Errorf("deployment %s (%s) on executor %s: %w", d.id, l.Inputs.ModelID, typ, err), time.Since(start))
 	}
 	d.server = s
 	a.r.emit(Event{Type: EventDeployFinished, Deployment: d.id, Executor: typ, Server: s.BaseURL, Elapsed: time.Since(start).Seconds()})
@@ -471,13 +472,11 @@ func (a *applyRun) run(d *deployment, l *planner.Lane, n int) error {
 		} else {
 			err = fmt.Errorf("run %d of lane %s (%s) on executor %s: %w", n, l.ID, l.Key, typ, err)
 		}
-		a.mu.Lock()
-		if interrupted {
-			a.out.RunsInterrupted++
-		} else {
+		if !interrupted {
+			a.mu.Lock()
 			a.out.RunsFailed++
+			a.mu.Unlock()
 		}
-		a.mu.Unlock()
 		a.r.emit(Event{Type: EventRunFailed, Lane: l.ID, Key: l.Key, Deployment: d.id, Run: n, Error: err.Error(), Interrupted: interrupted, Elapsed: time.Since(start).Seconds()})
 		a.r.emit(Event{Type: EventLaneFinished, Lane: l.ID, Key: l.Key, Runs: l.Runs, Error: err.Error()})
 		return a.fail(err)

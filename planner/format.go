@@ -67,18 +67,6 @@ func fmtSignedUSD(x float64) string {
 // fmtGPUHours renders GPU-seconds as hours.
 func fmtGPUHours(sec float64) string { return fmt.Sprintf("%.2f GPU-hours", sec/3600) }
 
-// fmtSeconds renders a duration in seconds compactly.
-func fmtSeconds(s float64) string {
-	switch {
-	case s >= 3600:
-		return fmt.Sprintf("%.1f h", s/3600)
-	case s >= 120:
-		return fmt.Sprintf("%.0f min", s/60)
-	default:
-		return fmt.Sprintf("%.0f s", s)
-	}
-}
-
 // plural returns "1 lane" or "2 lanes".
 func plural(n int, word string) string {
 	if n == 1 {

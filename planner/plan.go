@@ -92,16 +92,25 @@ type Plan struct {
 func (p *Plan) Secrets() []string {
 	out := append([]string(nil), p.secrets...)
 	for _, l := range p.Lanes {
-		if l.Inputs.Secrets == nil {
-			continue
-		}
-		for _, v := range l.Inputs.Secrets.RuntimeArgs {
-			out = append(out, v)
-		}
-		for _, v := range l.Inputs.Secrets.ExecutorConfig {
-			out = append(out, leafText(v)...)
-		}
-		for _, v := range l.Inputs.Secrets.ExecutorSettings {
+		out = append(out, l.SecretValues()...)
+	}
+	return out
+}
+
+// SecretValues lists the real values of the lane's redacted inputs
+// (sensitive runtime args and executor attributes); nil for a lane read
+// from a file.
+func (l *Lane) SecretValues() []string {
+	s := l.Inputs.Secrets
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range s.RuntimeArgs {
+		out = append(out, v)
+	}
+	for _, m := range []map[string]any{s.ExecutorConfig, s.ExecutorSettings} {
+		for _, v := range m {
 			out = append(out, leafText(v)...)
 		}
 	}

@@ -92,7 +92,7 @@ func TestKillAnywhereMatrix(t *testing.T) {
 
 // matrixFigures are what the matrix counts per kind.
 type matrixFigures struct {
-	iterations, bySignal                                         map[string]int
+	bySignal                                                     map[string]int
 	interrupted, finishedFirst                                   int
 	reaped, orphans, lost, repeated, leftoverLocks, verifyFailed int
 }

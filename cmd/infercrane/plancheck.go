@@ -25,29 +25,10 @@ func (env *cliEnv) planChecks() []planner.LaneCheck {
 		if err == nil {
 			return nil
 		}
-		msg := redact.New(laneSecretValues(l)...).String(err.Error())
+		msg := redact.New(l.SecretValues()...).String(err.Error())
 		return []planner.Finding{{Severity: planner.SeverityError, Lane: l.ID,
 			Summary: fmt.Sprintf("executor %q (%s) would refuse to deploy lane %s", l.Executor, l.Inputs.ExecutorType, l.Key),
 			Detail:  fmt.Sprintf("lane %s (%s): %s.", l.Key, l.ID, msg)}}
 	}
 	return []planner.LaneCheck{deployable, report.GateFindings}
-}
-
-// laneSecretValues lists the real values of a lane's redacted inputs, which
-// a finding's text must not carry.
-func laneSecretValues(l *planner.Lane) []string {
-	s := l.Inputs.Secrets
-	if s == nil {
-		return nil
-	}
-	var out []string
-	for _, v := range s.RuntimeArgs {
-		out = append(out, v)
-	}
-	for _, m := range []map[string]any{s.ExecutorConfig, s.ExecutorSettings} {
-		for _, v := range m {
-			out = append(out, fmt.Sprint(v))
-		}
-	}
-	return out
 }

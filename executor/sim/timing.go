@@ -29,7 +29,6 @@ type genState struct {
 	// Model mode: the scheduler advances generated and signals wake.
 	generated atomic.Int64
 	wake      chan struct{}
-	aborted   atomic.Bool
 	seq       planner.Seq // the scheduler's view (model mode)
 }
 

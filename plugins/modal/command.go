@@ -126,8 +126,6 @@ func loadPath(r executor.RunSpec) string {
 	return path.Join(WorkDir, "runs", safeName(r.Lane)+"-"+strconv.Itoa(r.Run)+".load.json")
 }
 
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
 // safeName keeps letters, digits, dot, dash and underscore.
 func safeName(s string) string {
 	b := []byte(s)
