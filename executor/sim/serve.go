@@ -43,6 +43,11 @@ func Listen(addr string, opts Options) (*Server, error) {
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	s := &Server{URL: "http://" + ln.Addr().String(), Engine: e, srv: srv, ln: ln, done: make(chan error, 1)}
 	e.OnCrash(func() { _ = srv.Close() })
+	// Shutdown closes the listener first and only then runs this: a
+	// client whose stream ends finds no server to connect to (the
+	// executor's post-run probe tells a dead server from a measured one
+	// by that), never a server still accepting.
+	srv.RegisterOnShutdown(e.Close)
 	go func() {
 		err := srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -53,14 +58,16 @@ func Listen(addr string, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Shutdown stops accepting, ends streams in flight and waits for the server
-// to stop, up to ctx's deadline.
+// Shutdown stops accepting, then ends streams in flight (promptly, instead
+// of running them to completion) and waits for the server to stop, up to
+// ctx's deadline. The order matters: the listener is closed before any
+// stream ends (see Listen).
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.Engine.Close() // streams end promptly instead of running to completion
-	err := s.srv.Shutdown(ctx)
+	err := s.srv.Shutdown(ctx) // closes the listener, then calls Engine.Close
 	if err != nil {
 		_ = s.srv.Close()
 	}
+	s.Engine.Close() // idempotent; stopped for sure before Shutdown returns
 	if serr := <-s.done; err == nil {
 		err = serr
 	}
