@@ -338,9 +338,9 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // nonNil returns s, or an empty slice for nil, so JSON shows [] not null.
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
-	return append([]string{}, s...)
+	return append([]T{}, s...)
 }

@@ -28,6 +28,11 @@ type DiffResult struct {
 	GPUSecondsDelta float64 `json:"gpu_seconds_delta"`
 	// FindingsAdded are preflight findings only the new plan has.
 	FindingsAdded []Finding `json:"findings_added"`
+	// SettingsChanged are the settings only the reports read (a gate's
+	// condition, min_runs or max_cv, the gates a screen lists, its
+	// baseline or selection boundary, ...) that differ, with old and new
+	// values: what "pass" means, which no lane's ID carries.
+	SettingsChanged []SettingChange `json:"settings_changed"`
 }
 
 // DiffSide identifies one plan of a diff.
@@ -61,9 +66,11 @@ type DiffChange struct {
 	CostDeltaUSD    float64           `json:"cost_delta_usd"`
 }
 
-// Empty reports whether the plans have the same lanes and findings.
+// Empty reports whether the plans have the same lanes, findings and
+// report settings.
 func (d DiffResult) Empty() bool {
-	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && len(d.FindingsAdded) == 0
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && len(d.FindingsAdded) == 0 &&
+		len(d.SettingsChanged) == 0
 }
 
 // Diff compares two plans. Lanes are matched by key first (a changed lane
@@ -80,6 +87,7 @@ func Diff(old, cur *Plan) DiffResult {
 		CostDeltaUSD:    round(cur.Totals.CostUSD-old.Totals.CostUSD, 6),
 		GPUSecondsDelta: round(cur.Totals.GPUSeconds-old.Totals.GPUSeconds, 3),
 		FindingsAdded:   []Finding{},
+		SettingsChanged: nonNil(SettingChanges(old, cur)),
 	}
 	oldByKey, oldByID := map[string]*Lane{}, map[string]*Lane{}
 	for _, l := range old.Lanes {

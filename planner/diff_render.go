@@ -15,8 +15,12 @@ const MaxMarkdownChars = 60000
 // removed, 2 changed, 3 unchanged. Cost +$0.12 ($0.28 -> $0.40), GPU time
 // +0.05 GPU-hours."
 func (d DiffResult) Summary() string {
-	return fmt.Sprintf("Diff: %s added, %d removed, %d changed, %d unchanged. Cost %s (%s -> %s), GPU time %s%s.",
-		plural(len(d.Added), "lane"), len(d.Removed), len(d.Changed), d.Unchanged,
+	settings := ""
+	if n := len(d.SettingsChanged); n > 0 {
+		settings = ", " + plural(n, "gate/report setting") + " changed"
+	}
+	return fmt.Sprintf("Diff: %s added, %d removed, %d changed, %d unchanged%s. Cost %s (%s -> %s), GPU time %s%s.",
+		plural(len(d.Added), "lane"), len(d.Removed), len(d.Changed), d.Unchanged, settings,
 		fmtSignedUSD(d.CostDeltaUSD), fmtUSD(d.Old.Totals.CostUSD), fmtUSD(d.New.Totals.CostUSD),
 		sign(d.GPUSecondsDelta), fmtGPUHours(abs(d.GPUSecondsDelta)))
 }
@@ -69,11 +73,18 @@ func fmtValue(v any) string {
 	}
 }
 
-// WriteText renders the diff for a terminal: the summary line, then the
-// lanes added, removed and changed, then new preflight findings.
+// WriteText renders the diff for a terminal: the summary line, the gate
+// and report settings changed, then the lanes added, removed and changed,
+// then new preflight findings.
 func (d DiffResult) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", d.Summary())
+	if len(d.SettingsChanged) > 0 {
+		ew.printf("\nGates and report settings:\n")
+		for _, c := range d.SettingsChanged {
+			ew.printf("  ~ %s\n", c)
+		}
+	}
 	plain := func(s string) string { return s }
 	if len(d.Added) > 0 {
 		ew.printf("\nAdded:\n")
@@ -106,7 +117,8 @@ func (d DiffResult) WriteText(w io.Writer) error {
 }
 
 // Markdown renders the diff for a pull-request comment: the summary line,
-// one table of the lanes that differ (largest cost change first) and the
+// a table of the gate and report settings changed, one table of the lanes
+// that differ (largest cost change first) and the
 // new preflight findings. It stays under MaxMarkdownChars by leaving out
 // the smallest rows and saying how many were left out.
 func (d DiffResult) Markdown() string {
@@ -132,6 +144,7 @@ func (d DiffResult) Markdown() string {
 			signedInt(c.GPUSecondsDelta), fmtSignedUSD(c.CostDeltaUSD))})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return abs(rows[i].cost) > abs(rows[j].cost) })
+	writeSettingsTable(&b, d.SettingsChanged, code)
 	var findings strings.Builder
 	if len(d.FindingsAdded) > 0 {
 		findings.WriteString("\n**New preflight findings**\n\n")
@@ -158,6 +171,38 @@ func (d DiffResult) Markdown() string {
 	}
 	b.WriteString(findings.String())
 	return b.String()
+}
+
+// writeSettingsTable writes the gate and report settings changed as a
+// Markdown table; its rows are few (one per setting of the spec's gates and
+// screens), so none is left out.
+func writeSettingsTable(b *strings.Builder, cs []SettingChange, code func(string) string) {
+	if len(cs) == 0 {
+		return
+	}
+	b.WriteString("\n**Gates and report settings changed** (what \"pass\" means; no lane reruns for these)\n\n")
+	b.WriteString("| Screen | Gate | Setting | Old | New |\n|---|---|---|---|---|\n")
+	cell := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return code(s)
+	}
+	for _, c := range cs {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(c.Screen), cell(c.Gate), c.Setting,
+			mdCell(code(settingValue(c.Old))), mdCell(code(settingValue(c.New))))
+	}
+}
+
+// settingValue renders one side of a SettingChange for a table cell.
+func settingValue(v any) string {
+	switch x := v.(type) {
+	case []string:
+		return "[" + strings.Join(x, ", ") + "]"
+	case []TraceProfile:
+		return traceDigests(x)
+	}
+	return settingText(v)
 }
 
 func signedInt(x float64) string {

@@ -131,3 +131,46 @@ func TestDiffRunsChange(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffNamesReportSettings: a change only the reports read keeps every
+// lane and is still a difference, with its old and new values in every
+// form (issue 26: a loosened gate gave "0 changed" and exit 0).
+func TestDiffNamesReportSettings(t *testing.T) {
+	old, cur := reportPlan(), reportPlan()
+	cur.Screens[0].GateSpecs[0].Condition = "lane.failed <= 100"
+	cur.Screens[0].Baseline = "b"
+	d := Diff(old, cur)
+	if d.Empty() || d.Unchanged != 1 || len(d.SettingsChanged) != 2 {
+		t.Fatalf("diff %+v: want 1 unchanged lane and 2 settings changed", d)
+	}
+	if c := d.SettingsChanged[0]; c.Gate != "clean" || c.Setting != "condition" || c.Old != "lane.failed == 0" || c.New != "lane.failed <= 100" {
+		t.Errorf("first change %+v", c)
+	}
+	var text strings.Builder
+	if err := d.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 unchanged, 2 gate/report settings changed.", "  ~ screen s: gate clean: condition lane.failed <= 100 (was lane.failed == 0)\n",
+		"  ~ screen s: baseline b (was a)\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if md := d.Markdown(); !strings.Contains(md, "| `s` | `clean` | condition | `lane.failed == 0` | `lane.failed <= 100` |\n") ||
+		!strings.Contains(md, "| `s` |  | baseline | `a` | `b` |\n") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	b, err := d.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Settings []SettingChange `json:"settings_changed"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Settings) != 2 || back.Settings[1].Old != "a" || back.Settings[1].New != "b" {
+		t.Errorf("JSON settings %+v (%v):\n%s", back.Settings, err, b)
+	}
+	if same := Diff(old, reportPlan()); !same.Empty() || len(same.SettingsChanged) != 0 {
+		t.Errorf("self diff %+v", same)
+	}
+}

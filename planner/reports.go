@@ -30,10 +30,9 @@ func (p *Plan) HasChanges() bool {
 // reportChanges compares the plan the state's reports were made from (the
 // raw plan.json of the last apply; nil when none) with p and names, in
 // words, each difference that changes the reports without changing a
-// lane: a gate's condition, message or settings, the gates a screen lists,
-// its baseline or selection boundary, a screen added or gone, a complete
-// lane under a new key or with fewer runs. Lanes p does not hold (outside
-// its -target) are not compared.
+// lane: a setting of a screen or its gates (SettingChanges), a screen
+// gone, a complete lane under a new key or with fewer runs. Lanes p does
+// not hold (outside its -target) are not compared.
 func reportChanges(raw []byte, p *Plan) []string {
 	if raw == nil {
 		return nil
@@ -43,25 +42,17 @@ func reportChanges(raw []byte, p *Plan) []string {
 		return []string{fmt.Sprintf("the state's plan.json cannot be read (%v); the reports are made again from this plan", err)}
 	}
 	var out []string
-	before := map[string]*Screen{}
-	for _, s := range applied.Screens {
-		before[s.Name] = s
+	for _, c := range SettingChanges(applied, p) {
+		out = append(out, c.String())
 	}
 	now := map[string]bool{}
 	for _, s := range p.Screens {
 		now[s.Name] = true
-		// A new screen's lanes run, or join the reports (named below).
-		if old := before[s.Name]; old != nil {
-			out = append(out, screenChanges(old, s)...)
-		}
 	}
 	for _, s := range applied.Screens {
 		if !now[s.Name] {
 			out = append(out, fmt.Sprintf("screen %s: no longer in the spec, its gates no longer count", s.Name))
 		}
-	}
-	if !slices.Equal(applied.Traces, p.Traces) {
-		out = append(out, "traces: the workload profiles the evidence names as its provenance changed")
 	}
 	live := map[string]*Lane{}
 	for _, l := range applied.Lanes {
@@ -86,14 +77,109 @@ func reportChanges(raw []byte, p *Plan) []string {
 	return out
 }
 
-// screenChanges names what changed in a screen's report settings.
-func screenChanges(old, s *Screen) []string {
+// SettingChange is one setting that only the reports read and that differs
+// between two plans: the gates a screen lists, a gate's condition,
+// error_message, min_runs or max_cv, a screen's baseline, selection
+// boundary or runtime order, the traces' profiles. Such a change keeps
+// every lane's ID and changes what "pass" means, so plan and diff both
+// name it, with the old and the new value.
+type SettingChange struct {
+	Screen  string `json:"screen,omitempty"`
+	Gate    string `json:"gate,omitempty"` // set for a gate's own setting
+	Setting string `json:"setting"`
+	Old     any    `json:"old"`
+	New     any    `json:"new"`
+}
+
+// Subject names what the setting belongs to: "screen s", "screen s: gate
+// g", or "" for a plan-wide setting.
+func (c SettingChange) Subject() string {
+	switch {
+	case c.Gate != "":
+		return fmt.Sprintf("screen %s: gate %s", c.Screen, c.Gate)
+	case c.Screen != "":
+		return "screen " + c.Screen
+	}
+	return ""
+}
+
+// String renders the change in words, "screen s: gate g: min_runs 5 (was 1)".
+func (c SettingChange) String() string {
+	var what string
+	switch v := c.New.(type) {
+	case []string:
+		what = fmt.Sprintf("%s [%s] (were [%s])", c.Setting, strings.Join(v, ", "), strings.Join(c.Old.([]string), ", "))
+	case []TraceProfile:
+		what = fmt.Sprintf("%s: the workload profiles the evidence names as its provenance changed (%s, was %s)",
+			c.Setting, traceDigests(v), traceDigests(c.Old.([]TraceProfile)))
+	default:
+		what = fmt.Sprintf("%s %s (was %s)", c.Setting, settingText(c.New), settingText(c.Old))
+	}
+	if s := c.Subject(); s != "" {
+		return s + ": " + what
+	}
+	return what
+}
+
+func settingText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "none"
+	case string:
+		if x == "" {
+			return "none"
+		}
+		return x
+	case quoted:
+		return fmt.Sprintf("%q", string(x))
+	}
+	return fmt.Sprint(v)
+}
+
+// quoted is a setting value shown in quotes (a gate's error_message).
+type quoted string
+
+func (q quoted) MarshalText() ([]byte, error) { return []byte(q), nil }
+
+func traceDigests(ts []TraceProfile) string {
+	if len(ts) == 0 {
+		return "none"
+	}
 	var out []string
-	add := func(format string, args ...any) {
-		out = append(out, fmt.Sprintf("screen %s: ", s.Name)+fmt.Sprintf(format, args...))
+	for _, t := range ts {
+		out = append(out, t.Name+" "+t.Digest)
+	}
+	return strings.Join(out, ", ")
+}
+
+// SettingChanges lists the report settings (SettingChange) that differ
+// between old and cur, of the screens both plans have, then the traces.
+func SettingChanges(old, cur *Plan) []SettingChange {
+	var out []SettingChange
+	before := map[string]*Screen{}
+	for _, s := range old.Screens {
+		before[s.Name] = s
+	}
+	for _, s := range cur.Screens {
+		// A new screen's lanes run, or join the reports.
+		if o := before[s.Name]; o != nil {
+			out = append(out, screenChanges(o, s)...)
+		}
+	}
+	if !slices.Equal(old.Traces, cur.Traces) {
+		out = append(out, SettingChange{Setting: "traces", Old: nonNil(old.Traces), New: nonNil(cur.Traces)})
+	}
+	return out
+}
+
+// screenChanges lists what changed in a screen's report settings.
+func screenChanges(old, s *Screen) []SettingChange {
+	var out []SettingChange
+	add := func(gate, setting string, o, n any) {
+		out = append(out, SettingChange{Screen: s.Name, Gate: gate, Setting: setting, Old: o, New: n})
 	}
 	if !slices.Equal(old.Gates, s.Gates) {
-		add("gates [%s] (were [%s])", strings.Join(s.Gates, ", "), strings.Join(old.Gates, ", "))
+		add("", "gates", nonNil(old.Gates), nonNil(s.Gates))
 	}
 	was := map[string]Gate{}
 	for _, g := range old.GateSpecs {
@@ -103,31 +189,31 @@ func screenChanges(old, s *Screen) []string {
 		o, ok := was[g.Name]
 		if !ok {
 			if slices.Contains(old.Gates, g.Name) {
-				add("gate %s: condition recorded (the state's plan had none)", g.Name)
+				add(g.Name, "condition", "(not recorded in the old plan)", words(g.Condition))
 			}
 			continue // a gate new to the screen is named above
 		}
 		if words(o.Condition) != words(g.Condition) {
-			add("gate %s: condition %s (was %s)", g.Name, words(g.Condition), words(o.Condition))
+			add(g.Name, "condition", words(o.Condition), words(g.Condition))
 		}
 		if o.ErrorMessage != g.ErrorMessage {
-			add("gate %s: error_message %q (was %q)", g.Name, g.ErrorMessage, o.ErrorMessage)
+			add(g.Name, "error_message", quoted(o.ErrorMessage), quoted(g.ErrorMessage))
 		}
 		if o.MinRuns != g.MinRuns {
-			add("gate %s: min_runs %d (was %d)", g.Name, g.MinRuns, o.MinRuns)
+			add(g.Name, "min_runs", o.MinRuns, g.MinRuns)
 		}
 		if o.MaxCV != g.MaxCV {
-			add("gate %s: max_cv %g (was %g)", g.Name, g.MaxCV, o.MaxCV)
+			add(g.Name, "max_cv", o.MaxCV, g.MaxCV)
 		}
 	}
 	if old.Baseline != s.Baseline {
-		add("baseline %s (was %s)", orNone(s.Baseline), orNone(old.Baseline))
+		add("", "baseline", old.Baseline, s.Baseline)
 	}
 	if old.SelectionBoundary != s.SelectionBoundary {
-		add("selection_boundary changed")
+		add("", "selection_boundary", words(old.SelectionBoundary), words(s.SelectionBoundary))
 	}
 	if !slices.Equal(old.Runtimes, s.Runtimes) {
-		add("runtimes [%s] (were [%s])", strings.Join(s.Runtimes, ", "), strings.Join(old.Runtimes, ", "))
+		add("", "runtimes", nonNil(old.Runtimes), nonNil(s.Runtimes))
 	}
 	return out
 }

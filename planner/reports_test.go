@@ -54,7 +54,7 @@ func TestReportChanges(t *testing.T) {
 		},
 			[]string{"screen s: gates [clean] (were [clean, fast])"}},
 		{"baseline and boundary", func(p *Plan) { p.Screens[0].Baseline = ""; p.Screens[0].SelectionBoundary = "other" },
-			[]string{"baseline none (was a)", "selection_boundary changed"}},
+			[]string{"baseline none (was a)", "selection_boundary other (was sim only)"}},
 		{"runtime order", func(p *Plan) { p.Screens[0].Runtimes = []string{"v2", "v1"} }, []string{"runtimes [v2, v1] (were [])"}},
 		{"trace profile", func(p *Plan) { p.Traces = []TraceProfile{{Name: "t", Source: "t.parquet", Digest: "sha256:00"}} },
 			[]string{"traces: the workload profiles"}},
