@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -44,30 +47,126 @@ type Shard struct {
 	WallSeconds    float64 `json:"wall_seconds"`
 }
 
-// ShardOptions are the Options that change a profile's content.
+// ShardOptions are the Options that change a profile's content. This is
+// the one declaration of them: a shard's command line (Args), the check
+// that shards agree before they merge (Differences), a saved shard's reuse
+// and the shard key all derive from these fields, so an option added here
+// cannot be dropped on the way to a sandbox. Each field's flag tag is the
+// `infercrane profile shard` flag that sets it (",always": written even
+// when zero, because the flag's default is not).
 type ShardOptions struct {
-	All             bool   `json:"all,omitempty"`
-	Sketch          bool   `json:"sketch,omitempty"`
-	RowGroups       int    `json:"row_groups,omitempty"`
-	RowGroupIndices []int  `json:"row_group_indices,omitempty"`
-	RowsPerGroup    int    `json:"rows_per_group,omitempty"`
-	MaxContext      int    `json:"max_context,omitempty"`
-	Name            string `json:"name,omitempty"`
-	License         string `json:"license,omitempty"`
-	Citation        string `json:"citation,omitempty"`
-	Quantiles       bool   `json:"quantiles,omitempty"`
+	All             bool   `json:"all,omitempty" flag:"all"`
+	Sketch          bool   `json:"sketch,omitempty" flag:"sketch"`
+	RowGroups       int    `json:"row_groups,omitempty" flag:"row-groups"`
+	RowGroupIndices []int  `json:"row_group_indices,omitempty" flag:"row-group-indices"`
+	RowsPerGroup    int    `json:"rows_per_group,omitempty" flag:"rows-per-group,always"`
+	MaxContext      int    `json:"max_context,omitempty" flag:"max-context"`
+	Name            string `json:"name,omitempty" flag:"name"`
+	License         string `json:"license,omitempty" flag:"license"`
+	Citation        string `json:"citation,omitempty" flag:"citation"`
+	Quantiles       bool   `json:"quantiles,omitempty" flag:"quantiles"`
 }
 
-func shardOptions(o Options) ShardOptions {
-	return ShardOptions{All: o.All, Sketch: o.Sketch, RowGroups: o.RowGroups, RowGroupIndices: o.RowGroupIndices,
+// ShardOptions returns the options of o that change a profile's content,
+// in the form that selects the same rows: a full scan drops a row-group
+// count or list and sketch (always on with it), an explicit list drops a
+// count.
+func (o Options) ShardOptions() ShardOptions {
+	s := ShardOptions{All: o.All, Sketch: o.Sketch, RowGroups: o.RowGroups, RowGroupIndices: o.RowGroupIndices,
 		RowsPerGroup: o.RowsPerGroup, MaxContext: o.MaxContext, Name: o.Name, License: o.License, Citation: o.Citation,
 		Quantiles: o.Quantiles}
+	switch {
+	case s.All:
+		s.Sketch, s.RowGroups, s.RowGroupIndices = false, 0, nil
+	case len(s.RowGroupIndices) > 0:
+		s.RowGroups = 0
+	}
+	return s
 }
 
 func (s ShardOptions) options() Options {
 	return Options{All: s.All, Sketch: s.Sketch, RowGroups: s.RowGroups, RowGroupIndices: s.RowGroupIndices,
 		RowsPerGroup: s.RowsPerGroup, MaxContext: s.MaxContext, Name: s.Name, License: s.License, Citation: s.Citation,
 		Quantiles: s.Quantiles}
+}
+
+// shardOption is one field of ShardOptions: its flag and its value.
+type shardOption struct {
+	flag   string
+	always bool
+	value  reflect.Value
+}
+
+func (s ShardOptions) fields() []shardOption {
+	v := reflect.ValueOf(s)
+	out := make([]shardOption, v.NumField())
+	for i := range out {
+		name, opt, _ := strings.Cut(v.Type().Field(i).Tag.Get("flag"), ",")
+		out[i] = shardOption{flag: "--" + name, always: opt == "always", value: v.Field(i)}
+	}
+	return out
+}
+
+// args is the option's command-line form (none for a zero value the flag's
+// default gives).
+func (f shardOption) args() []string {
+	v := f.value
+	if v.IsZero() && !f.always {
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		if !v.Bool() {
+			return nil
+		}
+		return []string{f.flag}
+	case reflect.Int:
+		return []string{f.flag, strconv.FormatInt(v.Int(), 10)}
+	case reflect.String:
+		return []string{f.flag, v.String()}
+	case reflect.Slice:
+		s := make([]string, v.Len())
+		for i := range s {
+			s[i] = strconv.FormatInt(v.Index(i).Int(), 10)
+		}
+		return []string{f.flag, strings.Join(s, ",")}
+	}
+	panic("workload: ShardOptions field " + f.flag + " has no command-line form")
+}
+
+// describe says how the option was set, for an error.
+func (f shardOption) describe() string {
+	if a := f.args(); len(a) > 0 {
+		return "with " + strings.Join(a, " ")
+	}
+	return "without " + f.flag
+}
+
+// Args is the options' `infercrane profile shard` command line: parsed
+// back by that command, it gives the same ShardOptions.
+func (s ShardOptions) Args() []string {
+	var a []string
+	for _, f := range s.fields() {
+		a = append(a, f.args()...)
+	}
+	return a
+}
+
+// Differences names, for each option that differs between s and t, how
+// each was set ("with --quantiles" and "without --quantiles"); none when
+// they make the same profile.
+func (s ShardOptions) Differences(t ShardOptions) [][2]string {
+	var out [][2]string
+	for i, a := range s.fields() {
+		b := t.fields()[i]
+		if a.value.Kind() == reflect.Slice && a.value.Len() == 0 && b.value.Len() == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(a.value.Interface(), b.value.Interface()) {
+			out = append(out, [2]string{a.describe(), b.describe()})
+		}
+	}
+	return out
 }
 
 // SketchState is a Sketch's exact content.
@@ -305,7 +404,7 @@ func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, erro
 	}
 	t, part, plan := sc.t, sc.part, sc.plan
 	return &Shard{
-		SchemaVersion: ShardSchemaVersion, Index: index, Shards: shards, Trace: t.info(), Options: shardOptions(o),
+		SchemaVersion: ShardSchemaVersion, Index: index, Shards: shards, Trace: t.info(), Options: o.ShardOptions(),
 		RowGroups: append([]int{}, part...), Stats: st, BytesRead: obj.BytesRead(), ProjectedBytes: t.projectedBytes(part),
 		NeededBytes: plan.needed, WallSeconds: time.Since(start).Seconds(),
 	}, nil
@@ -314,7 +413,7 @@ func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, erro
 // Matches reports whether the shard was made from the object with identity
 // by a profile with options o (a saved shard can then be reused).
 func (s *Shard) Matches(o Options, identity string) bool {
-	return s.Trace.Source == o.Source && s.Trace.Identity == identity && sameOptions(s.Options, shardOptions(o))
+	return s.Trace.Source == o.Source && s.Trace.Identity == identity && len(s.Options.Differences(o.ShardOptions())) == 0
 }
 
 // ShardKey names a sharded profile of the object with identity by what it
@@ -324,7 +423,7 @@ func ShardKey(identity string, o Options, shards int) string {
 		Source, Identity string
 		Options          ShardOptions
 		Shards           int
-	}{o.Source, identity, shardOptions(o), shards})
+	}{o.Source, identity, o.ShardOptions(), shards})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -378,8 +477,12 @@ func Merge(shards []*Shard, now func() time.Time) (*Result, error) {
 			return nil, fmt.Errorf("shard %d is one of %d shards, shard %d one of %d: they come from different runs", s.Index, s.Shards, first.Index, first.Shards)
 		case !sameTrace(s.Trace, first.Trace):
 			return nil, fmt.Errorf("shard %d read %s (%s), shard %d read %s (%s): the trace changed between shards or they are from different traces; profile again", s.Index, s.Trace.Source, s.Trace.Identity, first.Index, first.Trace.Source, first.Trace.Identity)
-		case !sameOptions(s.Options, first.Options):
-			return nil, fmt.Errorf("shards %d and %d were made with different options", s.Index, first.Index)
+		case len(s.Options.Differences(first.Options)) > 0:
+			var says []string
+			for _, d := range s.Options.Differences(first.Options) {
+				says = append(says, fmt.Sprintf("shard %d was made %s, shard %d %s", s.Index, d[0], first.Index, d[1]))
+			}
+			return nil, fmt.Errorf("%s: every shard of a profile needs the same options; make them again with the same flags", strings.Join(says, "; "))
 		case byIndex[s.Index] != nil:
 			return nil, fmt.Errorf("shard %d of %d is given twice", s.Index, s.Shards)
 		}
@@ -427,9 +530,4 @@ func Merge(shards []*Shard, now func() time.Time) (*Result, error) {
 func sameTrace(a, b traceInfo) bool {
 	return a.Source == b.Source && a.URL == b.URL && a.Size == b.Size && a.Identity == b.Identity && a.Remote == b.Remote &&
 		a.Rows == b.Rows && a.RowGroups == b.RowGroups && slices.Equal(a.Columns, b.Columns) && a.HasFunc == b.HasFunc
-}
-
-func sameOptions(a, b ShardOptions) bool {
-	return a.All == b.All && a.Sketch == b.Sketch && a.RowGroups == b.RowGroups && slices.Equal(a.RowGroupIndices, b.RowGroupIndices) &&
-		a.RowsPerGroup == b.RowsPerGroup && a.MaxContext == b.MaxContext && a.Name == b.Name && a.License == b.License && a.Citation == b.Citation
 }

@@ -98,7 +98,7 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	}{
 		{[]*Shard{a}, "shards [1] of 2 are missing"},
 		{[]*Shard{a, a}, "shard 0 of 2 is given twice"},
-		{[]*Shard{a, &other}, "different options"},
+		{[]*Shard{a, &other}, "shard 1 was made with --max-context 4096, shard 0 without --max-context"},
 		{[]*Shard{a, &moved}, "the trace changed between shards"},
 	} {
 		if _, err := Merge(tc.shards, nil); err == nil || !strings.Contains(err.Error(), tc.says) {

@@ -368,30 +368,13 @@ func shardAttempt(ctx context.Context, cloud Cloud, job ProfileJob, id string, i
 }
 
 // ShardArgs is the `infercrane profile shard` command line (after the
-// binary) for shard index of shards of o, reading with workers workers.
+// binary) for shard index of shards of o, reading with workers workers:
+// every option that changes the profile (workload.ShardOptions.Args), then
+// how to read the source.
 func ShardArgs(o workload.Options, index, shards, workers int) []string {
 	a := []string{"profile", "shard", "--shard", fmt.Sprintf("%d/%d", index, shards), "--workers", strconv.Itoa(workers)}
-	switch {
-	case o.All:
-		a = append(a, "--all")
-	case len(o.RowGroupIndices) > 0:
-		s := make([]string, len(o.RowGroupIndices))
-		for i, g := range o.RowGroupIndices {
-			s[i] = strconv.Itoa(g)
-		}
-		a = append(a, "--row-group-indices", strings.Join(s, ","))
-	case o.RowGroups > 0:
-		a = append(a, "--row-groups", strconv.Itoa(o.RowGroups))
-	}
-	if o.Sketch && !o.All {
-		a = append(a, "--sketch")
-	}
-	a = append(a, "--rows-per-group", strconv.Itoa(o.RowsPerGroup))
-	if o.MaxContext > 0 {
-		a = append(a, "--max-context", strconv.Itoa(o.MaxContext))
-	}
-	for _, f := range []struct{ flag, v string }{{"--name", o.Name}, {"--license", o.License}, {"--citation", o.Citation},
-		{"--region", o.Read.Region}, {"--endpoint", o.Read.Endpoint}} {
+	a = append(a, o.ShardOptions().Args()...)
+	for _, f := range []struct{ flag, v string }{{"--region", o.Read.Region}, {"--endpoint", o.Read.Endpoint}} {
 		if f.v != "" {
 			a = append(a, f.flag, f.v)
 		}

@@ -25,7 +25,8 @@ import (
 // An unpinned spec trace naming a modal executor is profiled by shards on
 // (stand-in) Modal sandboxes reading the object from an S3 protocol server,
 // gives the single-process profile's statistics, is cached like any
-// unpinned trace, and a non-modal executor or a local file is refused.
+// unpinned trace (with every sample option: quantiles = true gives the
+// quantiles), and a non-modal executor or a local file is refused.
 func TestSpecTraceProfiledByModalExecutor(t *testing.T) {
 	buildBinary(t)
 	var data bytes.Buffer
@@ -56,8 +57,9 @@ trace "t" {
   source   = "s3://traces/t.parquet"
   executor = executor.m
   sample {
-    all    = true
-    shards = 3
+    all       = true
+    quantiles = true
+    shards    = 3
   }
 }
 `
@@ -79,7 +81,7 @@ trace "t" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	single, err := workload.Build(context.Background(), workload.Options{Source: "s3://traces/t.parquet", Read: ro, All: true})
+	single, err := workload.Build(context.Background(), workload.Options{Source: "s3://traces/t.parquet", Read: ro, All: true, Quantiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +100,9 @@ trace "t" {
 		t.Fatalf("cached profiles %v", cached)
 	}
 	doc, _, err := workload.Parse(mustRead(t, cached[0]))
+	if len(doc.Distributions.InputTokens.Quantiles) == 0 {
+		t.Errorf("quantiles = true, but the profile has no distributions.*.quantiles")
+	}
 	if err != nil || !reflect.DeepEqual(doc.Distributions, single.Document.Distributions) || doc.Traffic.Functions[0] != single.Document.Traffic.Functions[0] {
 		t.Fatalf("cached profile %v: %+v", err, doc.Distributions)
 	}
@@ -108,7 +113,7 @@ trace "t" {
 
 	for _, bad := range []struct{ from, to, says string }{
 		{`type    = "modal"`, `type    = "sim"`, "only a modal executor profiles a trace"},
-		{`all    = true`, `row_groups = 3`, "set all = true (a full scan) or sketch = true"},
+		{`all       = true`, `row_groups = 3`, "set all = true (a full scan) or sketch = true"},
 		{`source   = "s3://traces/t.parquet"`, `source   = "t.parquet"`, "cannot see t.parquet on this machine"},
 		{`executor = executor.m`, ``, "sample.shards splits the scan over an executor's sandboxes"},
 	} {
