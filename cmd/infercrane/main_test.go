@@ -143,8 +143,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 // echoServer is the testscript command `echoserver TARGET VAR`: it starts
 // an HTTP server in the test process that forwards to TARGET (a simulated
 // engine) but answers every third chat completion with an HTTP 500 whose
-// body echoes the request's Authorization header, as a careless server
-// would; VAR is set to its host:port. It stops when the script ends.
+// body echoes the request's Authorization header (as sent, JSON-escaped
+// with '\/' and, for Basic, decoded), as a careless server would; VAR is set to its host:port. It stops when the script ends.
 func echoServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: echoserver TARGET VAR")
@@ -157,7 +157,11 @@ func echoServer(ts *testscript.TestScript, neg bool, args []string) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/chat/completions") && n.Add(1)%3 == 0 {
-			http.Error(w, `{"error": "upstream rejected credentials `+r.Header.Get("Authorization")+`"}`, http.StatusInternalServerError)
+			// The header as sent, JSON-escaped by an encoder that writes
+			// '/' as '\/', and the Basic credentials decoded.
+			auth := r.Header.Get("Authorization")
+			user, pass, _ := r.BasicAuth()
+			http.Error(w, `{"error": "upstream rejected credentials `+auth+`", "detail": "`+strings.ReplaceAll(auth, "/", `\/`)+`", "basic": "`+user+":"+pass+`"}`, http.StatusInternalServerError)
 			return
 		}
 		proxy.ServeHTTP(w, r)

@@ -8,7 +8,6 @@ package redact
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"sort"
 	"strings"
@@ -23,10 +22,14 @@ const Marker = "(sensitive)"
 const MinLen = 6
 
 // Set is a set of secret values, safe for concurrent use. The zero Set and
-// a nil *Set hold no secrets.
+// a nil *Set hold no secrets. It matches every spelling of each value
+// (Spellings): callers add the values, never their derived forms.
 type Set struct {
-	mu      sync.RWMutex
-	secrets []string // longest first, so a secret inside another goes after it
+	mu     sync.RWMutex
+	values []string   // as added
+	forms  []spelling // longest first, so a secret inside another goes after it
+	seen   map[string]bool
+	maxLen int // of the longest form
 }
 
 // New returns a Set holding secrets (those shorter than MinLen are ignored).
@@ -36,40 +39,46 @@ func New(secrets ...string) *Set {
 	return s
 }
 
-// Add adds secrets to the set, with their JSON-escaped spellings.
+// Add adds secrets to the set, with every spelling derived from them.
 func (s *Set) Add(secrets ...string) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := map[string]bool{}
-	for _, x := range s.secrets {
-		seen[x] = true
+	if s.seen == nil {
+		s.seen = map[string]bool{}
 	}
+	added := false
 	for _, x := range secrets {
-		forms := []string{x}
-		if b, err := json.Marshal(x); err == nil && string(b[1:len(b)-1]) != x {
-			forms = append(forms, string(b[1:len(b)-1]))
+		if len(x) < MinLen || s.seen["\x00"+x] {
+			continue
 		}
-		for _, f := range forms {
-			if len(f) >= MinLen && !seen[f] {
-				seen[f] = true
-				s.secrets = append(s.secrets, f)
+		s.seen["\x00"+x] = true
+		s.values = append(s.values, x)
+		for _, f := range spellings(x) {
+			if !s.seen[f.text] {
+				s.seen[f.text] = true
+				s.forms = append(s.forms, f)
+				s.maxLen = max(s.maxLen, len(f.text))
+				added = true
 			}
 		}
 	}
-	sort.SliceStable(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+	if added {
+		sort.SliceStable(s.forms, func(i, j int) bool { return len(s.forms[i].text) > len(s.forms[j].text) })
+	}
 }
 
-// Values returns the secrets held.
+// Values returns the secrets added (not their derived spellings: a Set
+// made from them matches the same text).
 func (s *Set) Values() []string {
 	if s == nil {
 		return nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return append([]string(nil), s.secrets...)
+	return append([]string(nil), s.values...)
 }
 
 // Empty reports whether the set holds no secret.
@@ -79,22 +88,49 @@ func (s *Set) Empty() bool {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.secrets) == 0
+	return len(s.values) == 0
 }
 
-// String returns x with every secret replaced by Marker.
+// String returns x with every spelling of every secret replaced by Marker.
 func (s *Set) String(x string) string {
 	if s == nil {
 		return x
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, sec := range s.secrets {
-		if strings.Contains(x, sec) {
-			x = strings.ReplaceAll(x, sec, Marker)
+	for _, f := range s.forms {
+		if strings.Contains(x, f.text) {
+			x = replace(x, f)
 		}
 	}
 	return x
+}
+
+// replace replaces every occurrence of f in x with Marker; a base64
+// fragment takes the whole run of base64 letters around it (and the run's
+// padding) with it.
+func replace(x string, f spelling) string {
+	if !f.b64 {
+		return strings.ReplaceAll(x, f.text, Marker)
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(x, f.text)
+		if i < 0 {
+			b.WriteString(x)
+			return b.String()
+		}
+		start, end := i, i+len(f.text)
+		for start > 0 && isBase64Letter(x[start-1]) {
+			start--
+		}
+		for end < len(x) && (isBase64Letter(x[end]) || x[end] == '=') {
+			end++
+		}
+		b.WriteString(x[:start])
+		b.WriteString(Marker)
+		x = x[end:]
+	}
 }
 
 // Bytes returns b with every secret replaced by Marker (b itself when it
@@ -105,12 +141,33 @@ func (s *Set) Bytes(b []byte) []byte {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, sec := range s.secrets {
-		if bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte(Marker))
+	for _, f := range s.forms {
+		if bytes.Contains(b, []byte(f.text)) {
+			b = []byte(replace(string(b), f))
 		}
 	}
 	return b
+}
+
+// heldBack is how many bytes at the end of b may begin a secret that the
+// bytes still to come complete: the longest suffix of b that is a proper
+// prefix of some spelling.
+func (s *Set) heldBack(b []byte) int {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, f := range s.forms {
+		for k := min(len(f.text)-1, len(b)); k > n; k-- {
+			if bytes.HasSuffix(b, []byte(f.text[:k])) {
+				n = k
+				break
+			}
+		}
+	}
+	return n
 }
 
 // Writer redacts each Write to w on its own, without buffering, for
@@ -135,9 +192,14 @@ func (r *writer) Write(p []byte) (int, error) {
 func (r *writer) Unwrap() io.Writer { return r.w }
 
 // LineWriter redacts whole lines: it holds back a partial line until its
-// newline (or Close, or 64 KiB), so a secret split across writes is still
-// caught.
+// newline (or Close), so a secret split across writes is still caught. A
+// line longer than 64 KiB is written in pieces, each holding back the tail
+// that may begin a secret.
 func (s *Set) LineWriter(w io.Writer) io.WriteCloser { return &lineWriter{set: s, w: w} }
+
+// flushAt is how long a partial line the line writer holds before it
+// writes part of it.
+const flushAt = 64 << 10
 
 type lineWriter struct {
 	set *Set
@@ -151,8 +213,11 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
 	cut := bytes.LastIndexByte(l.buf, '\n') + 1
-	if cut == 0 && len(l.buf) >= 64<<10 {
-		cut = len(l.buf)
+	if cut == 0 && len(l.buf) >= flushAt {
+		// A line too long to hold: write it redacted, but for a tail that
+		// may begin a secret the next write completes.
+		l.buf = l.set.Bytes(l.buf)
+		cut = len(l.buf) - l.set.heldBack(l.buf)
 	}
 	if cut > 0 {
 		if _, err := l.w.Write(l.set.Bytes(append([]byte(nil), l.buf[:cut]...))); err != nil {

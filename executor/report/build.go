@@ -6,15 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/infercrane/infercrane/planner/state"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/search"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // LoadgenName names the load generator in the evidence environment.
@@ -42,7 +43,8 @@ type Input struct {
 	// Resamples is the bootstrap size (0: DefaultResamples).
 	Resamples int
 	// Secrets are values (API keys, tokens) that must not appear in the
-	// evidence; any occurrence is replaced by "[redacted]" before digesting.
+	// evidence; any occurrence, in any spelling derived from it, is replaced by
+	// redact.Marker before digesting.
 	Secrets []string
 }
 
@@ -173,13 +175,14 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 			ev.ObservedAt = t.UTC().Format(time.RFC3339)
 		}
 	}
-	pq, err := encodeParquet(screenRecords(in, ev), in.Secrets)
+	red := redact.New(in.Secrets...)
+	pq, err := encodeParquet(screenRecords(in, ev), red)
 	if err != nil {
 		return nil, fmt.Errorf("encode the Parquet records: %w", err)
 	}
 	ev.parquet = pq
 	ev.Files = evidenceFiles(ev, pq)
-	return seal(ev, in.Secrets)
+	return seal(ev, red)
 }
 
 // completeness counts the planned and completed runs of a screen's campaigns.
@@ -442,14 +445,14 @@ func preflight(in *Input, screen string, lanes []*planner.Lane) Preflight {
 }
 
 // seal redacts secrets from the document and sets its digest.
-func seal(ev *Evidence, secrets []string) (*Evidence, error) {
-	if hasSecrets(secrets) {
+func seal(ev *Evidence, red *redact.Set) (*Evidence, error) {
+	if !red.Empty() {
 		ev.Digest = ""
 		raw, err := json.Marshal(ev)
 		if err != nil {
 			return nil, err
 		}
-		raw = redactJSON(raw, secrets)
+		raw = red.Bytes(raw)
 		var clean Evidence
 		if err := json.Unmarshal(raw, &clean); err != nil {
 			return nil, fmt.Errorf("redacting secrets: %w", err)

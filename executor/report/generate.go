@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/state"
@@ -119,10 +120,11 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 	if opts.RepairOnly {
 		removeTemps(out, evs, formats)
 	}
+	red := redact.New(opts.Secrets...)
 	for _, ev := range evs {
 		for _, f := range orderFormats(formats) {
 			path := filepath.Join(out, FileName(ev.Screen, f))
-			b, err := renderFormat(f, ev, in, opts.Secrets)
+			b, err := renderFormat(f, ev, in, red)
 			if err == nil && opts.RepairOnly {
 				why := staleness(path, b, changed)
 				if why == "" {
@@ -203,16 +205,16 @@ func FileName(screen, format string) string {
 }
 
 // renderFormat renders one report of a screen into memory.
-func renderFormat(format string, ev *Evidence, in *Input, secrets []string) ([]byte, error) {
+func renderFormat(format string, ev *Evidence, in *Input, red *redact.Set) ([]byte, error) {
 	var b []byte
 	var err error
 	switch format {
 	case FormatJSON:
 		b, err = encodeJSON(ev)
 	case FormatMarkdown:
-		b, err = renderText(secrets, func(w io.Writer) error { return WriteMarkdown(w, ev) })
+		b, err = renderText(red, func(w io.Writer) error { return WriteMarkdown(w, ev) })
 	case FormatHTML:
-		b, err = renderText(secrets, func(w io.Writer) error { return WriteHTML(w, ev, screenRecords(in, ev)) })
+		b, err = renderText(red, func(w io.Writer) error { return WriteHTML(w, ev, screenRecords(in, ev)) })
 	case FormatParquet:
 		if b = ev.parquet; b == nil {
 			err = errors.New("the evidence was not built with its Parquet records")
@@ -268,12 +270,12 @@ func stateTime(stateDir string) time.Time {
 }
 
 // renderText renders a text report into memory and redacts secrets.
-func renderText(secrets []string, render func(io.Writer) error) ([]byte, error) {
+func renderText(red *redact.Set, render func(io.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return nil, err
 	}
-	return []byte(RedactText(buf.String(), secrets)), nil
+	return red.Bytes(buf.Bytes()), nil
 }
 
 // encodeJSON is the indented JSON form of v, newline-terminated.

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/infercrane/infercrane/planner"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/executor/redact"
+	"github.com/infercrane/infercrane/planner"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -232,7 +234,7 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 		md:   func(w io.Writer) error { return WriteMarkdown(w, evs[0]) },
 		html: func(w io.Writer) error { return WriteHTML(w, evs[0], lr) },
 	} {
-		b, err := renderText(secrets, render)
+		b, err := renderText(redact.New(secrets...), render)
 		if err == nil {
 			err = writeAtomic(path, b)
 		}

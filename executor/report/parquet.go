@@ -12,25 +12,26 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/redact"
 )
 
 // column is one Parquet column of the records file: its field and how a
 // record fills it.
 type column struct {
 	field arrow.Field
-	fill  func(b array.Builder, lr *LaneRecords, r *loadgen.Record, secrets []string)
+	fill  func(b array.Builder, lr *LaneRecords, r *loadgen.Record, red *redact.Set)
 }
 
 func str(name string, get func(*LaneRecords, *loadgen.Record) string) column {
-	return column{arrow.Field{Name: name, Type: arrow.BinaryTypes.String}, func(b array.Builder, lr *LaneRecords, r *loadgen.Record, _ []string) {
+	return column{arrow.Field{Name: name, Type: arrow.BinaryTypes.String}, func(b array.Builder, lr *LaneRecords, r *loadgen.Record, _ *redact.Set) {
 		b.(*array.StringBuilder).Append(get(lr, r))
 	}}
 }
 
 func optStr(name string, get func(*loadgen.Record) string) column {
-	return column{arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, secrets []string) {
+	return column{arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, red *redact.Set) {
 		if v := get(r); v != "" {
-			b.(*array.StringBuilder).Append(RedactText(v, secrets))
+			b.(*array.StringBuilder).Append(red.String(v))
 		} else {
 			b.AppendNull()
 		}
@@ -38,14 +39,14 @@ func optStr(name string, get func(*loadgen.Record) string) column {
 }
 
 func i64(name string, get func(*LaneRecords, *loadgen.Record) int64) column {
-	return column{arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64}, func(b array.Builder, lr *LaneRecords, r *loadgen.Record, _ []string) {
+	return column{arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64}, func(b array.Builder, lr *LaneRecords, r *loadgen.Record, _ *redact.Set) {
 		b.(*array.Int64Builder).Append(get(lr, r))
 	}}
 }
 
 // optNs is a nanosecond time that is absent (null) when zero.
 func optNs(name string, get func(*loadgen.Record) int64) column {
-	return column{arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ []string) {
+	return column{arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ *redact.Set) {
 		if v := get(r); v != 0 {
 			b.(*array.Int64Builder).Append(v)
 		} else {
@@ -56,7 +57,7 @@ func optNs(name string, get func(*loadgen.Record) int64) column {
 
 // optMs is a derived duration in ms, null for failed requests.
 func optMs(name string, get func(*loadgen.Record) (float64, bool)) column {
-	return column{arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ []string) {
+	return column{arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ *redact.Set) {
 		if v, ok := get(r); ok {
 			b.(*array.Float64Builder).Append(v)
 		} else {
@@ -66,7 +67,7 @@ func optMs(name string, get func(*loadgen.Record) (float64, bool)) column {
 }
 
 func boolean(name string, get func(*loadgen.Record) bool) column {
-	return column{arrow.Field{Name: name, Type: arrow.FixedWidthTypes.Boolean}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ []string) {
+	return column{arrow.Field{Name: name, Type: arrow.FixedWidthTypes.Boolean}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ *redact.Set) {
 		b.(*array.BooleanBuilder).Append(get(r))
 	}}
 }
@@ -88,7 +89,7 @@ var recordColumns = []column{
 	optNs("first_token_ns", func(r *loadgen.Record) int64 { return r.FirstTokenNs }),
 	optNs("last_token_ns", func(r *loadgen.Record) int64 { return r.LastTokenNs }),
 	i64("done_ns", func(_ *LaneRecords, r *loadgen.Record) int64 { return r.DoneNs }),
-	{arrow.Field{Name: "chunk_ns", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ []string) {
+	{arrow.Field{Name: "chunk_ns", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}, func(b array.Builder, _ *LaneRecords, r *loadgen.Record, _ *redact.Set) {
 		lb := b.(*array.ListBuilder)
 		lb.Append(true)
 		vb := lb.ValueBuilder().(*array.Int64Builder)
@@ -130,7 +131,7 @@ const parquetRowGroup = 64 * 1024
 // directly, atomically (temporary file, fsync, rename). Error messages are
 // redacted of secrets.
 func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
-	b, err := encodeParquet(runs, secrets)
+	b, err := encodeParquet(runs, redact.New(secrets...))
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func WriteParquetFile(path string, runs []LaneRecords, secrets []string) error {
 
 // encodeParquet encodes the records of runs as a Parquet file. The bytes
 // depend only on the records, so the evidence can carry their digest.
-func encodeParquet(runs []LaneRecords, secrets []string) ([]byte, error) {
+func encodeParquet(runs []LaneRecords, red *redact.Set) ([]byte, error) {
 	var buf bytes.Buffer
 	schema := RecordsSchema()
 	// Dictionary encoding only pays for the repetitive string columns; on
@@ -169,7 +170,7 @@ func encodeParquet(runs []LaneRecords, secrets []string) ([]byte, error) {
 		lr := &runs[i]
 		for j := range lr.Records {
 			for k, c := range recordColumns {
-				c.fill(b.Field(k), lr, &lr.Records[j], secrets)
+				c.fill(b.Field(k), lr, &lr.Records[j], red)
 			}
 			if rows++; rows == parquetRowGroup {
 				if err := flush(); err != nil {
