@@ -26,6 +26,9 @@ type Config struct {
 	Secrets []string
 	// RequiredVersion is the infercrane block's version constraint, if any.
 	RequiredVersion string
+	// Backend is where the state is kept; nil keeps it in the local
+	// state directory.
+	Backend *Backend
 
 	Variables map[string]*Variable
 	Locals    map[string]cty.Value

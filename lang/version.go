@@ -14,6 +14,7 @@ var infercraneBlockSchema = &hcl.BodySchema{
 
 var infercraneAttrSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "required_version"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "backend", LabelNames: []string{"type"}}},
 }
 
 // checkVersion reads every infercrane block and checks required_version
@@ -35,7 +36,10 @@ func (l *loader) checkVersion(files []*hcl.File) hcl.Diagnostics {
 			}
 			first = b
 			c, d := b.Body.Content(infercraneAttrSchema)
-			l.diags = append(l.diags, d...)
+			l.diags = append(l.diags, withHints(d, "The infercrane block", infercraneAttrSchema)...)
+			for _, bb := range c.Blocks {
+				l.decodeBackend(bb)
+			}
 			attr, ok := c.Attributes["required_version"]
 			if !ok {
 				continue

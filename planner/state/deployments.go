@@ -179,6 +179,11 @@ func (s *Store) RecordDeployment(e DeploymentEntry) error {
 	if err != nil {
 		return err
 	}
+	if s.replica != nil {
+		if err := s.replica.AppendDeployment(line); err != nil {
+			return fmt.Errorf("store the deployments entry in the backend: %w", err)
+		}
+	}
 	path := filepath.Join(s.dir, DeploymentsFile)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 type Store struct {
 	dir  string
 	lock *Lock
+	// replica, when set, receives every write first (see Replica).
+	replica Replica
 
 	mu      sync.Mutex
 	journal *os.File
@@ -167,6 +169,9 @@ func (s *Store) CommitRun(r RunRecord, write func(io.Writer) error) error {
 	}
 	r.RecordsPath = rel
 	r.RecordsSHA256 = sum
+	if err := s.publish(rel); err != nil {
+		return fmt.Errorf("the records of run %d of lane %s: %w", r.Run, r.Lane, err)
+	}
 	return s.append(&Entry{Type: EntryRun, Lane: r.Lane, Result: &r, RecordsSize: size})
 }
 
@@ -189,7 +194,7 @@ func (s *Store) SavePlan(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("save the applied plan: %w", err)
 	}
-	return nil
+	return s.publish(PlanFile)
 }
 
 // append writes one entry and fsyncs the journal. After a failed write the
@@ -214,6 +219,13 @@ func (s *Store) append(e *Entry) error {
 	if err != nil {
 		return err
 	}
+	// The backend is the state: an entry counts once it is there. If the
+	// local write then fails, the next pull brings it back.
+	if s.replica != nil {
+		if err := s.replicate(e.Seq, line); err != nil {
+			return err
+		}
+	}
 	_, werr := s.journal.Write(line)
 	if werr == nil {
 		werr = s.journal.Sync()
@@ -229,16 +241,34 @@ func (s *Store) append(e *Entry) error {
 	return nil
 }
 
-// Close closes the journal and releases the lock.
+// replicate stores journal entry seq in the replica; a failure breaks the
+// store like a failed local write.
+func (s *Store) replicate(seq int64, line []byte) error {
+	err := s.replica.Held()
+	if err == nil {
+		err = s.replica.AppendJournal(seq, line)
+	}
+	if err != nil {
+		s.broken = fmt.Errorf("store journal entry %d in the backend: %w; the runs journaled before it are safe there, re-run apply to resume", seq, err)
+		return s.broken
+	}
+	return nil
+}
+
+// Close closes the journal and releases the lock (the replica's too).
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var jerr error
+	var jerr, rerr error
 	if s.journal != nil {
 		jerr = s.journal.Close()
 		s.journal = nil
 	}
-	return errors.Join(jerr, s.lock.Release())
+	if s.replica != nil {
+		rerr = s.replica.Close()
+		s.replica = nil
+	}
+	return errors.Join(jerr, rerr, s.lock.Release())
 }
 
 // writeFileSynced is WriteFileAtomic.
