@@ -111,9 +111,11 @@ type applyJob struct {
 	reportsOnly bool
 }
 
-// lockState opens the state directory, failing fast when another apply holds it.
-func lockState(env *cliEnv, dir string) *state.Store {
-	st, err := state.Open(dir, "infercrane apply")
+// lockState opens the state directory (and takes its backend's lock, when
+// it has one), failing fast when another apply holds it. cfg is nil for a
+// saved plan: the directory's backend.json then names the backend.
+func lockState(env *cliEnv, cfg *lang.Config, dir string) *state.Store {
+	st, err := openState(env, cfg, dir, "infercrane apply")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
 		return nil
@@ -131,7 +133,7 @@ func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 	if !ok || !haveCredentials(env, ps.plan) {
 		return nil, 1
 	}
-	st := lockState(env, ps.stateDir)
+	st := lockState(env, ps.cfg, ps.stateDir)
 	if st == nil {
 		return nil, 1
 	}
@@ -188,7 +190,7 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s was planned against the state in %s, not %s; drop -state or plan again\n", path, dir, *o.pf.state)
 		return nil, 1
 	}
-	st := lockState(env, dir)
+	st := lockState(env, nil, dir)
 	if st == nil {
 		return nil, 1
 	}
@@ -401,7 +403,7 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, cl *report.Cleanup) int {
 		return 1
 	}
 	opts.SigningKey = key
-	oc, err := report.Generate(j.stateDir, opts)
+	oc, err := j.generateReports(opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but the report failed: %v; run 'infercrane report %s' after fixing it\n", err, j.stateDir)
 		return 1
@@ -433,7 +435,7 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 		return 1
 	}
 	opts.SigningKey = key
-	oc, err := report.Generate(j.stateDir, opts)
+	oc, err := j.generateReports(opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, err, j.stateDir)
 		return 1
@@ -543,4 +545,17 @@ func sortedNames(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// generateReports writes the reports into the state and, when the state
+// lives in a backend, stores them there too.
+func (j *applyJob) generateReports(opts report.Options) (*report.Outcome, error) {
+	oc, err := report.Generate(j.stateDir, opts)
+	if err != nil {
+		return oc, err
+	}
+	if err := j.store.PublishReports(); err != nil {
+		return oc, fmt.Errorf("the reports are in %s, but %w", j.stateDir, err)
+	}
+	return oc, nil
 }

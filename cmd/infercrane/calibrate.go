@@ -56,6 +56,12 @@ func runCalibrate(env *cliEnv, args []string) int {
 	case len(pos) == 0:
 		return fs.usageError("give at least one EVIDENCE file")
 	}
+	if *stateDir != "" {
+		if err := refreshState(env, nil, *stateDir); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
+			return 1
+		}
+	}
 	opts := calibrate.Options{StateDir: *stateDir, Version: Version, Models: models}
 	if *check != "" {
 		return runCalibrateCheck(env, *check, pos, opts)

@@ -116,6 +116,10 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 		fmt.Fprintf(env.Stderr, "infercrane cleanup: no state in %s (no %s): check -state; nothing was reaped\n", dir, state.JournalFile)
 		return 1
 	}
+	if err := refreshState(env, nil, dir); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		return 1
+	}
 	if dryRun {
 		live, err := state.LiveDeployments(dir)
 		if err != nil {
@@ -134,7 +138,7 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 		}
 		return 0
 	}
-	st, err := state.Open(dir, "infercrane cleanup")
+	st, err := openState(env, nil, dir, "infercrane cleanup")
 	var locked *state.LockedError
 	if errors.As(err, &locked) && !explicit {
 		fmt.Fprintf(env.Stdout, "State %s: an apply (PID %d) holds it; its deployments are its own.\n", dir, locked.Holder.PID)

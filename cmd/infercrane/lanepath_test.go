@@ -37,6 +37,7 @@ var offLane = map[string]string{
 	"planner/workload/synth":   "synthetic traces for trace profiling",
 	"executor/calibrate":       "fitting a calibration from evidence (infercrane calibrate)",
 	"plugins/modal/localcloud": "the test stand-in for Modal's cloud",
+	"planner/state/bucket":     "the state backend in S3 (cmd wires it into the state store)",
 }
 
 // linkedNotRun are packages a lane's stages link but the lane does not

@@ -22,6 +22,10 @@ type matrixKind struct {
 	name  string
 	block string
 	env   []string
+	// store, when set, keeps the state in an S3 backend: every iteration
+	// under its own prefix, resumed from the bucket (after a SIGKILL, once
+	// force-unlock freed the killed apply's lock).
+	store *s3Store
 }
 
 // TestKillAnywhereMatrix runs apply under SIGINT, SIGTERM or SIGKILL at a
@@ -64,6 +68,7 @@ func TestKillAnywhereMatrix(t *testing.T) {
 		t.Log("no go toolchain: the external plugin kind is left out")
 	}
 	kinds = append(kinds, matrixKind{name: "plugin-local-wrapped", block: wrappedBlock(), env: []string{"INFERCRANE_EXECUTOR_ISOLATION=process"}})
+	kinds = append(kinds, matrixKind{name: "sim-s3-backend", block: simBlock, store: newS3Store(t, "team"), env: backendEnv})
 
 	var mu sync.Mutex
 	var summary []string
@@ -132,7 +137,11 @@ type matrixOutcome struct {
 func runMatrixIteration(t *testing.T, k matrixKind, rng *rand.Rand) matrixOutcome {
 	t.Helper()
 	const runs = 3
-	r := newRig(t, rigSpec(k.block, runs))
+	spec := rigSpec(k.block, runs)
+	if k.store != nil {
+		spec = backendBlock(k.store.url, fmt.Sprintf("matrix/%d", rng.Uint64())) + spec
+	}
+	r := newRig(t, spec)
 	r.env = append(r.env, k.env...)
 	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
 	sig := sigs[rng.IntN(len(sigs))]
@@ -198,6 +207,18 @@ func runMatrixIteration(t *testing.T, k matrixKind, rng *rand.Rand) matrixOutcom
 
 	resumed := r.start()
 	revs, rcode := resumed.wait(t)
+	if m := lockIDIn.FindStringSubmatch(resumed.stderr.String()); k.store != nil && rcode == 1 && m != nil {
+		// Only a killed apply leaves the backend's lock behind.
+		if sig != syscall.SIGKILL {
+			t.Errorf("%s: the backend's lock was left by an apply that exited: %s", what, resumed.stderr)
+			o.leftoverLock++
+		}
+		if out, err := r.command("force-unlock", m[1]).CombinedOutput(); err != nil {
+			t.Fatalf("%s: force-unlock: %v\n%s", what, err, out)
+		}
+		resumed = r.start()
+		revs, rcode = resumed.wait(t)
+	}
 	if rcode != 0 {
 		t.Errorf("%s: resume exit %d; stderr:\n%s", what, rcode, resumed.stderr)
 	}

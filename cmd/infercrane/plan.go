@@ -64,6 +64,10 @@ func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps planned
 	}
 	ps.snap = &state.Snapshot{}
 	if !noState {
+		if err := refreshState(env, cfg, ps.stateDir); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			return ps, false
+		}
 		snap, err := state.Load(ps.stateDir)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)

@@ -57,6 +57,10 @@ func runReport(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane report: an apply (PID %d) holds %s and writes its reports when it finishes; wait for it, or write a report of the runs completed so far elsewhere with -out DIR\n", pid, dir)
 		return 1
 	}
+	if err := refreshState(env, nil, dir); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
+		return 1
+	}
 	opts := report.Options{Formats: list, OutDir: *out}
 	opts.Secrets = env.secrets.Values()
 	var err error

@@ -40,6 +40,10 @@ func stateFlag(fs *cmdFlags) *string {
 
 // loadState reads the state in dir, failing when there is none.
 func loadState(env *cliEnv, name, dir string) (*state.Snapshot, bool) {
+	if err := refreshState(env, nil, dir); err != nil {
+		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, err)
+		return nil, false
+	}
 	if _, err := os.Stat(filepath.Join(dir, state.JournalFile)); err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane %s: no state in %s (no %s); run 'infercrane apply' first, or give -state DIR\n", name, dir, state.JournalFile)
 		return nil, false
@@ -236,7 +240,7 @@ func runStateRm(env *cliEnv, args []string) int {
 		}
 		return exitOK
 	}
-	st, err := state.Open(*dir, "infercrane state rm")
+	st, err := openState(env, nil, *dir, "infercrane state rm")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane state rm: %v\n", err)
 		return exitError

@@ -102,6 +102,12 @@ func runVerify(env *cliEnv, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("give exactly one evidence FILE, got %d", len(pos))
 	}
+	if *stateDir != "" {
+		if err := refreshState(env, nil, *stateDir); err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
+			return 1
+		}
+	}
 	res, err := report.Verify(pos[0], *stateDir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)

@@ -76,7 +76,7 @@ func setupCommands() {
 			addGraphCommands, addDiffCommands, addFmtCommands, addReportCommands, addVerifyCommands, addCalibrateCommands,
 			addMetricsCommands, addProfileCommands, addProfileShardCommands, addProfileSynthCommands, addBenchCommands,
 			addSimCommands, addExecutorCommands, addCleanupCommands, addProbeCommands, addCompletionCommands,
-			addStateCommands,
+			addStateCommands, addBackendCommands,
 		} {
 			add()
 		}
