@@ -275,7 +275,7 @@ func message(err error) string {
 // deployed with the plain Deploy call.
 func (c *Client) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
 	rpc, pc := c.conn()
-	data, err := json.Marshal(d)
+	data, err := json.Marshal(deploymentWire{Deployment: d, Redact: d.Redact})
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func (c *Client) Run(ctx context.Context, s *executor.Server, r executor.RunSpec
 	if err != nil {
 		return nil, err
 	}
-	rj, err := json.Marshal(r)
+	rj, err := json.Marshal(runWire{RunSpec: r, Redact: r.Load.Redact})
 	if err != nil {
 		return nil, err
 	}

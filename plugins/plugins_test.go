@@ -16,10 +16,15 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/plugins/local"
 )
 
 // TestMain doubles as a plugin process serving the sim executor.
 func TestMain(m *testing.M) {
+	if os.Getenv("PLUGINS_TEST_SERVE") == "local" {
+		Serve(func(typ string, cfg map[string]any) (executor.Executor, error) { return local.New(cfg) }, local.Schema())
+		return
+	}
 	if os.Getenv("PLUGINS_TEST_SERVE") != "" {
 		Serve(func(typ string, cfg map[string]any) (executor.Executor, error) {
 			x, err := executor.NewSim(cfg)
@@ -273,5 +278,46 @@ func TestPluginWhoseHostDiedBeforeItStartedExits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("the plugin kept running with its host gone")
+	}
+}
+
+// TestPluginRedactsWhatItWrites: a deployment's secrets cross the plugin
+// boundary (they are not in Deployment's JSON), so an external plugin
+// built on the local executor redacts the server log it writes (the
+// server's output and the command line it starts) and the error it
+// returns, whose log tail would show them (issue 25, defect 2).
+func TestPluginRedactsWhatItWrites(t *testing.T) {
+	const secret = "PLANTED-ARG-4b3c2d"
+	settings := local.Schema().Resolve(map[string]any{
+		"command":        []any{"sh", "-c", "echo token=$PLANTED; echo arg=$0; exit 3", secret},
+		"env":            map[string]any{"PLANTED": "http://u:PLANTED-PASS-9e8d7c@host/v1"},
+		"health_timeout": "5s",
+	})
+	c, err := Launch(context.Background(), "mylocal", func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=local")
+		return cmd
+	}, "mylocal", settings, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	dir := t.TempDir()
+	_, err = c.Deploy(context.Background(), executor.Deployment{ID: "d", ModelID: "m", LogDir: dir,
+		Redact: []string{secret, "http://u:PLANTED-PASS-9e8d7c@host/v1"}})
+	if err == nil || !strings.Contains(err.Error(), "exited before becoming healthy") {
+		t.Fatalf("deploy: %v", err)
+	}
+	log, rerr := os.ReadFile(filepath.Join(dir, "server-d.log"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	for _, leak := range []string{"PLANTED-ARG", "PLANTED-PASS"} {
+		if strings.Contains(string(log), leak) || strings.Contains(err.Error(), leak) {
+			t.Errorf("%s left in the log:\n%s\nor the error: %v", leak, log, err)
+		}
+	}
+	if !strings.Contains(string(log), "starting sh -c") || !strings.Contains(string(log), "arg=(sensitive)") {
+		t.Errorf("the log does not show the redacted command and output:\n%s", log)
 	}
 }

@@ -49,6 +49,25 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 // pluginSet is the plugin map both sides use.
 func pluginSet(p *grpcPlugin) plugin.PluginSet { return plugin.PluginSet{pluginName: p} }
 
+// deploymentWire is executor.Deployment as DeployRequest.deployment_json
+// carries it: the deployment's own JSON and, under "redact", its secrets,
+// which the Go type keeps out of its JSON so that nothing the host writes
+// holds them. The plugin needs them to redact what it writes (server logs,
+// the command line it starts, errors); they travel only over the plugin's
+// private gRPC connection, never in its environment or arguments.
+type deploymentWire struct {
+	executor.Deployment
+	Redact []string `json:"redact,omitempty"`
+}
+
+// runWire is executor.RunSpec as RunRequest.run_json carries it: the
+// spec's JSON and, under "redact", its load's secrets (loadgen.Config.Redact,
+// kept out of the Go type's JSON alike).
+type runWire struct {
+	executor.RunSpec
+	Redact []string `json:"redact,omitempty"`
+}
+
 func decodeJSON[T any](data []byte) (*T, error) {
 	v := new(T)
 	if err := json.Unmarshal(data, v); err != nil {

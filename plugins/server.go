@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/plugins/executorpb"
 )
 
@@ -100,14 +101,14 @@ func (s *server) Deploy(ctx context.Context, req *executorpb.DeployRequest) (*ex
 	if err != nil {
 		return nil, err
 	}
-	d, err := decodeJSON[executor.Deployment](req.DeploymentJson)
+	d, red, err := decodeDeployment(req.DeploymentJson)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "deployment: %v", err)
+		return nil, err
 	}
 	ctx = executor.WithStarted(ctx, s.remember)
-	srv, err := x.Deploy(ctx, *d)
+	srv, err := x.Deploy(ctx, d)
 	if err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, status.Error(codes.Unknown, red.String(err.Error()))
 	}
 	s.remember(srv)
 	data, err := json.Marshal(srv)
@@ -124,9 +125,9 @@ func (s *server) DeployStream(req *executorpb.DeployRequest, stream executorpb.E
 	if err != nil {
 		return err
 	}
-	d, err := decodeJSON[executor.Deployment](req.DeploymentJson)
+	d, red, err := decodeDeployment(req.DeploymentJson)
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "deployment: %v", err)
+		return err
 	}
 	var sendMu sync.Mutex
 	ctx := executor.WithStarted(stream.Context(), func(srv *executor.Server) {
@@ -139,9 +140,9 @@ func (s *server) DeployStream(req *executorpb.DeployRequest, stream executorpb.E
 		defer sendMu.Unlock()
 		_ = stream.Send(&executorpb.DeployEvent{Event: &executorpb.DeployEvent_StartedJson{StartedJson: data}})
 	})
-	srv, err := x.Deploy(ctx, *d)
+	srv, err := x.Deploy(ctx, d)
 	if err != nil {
-		return status.Error(codes.Unknown, err.Error())
+		return status.Error(codes.Unknown, red.String(err.Error()))
 	}
 	s.remember(srv)
 	data, err := json.Marshal(srv)
@@ -151,6 +152,18 @@ func (s *server) DeployStream(req *executorpb.DeployRequest, stream executorpb.E
 	sendMu.Lock()
 	defer sendMu.Unlock()
 	return stream.Send(&executorpb.DeployEvent{Event: &executorpb.DeployEvent_ServerJson{ServerJson: data}})
+}
+
+// decodeDeployment reads a DeployRequest's deployment and its secrets
+// (deploymentWire), and the set that removes them from the errors the
+// plugin returns.
+func decodeDeployment(data []byte) (executor.Deployment, *redact.Set, error) {
+	w, err := decodeJSON[deploymentWire](data)
+	if err != nil {
+		return executor.Deployment{}, nil, status.Errorf(codes.InvalidArgument, "deployment: %v", err)
+	}
+	w.Deployment.Redact = w.Redact
+	return w.Deployment, redact.New(w.Redact...), nil
 }
 
 // remember records a server for teardown on host death; a deployment's
@@ -173,10 +186,13 @@ func (s *server) Run(req *executorpb.RunRequest, stream executorpb.Executor_RunS
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "server: %v", err)
 	}
-	spec, err := decodeJSON[executor.RunSpec](req.RunJson)
+	w, err := decodeJSON[runWire](req.RunJson)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "run: %v", err)
 	}
+	spec := &w.RunSpec
+	spec.Load.Redact = w.Redact
+	red := redact.New(w.Redact...)
 	var sendMu sync.Mutex
 	ctx := executor.WithProgress(stream.Context(), func(p executor.Progress) {
 		sendMu.Lock()
@@ -186,12 +202,15 @@ func (s *server) Run(req *executorpb.RunRequest, stream executorpb.Executor_RunS
 	})
 	res, err := x.Run(ctx, srv, *spec)
 	if err != nil {
-		return status.Error(codes.Unknown, err.Error())
+		return status.Error(codes.Unknown, red.String(err.Error()))
 	}
 	data, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
+	// What the run recorded (error bodies a server echoed) loses the
+	// secrets before it leaves the plugin.
+	data = red.Bytes(data)
 	sendMu.Lock()
 	defer sendMu.Unlock()
 	return stream.Send(&executorpb.RunEvent{Event: &executorpb.RunEvent_ResultJson{ResultJson: data}})

@@ -20,6 +20,10 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/plugins"
+	"github.com/infercrane/infercrane/plugins/local"
 )
 
 func TestMain(m *testing.M) {
@@ -30,6 +34,12 @@ func TestMain(m *testing.M) {
 		// answers that binary's command lines (bench --config, probe) as
 		// infercrane does.
 		"infercrane-loadgen": func() { os.Exit(run(osEnv(testWiring(os.Getenv)), os.Args[1:])) },
+		// An external executor plugin built on the local executor, as a
+		// team wrapping its own launcher would write one; a script names it
+		// infercrane-executor-TYPE in its INFERCRANE_PLUGIN_DIR.
+		"localplugin": func() {
+			plugins.Serve(func(_ string, cfg map[string]any) (executor.Executor, error) { return local.New(cfg) }, local.Schema())
+		},
 	})
 }
 
