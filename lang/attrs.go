@@ -236,6 +236,18 @@ func defaultOf(sp attrSpec) cty.Value {
 func convertAttr(v cty.Value, sp attrSpec, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
 	v, _ = v.Unmark()
 	cv, err := convert.Convert(v, sp.typ)
+	if err != nil && sp.typ == cty.Number && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+		fix := numberFix(v.AsString(), "")
+		if fix == "" {
+			fix = "write a number without quotes"
+		}
+		return cty.UnknownVal(sp.typ), hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("%s must be a number, and %q is a string. Fix: %s.", sp.name, v.AsString(), fix),
+			Subject:  rng.Ptr(),
+		}}
+	}
 	if err != nil {
 		return cty.UnknownVal(sp.typ), hcl.Diagnostics{{
 			Severity: hcl.DiagError,

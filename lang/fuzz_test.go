@@ -20,6 +20,7 @@ func seedSpecs(f *testing.F) {
 	}
 	f.Add([]byte(minimal))
 	f.Add([]byte(traceSpec))
+	f.Add([]byte("gate \"g\" {\n  condition     = lane.ttft_p95_ms <= \"2s\" || lane.failed == \"0\"\n  error_message = \"x\"\n}\n"))
 }
 
 // FuzzLoad parses and evaluates arbitrary specs: it must never panic, and

@@ -138,8 +138,27 @@ func conditionType(expr hcl.Expression, metrics []string) *hcl.Diagnostic {
 		}
 		lane = cty.ObjectVal(attrs)
 	}
+	if d := stringOperand(expr); d != nil {
+		return d
+	}
 	ctx := &hcl.EvalContext{Functions: Functions(), Variables: map[string]cty.Value{"lane": lane}}
 	v, diags := expr.Value(ctx)
+	for _, d := range diags {
+		// A metric the report has no name for is reported where the
+		// reference is checked; any other error (a string where a number
+		// belongs, a call with wrong arguments) would make every lane
+		// INCONCLUSIVE after its runs were paid for.
+		if d.Severity != hcl.DiagError || d.Summary == "Unsupported attribute" {
+			continue
+		}
+		rng := expr.Range()
+		if d.Subject != nil {
+			rng = *d.Subject
+		}
+		return errorf(rng, "Invalid gate condition",
+			"The condition cannot be evaluated, so the report could never judge it (every lane would be INCONCLUSIVE): %s %s",
+			strings.TrimSuffix(d.Summary, ".")+".", d.Detail)
+	}
 	if diags.HasErrors() {
 		return nil
 	}
@@ -150,6 +169,73 @@ func conditionType(expr hcl.Expression, metrics []string) *hcl.Diagnostic {
 	return errorf(expr.Range(), "Invalid gate condition",
 		"A gate condition must be true or false, and this one is %s, so the report could never judge it (every lane would be INCONCLUSIVE). Compare the metric with a threshold, such as lane.failed == 0 or lane.ttft_p95_ms < 500.",
 		describeType(v))
+}
+
+// stringOperand finds a comparison or arithmetic in a gate's condition
+// with a quoted operand where the lane's metrics are numbers, such as
+// lane.ttft_p95_ms <= "2s" (an error when evaluated: every lane
+// INCONCLUSIVE) or lane.failed == "0" (never equal: the gate could never
+// pass), and says which number to write instead.
+func stringOperand(expr hcl.Expression) *hcl.Diagnostic {
+	var found *hcl.Diagnostic
+	_ = hclsyntax.VisitAll(asSyntax(expr), func(n hclsyntax.Node) hcl.Diagnostics {
+		op, ok := n.(*hclsyntax.BinaryOpExpr)
+		if !ok || found != nil || op.Op == hclsyntax.OpLogicalAnd || op.Op == hclsyntax.OpLogicalOr {
+			return nil
+		}
+		for _, pair := range [][2]hclsyntax.Expression{{op.LHS, op.RHS}, {op.RHS, op.LHS}} {
+			lit, other := pair[0], pair[1]
+			s, ok := stringLiteral(lit)
+			if !ok || len(laneMetricsOf(other)) == 0 {
+				continue
+			}
+			unit := ""
+			if ms := laneMetricsOf(other); strings.HasSuffix(ms[0], "_ms") {
+				unit = "ms"
+			}
+			fix := numberFix(s, unit)
+			if fix == "" {
+				fix = "compare with a number, such as lane.failed == 0 or lane.ttft_p95_ms < 500"
+			}
+			found = errorf(lit.Range(), "Invalid gate condition",
+				"The condition compares lane.%s, a number, with the string %q, so the report could never judge it (%s). Fix: %s.",
+				laneMetricsOf(other)[0], s, neverJudged(op), fix)
+			return nil
+		}
+		return nil
+	})
+	return found
+}
+
+// neverJudged says what a comparison with a string does to a gate.
+func neverJudged(op *hclsyntax.BinaryOpExpr) string {
+	if op.Op == hclsyntax.OpEqual || op.Op == hclsyntax.OpNotEqual {
+		return "a number never equals a string: the gate would never pass, or always"
+	}
+	return "every lane would be INCONCLUSIVE"
+}
+
+// stringLiteral returns the text of a quoted string with no
+// interpolation.
+func stringLiteral(e hclsyntax.Expression) (string, bool) {
+	t, ok := e.(*hclsyntax.TemplateExpr)
+	if !ok || !t.IsStringLiteral() {
+		return "", false
+	}
+	v, diags := t.Value(nil)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+// asSyntax returns expr as a native syntax node (nil for other syntaxes:
+// JSON).
+func asSyntax(expr hcl.Expression) hclsyntax.Node {
+	if n, ok := expr.(hclsyntax.Expression); ok {
+		return n
+	}
+	return &hclsyntax.LiteralValueExpr{Val: cty.True}
 }
 
 // describeType names a value's type for a message ("a number", "a

@@ -26,6 +26,14 @@ func TestGateConditionType(t *testing.T) {
 		{"lane.failed == 0 && lane.failures.timeout < 1", ""},
 		{"max(lane.ttft_p95_ms, 1) < 500 || !(lane.cv.output_token_throughput > 0.1)", ""},
 		{"lane.runs >= 5 ? lane.failed == 0 : false", ""},
+		// issue 26: a string where the metric is a number passed validate
+		// and plan, and every lane was INCONCLUSIVE after its runs.
+		{`lane.ttft_p95_ms <= "2s"`, `with the string "2s", so the report could never judge it (every lane would be INCONCLUSIVE). Fix: write 2000, in ms`},
+		{`"500ms" > lane.ttft_p95_ms`, "Fix: write 500, in ms"},
+		{`lane.failed < "3.9k"`, "Fix: write 3900 (a number"},
+		{`lane.failed == "0"`, "a number never equals a string"},
+		{`lane.failed == 0 && lane.ttft_p95_ms < "fast"`, "Fix: compare with a number"},
+		{`lane.failed < max("a", 1)`, "The condition cannot be evaluated"},
 	} {
 		t.Run(c.cond, func(t *testing.T) {
 			dir := t.TempDir()
@@ -46,8 +54,8 @@ func TestGateConditionType(t *testing.T) {
 			if len(diags) != 1 || !strings.Contains(diags[0].Detail, c.want) || diags[0].Summary != "Invalid gate condition" {
 				t.Fatalf("want one error saying %q, got %v", c.want, diags)
 			}
-			if r := diags[0].Subject; r == nil || r.Start.Line != 2 || r.Start.Column != 19 {
-				t.Errorf("error at %v, want line 2, column 19", r)
+			if r := diags[0].Subject; r == nil || r.Start.Line != 2 || r.Start.Column < 19 || r.End.Column > 19+len(c.cond) {
+				t.Errorf("error at %v, want line 2 in the condition (from column 19)", r)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -33,7 +34,38 @@ func withHints(diags hcl.Diagnostics, what string, schema *hcl.BodySchema) hcl.D
 			d.Detail = addSentence(d.Detail, "Add it to the block.")
 		}
 	}
-	return diags
+	return typoFirst(diags)
+}
+
+var (
+	suggestedName  = regexp.MustCompile(`Did you mean "([^"]+)"\?`)
+	missingArgName = regexp.MustCompile(`^The argument "([^"]+)" is required`)
+)
+
+// typoFirst leaves out the "Missing required argument" of an argument that
+// an "Unsupported argument" suggests (a misspelt required argument is one
+// mistake, and the suggestion is its fix), saying in the suggestion that
+// the argument is required.
+func typoFirst(diags hcl.Diagnostics) hcl.Diagnostics {
+	suggested := map[string]*hcl.Diagnostic{}
+	for _, d := range diags {
+		if m := suggestedName.FindStringSubmatch(d.Detail); d.Summary == "Unsupported argument" && m != nil {
+			suggested[m[1]] = d
+		}
+	}
+	if len(suggested) == 0 {
+		return diags
+	}
+	out := diags[:0:0]
+	for _, d := range diags {
+		if m := missingArgName.FindStringSubmatch(d.Detail); d.Summary == "Missing required argument" && m != nil && suggested[m[1]] != nil {
+			t := suggested[m[1]]
+			t.Detail = addSentence(t.Detail, fmt.Sprintf("(%q is required, and the block has no other definition of it.)", m[1]))
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func addSentence(detail, s string) string {

@@ -19,7 +19,7 @@ runtime "r" {
 shape "s" {
   input_tokens  = 100
   output_tokens = 10
-  concurrency   = "eight" # ERROR: Inappropriate value for attribute "concurrency"
+  concurrency   = "eight" # ERROR: concurrency must be a number, and "eight" is a string
   requests      = 32
   streaming     = "maybe" # ERROR: Incorrect attribute value type
   api           = "chatt" # ERROR: Did you mean "chat"?
