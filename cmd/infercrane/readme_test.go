@@ -3,23 +3,64 @@ package main
 import (
 	"bufio"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-// readmeCommand is an infercrane command line the README shows.
+// readmeCommand is an infercrane command line a documentation page shows.
 type readmeCommand struct {
+	file string
 	line int
 	text string
 }
 
-// readmeCommands extracts the infercrane command lines of README.md: the
-// lines of its code blocks that run infercrane (also after "$ ", "&&", "|"
-// or "go run ./cmd/infercrane"), and the first column of its command table.
-func readmeCommands(t *testing.T) []readmeCommand {
-	f, err := os.Open("../../README.md")
+// docFiles lists the documentation: README.md, every Markdown file under
+// docs/ and the examples' READMEs, as paths relative to the repository
+// root.
+func docFiles(t *testing.T) []string {
+	files := []string{"README.md"}
+	err := filepath.WalkDir("../../docs", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, strings.TrimPrefix(filepath.ToSlash(p), "../../"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, err := filepath.Glob("../../examples/*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range examples {
+		files = append(files, strings.TrimPrefix(filepath.ToSlash(e), "../../"))
+	}
+	return files
+}
+
+// docCommands extracts the infercrane command lines of the documentation:
+// the lines of its shell code blocks that run infercrane (also after "$ ",
+// "&&", "|" or "go run ./cmd/infercrane"), and the first column of its
+// command tables.
+func docCommands(t *testing.T) []readmeCommand {
+	var out []readmeCommand
+	for _, f := range docFiles(t) {
+		out = append(out, fileCommands(t, f)...)
+	}
+	return out
+}
+
+// fileCommands extracts the infercrane command lines of one page (a path
+// relative to the repository root).
+func fileCommands(t *testing.T, name string) []readmeCommand {
+	f, err := os.Open("../../" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +68,7 @@ func readmeCommands(t *testing.T) []readmeCommand {
 	var out []readmeCommand
 	inCode, inShell, inTable := false, false, false
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	tableCell := regexp.MustCompile("^\\| `([^`]+)`")
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -51,7 +93,7 @@ func readmeCommands(t *testing.T) []readmeCommand {
 			}
 			if m := tableCell.FindStringSubmatch(line); m != nil && inTable {
 				for _, part := range strings.Split(strings.ReplaceAll(m[1], `\|`, "|"), "`, `") {
-					out = append(out, readmeCommand{n, "infercrane " + part})
+					out = append(out, readmeCommand{name, n, "infercrane " + part})
 				}
 			}
 			continue
@@ -60,38 +102,45 @@ func readmeCommands(t *testing.T) []readmeCommand {
 			line = line[:i]
 		}
 		line = strings.ReplaceAll(line, "go run ./cmd/infercrane", "infercrane")
+		line = strings.ReplaceAll(line, "./infercrane ", "infercrane ")
 		for _, seg := range regexp.MustCompile(`&&|\|\||;|\|`).Split(line, -1) {
 			seg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(seg), "$ "))
 			for strings.Contains(seg, "=") && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*\s`).MatchString(seg) {
 				seg = seg[strings.IndexByte(seg, ' ')+1:] // VAR=value infercrane ...
 			}
 			if strings.HasPrefix(seg, "infercrane ") {
-				out = append(out, readmeCommand{n, seg})
+				out = append(out, readmeCommand{name, n, seg})
 			}
 		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	return out
 }
 
-// TestREADMECommandsExist: every infercrane command line the README shows
-// names a command that exists, and every flag it passes is one that
-// command (or the global flags before it) accepts.
+// TestREADMECommandsExist: every infercrane command line the README and
+// the pages under docs/ show names a command that exists, and every flag
+// it passes is one that command (or the global flags before it) accepts.
 func TestREADMECommandsExist(t *testing.T) {
 	setupCommands()
-	cmds := readmeCommands(t)
+	cmds := docCommands(t)
 	if len(cmds) < 40 {
-		t.Fatalf("found only %d infercrane command lines in README.md; the extraction is broken", len(cmds))
+		t.Fatalf("found only %d infercrane command lines in README.md and docs/; the extraction is broken", len(cmds))
+	}
+	if n := len(fileCommands(t, "README.md")); n < 5 {
+		t.Fatalf("found only %d infercrane command lines in README.md; the extraction is broken", n)
 	}
 	env := &cliEnv{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Wire: testWiring(os.Getenv)}
 	for _, c := range cmds {
 		for _, p := range commandLineProblems(env, c.text) {
-			t.Errorf("README.md:%d: %q: %s", c.line, c.text, p)
+			t.Errorf("%s:%d: %q: %s", c.file, c.line, c.text, p)
 		}
 	}
 	// The checker itself catches what it is for.
 	for _, bad := range []string{"infercrane plan -bogus .", "infercrane frobnicate", "infercrane -nocolor plan", "infercrane state rm --dry-rn x"} {
 		if len(commandLineProblems(env, bad)) == 0 {
-			t.Errorf("the README checker accepts %q", bad)
+			t.Errorf("the documentation checker accepts %q", bad)
 		}
 	}
 }
