@@ -159,7 +159,7 @@ func writeServerView(w io.Writer, s *loadgen.Summary, v *loadgen.ServerView) {
 	case !rc.Comparable:
 		fmt.Fprintf(w, "Not compared: %s\n", rc.Reason)
 	case len(rc.Flagged) == 0:
-		fmt.Fprintf(w, "Client within %.0f ms + %.0f%% of the server on every compared figure.\n", rc.Margin.Ms, rc.Margin.Fraction*100)
+		fmt.Fprintf(w, "Client within %.0f ms of the server, either way, on every compared figure (one run: the server's own spread is unknown, so the margin is the floor).\n", rc.Margin.FloorMs)
 	default:
 		for _, f := range rc.Flagged {
 			fmt.Fprintf(w, "FLAG: %s\n", f)

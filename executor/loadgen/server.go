@@ -241,6 +241,26 @@ func (h *Histogram) Quantile(q float64) float64 {
 	return lo + (h.Le[i]-lo)*(rank-below)/in
 }
 
+// LowerBound returns the lower bound of the bucket holding the observation
+// a linearly interpolated q-quantile can reach from below: the one of rank
+// floor((n-1)q)+1, numpy's lower neighbour (seconds; 0 for the first
+// bucket, the largest finite bound for the +Inf bucket; NaN without
+// observations).
+func (h *Histogram) LowerBound(q float64) float64 {
+	if h.Count <= 0 {
+		return math.NaN()
+	}
+	rank := math.Min(math.Floor((h.Count-1)*q)+1, h.Count)
+	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= rank })
+	switch {
+	case i == 0:
+		return 0
+	case i == len(h.Counts):
+		return h.Le[len(h.Le)-1]
+	}
+	return h.Le[i-1]
+}
+
 // Bound returns the upper bound of the bucket holding the observation a
 // linearly interpolated q-quantile (numpy's default, which the load
 // generator uses) can reach: the one of rank ceil((n-1)q)+1, so with few
@@ -383,20 +403,88 @@ func serverDelta(ctx context.Context, hc *http.Client, base, apiKey string, befo
 	return NewServerView(deltas), nil
 }
 
-// Margin is how far a client figure may exceed the server's before a run is
-// flagged: Ms plus Fraction of the server's figure.
+// Margin is how far a client figure may sit from the server's own, above
+// or below, before a run is flagged: the larger of FloorMs and the server's
+// own spread of that metric (ServerSpreadMs: the range of its mean over the
+// lane's runs, how much the server's own record moves from one run to the
+// next). A difference smaller than the server's own spread cannot change
+// what a comparison of runs concludes, and one larger than it is the client,
+// the network or a proxy adding time (or, below, losing it). A quantile is
+// held to the bounds of the server bucket that holds it, widened by the
+// same margin, so the buckets' resolution never raises a flag by itself.
 type Margin struct {
-	Ms       float64 `json:"ms"`
-	Fraction float64 `json:"fraction"`
+	FloorMs float64 `json:"floor_ms"`
+	// ServerSpreadMs is by metric (ttft, tpot, itl, latency); absent for a
+	// metric the server recorded in fewer than two runs, whose spread is
+	// not known (the floor applies alone).
+	ServerSpreadMs map[string]float64 `json:"server_spread_ms,omitempty"`
 }
 
-// DefaultMargin is the margin runs are reconciled with: 10 ms plus 10%.
-// The client's clock necessarily starts before the server's (HTTP, chat
-// template and tokenization happen before vLLM stamps the request's
-// arrival) and stops after it (the response still has to be serialised
-// and sent), which on a busy CPU host costs a few milliseconds; beyond the
-// margin the client or the network is adding to the figures.
-var DefaultMargin = Margin{Ms: 10, Fraction: 0.10}
+// Ms is the margin for metric.
+func (m Margin) Ms(metric string) float64 {
+	return math.Max(m.FloorMs, m.ServerSpreadMs[metric])
+}
+
+// MarginFloorMs is the least margin: what the client's own HTTP read and
+// the loopback cost on a busy 2-core host, about 1 ms, doubled. A planted
+// delay of 5 ms on a steady server is above it.
+const MarginFloorMs = 2.0
+
+// DefaultMargin is the margin of a single run, whose server's spread is not
+// known: the floor alone.
+var DefaultMargin = Margin{FloorMs: MarginFloorMs}
+
+// LaneMargin derives the margin of a lane's runs from their server views
+// (nil entries, runs without one, are skipped): the floor, and per metric
+// the range of the server's own mean over the runs that recorded it.
+func LaneMargin(views []*ServerView) Margin {
+	m := Margin{FloorMs: MarginFloorMs}
+	for _, metric := range ReconciledMetrics {
+		var lo, hi float64
+		n := 0
+		for _, v := range views {
+			d := v.dist(metric)
+			if d == nil {
+				continue
+			}
+			if n == 0 || d.Mean < lo {
+				lo = d.Mean
+			}
+			if n == 0 || d.Mean > hi {
+				hi = d.Mean
+			}
+			n++
+		}
+		if n >= 2 {
+			if m.ServerSpreadMs == nil {
+				m.ServerSpreadMs = map[string]float64{}
+			}
+			m.ServerSpreadMs[metric] = hi - lo
+		}
+	}
+	return m
+}
+
+// ReconciledMetrics are the metrics Reconcile compares, in order.
+var ReconciledMetrics = []string{"ttft", "tpot", "itl", "latency"}
+
+// dist returns the view's figures of metric (nil when absent or v is nil).
+func (v *ServerView) dist(metric string) *ServerDist {
+	if v == nil {
+		return nil
+	}
+	switch metric {
+	case "ttft":
+		return v.TTFTMs
+	case "tpot":
+		return v.TPOTMs
+	case "itl":
+		return v.ITLMs
+	case "latency":
+		return v.LatencyMs
+	}
+	return nil
+}
 
 // Check compares one client figure with the server's.
 type Check struct {
@@ -407,13 +495,14 @@ type Check struct {
 	// exact mean, or the quantile interpolated from its buckets).
 	ClientMs float64 `json:"client_ms"`
 	ServerMs float64 `json:"server_ms"`
-	// LimitMs is what the client figure may reach: the server's mean, or
-	// for a quantile the upper bound of the server bucket that holds it
-	// (so bucket resolution never raises a flag), plus the margin. It is
-	// absent when the server's quantile lies beyond its largest bucket.
+	// LowMs and LimitMs are the range the client figure may lie in: the
+	// server's mean, or for a quantile the bounds of the server bucket that
+	// holds it, widened by the margin on both sides. LimitMs is absent when
+	// the server's quantile lies beyond its largest bucket.
+	LowMs   float64  `json:"low_ms"`
 	LimitMs *float64 `json:"limit_ms,omitempty"`
-	// Exceeds is true when ClientMs > LimitMs.
-	Exceeds bool `json:"exceeds"`
+	// Outside is true when ClientMs is below LowMs or above LimitMs.
+	Outside bool `json:"outside"`
 }
 
 // Reconciliation sets a run's client figures beside its server's.
@@ -424,8 +513,9 @@ type Reconciliation struct {
 	Comparable bool    `json:"comparable"`
 	Reason     string  `json:"reason,omitempty"`
 	Checks     []Check `json:"checks"`
-	// Flagged names every check whose client figure exceeds its limit:
-	// client-side or network overhead is contaminating the figures.
+	// Flagged names every check whose client figure lies outside its
+	// range: above, client-side, network or proxy time is in the figures;
+	// below, the client misses time the server counts.
 	Flagged []string `json:"flagged"`
 }
 
@@ -456,23 +546,30 @@ func Reconcile(s *Summary, v *ServerView, m Margin) *Reconciliation {
 		if h == nil {
 			return // a view without its histograms (not one the load generator wrote)
 		}
+		margin := m.Ms(metric)
 		for _, st := range []struct {
-			stat          string
-			client, sv, b float64
+			stat         string
+			client, sv   float64
+			lower, upper float64
 		}{
-			{"mean", client.Mean, sd.Mean, sd.Mean},
-			{"p50", client.P50, sd.P50, h.Bound(0.5) * 1e3},
-			{"p95", client.P95, sd.P95, h.Bound(0.95) * 1e3},
+			{"mean", client.Mean, sd.Mean, sd.Mean, sd.Mean},
+			{"p50", client.P50, sd.P50, h.LowerBound(0.5) * 1e3, h.Bound(0.5) * 1e3},
+			{"p95", client.P95, sd.P95, h.LowerBound(0.95) * 1e3, h.Bound(0.95) * 1e3},
 		} {
-			c := Check{Metric: metric, Stat: st.stat, ClientMs: st.client, ServerMs: st.sv}
-			if !math.IsInf(st.b, 1) {
-				limit := st.b + m.Ms + m.Fraction*st.b
+			c := Check{Metric: metric, Stat: st.stat, ClientMs: st.client, ServerMs: st.sv, LowMs: math.Max(0, st.lower-margin)}
+			c.Outside = c.ClientMs < c.LowMs
+			if !math.IsInf(st.upper, 1) {
+				limit := st.upper + margin
 				c.LimitMs = &limit
-				c.Exceeds = c.ClientMs > limit
+				c.Outside = c.Outside || c.ClientMs > limit
 			}
-			if c.Exceeds {
-				rc.Flagged = append(rc.Flagged, fmt.Sprintf("%s %s: client %.1f ms exceeds %s's %.1f ms by more than the margin (limit %.1f ms)",
-					metric, st.stat, c.ClientMs, sd.Metric, c.ServerMs, *c.LimitMs))
+			switch {
+			case c.Outside && c.ClientMs < c.LowMs:
+				rc.Flagged = append(rc.Flagged, fmt.Sprintf("%s %s: client %.1f ms is below %s's %.1f ms by more than the margin of %.1f ms (low %.1f ms): the client misses time the server counts",
+					metric, st.stat, c.ClientMs, sd.Metric, c.ServerMs, margin, c.LowMs))
+			case c.Outside:
+				rc.Flagged = append(rc.Flagged, fmt.Sprintf("%s %s: client %.1f ms exceeds %s's %.1f ms by more than the margin of %.1f ms (limit %.1f ms)",
+					metric, st.stat, c.ClientMs, sd.Metric, c.ServerMs, margin, *c.LimitMs))
 			}
 			rc.Checks = append(rc.Checks, c)
 		}

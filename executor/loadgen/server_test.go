@@ -116,8 +116,12 @@ func TestServerViewAgainstSim(t *testing.T) {
 	if floor := 30 + float64(cfg.OutputTokens-1)*12; v.LatencyMs.Mean < floor-0.5 || v.LatencyMs.Mean > res.Summary.LatencyMs.Mean+0.5 {
 		t.Errorf("server mean latency %.2f ms: want >= %.0f (configured) and <= the client's %.2f", v.LatencyMs.Mean, floor, res.Summary.LatencyMs.Mean)
 	}
+	// A single run judged with the floor alone (2 ms) is timing: on a
+	// loaded machine the client's read of the loopback may cost more. Only
+	// the shape of the reconciliation is asserted here; what is flagged is
+	// TestReconcileJudgesByTheServersSpread's, on recorded figures.
 	rc := loadgen.Reconcile(&res.Summary, v, loadgen.DefaultMargin)
-	if !rc.Comparable || len(rc.Flagged) != 0 || len(rc.Checks) != 12 {
+	if !rc.Comparable || len(rc.Checks) != 12 {
 		t.Errorf("reconciliation = %+v", rc)
 	}
 }
@@ -139,7 +143,10 @@ func (s slowHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // TestReconcileFlagsClientOverhead adds 60 ms on the client side of every
 // request: the client's TTFT then exceeds the server's by more than the
-// margin and the run is flagged, naming the figure.
+// margin and the run is flagged, naming the figure. The delay holds the
+// response back while the engine writes its tokens, so the client may read
+// them in bursts and its TPOT fall below the server's (flagged below: the
+// client misses gaps the server spaced), never above.
 func TestReconcileFlagsClientOverhead(t *testing.T) {
 	url := startSim(t, sim.Options{Model: "sim", TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond})
 	cfg := baseConfig(url)
@@ -157,8 +164,8 @@ func TestReconcileFlagsClientOverhead(t *testing.T) {
 		t.Errorf("60 ms of client overhead on a 20 ms TTFT was not flagged: %q", flagged)
 	}
 	for _, c := range rc.Checks {
-		if c.Metric == "tpot" && c.Exceeds {
-			t.Errorf("tpot flagged although the delay is before the first token: %+v", c)
+		if c.Metric == "tpot" && c.Outside && c.ClientMs >= c.LowMs {
+			t.Errorf("tpot flagged above the server's although the delay is before the first token: %+v", c)
 		}
 	}
 }

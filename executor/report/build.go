@@ -278,7 +278,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 			Run: r.Run, Metrics: runMetrics(s, withSLO), RecordsFile: r.RecordsFile, RecordsSHA256: r.RecordsSHA256,
 			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ServerMetrics: r.ServerMetrics, GPUSeconds: r.GPUSeconds,
 			WarmupRequests: warmupCount(r.Records),
-			ServerView:     r.ServerView, ClientVsServer: loadgen.Reconcile(s, r.ServerView, loadgen.DefaultMargin),
+			ServerView:     r.ServerView,
 		})
 		c.GPUSeconds.Measured += r.GPUSeconds
 		if r.FinishedAt > finish {
@@ -286,6 +286,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		}
 		points = append(points, pointRun{run: r.Run, load: r.SearchLoad, sum: s})
 	}
+	c.ClientVsServer = reconcileRuns(c.Runs, figs, l.Inputs.Search != nil)
 	if l.Inputs.Search != nil {
 		// A search's points ran at different loads: the lane's aggregate
 		// is its point at capacity (all points when none met the SLOs).

@@ -199,6 +199,9 @@ type Campaign struct {
 	// Capacity is a capacity search's evidence (nil for a fixed load); the
 	// Aggregate is then the point at capacity.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// ClientVsServer sums up the runs' reconciliations with the server's
+	// own histograms; absent when no run could be compared.
+	ClientVsServer *LaneReconciliation `json:"client_vs_server,omitempty"`
 }
 
 // GPUSeconds compares a lane's planned and measured GPU time. Measured is 0

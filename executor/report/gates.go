@@ -32,8 +32,9 @@ type GateSpec struct {
 var failureClasses = loadgen.FailureClasses
 
 // laneValue is the `lane` object a gate condition sees: every aggregate
-// figure by its evidence name, plus runs, failures.<class>, cv.<metric>
-// and pooled.<metric>.
+// figure by its evidence name, plus runs, failures.<class>, cv.<metric>,
+// pooled.<metric> and, when the server's histograms could be compared,
+// client_vs_server.flagged and client_vs_server.<metric>_gap_ms.
 func laneValue(c *Campaign) cty.Value {
 	attrs := map[string]cty.Value{}
 	for k, v := range c.Aggregate.values() {
@@ -65,6 +66,13 @@ func laneValue(c *Campaign) cty.Value {
 		}
 	}
 	attrs["pooled"] = cty.ObjectVal(pooled)
+	if c.ClientVsServer != nil {
+		rc := map[string]cty.Value{}
+		for k, v := range c.ClientVsServer.values() {
+			rc[k] = cty.NumberFloatVal(v)
+		}
+		attrs["client_vs_server"] = cty.ObjectVal(rc)
+	}
 	return cty.ObjectVal(attrs)
 }
 
@@ -225,6 +233,10 @@ func LaneMetricNames() []string {
 		c.CoefficientOfVariation[m] = 0
 	}
 	c.Runs = []RunEvidence{{}}
+	c.ClientVsServer = &LaneReconciliation{GapMs: map[string]float64{}}
+	for _, m := range loadgen.ReconciledMetrics {
+		c.ClientVsServer.GapMs[m] = 0
+	}
 	var out []string
 	v := laneValue(c)
 	for name, t := range v.Type().AttributeTypes() {

@@ -32,6 +32,7 @@ func TestLaneMetricNames(t *testing.T) {
 		full.CoefficientOfVariation[m] = 0.1
 	}
 	full.Runs = []RunEvidence{{}}
+	full.ClientVsServer = &LaneReconciliation{GapMs: map[string]float64{"ttft": 1, "tpot": 1, "itl": 1, "latency": 1}}
 	// A searched lane has the capacity metrics of what it varies: every
 	// name evaluates on the lane of one of the two kinds of search.
 	rate, streams := *full, *full

@@ -200,7 +200,7 @@ func TestCloseTerminatesEverything(t *testing.T) {
 
 // checkServerView asserts that a run's server view is the stand-in engine's
 // own record of exactly the run's requests and reconciles with the client's
-// figures without a flag.
+// figures, the client never reading less than the server.
 func checkServerView(t *testing.T, what string, sum loadgen.Summary, v *loadgen.ServerView) {
 	t.Helper()
 	if v == nil {
@@ -218,8 +218,16 @@ func checkServerView(t *testing.T, what string, sum loadgen.Summary, v *loadgen.
 	if v.TTFTMs.Mean < 4 || v.TTFTMs.Mean > sum.TTFTMs.Mean || v.LatencyMs.Mean > sum.LatencyMs.Mean {
 		t.Fatalf("%s: server ttft mean %.2f ms, latency mean %.2f ms; client %.2f ms, %.2f ms", what, v.TTFTMs.Mean, v.LatencyMs.Mean, sum.TTFTMs.Mean, sum.LatencyMs.Mean)
 	}
+	// One run is judged with the 2 ms floor alone, which the client on a
+	// loaded machine may exceed (timing); a client mean below the server's
+	// by more than the floor is never timing: it misses time.
 	rc := loadgen.Reconcile(&sum, v, loadgen.DefaultMargin)
-	if !rc.Comparable || len(rc.Checks) == 0 || len(rc.Flagged) > 0 {
+	if !rc.Comparable || len(rc.Checks) == 0 {
 		t.Fatalf("%s: reconciliation %+v", what, rc)
+	}
+	for _, c := range rc.Checks {
+		if c.Stat == "mean" && (c.Metric == "ttft" || c.Metric == "latency") && c.Outside && c.ClientMs < c.LowMs {
+			t.Fatalf("%s: the client's %s mean %.2f ms is below the server's %.2f ms: %+v", what, c.Metric, c.ClientMs, c.ServerMs, rc.Flagged)
+		}
 	}
 }
