@@ -34,8 +34,15 @@ type CalibrationFit struct {
 	Engine  string `json:"engine"`
 	Version string `json:"version"`
 	// Source is "records" (per-run figures recomputed from the state's
-	// per-request records) or "aggregates" (the evidence's aggregates).
-	Source   string        `json:"source"`
+	// per-request records) or "aggregates" (the evidence's aggregates),
+	// with " and results" when other tools' results are among them.
+	Source string `json:"source"`
+	// Executor is the executor kind that produced the evidence ("sim",
+	// "local", "modal", "endpoint", or "external: TOOL" for another
+	// tool's results; several joined by ", "); empty in files written
+	// before it was recorded. A plan refuses a fit whose evidence came
+	// from the simulated engine for a lane on real GPUs.
+	Executor string        `json:"executor,omitempty"`
 	Evidence []EvidenceRef `json:"evidence"`
 	// Lanes and Runs count what the fit used.
 	Lanes int `json:"lanes"`
@@ -46,11 +53,15 @@ type CalibrationFit struct {
 	Fit    FitResult `json:"fit"`
 }
 
-// EvidenceRef names an evidence document a fit used.
+// EvidenceRef names an evidence document a fit used: InferCrane evidence
+// (its screen and stated digest) or another tool's result (its label, the
+// SHA-256 of its bytes, the tool and the tool's version).
 type EvidenceRef struct {
-	File   string `json:"file"`
-	Screen string `json:"screen"`
-	Digest string `json:"digest"`
+	File        string `json:"file"`
+	Screen      string `json:"screen"`
+	Digest      string `json:"digest"`
+	Tool        string `json:"tool,omitempty"`
+	ToolVersion string `json:"tool_version,omitempty"`
 }
 
 // ComputeDigest returns the document's digest.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/calibrate"
 	"github.com/infercrane/infercrane/planner"
 )
@@ -22,7 +23,7 @@ func addCalibrateCommands() {
 
 func runCalibrate(env *cliEnv, args []string) int {
 	fs := newFlags(env, "calibrate", usageDoc{
-		Usage: "infercrane calibrate [flags] -out FILE EVIDENCE...\n  infercrane calibrate [flags] -check FILE EVIDENCE...",
+		Usage: "infercrane calibrate [flags] -out FILE EVIDENCE|RESULT...\n  infercrane calibrate [flags] -check FILE EVIDENCE|RESULT...",
 		About: "Fits the performance model's five parameters (prefill MFU, decode bandwidth efficiency, the\n" +
 			"per-step and per-request overheads and the request jitter), per GPU type and runtime version, to\n" +
 			"the campaigns of evidence files: from each run's per-request records when -state names the state\n" +
@@ -31,19 +32,32 @@ func runCalibrate(env *cliEnv, args []string) int {
 			"digest-pinned calibration file to reference from a gpu or runtime block (calibration = \"FILE\",\n" +
 			"calibration_digest = \"sha256:...\").\n" +
 			"With -check FILE it fits nothing: it predicts the evidence's campaigns with FILE's parameters\n" +
-			"and prints the error of each figure (how a calibration transfers to other lanes or models).",
+			"and prints the error of each figure (how a calibration transfers to other lanes or models).\n" +
+			"Besides InferCrane evidence it reads the results other tools wrote: `vllm bench serve --save-result`\n" +
+			"JSON (with --save-detailed's per-request arrays), AIPerf's profile_export_aiperf.json and\n" +
+			"profile_export.jsonl, GuideLLM's report JSON and the earlier InferCrane screen documents, mapping\n" +
+			"each tool's metric definitions to InferCrane's; a result that does not record its GPU, engine\n" +
+			"version or model is refused unless -gpu, -engine or -model supply them. Runs whose TTFT is far\n" +
+			"below a lone prefill's compute (prompts served from an undeclared prefix cache) are left out of\n" +
+			"the fit unless -keep-cached.",
 		Examples: []string{
 			"infercrane calibrate -out calib/l40s.json .infercrane/reports/qwen_l40s.evidence.json",
 			"infercrane calibrate -state .infercrane -out calib/l40s.json .infercrane/reports/qwen_l40s.evidence.json",
 			"infercrane calibrate -model Qwen/Qwen3-0.6B -out calib/l40s.json qwen_l40s.evidence.json",
 			"infercrane calibrate -model Qwen/Qwen3-1.7B -check calib/l40s.json qwen_l40s.evidence.json",
+			"infercrane calibrate -gpu H100 -engine vllm==0.11.0 -out calib/h100.json vllm-bench-result.json",
+			"infercrane calibrate -gpu L40S -engine vllm==0.22.1 -out calib/l40s.json artifacts/profile_export_aiperf.json",
 		},
 	})
 	stateDir := fs.String("state", "", "state directory the evidence came from: fit each run from its per-request records")
 	out := fs.outFile("out", "", "calibration file to write (required unless -check)")
 	check := fs.String("check", "", "calibration file to check against the evidence instead of fitting one")
 	var models multiFlag
-	fs.Var(&models, "model", "use only this model's campaigns (model id; repeatable)")
+	fs.Var(&models, "model", "use only this model's campaigns (model id; repeatable); one -model also names the model of a result that does not record it")
+	gpu := fs.String("gpu", "", "GPU type of other tools' results that do not record it (e.g. H100)")
+	engine := fs.String("engine", "", "serving engine and version of other tools' results that do not record them (e.g. vllm==0.11.0)")
+	toolVersion := fs.String("tool-version", "", "benchmark tool version of results that do not record it (stamped into the calibration)")
+	keepCached := fs.Bool("keep-cached", false, "fit runs whose TTFT says their prompts were served from a prefix cache the evidence does not declare")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -62,7 +76,11 @@ func runCalibrate(env *cliEnv, args []string) int {
 			return 1
 		}
 	}
-	opts := calibrate.Options{StateDir: *stateDir, Version: Version, Models: models}
+	opts := calibrate.Options{StateDir: *stateDir, Version: Version, Models: models, KeepCached: *keepCached,
+		Hints: benchresult.Hints{GPU: *gpu, Engine: *engine, ToolVersion: *toolVersion}}
+	if len(models) == 1 {
+		opts.Hints.Model = models[0]
+	}
 	if *check != "" {
 		return runCalibrateCheck(env, *check, pos, opts)
 	}
@@ -71,17 +89,20 @@ func runCalibrate(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
 		return exitError
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
-	}
+	printWarningsAndNotes(env, res.Warnings, res.Notes)
 	if err := calibrate.Write(*out, res.Calibration); err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
 		return exitError
 	}
 	c := res.Calibration
 	for _, f := range c.Fits {
-		fmt.Fprintf(env.Stdout, "%s with %s %s: %s, %s, from %s; fit error %.1f%% MAPE (%.1f%% RMS) over %d figures.\n",
-			f.GPUType, f.Engine, f.Version, plural(f.Lanes, "lane", "lanes"), plural(f.Runs, "run", "runs"), f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, figures(f.Fit.Residuals))
+		fmt.Fprintf(env.Stdout, "%s with %s %s: %s, %s, from %s; fit error %.1f%% MAPE (%.1f%% RMS) over %d figures; evidence from executor %s.\n",
+			f.GPUType, f.Engine, f.Version, plural(f.Lanes, "lane", "lanes"), plural(f.Runs, "run", "runs"), f.Source, 100*f.Fit.MAPE, 100*f.Fit.RMSRel, figures(f.Fit.Residuals), orDefaultText(f.Executor, "(not recorded)"))
+		for _, e := range f.Evidence {
+			if e.Tool != "" {
+				fmt.Fprintf(env.Stdout, "  measured by %s (version %s): %s %s\n", e.Tool, e.ToolVersion, e.File, e.Screen)
+			}
+		}
 		fmt.Fprintf(env.Stdout, "  prefill MFU %.3f (catalog %.3f), decode efficiency %.3f (%.3f), %.2f ms per step (%.2f), %.2f ms per request (%.2f)%s\n",
 			f.Params.PrefillMFU, f.Start.PrefillMFU, f.Params.DecodeEfficiency, f.Start.DecodeEfficiency,
 			f.Params.StepOverheadMs, f.Start.StepOverheadMs, f.Params.RequestOverheadMs, f.Start.RequestOverheadMs, planner.JitterText(f.Params.RequestJitterMs))
@@ -102,9 +123,7 @@ func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibra
 		if cal, err = planner.ParseCalibration(data); err == nil {
 			var res *calibrate.Check
 			if res, err = calibrate.CheckCalibration(evidence, opts, cal); err == nil {
-				for _, w := range res.Warnings {
-					fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
-				}
+				printWarningsAndNotes(env, res.Warnings, res.Notes)
 				for _, f := range res.Fits {
 					worst := 0.0
 					for _, r := range f.Fit.Residuals {
@@ -120,6 +139,23 @@ func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibra
 	}
 	fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
 	return exitError
+}
+
+// printWarningsAndNotes prints calibrate's warnings and notes to stderr.
+func printWarningsAndNotes(env *cliEnv, warnings, notes []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stderr, "Warning: %s\n", w)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(env.Stderr, "Note: %s\n", n)
+	}
+}
+
+func orDefaultText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // printLaneFits prints each lane's figures: measured, the model's

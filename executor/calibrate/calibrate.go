@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner"
@@ -35,6 +36,13 @@ type Options struct {
 	// campaigns are used; the others are left out (e.g. calibrate from
 	// one model's lanes and check on another's).
 	Models []string
+	// Hints are the conditions (GPU, engine and version, model) of other
+	// tools' results that do not record them (benchresult.Hints).
+	Hints benchresult.Hints
+	// KeepCached keeps runs whose TTFT says their prompts came from a
+	// prefix cache the evidence does not declare; they are left out of a
+	// fit by default.
+	KeepCached bool
 }
 
 // source is the fit's source: "records" with a state, else "aggregates".
@@ -63,16 +71,26 @@ type Result struct {
 	Calibration *planner.Calibration
 	// Warnings name campaigns that could not be used, and why.
 	Warnings []string
+	// Notes say how other tools' definitions were mapped and which runs
+	// were left out as served from a prefix cache.
+	Notes []string
 }
 
 // group is the observations of one GPU type and runtime.
 type group struct {
 	gpuType, engine, version string
-	obs                      []planner.Observation
-	lanes                    map[string]bool
-	runs                     int
-	evidence                 []planner.EvidenceRef
-	start                    planner.Params
+	// executor is the evidence's executor kind ("sim", "local", ...,
+	// "external: TOOL" for another tool's results; several joined by
+	// ", ").
+	executor string
+	// foreign is set when another tool's results are among the
+	// observations.
+	foreign  bool
+	obs      []planner.Observation
+	lanes    map[string]bool
+	runs     int
+	evidence []planner.EvidenceRef
+	start    planner.Params
 }
 
 // Run reads infercrane.screen-evidence/v1 documents (their digests checked
@@ -80,11 +98,11 @@ type group struct {
 // figures, environment.gpu_request and environment.runtime) and fits one
 // set of parameters per GPU type and runtime version found.
 func Run(paths []string, opts Options) (*Result, error) {
-	groups, keys, warnings, err := collect(paths, opts)
+	groups, keys, warnings, notes, err := collect(paths, opts)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Warnings: warnings}
+	res := &Result{Warnings: warnings, Notes: notes}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -96,7 +114,7 @@ func Run(paths []string, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
-		cal.Fits = append(cal.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
+		cal.Fits = append(cal.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
 			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
 	}
 	cal.Digest = cal.ComputeDigest()
@@ -114,6 +132,8 @@ type Check struct {
 	// Warnings name campaigns that could not be used, and GPU types or
 	// runtimes the calibration has no fit for.
 	Warnings []string
+	// Notes are Result's.
+	Notes []string
 }
 
 // CheckCalibration predicts every usable campaign of the evidence (as Run
@@ -122,11 +142,11 @@ type Check struct {
 // with the measurements: how well a calibration transfers to other lanes
 // (another model's, other shapes).
 func CheckCalibration(paths []string, opts Options, cal *planner.Calibration) (*Check, error) {
-	groups, keys, warnings, err := collect(paths, opts)
+	groups, keys, warnings, notes, err := collect(paths, opts)
 	if err != nil {
 		return nil, err
 	}
-	out := &Check{Warnings: warnings}
+	out := &Check{Warnings: warnings, Notes: notes}
 	for _, k := range keys {
 		g := groups[k]
 		fit, ok := cal.Find(g.gpuType, g.engine, g.version)
@@ -138,7 +158,7 @@ func CheckCalibration(paths []string, opts Options, cal *planner.Calibration) (*
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
-		out.Fits = append(out.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: opts.source(),
+		out.Fits = append(out.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
 			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: fit.Params, Params: fit.Params, Fit: res})
 	}
 	if len(out.Fits) == 0 {
@@ -147,18 +167,47 @@ func CheckCalibration(paths []string, opts Options, cal *planner.Calibration) (*
 	return out, nil
 }
 
+// source is the fit's source: "records" with a state, else "aggregates";
+// "results" when other tools' results are among them.
+func (g *group) source(opts Options) string {
+	if g.foreign {
+		if opts.StateDir != "" {
+			return "records and results"
+		}
+		return "aggregates and results"
+	}
+	return opts.source()
+}
+
+// addExecutor records another executor kind of the group's evidence.
+func (g *group) addExecutor(kind string) {
+	if kind == "" {
+		return
+	}
+	for _, k := range strings.Split(g.executor, ", ") {
+		if k == kind {
+			return
+		}
+	}
+	if g.executor == "" {
+		g.executor = kind
+	} else {
+		g.executor += ", " + kind
+	}
+}
+
 // collect reads the evidence into observations grouped by GPU type and
 // runtime (keys sorted).
-func collect(paths []string, opts Options) (map[string]*group, []string, []string, error) {
+func collect(paths []string, opts Options) (map[string]*group, []string, []string, []string, error) {
 	if len(paths) == 0 {
-		return nil, nil, nil, fmt.Errorf("give at least one evidence file")
+		return nil, nil, nil, nil, fmt.Errorf("give at least one evidence file")
 	}
 	var snap *state.Snapshot
 	planned := map[string]*planner.Lane{}
 	if opts.StateDir != "" {
 		s, err := state.Load(opts.StateDir)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read state %s: %w", opts.StateDir, err)
+			return nil, nil, nil, nil, fmt.Errorf("read state %s: %w", opts.StateDir, err)
 		}
 		snap = s
 		// The applied plan knows each lane's architecture (also for models
@@ -172,13 +221,63 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			}
 		}
 	}
-	var warnings []string
+	var warnings, notes []string
 	groups := map[string]*group{}
 	skipped := map[string]bool{}
+	join := func(g *group, obs []planner.Observation, lane string, runs int, ref planner.EvidenceRef, executor string) {
+		key := g.gpuType + "\x00" + g.engine + "\x00" + g.version
+		if groups[key] == nil {
+			g.lanes = map[string]bool{}
+			g.executor = ""
+			groups[key] = g
+		}
+		gr := groups[key]
+		gr.obs = append(gr.obs, obs...)
+		gr.lanes[lane] = true
+		gr.runs += runs
+		gr.addExecutor(executor)
+		if strings.HasPrefix(executor, "external: ") {
+			gr.foreign = true
+		}
+		if !hasRef(gr.evidence, ref) {
+			gr.evidence = append(gr.evidence, ref)
+		}
+	}
 	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if kind := benchresult.Kind(data); kind != "" && kind != "infercrane evidence" {
+			rs, err := benchresult.Parse(filepath.Base(path), data, opts.Hints)
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			for _, r := range rs {
+				if !opts.wants(r.Model) {
+					skipped[r.Model] = true
+					continue
+				}
+				obs, g, warn, ns := foreignObservations(r, opts)
+				notes = append(notes, ns...)
+				where := filepath.Base(path)
+				if r.Label != "" {
+					where += " (" + r.Label + ")"
+				}
+				if warn != "" {
+					warnings = append(warnings, fmt.Sprintf("%s: %s", where, warn))
+					continue
+				}
+				join(g, obs, path+"\x00"+r.Label, r.Runs, foreignRef(r), g.executor)
+			}
+			continue
+		}
 		ev, err := readEvidence(path)
 		if err != nil {
-			return nil, nil, nil, err
+			if benchresult.Kind(data) == "" {
+				err = fmt.Errorf("%w (nor is it a result of another tool calibrate reads: vllm bench serve --save-result JSON, AIPerf's profile_export_aiperf.json or profile_export.jsonl, GuideLLM's report JSON, or an InferCrane screen document)", err)
+			}
+			return nil, nil, nil, nil, err
 		}
 		ref := planner.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
 		for _, m := range ev.Models {
@@ -195,18 +294,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				if note != "" {
 					warnings = append(warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, note))
 				}
-				key := g.gpuType + "\x00" + g.engine + "\x00" + g.version
-				if groups[key] == nil {
-					g.lanes = map[string]bool{}
-					groups[key] = g
-				}
-				gr := groups[key]
-				gr.obs = append(gr.obs, obs...)
-				gr.lanes[path+"\x00"+m.Model+"\x00"+c.Profile+"\x00"+c.Lane] = true
-				gr.runs += max(len(c.Runs), 1)
-				if !hasRef(gr.evidence, ref) {
-					gr.evidence = append(gr.evidence, ref)
-				}
+				join(g, obs, path+"\x00"+m.Model+"\x00"+c.Profile+"\x00"+c.Lane, max(len(c.Runs), 1), ref, strings.Join(ev.Environment.Executor, ", "))
 			}
 		}
 	}
@@ -217,19 +305,19 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				names = append(names, m)
 			}
 			sort.Strings(names)
-			return nil, nil, nil, fmt.Errorf("the evidence has no campaign of the models asked for (%s); it has %s", strings.Join(opts.Models, ", "), strings.Join(names, ", "))
+			return nil, nil, nil, nil, fmt.Errorf("the evidence has no campaign of the models asked for (%s); it has %s", strings.Join(opts.Models, ", "), strings.Join(names, ", "))
 		}
 		if len(warnings) == 0 {
-			return nil, nil, nil, fmt.Errorf("the evidence (%s) has no campaigns to calibrate from: its screens ran no lane", strings.Join(paths, ", "))
+			return nil, nil, nil, nil, fmt.Errorf("the evidence (%s) has no campaigns to calibrate from: its screens ran no lane", strings.Join(paths, ", "))
 		}
-		return nil, nil, nil, fmt.Errorf("no campaign of the evidence can be calibrated from: %s", strings.Join(warnings, "; "))
+		return nil, nil, nil, nil, fmt.Errorf("no campaign of the evidence can be calibrated from: %s", strings.Join(warnings, "; "))
 	}
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return groups, keys, warnings, nil
+	return groups, keys, warnings, notes, nil
 }
 
 // readEvidence reads the evidence file at path after checking its digest

@@ -64,7 +64,7 @@ func TestCachedPromptsOfEvidenceAreModelled(t *testing.T) {
 			"aggregate": agg, "runs": []any{run}}}}},
 	}
 	path := writeEvidence(t, t.TempDir(), "old.evidence.json", ev)
-	groups, keys, warnings, err := collect([]string{path}, Options{})
+	groups, keys, warnings, _, err := collect([]string{path}, Options{})
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("collect: %v %v", err, keys)
 	}

@@ -101,7 +101,7 @@ func TestOpenLoopLoadRebuiltFromEvidence(t *testing.T) {
 		openLoopCampaign(t, lane, "curve", curve, work(curve, map[string]any{"kind": "constant", "curve": map[string]any{"step_seconds": 0.5, "rates": []float64{0, 0, 0, 1}}})),
 		openLoopCampaign(t, lane, "unrecorded", gamma, work(gamma, nil)),
 	))
-	groups, keys, warnings, err := collect([]string{path}, Options{})
+	groups, keys, warnings, _, err := collect([]string{path}, Options{})
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("collect: %v %v", err, keys)
 	}
@@ -146,7 +146,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 		"workload":  map[string]any{"input_tokens": 512, "output_tokens": 32, "concurrency": 4, "requests_per_run": 16},
 		"aggregate": map[string]any{"requests": 16, "succeeded": 16, "output_token_throughput": 100, "ttft_p95_ms": p95}})
 	good := writeEvidence(t, dir, "good.evidence.json", doc)
-	groups, keys, _, err := collect([]string{good}, Options{})
+	groups, keys, _, _, err := collect([]string{good}, Options{})
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("untouched evidence: %v", err)
 	}
@@ -161,7 +161,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 	if err := os.WriteFile(forged, bytes.Replace(data, []byte(`"ttft_p95_ms":40`), []byte(`"ttft_p95_ms":120`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := collect([]string{good, forged}, Options{}); err == nil || !strings.Contains(err.Error(), forged+": digest MISMATCH") {
+	if _, _, _, _, err := collect([]string{good, forged}, Options{}); err == nil || !strings.Contains(err.Error(), forged+": digest MISMATCH") {
 		t.Errorf("forged evidence: %v, want a digest mismatch naming %s", err, forged)
 	}
 
@@ -169,7 +169,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 	if err := os.WriteFile(other, []byte(`{"schema_version_x": 1, "fits": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := collect([]string{other}, Options{}); err == nil || !strings.Contains(err.Error(), other+" is not an evidence document") || !strings.Contains(err.Error(), report.SchemaVersion) {
+	if _, _, _, _, err := collect([]string{other}, Options{}); err == nil || !strings.Contains(err.Error(), other+" is not an evidence document") || !strings.Contains(err.Error(), report.SchemaVersion) {
 		t.Errorf("a JSON file that is no evidence: %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 // campaign of the evidence can be calibrated from: " and an empty list).
 func TestCalibrateSaysTheEvidenceHasNoCampaigns(t *testing.T) {
 	path := writeEvidence(t, t.TempDir(), "empty.evidence.json", evidenceDoc())
-	_, _, _, err := collect([]string{path}, Options{})
+	_, _, _, _, err := collect([]string{path}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "the evidence ("+path+") has no campaigns to calibrate from") {
 		t.Errorf("evidence without campaigns: %v", err)
 	}

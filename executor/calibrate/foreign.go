@@ -1,0 +1,130 @@
+package calibrate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/infercrane/infercrane/executor/benchresult"
+	"github.com/infercrane/infercrane/planner"
+)
+
+// CachedTTFTFraction is how far below a lone prefill's compute a measured
+// TTFT p50 must fall to count as served from a prefix cache the evidence
+// does not declare: the catalog's time for the GPU to prefill one prompt
+// alone (no front end, no queueing), times this fraction. Nothing but a
+// cache hit makes a request's first token come sooner than half of that.
+const CachedTTFTFraction = 0.5
+
+// lonePrefillMs is the catalog's time for lane's GPU to prefill one prompt
+// of input tokens alone, in milliseconds: the floor of any cold TTFT.
+func lonePrefillMs(lane planner.PerfLane, input int) float64 {
+	return 1000 * planner.StepTime(lane.Model, lane.Hardware, input, 1, 0, 0)
+}
+
+// cachedTTFT says why a measured TTFT p50 of ttft ms for prompts of input
+// tokens looks served from a prefix cache ("" when it does not).
+func cachedTTFT(lane planner.PerfLane, input int, ttft float64) string {
+	floor := lonePrefillMs(lane, input)
+	if ttft <= 0 || ttft >= CachedTTFTFraction*floor {
+		return ""
+	}
+	return fmt.Sprintf("TTFT p50 %.1f ms is under %.0f%% of a lone %d-token prefill's %.1f ms on %s: the prompts were served from a prefix cache the evidence does not declare (identical prompts across runs?)",
+		ttft, 100*CachedTTFTFraction, input, floor, lane.Hardware.GPU.Name)
+}
+
+// foreignRef is the calibration's record of another tool's result.
+func foreignRef(r benchresult.Result) planner.EvidenceRef {
+	return planner.EvidenceRef{File: r.File, Screen: r.Label, Digest: r.Digest, Tool: r.Tool, ToolVersion: orNotRecorded(r.ToolVersion)}
+}
+
+func orNotRecorded(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
+}
+
+// foreignObservations turns one result of another tool into observations
+// (one per run when the document has each run's figures), with its group.
+// warn says why it cannot be used; notes are what the user should know
+// (runs left out as cache-contaminated).
+func foreignObservations(r benchresult.Result, opts Options) (obs []planner.Observation, gr *group, warn string, notes []string) {
+	arch, ok := planner.LookupModel(r.Model)
+	if !ok {
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s)", r.Model, strings.Join(planner.ModelIDs(), ", ")), nil
+	}
+	g, ok := planner.LookupGPU(r.GPU)
+	if !ok {
+		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", r.GPU), nil
+	}
+	longest := r.InputTokens + r.OutputTokens
+	for _, z := range r.Sizes {
+		longest = max(longest, z.Input+z.Output)
+	}
+	maxLen := longest + templateHeadroom
+	rs, err := planner.ResolveRuntime(planner.RuntimeBlock{Engine: r.Engine, Version: r.EngineVersion}, g, r.GPUCount, maxLen)
+	if err != nil {
+		return nil, nil, err.Error(), nil
+	}
+	a := planner.DefaultAssumptions(g)
+	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	hw := planner.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
+	lane, err := planner.NewPerfLane(arch, hw, rs.Engine(), maxLen)
+	if err != nil {
+		return nil, nil, err.Error(), nil
+	}
+	in := planner.LaneInputs{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Concurrency: r.Concurrency,
+		RequestRate: r.RequestRate, Arrival: r.Arrival, Burstiness: r.Burstiness, Requests: r.Requests, Warmup: r.Warmup}
+	load := (&planner.Lane{Inputs: in}).PerfLoad()
+	for _, z := range r.Sizes {
+		load.Sizes = append(load.Sizes, planner.RequestSize{Input: z.Input, Output: z.Output})
+	}
+	gr = &group{gpuType: g.Name, engine: r.Engine, version: r.EngineVersion, start: planner.ParamsOf(a), executor: "external: " + r.Tool}
+	name := r.Model + " " + r.File
+	if r.Label != "" {
+		name += " " + r.Label
+	}
+	add := func(label string, m map[string]float64, runs int) {
+		if why := cachedTTFT(lane, r.InputTokens, m[benchresult.TTFTP50]); why != "" {
+			if !opts.KeepCached {
+				notes = append(notes, fmt.Sprintf("%s left out of the fit: %s; give -keep-cached to fit it anyway", label, why))
+				return
+			}
+			notes = append(notes, fmt.Sprintf("%s kept (-keep-cached) though %s", label, why))
+		}
+		obs = append(obs, planner.Observation{Name: label, Lane: lane, Load: load, Runs: runs, Measured: m})
+	}
+	switch {
+	case len(r.RunMetrics) > 0:
+		for i, m := range r.RunMetrics {
+			add(fmt.Sprintf("%s run %d", name, i+1), m, 1)
+		}
+	default:
+		m := r.Metrics
+		if len(r.TTFTsMs) > 0 {
+			// Per-request TTFTs: the share of requests served from a cache.
+			floor := CachedTTFTFraction * lonePrefillMs(lane, r.InputTokens)
+			hit := 0
+			for _, t := range r.TTFTsMs {
+				if t < floor {
+					hit++
+				}
+			}
+			if hit > 0 && 2*hit <= len(r.TTFTsMs) {
+				notes = append(notes, fmt.Sprintf("%s: %d of %d requests' TTFT is under %.1f ms (half a lone prefill): some prompts were served from a prefix cache", name, hit, len(r.TTFTsMs), floor))
+			}
+		}
+		add(name, m, r.Runs)
+	}
+	if len(obs) == 0 {
+		return nil, nil, "every run's TTFT says its prompts were served from a prefix cache; nothing is left to fit (give -keep-cached to fit them anyway)", notes
+	}
+	for _, n := range r.Notes {
+		notes = append(notes, name+": "+n)
+	}
+	return obs, gr, "", notes
+}
+
+// templateHeadroom is the context calibrate reserves beyond a result's
+// longest request for the chat template (the tools do not record it).
+const templateHeadroom = 64
