@@ -29,7 +29,7 @@ func pluginLanePath(plugin string) []string {
 
 // laneLeaves are the library packages the stages call: each imports no
 // package of the module but other leaves, so it adds no stage to a path.
-var laneLeaves = []string{"planner/arch", "planner/load", "planner/search", "planner/state", "executor/affinity", "executor/clock", "executor/redact", "plugins/executorpb"}
+var laneLeaves = []string{"planner/arch", "planner/load", "planner/search", "planner/state", "executor/affinity", "executor/clock", "executor/redact", "executor/benchresult", "plugins/executorpb"}
 
 // offLane are the packages no lane runs, and what they are for instead.
 var offLane = map[string]string{
