@@ -11,7 +11,7 @@ import (
 
 // defaultSlice is the scheduler slice bench, sim serve and apply ask for
 // unless told otherwise: short enough that a thread woken by a token's
-// bytes preempts CPU-bound work on a busy host (see the README's "The c=1
+// bytes preempts CPU-bound work on a busy host (see docs/benchmarks.md, "The c=1
 // TTFT tail on a busy host"), measured not to cost accuracy at 2,048 streams.
 const defaultSlice = 100 * time.Microsecond
 

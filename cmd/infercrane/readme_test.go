@@ -70,6 +70,8 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	tableCell := regexp.MustCompile("^\\| `([^`]+)`")
+	// a command in running text: `infercrane plan -out FILE`
+	inlineCommand := regexp.MustCompile("`(?:go run \\./cmd/)?infercrane ([^`|>]+)")
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if fence := strings.TrimSpace(line); strings.HasPrefix(fence, "```") {
@@ -95,6 +97,10 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 				for _, part := range strings.Split(strings.ReplaceAll(m[1], `\|`, "|"), "`, `") {
 					out = append(out, readmeCommand{name, n, "infercrane " + part})
 				}
+				continue
+			}
+			for _, m := range inlineCommand.FindAllStringSubmatch(line, -1) {
+				out = append(out, readmeCommand{name, n, "infercrane " + m[1]})
 			}
 			continue
 		}
@@ -138,7 +144,7 @@ func TestREADMECommandsExist(t *testing.T) {
 		}
 	}
 	// The checker itself catches what it is for.
-	for _, bad := range []string{"infercrane plan -bogus .", "infercrane frobnicate", "infercrane -nocolor plan", "infercrane state rm --dry-rn x"} {
+	for _, bad := range []string{"infercrane plan -bogus .", "infercrane frobnicate", "infercrane -nocolor plan", "infercrane state rm --dry-rn x", "infercrane profile bogus"} {
 		if len(commandLineProblems(env, bad)) == 0 {
 			t.Errorf("the documentation checker accepts %q", bad)
 		}
@@ -167,7 +173,13 @@ func commandLineProblems(env *cliEnv, text string) []string {
 	if c := words[0][0]; c < 'a' || c > 'z' {
 		return out // not a command line: a row of a figures table ("infercrane  201.46 ...")
 	}
+	if strings.HasSuffix(words[0], ":") {
+		return out // not a command line: a log line ("infercrane sim: stopped")
+	}
 	cmd, rest := lookup(words)
+	if cmd == nil && len(words) == 1 && len(subcommands(words[0])) > 0 {
+		return out // a group: "infercrane profile" lists its subcommands
+	}
 	if cmd == nil {
 		return append(out, "no command "+words[0])
 	}

@@ -42,7 +42,7 @@ func TestReleaseBinaryLinksNoTestDoubles(t *testing.T) {
 // both are static (no ELF interpreter, built with CGO_ENABLED=0), stripped
 // (no symbol table or DWARF: -ldflags "-s -w"), built with -trimpath, and the load
 // generator the modal executor uploads is a small fraction of the CLI. It
-// logs their sizes for the README.
+// logs their sizes for docs/benchmarks.md.
 func TestReleaseBuild(t *testing.T) {
 	dir := os.Getenv("INFERCRANE_RELEASE_BIN")
 	if dir == "" {
