@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
@@ -154,14 +155,22 @@ func eventLine(e executor.Event) string {
 }
 
 // barsView is the live terminal display: a bar of all runs with the time
-// left, and one bar per run in progress with its requests, errors and rate.
+// left, and one bar per run in progress with its requests, errors and rate;
+// log lines print above the bars. mpb draws to the terminal under the
+// redacting writer (so it redraws in place rather than scrolling), and
+// what it draws goes through that writer. The end of the apply (apply
+// finished and the per-lane summary) is written after mpb has stopped, so
+// it always comes last and is never lost with a frame mpb did not draw.
 type barsView struct {
 	p     *mpb.Progress
+	cw    *cupwriter.Writer
+	out   io.Writer
 	plain *plainView
 	total *mpb.Bar
 
-	mu   sync.Mutex
-	runs map[string]*runBar
+	mu      sync.Mutex
+	runs    map[string]*runBar
+	stopped bool
 }
 
 type runBar struct {
@@ -184,8 +193,16 @@ func (rb *runBar) stats() string {
 	return s
 }
 
+// newBarsView draws to w, which writes to a terminal, perhaps through
+// redacting writers (terminalOf finds it).
 func newBarsView(w io.Writer, runsToDo int, tr *tracker) *barsView {
-	v := &barsView{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh()), runs: map[string]*runBar{}}
+	cw := cupwriter.New(w, false)
+	if f, ok := terminalOf(w); ok {
+		cw.SetTermFd(int(f.Fd()))
+	}
+	v := &barsView{cw: cw, out: w, runs: map[string]*runBar{}}
+	v.p = mpb.New(mpb.WithOutput(w), mpb.WithConsoleWriter(cw), mpb.WithWidth(40),
+		mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh())
 	v.plain = newPlainView(v.p, tr)
 	tr = v.plain.tr
 	v.total = v.p.AddBar(int64(max(runsToDo, 1)),
@@ -199,6 +216,9 @@ func newBarsView(w io.Writer, runsToDo int, tr *tracker) *barsView {
 }
 
 func (v *barsView) Event(e executor.Event) {
+	if e.Type == executor.EventApplyFinished {
+		v.stop()
+	}
 	v.bars(e)
 	v.plain.Event(e)
 }
@@ -208,6 +228,9 @@ func (v *barsView) bars(e executor.Event) {
 	key := fmt.Sprintf("%s.%d", e.Lane, e.Run)
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.stopped {
+		return
+	}
 	switch e.Type {
 	case executor.EventRunStarted:
 		rb := &runBar{}
@@ -243,13 +266,25 @@ func (v *barsView) bars(e executor.Event) {
 	}
 }
 
-func (v *barsView) Close() {
+func (v *barsView) Close() { v.stop() }
+
+// stop removes the run bars, leaves the bar of all runs as it is, stops
+// mpb and writes what mpb held and had not drawn; the plain lines after it
+// go straight to the output.
+func (v *barsView) stop() {
 	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.stopped {
+		return
+	}
+	v.stopped = true
 	for k, rb := range v.runs {
 		rb.bar.Abort(true)
 		delete(v.runs, k)
 	}
-	v.mu.Unlock()
 	v.total.Abort(false)
 	v.p.Wait()
+	// Lines written to mpb since its last frame are in its buffer still.
+	_, _ = v.cw.WriteTo(v.out)
+	v.plain.w = v.out
 }

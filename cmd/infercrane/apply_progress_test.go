@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -271,5 +272,26 @@ func TestInterruptionIsNotAFailure(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
+	}
+}
+
+// TestBarsViewRedacts: the live display draws to the terminal itself (so
+// that it redraws), and still every secret in what it draws, bars and log
+// lines alike, is redacted.
+func TestBarsViewRedacts(t *testing.T) {
+	var b bytes.Buffer
+	secrets := redact.New("s3cr3t-token")
+	v := newBarsView(secrets.Writer(&b), 1, nil)
+	v.Event(executor.Event{Type: executor.EventRunStarted, Lane: "l1", Key: "s/s3cr3t-token/chat/l40s", Run: 1, Runs: 1, Total: 4})
+	v.Event(executor.Event{Type: executor.EventRunProgress, Lane: "l1", Run: 1, Done: 2, Total: 4, Elapsed: 1})
+	time.Sleep(400 * time.Millisecond) // a frame or two with the run bar
+	v.Event(executor.Event{Type: executor.EventNote, Message: "the key is s3cr3t-token"})
+	v.Event(executor.Event{Type: executor.EventApplyFinished, Elapsed: 1})
+	v.Close()
+	if strings.Contains(b.String(), "s3cr3t") {
+		t.Errorf("the display shows a secret:\n%q", b.String())
+	}
+	if !strings.Contains(b.String(), "the key is "+redact.Marker) {
+		t.Errorf("the note is missing or not redacted:\n%q", b.String())
 	}
 }
