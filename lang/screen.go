@@ -218,7 +218,10 @@ func (l *loader) instanceOf(kind string, v cty.Value) (string, bool) {
 	}
 	name := nv.AsString()
 	for _, nvl := range l.instVals[kind] {
-		if uv, _ := nvl.val.UnmarkDeep(); nvl.name == name && uv.RawEquals(v) {
+		if nvl.name != name {
+			continue // compare names first: unmarking every block is quadratic in a screen's list
+		}
+		if uv, _ := nvl.val.UnmarkDeep(); uv.RawEquals(v) {
 			return name, true
 		}
 	}

@@ -110,3 +110,59 @@ func BenchmarkPlanSpec(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlanSpecScaling is `infercrane plan` but the rendering (load the
+// HCL spec, build the plan, its canonical JSON) of 10,000 and 20,000 lanes
+// in the same process, and guards that it stays linear in lanes: cpu_ratio
+// (process CPU time, steadier than wall time on a shared machine) and
+// bytes_ratio (bytes allocated) must stay at or under 2.2 for twice the
+// lanes. It also reports the 10,000-lane CPU time and allocation. Run it
+// with
+//
+//	go test -run '^$' -bench BenchmarkPlanSpecScaling -benchtime 3x ./planner
+func BenchmarkPlanSpecScaling(b *testing.B) {
+	small, large := b.TempDir(), b.TempDir()
+	writeSpec(b, small, 500, 10)
+	writeSpec(b, large, 1000, 10)
+	measure := func(dir string, lanes int) (wall, cpu time.Duration, bytes uint64) {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c0, start := cpuTime(), time.Now()
+		cfg, diags := lang.Load(dir, lang.Options{})
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+		p, _ := Build(cfg, nil, Options{})
+		if _, err := Marshal(p); err != nil || len(p.Lanes) != lanes {
+			b.Fatalf("wrong plan: %v, %d lanes", err, len(p.Lanes))
+		}
+		wall, cpu = time.Since(start), cpuTime()-c0
+		runtime.ReadMemStats(&after)
+		return wall, cpu, after.TotalAlloc - before.TotalAlloc
+	}
+	var ws, wl, cs, cl time.Duration
+	var bs, bl uint64
+	for b.Loop() {
+		w, c, m := measure(small, 10_000)
+		ws, cs, bs = ws+w, cs+c, bs+m
+		w, c, m = measure(large, 20_000)
+		wl, cl, bl = wl+w, cl+c, bl+m
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(cs.Milliseconds())/n, "cpu-ms@10k")
+	b.ReportMetric(float64(cl.Milliseconds())/n, "cpu-ms@20k")
+	b.ReportMetric(float64(bs)/n/(1<<20), "MiB-alloc@10k")
+	b.ReportMetric(float64(wl)/float64(ws), "time_ratio")
+	b.ReportMetric(float64(bl)/float64(bs), "bytes_ratio")
+	if cs > 0 {
+		r := float64(cl) / float64(cs)
+		b.ReportMetric(r, "cpu_ratio")
+		if r > 2.2 {
+			b.Errorf("planning 20,000 lanes took %.2fx the CPU time of 10,000 (want at most 2.2x: linear)", r)
+		}
+	}
+	if r := float64(bl) / float64(bs); r > 2.2 {
+		b.Errorf("planning 20,000 lanes allocated %.2fx the bytes of 10,000 (want at most 2.2x: linear)", r)
+	}
+}

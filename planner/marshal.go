@@ -2,6 +2,8 @@ package planner
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -25,11 +27,11 @@ func encode(v any) ([]byte, error) {
 func Digest(p *Plan) (string, error) {
 	c := *p
 	c.PlanDigest = ""
-	b, err := encode(&c)
-	if err != nil {
+	h := sha256.New()
+	if err := newJSONStream(h).encode(&c); err != nil {
 		return "", err
 	}
-	return digestBytes(b), nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Marshal returns the canonical JSON of p (two-space indented, ending in a
@@ -42,12 +44,13 @@ func Marshal(p *Plan) ([]byte, error) {
 	}
 	c := *p
 	c.PlanDigest = d
-	b, err := encode(&c)
-	if err != nil {
+	var b bytes.Buffer
+	if err := newJSONStream(&b).encode(&c); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
+	out.Grow(b.Len() * 2)
+	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
 		return nil, err
 	}
 	out.WriteByte('\n')

@@ -1,0 +1,75 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/infercrane/infercrane/lang"
+)
+
+// The streamed JSON is byte for byte what encode gives: for every golden
+// spec's plan, a generated plan, and values exercising each rule
+// (omitempty, nil pointers and slices, Marshalers, embedded structs, tag
+// options, maps, HTML characters).
+func TestJSONStreamIsTheCanonicalJSON(t *testing.T) {
+	var values []any
+	dirs, _ := filepath.Glob("../testdata/golden/*/spec")
+	for _, dir := range dirs {
+		cfg, diags := lang.Load(dir, lang.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		p, _ := Build(cfg, nil, Options{Version: "golden"})
+		values = append(values, p)
+	}
+	p, _ := Build(genConfig(7, 3, 2), nil, Options{})
+	values = append(values, p)
+	type inner struct {
+		A string `json:"a,omitempty"`
+	}
+	type embeds struct {
+		inner
+		B int `json:"b"`
+	}
+	type all struct {
+		S       string            `json:"s,omitempty"`
+		N       *int              `json:"n"`
+		Nil     []int             `json:"nil"`
+		Empty   []int             `json:"empty"`
+		Omitted []int             `json:"omitted,omitempty"`
+		Ptrs    []*inner          `json:"ptrs"`
+		Time    time.Time         `json:"time"`
+		Raw     json.RawMessage   `json:"raw"`
+		Map     map[string]any    `json:"map"`
+		E       embeds            `json:"e"`
+		Str     int               `json:"str,string"`
+		Any     any               `json:"any"`
+		HTML    string            `json:"<html>&"`
+		Skip    string            `json:"-"`
+		private string            //nolint:unused
+		Bytes   []byte            `json:"bytes"`
+		Arr     [2]inner          `json:"arr"`
+		MapS    map[string]string `json:",omitempty"`
+	}
+	one := 1
+	values = append(values, all{}, &all{S: "x<y>&", N: &one, Empty: []int{}, Ptrs: []*inner{nil, {A: "a"}},
+		Time: time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC), Raw: json.RawMessage(`{"k": 1}`), Map: map[string]any{"b": 1, "a": []int{2}},
+		E: embeds{inner{"i"}, 2}, Str: 5, Any: inner{"z"}, HTML: "<>&", Bytes: []byte("hi"), MapS: map[string]string{"k": "v"}},
+		[]any{nil, 1.5, "s"}, nil)
+	for i, v := range values {
+		want, err := encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := newJSONStream(&got).encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("value %d: streamed JSON differs:\n%s\n%s", i, got.Bytes(), want)
+		}
+	}
+}
