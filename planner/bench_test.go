@@ -38,14 +38,7 @@ func BenchmarkBuild(b *testing.B) {
 func BenchmarkBuildScaling(b *testing.B) {
 	small, large := genConfig(50, 10, 2), genConfig(500, 10, 2)
 	measure := func(cfg *lang.Config) (wall, cpu time.Duration, bytes uint64) {
-		runtime.GC() // start each measurement from a clean heap
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		c0, start := cpuTime(), time.Now()
-		Build(cfg, nil, Options{})
-		wall, cpu = time.Since(start), cpuTime()-c0
-		runtime.ReadMemStats(&after)
-		return wall, cpu, after.TotalAlloc - before.TotalAlloc
+		return measureRun(func() { Build(cfg, nil, Options{}) })
 	}
 	var ws, wl, cs, cl time.Duration
 	var bs, bl uint64
@@ -125,21 +118,16 @@ func BenchmarkPlanSpecScaling(b *testing.B) {
 	writeSpec(b, small, 500, 10)
 	writeSpec(b, large, 1000, 10)
 	measure := func(dir string, lanes int) (wall, cpu time.Duration, bytes uint64) {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		c0, start := cpuTime(), time.Now()
-		cfg, diags := lang.Load(dir, lang.Options{})
-		if diags.HasErrors() {
-			b.Fatal(diags)
-		}
-		p, _ := Build(cfg, nil, Options{})
-		if _, err := Marshal(p); err != nil || len(p.Lanes) != lanes {
-			b.Fatalf("wrong plan: %v, %d lanes", err, len(p.Lanes))
-		}
-		wall, cpu = time.Since(start), cpuTime()-c0
-		runtime.ReadMemStats(&after)
-		return wall, cpu, after.TotalAlloc - before.TotalAlloc
+		return measureRun(func() {
+			cfg, diags := lang.Load(dir, lang.Options{})
+			if diags.HasErrors() {
+				b.Fatal(diags)
+			}
+			p, _ := Build(cfg, nil, Options{})
+			if _, err := Marshal(p); err != nil || len(p.Lanes) != lanes {
+				b.Fatalf("wrong plan: %v, %d lanes", err, len(p.Lanes))
+			}
+		})
 	}
 	var ws, wl, cs, cl time.Duration
 	var bs, bl uint64
@@ -165,4 +153,17 @@ func BenchmarkPlanSpecScaling(b *testing.B) {
 	if r := float64(bl) / float64(bs); r > 2.2 {
 		b.Errorf("planning 20,000 lanes allocated %.2fx the bytes of 10,000 (want at most 2.2x: linear)", r)
 	}
+}
+
+// measureRun runs f from a clean heap and returns its wall time, the
+// process's CPU time and the bytes it allocated.
+func measureRun(f func()) (wall, cpu time.Duration, bytes uint64) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c0, start := cpuTime(), time.Now()
+	f()
+	wall, cpu = time.Since(start), cpuTime()-c0
+	runtime.ReadMemStats(&after)
+	return wall, cpu, after.TotalAlloc - before.TotalAlloc
 }
