@@ -248,3 +248,59 @@ func linkProblems(from, target string, pages map[string]string) []string {
 	}
 	return nil
 }
+
+// TestREADMEDocsArchitectureNamesEveryPackage: docs/architecture.md names
+// every package of the module (a package added or moved without saying
+// where it sits on the lane's path fails here), and every package path it
+// names in code spans exists (a name left behind by a move fails too).
+func TestREADMEDocsArchitectureNamesEveryPackage(t *testing.T) {
+	root := repoRoot(t)
+	pkgs, err := readModule(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(root + "/docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range architectureProblems(string(b), pkgs, func(p string) bool {
+		_, err := os.Stat(root + "/" + p)
+		return err == nil
+	}) {
+		t.Error(p)
+	}
+	// The check catches what it is for.
+	if len(architectureProblems("`lang` `planner/perfx`", map[string]*modulePackage{"lang": nil, "planner": nil}, func(p string) bool { return p == "lang" })) != 2 {
+		t.Error("the architecture check misses an unnamed package or a stale name")
+	}
+}
+
+// modulePathSpan matches a code span naming a path under a top-level
+// folder of the module: `planner/load`, `executor/sim_executor.go`.
+var modulePathSpan = regexp.MustCompile("`((?:cmd|lang|planner|executor|plugins)(?:/[A-Za-z0-9_.<>-]+)*)`")
+
+// architectureProblems lists the packages of pkgs the page does not name
+// in a code span, and the paths it names that do not exist.
+func architectureProblems(page string, pkgs map[string]*modulePackage, exists func(string) bool) []string {
+	named := map[string]bool{}
+	var out []string
+	for _, m := range modulePathSpan.FindAllStringSubmatch(page, -1) {
+		p := m[1]
+		named[p] = true
+		if !strings.Contains(p, "<") && !exists(p) && !named["!"+p] {
+			named["!"+p] = true
+			out = append(out, "docs/architecture.md names `"+p+"`, which does not exist; update the page to the package's new name")
+		}
+	}
+	var names []string
+	for p := range pkgs {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		if p != "" && !named[p] {
+			out = append(out, "docs/architecture.md does not name package `"+p+"`; say where it sits: a stage of the lane's path, a leaf, or off the path")
+		}
+	}
+	return out
+}
