@@ -50,6 +50,10 @@ type lanePlan struct {
 	// uncertainty is the range of the lane's estimate (calibration
 	// residuals or the catalog's stated uncertainty).
 	uncertainty Uncertainty
+	// calWarning is why the lane's calibration was refused or is
+	// suspect (preflight makes it a warning); calWarningKey dedupes it
+	// across lanes.
+	calWarning, calWarningKey string
 }
 
 // Build compiles cfg into a Plan. snap is the state directory's content

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,8 +109,19 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*Calibration) {
 			have = append(have, fmt.Sprintf("%s with %s %s", f.GPUType, f.Engine, f.Version))
 		}
 		sort.Strings(have)
-		l.Notes = append(l.Notes, fmt.Sprintf("not calibrated: %s (from %s) has no fit for %s with %s %s (it has %s); catalog assumptions used",
-			ref.File, block, l.hw.GPU.Name, orDefault(in.RuntimeEngine, "no engine"), orDefault(in.RuntimeVersion, "no version"), strings.Join(have, ", ")))
+		why := fmt.Sprintf("%s (from %s) has no fit for %s with %s %s (it has %s); catalog assumptions used",
+			ref.File, block, l.hw.GPU.Name, orDefault(in.RuntimeEngine, "no engine"), orDefault(in.RuntimeVersion, "no version"), strings.Join(have, ", "))
+		l.Notes = append(l.Notes, "not calibrated: "+why)
+		l.calWarning, l.calWarningKey = "its calibration does not apply: "+why+". Calibrate from evidence of this GPU and engine version.", ref.File+"\x00"+l.hw.GPU.Name+"\x00"+in.RuntimeEngine+"\x00"+in.RuntimeVersion
+		return
+	}
+	// A fit of the simulated engine's evidence knows only the catalog's
+	// model back: it is no calibration of real GPUs.
+	if kinds := strings.Split(fit.Executor, ", "); in.ExecutorType != "sim" && slices.Contains(kinds, "sim") {
+		why := fmt.Sprintf("%s (from %s) was fitted to evidence of the simulated engine (executor %s), which only plays the catalog's model back; lanes on executor %q keep the catalog's assumptions and ranges",
+			ref.File, block, fit.Executor, in.ExecutorType)
+		l.Notes = append(l.Notes, "NOT CALIBRATED: "+why)
+		l.calWarning, l.calWarningKey = "its calibration is refused: "+why+". Calibrate from evidence of real GPUs (a local, modal or endpoint executor, or another tool's results: infercrane calibrate -gpu ... -engine ... RESULT.json).", ref.File+"\x00sim\x00"+in.ExecutorType
 		return
 	}
 	p := fit.Params
@@ -125,6 +137,10 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*Calibration) {
 	l.Calibration = &Calibrated{File: filepath.ToSlash(ref.File), Digest: c.Digest, Block: block, GPUType: fit.GPUType, Engine: fit.Engine,
 		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: ParamsOf(a),
 		Unidentified: fit.Unidentified()}
+	if fit.Executor != "" && in.ExecutorType != "sim" && !strings.Contains(fit.Executor, in.ExecutorType) && !strings.HasPrefix(fit.Executor, "external: ") {
+		l.calWarning, l.calWarningKey = fmt.Sprintf("its calibration %s (from %s) was fitted to evidence of executor %s, not %q, the lane's: the two may measure differently (client placement, network); check it with infercrane calibrate -check %s on this executor's evidence",
+			ref.File, block, fit.Executor, in.ExecutorType, ref.File), ref.File+"\x00"+fit.Executor+"\x00"+in.ExecutorType
+	}
 	u := fit.Uncertainty(filepath.ToSlash(ref.File))
 	for _, f := range []*float64{&u.TTFT, &u.TPOT, &u.Latency, &u.Throughput} {
 		*f = round(*f, 4)

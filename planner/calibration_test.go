@@ -74,3 +74,64 @@ func TestCalibrationFile(t *testing.T) {
 		}
 	}
 }
+
+// A calibration fitted to the simulated engine's evidence is no
+// calibration of real GPUs: a lane on another executor is not calibrated
+// by it (it said "calibrated, fit 4.2%" and narrowed its ranges to the
+// fit's residuals), the plan warns, and the lane keeps the catalog's
+// ranges. A fit for another engine version warns as well. A fit from
+// another tool's results (real GPUs) applies.
+func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
+	cfg := fixture()
+	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
+	for _, tc := range []struct {
+		executor   string
+		calibrated bool
+	}{{"sim", false}, {"local, sim", false}, {"external: vllm bench serve", true}, {"modal", true}, {"", true}} {
+		c := &Calibration{SchemaVersion: CalibrationSchema, Fits: []CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.Version,
+			Source: "aggregates", Executor: tc.executor, Lanes: 3, Runs: 6, Params: Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
+			Fit: FitResult{MAPE: 0.018, Residuals: map[string]Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}
+		c.Digest = c.ComputeDigest()
+		path := filepath.Join(t.TempDir(), "cal.json")
+		b, _ := json.Marshal(c)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: c.Digest}
+		p := build(t, cfg)
+		l := p.Lanes[0]
+		if l.Inputs.ExecutorType == "sim" {
+			t.Fatal("the fixture's lanes must run on a real executor")
+		}
+		warned := false
+		for _, f := range p.Preflight {
+			warned = warned || (f.Severity == SeverityWarning && strings.Contains(f.Detail, "simulated engine"))
+		}
+		if got := l.Calibration != nil; got != tc.calibrated || warned == tc.calibrated {
+			t.Errorf("fit of executor %q: calibrated %v (want %v), warned %v; notes %v", tc.executor, got, tc.calibrated, warned, l.Notes)
+		}
+		if !tc.calibrated {
+			if u := l.Estimate.Uncertainty; u == nil || u.TTFT != CatalogUncertainty().TTFT || u.TPOT != CatalogUncertainty().TPOT {
+				t.Errorf("fit of executor %q: ranges %+v, want the catalog's", tc.executor, u)
+			}
+			var txt strings.Builder
+			if err := WriteText(&txt, p); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(txt.String(), "calibrated: 6 runs") || !strings.Contains(txt.String(), "simulated engine") {
+				t.Errorf("fit of executor %q: the plan text still claims a calibration or does not say why not:\n%s", tc.executor, txt.String())
+			}
+		}
+	}
+	// A fit for another version: not applied, and the plan warns.
+	other, otherDigest := writeCal(t, "0.1.0")
+	cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: other, Digest: otherDigest}
+	p := build(t, cfg)
+	warned := false
+	for _, f := range p.Preflight {
+		warned = warned || (f.Severity == SeverityWarning && strings.Contains(f.Detail, "has no fit for L40S"))
+	}
+	if !warned || p.Lanes[0].Calibration != nil {
+		t.Errorf("a fit for another version: warned %v, calibration %+v", warned, p.Lanes[0].Calibration)
+	}
+}

@@ -62,7 +62,12 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 		}
 	}
 	pending := map[string][]string{} // trace -> lane keys
+	calWarned := map[string]bool{}
 	for _, l := range lanes {
+		if l.calWarning != "" && !calWarned[l.calWarningKey] {
+			calWarned[l.calWarningKey] = true
+			f.add(SeverityWarning, "", "", fmt.Sprintf("gpu %q: %s", l.GPU, strings.SplitN(l.calWarning, ":", 2)[0]), l.calWarning)
+		}
 		if !models[l.Model] {
 			models[l.Model] = true
 			modelChecks(l, pinned["model."+l.Model], f)
