@@ -84,6 +84,12 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 			continue
 		}
 		if inCode && !inShell {
+			// an example in a command's help (docs/commands.md) or output
+			if strings.HasPrefix(strings.TrimSpace(line), "infercrane ") {
+				for _, c := range shellCommands(line) {
+					out = append(out, readmeCommand{name, n, c})
+				}
+			}
 			continue
 		}
 		if !inCode {
@@ -104,19 +110,8 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 			}
 			continue
 		}
-		if i := strings.Index(line, " #"); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.ReplaceAll(line, "go run ./cmd/infercrane", "infercrane")
-		line = strings.ReplaceAll(line, "./infercrane ", "infercrane ")
-		for _, seg := range regexp.MustCompile(`&&|\|\||;|\|`).Split(line, -1) {
-			seg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(seg), "$ "))
-			for strings.Contains(seg, "=") && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*\s`).MatchString(seg) {
-				seg = seg[strings.IndexByte(seg, ' ')+1:] // VAR=value infercrane ...
-			}
-			if strings.HasPrefix(seg, "infercrane ") {
-				out = append(out, readmeCommand{name, n, seg})
-			}
+		for _, c := range shellCommands(line) {
+			out = append(out, readmeCommand{name, n, c})
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -124,6 +119,33 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 	}
 	return out
 }
+
+// shellCommands returns the infercrane commands of a shell line: after
+// "$ ", "&&", "||", ";" or "|", after VAR=value, and "go run
+// ./cmd/infercrane" or "./infercrane" as infercrane; a "#" comment is cut.
+func shellCommands(line string) []string {
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.ReplaceAll(line, "go run ./cmd/infercrane", "infercrane")
+	line = strings.ReplaceAll(line, "./infercrane ", "infercrane ")
+	var out []string
+	for _, seg := range shellSeparator.Split(line, -1) {
+		seg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(seg), "$ "))
+		for envAssignment.MatchString(seg) {
+			seg = seg[strings.IndexByte(seg, ' ')+1:] // VAR=value infercrane ...
+		}
+		if strings.HasPrefix(seg, "infercrane ") {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+var (
+	shellSeparator = regexp.MustCompile(`&&|\|\||;|\|`)
+	envAssignment  = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*\s`)
+)
 
 // TestREADMECommandsExist: every infercrane command line the README and
 // the pages under docs/ show names a command that exists, and every flag
@@ -137,6 +159,7 @@ func TestREADMECommandsExist(t *testing.T) {
 	if n := len(fileCommands(t, "README.md")); n < 5 {
 		t.Fatalf("found only %d infercrane command lines in README.md; the extraction is broken", n)
 	}
+	t.Logf("%d infercrane command lines in README.md, docs/ and the examples", len(cmds))
 	env := &cliEnv{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Wire: testWiring(os.Getenv)}
 	for _, c := range cmds {
 		for _, p := range commandLineProblems(env, c.text) {
