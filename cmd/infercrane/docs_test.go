@@ -304,3 +304,40 @@ func architectureProblems(page string, pkgs map[string]*modulePackage, exists fu
 	}
 	return out
 }
+
+// TestREADMEDocsIndexListsEveryPage: each folder's README.md under docs/
+// (docs/README.md, docs/language/README.md) links every page of its
+// folder, so a page added without an index entry is found.
+func TestREADMEDocsIndexListsEveryPage(t *testing.T) {
+	linked := map[string]bool{} // pages an index links
+	indexed := func(dir string) {
+		b, err := os.ReadFile("../../" + dir + "/README.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, _ := pageLinks(string(b))
+		for _, l := range links {
+			file, _, _ := strings.Cut(l.target, "#")
+			linked[path.Clean(path.Join(dir, file))] = true
+		}
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, f := range docFiles(t) {
+		dir := path.Dir(f)
+		if !strings.HasPrefix(f, "docs/") || path.Base(f) == "README.md" {
+			continue
+		}
+		if !seen[dir] {
+			seen[dir] = true
+			indexed(dir)
+		}
+		n++
+		if !linked[f] {
+			t.Errorf("%s/README.md does not link %s; add it to the index", dir, f)
+		}
+	}
+	if n < 20 {
+		t.Fatalf("found only %d pages under docs/; the walk is broken", n)
+	}
+}
