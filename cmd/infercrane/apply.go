@@ -85,6 +85,7 @@ func runApply(env *cliEnv, args []string) int {
 	if job == nil {
 		return code
 	}
+	defer job.guard.stop()
 	defer job.store.Close()
 	switch {
 	case job.nothing:
@@ -97,10 +98,13 @@ func runApply(env *cliEnv, args []string) int {
 
 // applyJob is an approved plan with its locked state.
 type applyJob struct {
-	plan     *planner.Plan
-	saved    *planner.SavedPlan
-	cfg      *lang.Config // nil for a saved plan
-	store    *state.Store
+	plan  *planner.Plan
+	saved *planner.SavedPlan
+	cfg   *lang.Config // nil for a saved plan
+	store *state.Store
+	// guard releases a backend's lock on an interrupt that comes while
+	// the runner's own handling is not installed (nil for local state).
+	guard    *lockGuard
 	stateDir string
 	// nothing is set when the plan has no changes: apply only checks (and
 	// repairs) the reports.
@@ -114,16 +118,16 @@ type applyJob struct {
 // lockState opens the state directory (and takes its backend's lock, when
 // it has one), failing fast when another apply holds it. cfg is nil for a
 // saved plan: the directory's backend.json then names the backend.
-func lockState(env *cliEnv, cfg *lang.Config, dir string) *state.Store {
-	st, err := openState(env, cfg, dir, "infercrane apply")
+func lockState(env *cliEnv, cfg *lang.Config, dir string) (*state.Store, *lockGuard) {
+	st, guard, err := openState(env, cfg, dir, "infercrane apply")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
-		return nil
+		return nil, nil
 	}
 	for _, n := range st.Notes {
 		fmt.Fprintf(env.Stderr, "Note: %s\n", n)
 	}
-	return st
+	return st, guard
 }
 
 // prepareSpec plans the spec with the state locked, shows the plan and
@@ -133,7 +137,7 @@ func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 	if !ok || !haveCredentials(env, ps.plan) {
 		return nil, 1
 	}
-	st := lockState(env, ps.cfg, ps.stateDir)
+	st, guard := lockState(env, ps.cfg, ps.stateDir)
 	if st == nil {
 		return nil, 1
 	}
@@ -142,13 +146,16 @@ func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 	if planner.StateDigest(st.Snapshot()) != planner.StateDigest(ps.snap) {
 		if ps, ok = planSpec(env, path, o.pf, false); !ok {
 			st.Close()
+			guard.stop()
+		guard.stop()
 			return nil, 1
 		}
 	}
-	job := &applyJob{plan: ps.plan, cfg: ps.cfg, store: st, stateDir: ps.stateDir,
+	job := &applyJob{plan: ps.plan, cfg: ps.cfg, store: st, guard: guard, stateDir: ps.stateDir,
 		saved: planner.NewSaved(ps.plan, ps.cfg, ps.snap, path, ps.stateDir)}
 	if code, ok := job.review(env, o); !ok {
 		st.Close()
+		guard.stop()
 		return nil, code
 	}
 	return job, 0
@@ -190,18 +197,20 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s was planned against the state in %s, not %s; drop -state or plan again\n", path, dir, *o.pf.state)
 		return nil, 1
 	}
-	st := lockState(env, nil, dir)
+	st, guard := lockState(env, nil, dir)
 	if st == nil {
 		return nil, 1
 	}
 	cur, err := saved.CurrentInputs()
 	if err != nil {
 		st.Close()
+		guard.stop()
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
 		return nil, 1
 	}
 	if changes := saved.Changes(cur); len(changes) > 0 {
 		st.Close()
+		guard.stop()
 		fmt.Fprintf(env.Stderr, "infercrane apply: the saved plan %s is stale; since it was made:\n", path)
 		for _, c := range changes {
 			fmt.Fprintf(env.Stderr, "  - %s\n", c)
@@ -209,9 +218,10 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		fmt.Fprintln(env.Stderr, "Make a new plan with 'infercrane plan -out FILE' and apply that.")
 		return nil, 1
 	}
-	job := &applyJob{plan: p, saved: saved, store: st, stateDir: dir}
+	job := &applyJob{plan: p, saved: saved, store: st, guard: guard, stateDir: dir}
 	if code, ok := job.review(env, applyOpts{autoApprove: true, json: o.json}); !ok {
 		st.Close()
+		guard.stop()
 		return nil, code
 	}
 	return job, 0
@@ -313,9 +323,11 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 	r := &executor.Runner{Store: j.store, Open: reg.Open, ReapOpen: reg.OpenJournaled, Parallelism: o.parallelism, PlanJSON: planJSON, Events: events, Secrets: env.secrets}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	j.guard.pause()
 	stop := handleInterrupts(env, cancel, r.Busy)
 	out, err := r.Apply(ctx, j.plan)
 	stop()
+	j.guard.resume()
 	v.Close()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)

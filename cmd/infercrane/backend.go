@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/infercrane/infercrane/lang"
@@ -115,14 +118,33 @@ func refreshState(env *cliEnv, cfg *lang.Config, dir string) error {
 // openState opens dir for writing. With a backend it first takes the
 // backend's lock (one apply at a time across every machine), then makes
 // the cache a copy of the bucket, and every write goes to the bucket first.
-func openState(env *cliEnv, cfg *lang.Config, dir, command string) (*state.Store, error) {
+//
+// The guard it returns (nil for local state) releases the backend's lock on
+// SIGINT or SIGTERM; stop it after closing the store.
+func openState(env *cliEnv, cfg *lang.Config, dir, command string) (*state.Store, *lockGuard, error) {
 	rec, err := stateBackend(cfg, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rec == nil {
-		return state.Open(dir, command)
+		st, err := state.Open(dir, command)
+		return st, nil, err
 	}
+	guard := newLockGuard(env)
+	st, err := openBackendState(guard, rec, dir, command)
+	if err != nil {
+		guard.taken(nil)
+		guard.stop()
+		return nil, nil, err
+	}
+	guard.taken(func() { st.Close() })
+	return st, guard, nil
+}
+
+// openBackendState takes the backend's lock, pulls its state into dir and
+// opens dir as its replicated cache. Until it returns, guard releases the
+// lock alone on a signal.
+func openBackendState(guard *lockGuard, rec *state.BackendRecord, dir, command string) (*state.Store, error) {
 	b, err := openBackend(rec)
 	if err != nil {
 		return nil, err
@@ -131,6 +153,7 @@ func openState(env *cliEnv, cfg *lang.Config, dir, command string) (*state.Store
 	if err != nil {
 		return nil, lockHint(err, dir)
 	}
+	guard.taken(func() { lock.Release() })
 	if _, err := b.Pull(context.Background(), dir); err != nil {
 		lock.Release()
 		return nil, fmt.Errorf("read the state from %s: %w", b, err)
@@ -145,6 +168,23 @@ func openState(env *cliEnv, cfg *lang.Config, dir, command string) (*state.Store
 		return nil, err
 	}
 	return st, nil
+}
+
+// lockGuarded takes b's lock for command with a guard that releases it on
+// an interrupt; unlock releases it and ends the guard.
+func lockGuarded(env *cliEnv, b *bucket.Backend, command, stateDir string) (unlock func(), err error) {
+	guard := newLockGuard(env)
+	lock, err := b.Lock(context.Background(), command)
+	if err != nil {
+		guard.taken(nil)
+		guard.stop()
+		return nil, lockHint(err, stateDir)
+	}
+	guard.taken(func() { lock.Release() })
+	return func() {
+		lock.Release()
+		guard.stop()
+	}, nil
 }
 
 // lockHint adds to a lock refusal what to do about it.
@@ -225,11 +265,11 @@ func runInit(env *cliEnv, args []string) int {
 		if err != nil {
 			return fail(err)
 		}
-		lock, err := b.Lock(ctx, "infercrane init")
+		unlock, err := lockGuarded(env, b, "infercrane init", stateDir)
 		if err != nil {
-			return fail(lockHint(err, stateDir))
+			return fail(err)
 		}
-		defer lock.Release()
+		defer unlock()
 		st, err := b.Pull(ctx, stateDir)
 		if err == nil {
 			err = b.Check(ctx, stateDir)
@@ -255,11 +295,11 @@ func runInit(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s already uses %s (%d journal entries). Nothing to migrate.\n", stateDir, b, st.Entries)
 		return exitOK
 	}
-	lock, err := b.Lock(ctx, "infercrane init")
+	unlock, err := lockGuarded(env, b, "infercrane init", stateDir)
 	if err != nil {
-		return fail(lockHint(err, stateDir))
+		return fail(err)
 	}
-	defer lock.Release()
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(stateDir, state.JournalFile)); err == nil {
 		if held, pid := state.Held(stateDir); held {
 			return fail(fmt.Errorf("an apply (PID %d) holds %s; wait for it to finish", pid, stateDir))
@@ -413,14 +453,13 @@ func runStatePush(env *cliEnv, args []string) int {
 		return exitError
 	}
 	b, err := openBackend(rec)
-	var lock *bucket.Lock
+	unlock := func() {}
 	if err == nil {
-		lock, err = b.Lock(context.Background(), "infercrane state push")
-		err = lockHint(err, stateDir)
+		unlock, err = lockGuarded(env, b, "infercrane state push", stateDir)
 	}
 	var st bucket.Stats
 	if err == nil {
-		defer lock.Release()
+		defer unlock()
 		st, err = b.Push(context.Background(), stateDir)
 	}
 	if err != nil {
@@ -429,4 +468,95 @@ func runStatePush(env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "Pushed %s into %s: %d journal entries, %d objects; every digest checked.\n", stateDir, b, st.Entries, st.Stored)
 	return exitOK
+}
+
+// lockGuard releases a backend's lock when SIGINT or SIGTERM arrives while
+// nothing else handles them (taking the lock, pulling, planning, the
+// approval prompt, the reports): a local state's flock dies with the
+// process, a lock object in a bucket does not. It is started before the
+// lock is taken; a signal that comes while the lock's PUT is in flight is
+// held until the PUT has answered, then the lock (if taken) is released.
+// While an apply's own interrupt handling runs (pause), the guard leaves
+// signals to it. A nil guard (local state) does nothing.
+type lockGuard struct {
+	env *cliEnv
+
+	mu      sync.Mutex
+	paused  bool
+	pending os.Signal // arrived before release was known
+	release func()    // nil until the lock is taken
+
+	ch   chan os.Signal
+	done chan struct{}
+}
+
+// newLockGuard starts a guard with nothing to release yet.
+func newLockGuard(env *cliEnv) *lockGuard {
+	g := &lockGuard{env: env, ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(g.ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for {
+			select {
+			case <-g.done:
+				return
+			case sig := <-g.ch:
+				g.mu.Lock()
+				switch {
+				case g.paused:
+				case g.release == nil:
+					g.pending = sig // the lock's PUT may be in flight
+				default:
+					g.exit(sig)
+				}
+				g.mu.Unlock()
+			}
+		}
+	}()
+	return g
+}
+
+// taken says the lock is held (release frees it) or was not taken (nil);
+// a signal that came meanwhile takes effect now.
+func (g *lockGuard) taken(release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if release == nil {
+		release = func() {}
+	}
+	g.release = release
+	if g.pending != nil {
+		g.exit(g.pending)
+	}
+}
+
+// exit releases and ends the process; g.mu is held.
+func (g *lockGuard) exit(sig os.Signal) {
+	fmt.Fprintf(g.env.Stderr, "\nReceived %v: released the state's lock and stopped; nothing was deployed.\n", sig)
+	g.release()
+	os.Exit(130)
+}
+
+// pause leaves signals to another handler until resume.
+func (g *lockGuard) pause() {
+	if g != nil {
+		g.mu.Lock()
+		g.paused = true
+		g.mu.Unlock()
+	}
+}
+
+func (g *lockGuard) resume() {
+	if g != nil {
+		g.mu.Lock()
+		g.paused = false
+		g.mu.Unlock()
+	}
+}
+
+// stop ends the guard (the lock is released by then).
+func (g *lockGuard) stop() {
+	if g != nil {
+		signal.Stop(g.ch)
+		close(g.done)
+	}
 }

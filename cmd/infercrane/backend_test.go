@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -22,60 +26,75 @@ import (
 	"github.com/infercrane/infercrane/planner/state"
 )
 
-// s3Store is a real S3 protocol server (gofakes3) on 127.0.0.1 with one
-// empty bucket, for the backend's end-to-end tests.
+// s3Store is a real S3 protocol server with one empty bucket, for the
+// backend's end-to-end tests: gofakes3 on 127.0.0.1 in this process, or,
+// when INFERCRANE_TEST_S3_ENDPOINT names one (make integration starts
+// moto's server), that independent implementation.
 type s3Store struct {
-	url     string
-	backend *s3mem.Backend
+	url, bucket string
+	client      *s3.Client
 }
 
 func newS3Store(t *testing.T, bucket string) *s3Store {
 	t.Helper()
-	be := s3mem.New()
-	if err := be.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
+	url := os.Getenv("INFERCRANE_TEST_S3_ENDPOINT")
+	if url == "" {
+		srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+		t.Cleanup(srv.Close)
+		url = srv.URL
+	} else {
+		// One server serves every test: a bucket each.
+		bucket = fmt.Sprintf("%s-%d", bucket, time.Now().UnixNano())
 	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(srv.Close)
-	return &s3Store{url: srv.URL, backend: be}
+	client := s3.New(s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(url),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider("rig-access", "rig-secret", ""),
+	})
+	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("create bucket %s at %s: %v", bucket, url, err)
+	}
+	return &s3Store{url: url, bucket: bucket, client: client}
 }
 
 // objects returns every key in the bucket with its body.
-func (s *s3Store) objects(t *testing.T, bucket string) map[string][]byte {
+func (s *s3Store) objects(t *testing.T) map[string][]byte {
 	t.Helper()
-	list, err := s.backend.ListBucket(bucket, &gofakes3.Prefix{}, gofakes3.ListBucketPage{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]byte{}
-	for _, c := range list.Contents {
-		obj, err := s.backend.GetObject(bucket, c.Key, nil)
+	ctx := context.Background()
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(obj.Contents)
-		obj.Contents.Close()
-		out[c.Key] = b
+		for _, o := range page.Contents {
+			obj, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: o.Key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(obj.Body)
+			obj.Body.Close()
+			out[aws.ToString(o.Key)] = b
+		}
 	}
 	return out
 }
 
-// backendRig is a clone of a repository whose spec keeps its state in the
-// store: every clone has its own working directory (and so its own
-// .infercrane cache), and all share the bucket.
 // backendBlock is an infercrane block keeping the state in the store's
-// bucket "team" under prefix.
-func backendBlock(url, prefix string) string {
+// bucket under prefix.
+func backendBlock(store *s3Store, prefix string) string {
 	return fmt.Sprintf(`infercrane {
   backend "s3" {
-    bucket         = "team"
+    bucket         = %q
     prefix         = %q
     region         = "us-east-1"
     endpoint       = %q
     use_path_style = true
   }
 }
-`, prefix, url)
+`, store.bucket, prefix, store.url)
 }
 
 // backendEnv gives the clones credentials through the SDK's default chain
@@ -89,7 +108,7 @@ var backendEnv = []string{"AWS_ACCESS_KEY_ID=rig-access", "AWS_SECRET_ACCESS_KEY
 // planted through the environment, goes into the runtime's args.
 func backendRig(t *testing.T, store *s3Store, runs int) *applyRig {
 	t.Helper()
-	spec := backendBlock(store.url, "screens/rig") + `variable "tok" {
+	spec := backendBlock(store, "screens/rig") + `variable "tok" {
   type      = string
   sensitive = true
 }
@@ -210,7 +229,7 @@ func TestTeamWorkflowOnTheS3Backend(t *testing.T) {
 	}
 
 	// The planted secret is in no object name or body, and the lock is gone.
-	for key, body := range store.objects(t, "team") {
+	for key, body := range store.objects(t) {
 		if strings.Contains(key, "PLANTED") || bytes.Contains(body, []byte("PLANTED-S3-TOKEN-93e1")) {
 			t.Errorf("the planted secret is in object %s", key)
 		}
@@ -224,7 +243,7 @@ func TestTeamWorkflowOnTheS3Backend(t *testing.T) {
 func journalRunsInBucket(t *testing.T, store *s3Store) map[int]int {
 	t.Helper()
 	out := map[int]int{}
-	for key, body := range store.objects(t, "team") {
+	for key, body := range store.objects(t) {
 		if !strings.Contains(key, "/journal/") {
 			continue
 		}

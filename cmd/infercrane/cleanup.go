@@ -138,7 +138,8 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 		}
 		return 0
 	}
-	st, err := openState(env, nil, dir, "infercrane cleanup")
+	st, guard, err := openState(env, nil, dir, "infercrane cleanup")
+	defer guard.stop()
 	var locked *state.LockedError
 	if errors.As(err, &locked) && !explicit {
 		fmt.Fprintf(env.Stdout, "State %s: an apply (PID %d) holds it; its deployments are its own.\n", dir, locked.Holder.PID)

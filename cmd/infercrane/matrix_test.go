@@ -139,7 +139,7 @@ func runMatrixIteration(t *testing.T, k matrixKind, rng *rand.Rand) matrixOutcom
 	const runs = 3
 	spec := rigSpec(k.block, runs)
 	if k.store != nil {
-		spec = backendBlock(k.store.url, fmt.Sprintf("matrix/%d", rng.Uint64())) + spec
+		spec = backendBlock(k.store, fmt.Sprintf("matrix/%d", rng.Uint64())) + spec
 	}
 	r := newRig(t, spec)
 	r.env = append(r.env, k.env...)

@@ -240,7 +240,8 @@ func runStateRm(env *cliEnv, args []string) int {
 		}
 		return exitOK
 	}
-	st, err := openState(env, nil, *dir, "infercrane state rm")
+	st, guard, err := openState(env, nil, *dir, "infercrane state rm")
+	defer guard.stop()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane state rm: %v\n", err)
 		return exitError

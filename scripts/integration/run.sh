@@ -8,6 +8,8 @@ start=$(date +%s)
 # Signed evidence against an independent DSSE/in-toto implementation (needs
 # no vLLM, so it runs even where vLLM cannot be installed).
 bash scripts/integration/dsse.sh
+# The S3 state backend against moto's S3 server (needs no vLLM either).
+bash scripts/integration/s3.sh
 . scripts/integration/vllm-env.sh
 rc=0
 vllm_env "make integration" || rc=$?
