@@ -147,7 +147,6 @@ func prepareSpec(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		if ps, ok = planSpec(env, path, o.pf, false); !ok {
 			st.Close()
 			guard.stop()
-			guard.stop()
 			return nil, 1
 		}
 	}

@@ -486,8 +486,9 @@ type lockGuard struct {
 	pending os.Signal // arrived before release was known
 	release func()    // nil until the lock is taken
 
-	ch   chan os.Signal
-	done chan struct{}
+	ch       chan os.Signal
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 // newLockGuard starts a guard with nothing to release yet.
@@ -556,7 +557,9 @@ func (g *lockGuard) resume() {
 // stop ends the guard (the lock is released by then).
 func (g *lockGuard) stop() {
 	if g != nil {
-		signal.Stop(g.ch)
-		close(g.done)
+		g.stopOnce.Do(func() {
+			signal.Stop(g.ch)
+			close(g.done)
+		})
 	}
 }
