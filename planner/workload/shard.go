@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -21,7 +22,7 @@ import (
 var errShardSketch = errors.New("a sharded profile merges sketches: use a full scan (--all) or sketch percentiles (--sketch)")
 
 // ShardSchemaVersion is the schema_version of a shard result.
-const ShardSchemaVersion = "infercrane.profile-shard/v1"
+const ShardSchemaVersion = "infercrane.profile-shard/v2"
 
 // Shard is the result of profiling one part of a trace's selected row
 // groups: the mergeable state of every statistic (sketch bucket counts,
@@ -176,6 +177,12 @@ type SketchState struct {
 	Zeros         int64   `json:"zeros"`
 	Offset        int     `json:"offset"`
 	Bins          []int64 `json:"bins"`
+	// Min and Max are the exact smallest and largest positive values,
+	// MinCount and MaxCount how many values equal them.
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	MinCount int64   `json:"min_count"`
+	MaxCount int64   `json:"max_count"`
 }
 
 // State returns the sketch's exact content.
@@ -188,7 +195,8 @@ func (s *Sketch) State() SketchState {
 	for hi > lo && s.bins[hi-1] == 0 {
 		hi--
 	}
-	return SketchState{RelativeError: s.alpha, Count: s.n, Zeros: s.zeros, Offset: s.offset + lo, Bins: slices.Clone(s.bins[lo:hi])}
+	return SketchState{RelativeError: s.alpha, Count: s.n, Zeros: s.zeros, Offset: s.offset + lo, Bins: slices.Clone(s.bins[lo:hi]),
+		Min: s.min, Max: s.max, MinCount: s.minN, MaxCount: s.maxN}
 }
 
 // maxSketchIndex bounds the bucket indices a shard may carry: 1e-9 to
@@ -214,8 +222,33 @@ func SketchFromState(st SketchState) (*Sketch, error) {
 		return nil, fmt.Errorf("sketch counts %d values but its buckets hold %d", st.Count, sum)
 	}
 	s := NewSketch(st.RelativeError)
+	if err := checkEnds(s.m, st); err != nil {
+		return nil, err
+	}
 	s.n, s.zeros, s.offset, s.bins = st.Count, st.Zeros, st.Offset, slices.Clone(st.Bins)
+	s.min, s.max, s.minN, s.maxN = st.Min, st.Max, st.MinCount, st.MaxCount
 	return s, nil
+}
+
+// checkEnds checks that a state's exact ends lie in its first and last
+// buckets and count no more values than those buckets hold.
+func checkEnds(m *sketchMapping, st SketchState) error {
+	if st.Count == st.Zeros {
+		if st.Min != 0 || st.Max != 0 || st.MinCount != 0 || st.MaxCount != 0 {
+			return errors.New("sketch has ends but no positive values")
+		}
+		return nil
+	}
+	first, last := st.Bins[0], st.Bins[len(st.Bins)-1]
+	switch {
+	case !(st.Min >= sketchMinValue) || !(st.Max >= st.Min) || math.IsInf(st.Max, 0):
+		return fmt.Errorf("sketch ends %v..%v are not a range of positive values", st.Min, st.Max)
+	case m.index(st.Min) != st.Offset || m.index(st.Max) != st.Offset+len(st.Bins)-1:
+		return fmt.Errorf("sketch ends %v..%v are not in its first and last buckets", st.Min, st.Max)
+	case st.MinCount < 1 || st.MaxCount < 1 || st.MinCount > first || st.MaxCount > last || st.Min == st.Max && st.MinCount != st.MaxCount:
+		return fmt.Errorf("sketch counts %d values at its minimum and %d at its maximum, outside its end buckets' %d and %d", st.MinCount, st.MaxCount, first, last)
+	}
+	return nil
 }
 
 // shardStats is groupStats in exact, serialisable form.

@@ -129,7 +129,7 @@ func FuzzParseShard(f *testing.F) {
 	good, _ := EncodeShard(s)
 	f.Add(good)
 	f.Add(bytes.Replace(good, []byte(`"offset":`), []byte(`"offset":-9`), 1))
-	f.Add([]byte(`{"schema_version":"infercrane.profile-shard/v1","index":0,"shards":1}`))
+	f.Add([]byte(`{"schema_version":"infercrane.profile-shard/v2","index":0,"shards":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseShard(data)
 		if err != nil {

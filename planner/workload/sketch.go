@@ -16,6 +16,12 @@ const sketchMinValue = 1e-9
 // is within relative error a of every value in it. Counts are exact and
 // merging adds counts, so the result does not depend on merge order. Memory
 // is one int64 per bucket: about 2,300 buckets span 1e-3..1e7 at a = 0.5%.
+//
+// The distribution's ends are exact: the sketch keeps the smallest and the
+// largest positive value and how many times each occurred, so a quantile
+// whose rank falls on them is that value (a hit ratio of exactly 1.0 is
+// 1.0, not its bucket's 0.995), and a bucket's answer never lies outside
+// them.
 type Sketch struct {
 	alpha, gamma float64
 	m            *sketchMapping
@@ -23,6 +29,10 @@ type Sketch struct {
 	offset       int // bucket index of bins[0]
 	bins         []int64
 	n            int64
+	// min and max are the smallest and largest value >= sketchMinValue,
+	// minN and maxN how many values equal them (0: no such value).
+	min, max   float64
+	minN, maxN int64
 }
 
 // NewSketch returns an empty sketch with relative error alpha (0 < alpha < 1).
@@ -41,7 +51,28 @@ func (s *Sketch) Add(x float64) {
 		s.zeros++
 		return
 	}
+	s.ends(x, 1)
 	s.inc(s.m.index(x))
+}
+
+// ends records c values x at the distribution's ends.
+func (s *Sketch) ends(x float64, c int64) {
+	if s.maxN == 0 {
+		s.min, s.max, s.minN, s.maxN = x, x, c, c
+		return
+	}
+	if x >= s.max {
+		if x > s.max {
+			s.max, s.maxN = x, 0
+		}
+		s.maxN += c
+	}
+	if x <= s.min {
+		if x < s.min {
+			s.min, s.minN = x, 0
+		}
+		s.minN += c
+	}
 }
 
 // AddAll records every value of xs, as Add does one by one.
@@ -52,6 +83,9 @@ func (s *Sketch) AddAll(xs []float64) {
 		if !(x >= sketchMinValue) {
 			s.zeros++
 			continue
+		}
+		if x >= s.max || x <= s.min {
+			s.ends(x, 1)
 		}
 		s.inc(m.index(x))
 	}
@@ -86,6 +120,16 @@ func (s *Sketch) Merge(o quantileSink) {
 	other := o.(*Sketch)
 	s.n += other.n
 	s.zeros += other.zeros
+	if other.maxN > 0 {
+		if s.maxN == 0 {
+			s.min, s.max, s.minN, s.maxN = other.min, other.max, other.minN, other.maxN
+		} else {
+			s.ends(other.max, other.maxN)
+			if other.min != other.max {
+				s.ends(other.min, other.minN)
+			}
+		}
+	}
 	for j, c := range other.bins {
 		if c != 0 {
 			s.addBin(other.offset+j, c)
@@ -102,17 +146,26 @@ func (s *Sketch) Quantile(q float64) float64 {
 		return 0
 	}
 	r := rankIndex(s.n, q)
-	if r < s.zeros {
+	switch {
+	case r < s.zeros:
 		return 0
+	case r >= s.n-s.maxN:
+		return s.max
+	case r < s.zeros+s.minN:
+		return s.min
 	}
 	seen := s.zeros
-	for j, c := range s.bins {
+	j := len(s.bins) - 1
+	for k, c := range s.bins {
 		seen += c
 		if r < seen {
-			return 2 * math.Pow(s.gamma, float64(s.offset+j)) / (s.gamma + 1)
+			j = k
+			break
 		}
 	}
-	return 2 * math.Pow(s.gamma, float64(s.offset+len(s.bins)-1)) / (s.gamma + 1)
+	// The bucket's answer, kept within the exact ends: the true value is
+	// between them, so this never moves the answer away from it.
+	return min(s.max, max(s.min, 2*math.Pow(s.gamma, float64(s.offset+j))/(s.gamma+1)))
 }
 
 // Percentiles returns p50, p90, p95, p99.

@@ -83,3 +83,62 @@ func TestSketchAddAllAndMergeOrder(t *testing.T) {
 		}
 	}
 }
+
+// The distribution's ends are exact: a quantile whose rank falls on the
+// largest (or smallest) value is that value, not its bucket's answer (a hit
+// ratio of exactly 1.0 came out as 0.995 at p90-p99); in between, answers
+// stay within the relative error and never outside the ends; and the ends
+// survive merging, in any order, and a shard's state.
+func TestSketchKeepsExactEnds(t *testing.T) {
+	s := NewSketch(SketchRelativeError)
+	for i := range 1000 {
+		switch {
+		case i < 50:
+			s.Add(0) // no hit
+		case i < 100:
+			s.Add(0.0123) // the smallest positive value, 5%
+		case i < 880:
+			s.Add(0.2 + float64(i)/2000)
+		default:
+			s.Add(1.0) // full hits, 12%
+		}
+	}
+	for _, c := range []struct{ q, want float64 }{{0.03, 0}, {0.07, 0.0123}, {0.10, 0.0123}, {0.90, 1}, {0.95, 1}, {0.99, 1}, {0.999, 1}} {
+		if got := s.Quantile(c.q); got != c.want {
+			t.Errorf("q%v = %v, want exactly %v", c.q, got, c.want)
+		}
+	}
+	if got := s.Quantile(0.5); math.Abs(got-0.2-500.0/2000)/(0.2+500.0/2000) > SketchRelativeError*1.0001 {
+		t.Errorf("p50 %v outside the relative error", got)
+	}
+	// A bucket's answer is never above the largest value.
+	one := NewSketch(SketchRelativeError)
+	one.AddAll([]float64{0.9999, 0.9999, 0.99995})
+	if got := one.Quantile(0.5); got > 0.99995 || got < 0.9999 {
+		t.Errorf("p50 of 0.9999, 0.9999, 0.99995 is %v", got)
+	}
+	// Merged in either order and through a shard's state: the same ends.
+	a, b := NewSketch(SketchRelativeError), NewSketch(SketchRelativeError)
+	a.AddAll([]float64{3, 5, 5, 9})
+	b.AddAll([]float64{1, 1, 9, 2})
+	ab, ba := NewSketch(SketchRelativeError), NewSketch(SketchRelativeError)
+	ab.Merge(a)
+	ab.Merge(b)
+	ba.Merge(b)
+	ba.Merge(a)
+	back, err := SketchFromState(ab.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*Sketch{"a+b": ab, "b+a": ba, "state": back} {
+		if m.min != 1 || m.minN != 2 || m.max != 9 || m.maxN != 2 || m.Quantile(0) != 1 || m.Quantile(1) != 9 {
+			t.Errorf("%s: ends %v x%d, %v x%d", name, m.min, m.minN, m.max, m.maxN)
+		}
+	}
+	// A state whose ends are not in its end buckets is refused.
+	st := ab.State()
+	st.Max = 100
+	if _, err := SketchFromState(st); err == nil {
+		t.Error("a state with its maximum outside its last bucket was accepted")
+	}
+}
