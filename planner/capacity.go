@@ -167,6 +167,8 @@ func (p *perfPredictor) Predict(load float64, requests int) (search.Measure, flo
 	m.OutputTokenThroughput *= s
 	m.WindowSeconds /= s
 	m.LatencyP50Ms /= s
+	m.TTFTP50Ms /= s
+	m.TPOTP50Ms /= s
 	m.RequestedRate *= s
 	p.cache[load] = prediction{m, secs / s}
 	return m, secs / s
@@ -177,7 +179,16 @@ func (p *perfPredictor) Predict(load float64, requests int) (search.Measure, flo
 // point's duration is scaled up from it.
 const maxPredictedRequests = 1000
 
-// predict runs the model at a load in the model's own time.
+// predict runs the model at a load in the model's own time. A point that
+// sends more requests than one virtual run simulates is predicted from the
+// run's first maxPredictedRequests: the run's window is the point's steady
+// state (a closed loop's always; an open loop's while the server keeps
+// up), its failed fraction is the point's (never the requests it did not
+// simulate), and where an open loop's queue still grows at the window's
+// end (served below offered) its growth is extrapolated over the requests
+// not simulated: each waits longer than the one before by the same step,
+// so the point's TTFT and latency p95s grow by that step times 95% of
+// them.
 func (p *perfPredictor) predict(load float64, requests int) (search.Measure, float64) {
 	in := SearchPointInputs(p.in, load)
 	in.Requests = min(requests, maxPredictedRequests)
@@ -188,15 +199,34 @@ func (p *perfPredictor) predict(load float64, requests int) (search.Measure, flo
 		// objective is missed.
 		return search.Measure{Requests: requests, Failed: requests, Saturated: true}, 0
 	}
+	simulated := in.Requests
+	succeeded := requests
+	if st.Succeeded < simulated {
+		succeeded = int(math.Round(float64(requests) * float64(st.Succeeded) / float64(simulated)))
+	}
 	ttft, tpot, lat := st.TTFT.P95, st.TPOT.P95, st.Latency.P95
 	m := search.Measure{
-		Requests: requests, Succeeded: st.Succeeded, Failed: requests - st.Succeeded,
+		Requests: requests, Succeeded: succeeded, Failed: requests - succeeded,
 		TTFTP95Ms: &ttft, TPOTP95Ms: &tpot, LatencyP95Ms: &lat,
 		RequestThroughput: st.RequestThroughput, OutputTokenThroughput: st.OutputTokenThroughput,
-		WindowSeconds: st.WindowSeconds, LatencyP50Ms: st.Latency.P50,
+		WindowSeconds: st.WindowSeconds, LatencyP50Ms: st.Latency.P50, TTFTP50Ms: st.TTFT.P50, TPOTP50Ms: st.TPOT.P50,
 	}
 	if !p.spec.Integer() {
 		m.RequestedRate = offeredRate(ld)
+	}
+	if requests > simulated && simulated > 1 {
+		// The window the whole point takes at the simulated run's pace:
+		// its sends (or completions) stretched to every request, plus one
+		// median latency; the served rate stays the run's.
+		served := (&search.Measure{Succeeded: st.Succeeded, WindowSeconds: st.WindowSeconds, LatencyP50Ms: st.Latency.P50}).ServedRate()
+		span := st.WindowSeconds - st.Latency.P50/1000
+		m.WindowSeconds = st.Latency.P50/1000 + span*float64(requests-1)/float64(simulated-1)
+		if m.RequestedRate > 0 && served > 0 && served < m.RequestedRate {
+			step := 1000 * (1/served - 1/m.RequestedRate) // ms more per request
+			grow := 0.95 * float64(requests-simulated) * step
+			ttft += grow
+			lat += grow
+		}
 	}
 	return m, st.DurationSeconds * float64(requests) / float64(in.Requests)
 }
@@ -442,7 +472,7 @@ func estimateSearch(l *lanePlan, working int) Estimate {
 	m, secs := pred.Predict(ls.Start, l.Inputs.Search.RequestsAt(ls.Start))
 	e := Estimate{Available: true}
 	e.TTFTP95Ms, e.TPOTP95Ms, e.LatencyP95Ms = deref(m.TTFTP95Ms), deref(m.TPOTP95Ms), deref(m.LatencyP95Ms)
-	e.TTFTMs, e.TPOTMs, e.LatencyMs = e.TTFTP95Ms, e.TPOTP95Ms, e.LatencyP95Ms
+	e.TTFTMs, e.TPOTMs, e.LatencyMs = m.TTFTP50Ms, m.TPOTP50Ms, m.LatencyP50Ms
 	e.RequestThroughput, e.OutputTokenThroughput, e.RunSeconds = m.RequestThroughput, m.OutputTokenThroughput, secs
 	if !l.Work() {
 		return e

@@ -140,6 +140,10 @@ type Measure struct {
 	// LatencyP50Ms is the median latency: the window less it estimates
 	// the span of the sends when the server keeps up.
 	LatencyP50Ms float64 `json:"latency_p50_ms,omitempty"`
+	// TTFTP50Ms and TPOTP50Ms are the medians the model predicts for the
+	// point (0 when unknown: measured points leave them out).
+	TTFTP50Ms float64 `json:"ttft_p50_ms,omitempty"`
+	TPOTP50Ms float64 `json:"tpot_p50_ms,omitempty"`
 	// Saturated marks a prediction whose offered load exceeds what the
 	// server can serve: its queue grows without bound, so latency SLOs
 	// break however loose they are.
