@@ -172,7 +172,7 @@ func capacityPlots(ev *Evidence) []string {
 		if c.PredictedKnee > 0 {
 			marks = append(marks, vmark{x: c.PredictedKnee, label: "predicted " + fmtLoad(c.PredictedKnee), dashed: true})
 		}
-		out = append(out, loadChart("Latency vs load: "+label, "load ("+c.Unit+")", "p95 / objective (1 = SLO)", ss, 1, marks))
+		out = append(out, loadChart("Latency vs load: "+label, "load ("+c.Unit+")", "p95 / objective (1 = SLO)", ss, 1, marks, 0))
 		if c.Goodput > 0 {
 			g := series{name: "good fraction"}
 			for _, p := range sortedPoints(c.Points) {
@@ -182,7 +182,7 @@ func capacityPlots(ev *Evidence) []string {
 					g.points = append(g.points, [2]float64{p.Load, float64(p.Succeeded) / float64(p.Succeeded+p.Failed)})
 				}
 			}
-			out = append(out, loadChart("Goodput vs load: "+label, "load ("+c.Unit+")", fmt.Sprintf("fraction within every SLO (goal %g)", c.Goodput), []series{g}, c.Goodput, marks))
+			out = append(out, loadChart("Goodput vs load: "+label, "load ("+c.Unit+")", fmt.Sprintf("fraction within every SLO (goal %g)", c.Goodput), []series{g}, c.Goodput, marks, 1))
 		}
 	}
 	for _, p := range ev.Pareto {
@@ -206,7 +206,7 @@ type vmark struct {
 
 // loadChart draws measured points joined by lines over load, a horizontal
 // reference line at ref (the objective) and vertical marks (the knee).
-func loadChart(title, xlabel, ylabel string, ss []series, ref float64, marks []vmark) string {
+func loadChart(title, xlabel, ylabel string, ss []series, ref float64, marks []vmark, ymax float64) string {
 	var sb strings.Builder
 	n := 0
 	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), ref*1.1
@@ -233,6 +233,9 @@ func loadChart(title, xlabel, ylabel string, ss []series, ref float64, marks []v
 		pad = math.Max(xlo*0.1, 1)
 	}
 	yhi = math.Min(yhi, ref*10) // an overloaded point would flatten the rest
+	if ymax > 0 {
+		yhi = math.Min(yhi, ymax) // a fraction never passes 1: its axis stops there
+	}
 	xs := newAxis(math.Max(xlo-pad, 0), xhi+pad, padLeft, padLeft+innerW)
 	ys := newAxis(0, yhi, padTop+innerH, padTop)
 	yhi = ys.hi
@@ -249,7 +252,7 @@ func loadChart(title, xlabel, ylabel string, ss []series, ref float64, marks []v
 			dash = ` stroke-dasharray="2 3"`
 		}
 		fmt.Fprintf(&sb, `<line class="knee" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#2a2" stroke-width="1.2"%s/>`, x, padTop, x, padTop+innerH, dash)
-		fmt.Fprintf(&sb, `<text x="%.1f" y="%d" text-anchor="end" %s>%s</text>`, x-3, padTop+innerH-6-12*i, fontAttrs, html.EscapeString(m.label))
+		fmt.Fprintf(&sb, `<text class="annotation" x="%.1f" y="%d" text-anchor="end" %s>%s</text>`, x-3, padTop+innerH-6-12*i, fontAttrs, html.EscapeString(m.label))
 	}
 	colours := make([]string, len(ss))
 	for i, s := range ss {

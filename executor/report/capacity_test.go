@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,6 +134,49 @@ func TestCapacityMetricsAreLaneMetrics(t *testing.T) {
 			if !slices.Contains(names, k) || !slices.Contains(CapacityMetrics, k) {
 				t.Errorf("%s search: gate metric %q is not in LaneMetricNames/CapacityMetrics", vary, k)
 			}
+		}
+	}
+}
+
+// TestCapacityHTMLNamesPointsByLoad: a searched lane's panels name each run
+// by its load and verdict, not "run 1/2/3"; the CDFs show only the point at
+// capacity (before, every point's requests, met and missed, were pooled
+// into one CDF); the goodput axis stops at 1 (before, 1.5).
+func TestCapacityHTMLNamesPointsByLoad(t *testing.T) {
+	in := capacityInput()
+	in.Plan.Lanes[0].Inputs.Search.Goodput = 0.95 // (shared by the lanes) 1.1 x 0.95 asked for an axis to 1.5
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := evs[0]
+	var page bytes.Buffer
+	if err := WriteHTML(&page, ev, screenRecords(&in, ev)); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	for _, want := range []string{">10 req/s, met<", ">10.5 req/s, missed ttft_p95_ms, goodput<", ">10.25 req/s, met<",
+		">small · chat · l40s (10.25 req/s, met)<"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if strings.Contains(html, ">run 1<") {
+		t.Error("a search's point is named \"run 1\"")
+	}
+	// The TTFT CDF holds the 40 requests of the point at capacity of each
+	// of the 3 lanes, not the 40 of every point (280).
+	cdf := regexp.MustCompile(`<svg [^>]*data-points="(\d+)" aria-label="TTFT CDF per lane`).FindStringSubmatch(html)
+	if cdf == nil {
+		t.Fatal("no TTFT CDF")
+	}
+	if n, _ := strconv.Atoi(cdf[1]); n != 3*40 {
+		t.Errorf("the TTFT CDF draws %d points, want %d (the point at capacity of each lane)", n, 3*40)
+	}
+	for _, svg := range regexp.MustCompile(`(?s)<svg [^>]*aria-label="Goodput vs load[^"]*".*?</svg>`).FindAllString(html, -1) {
+		ticks := regexp.MustCompile(`class="tick y"[^>]*>([^<]*)<`).FindAllStringSubmatch(svg, -1)
+		if len(ticks) == 0 || ticks[len(ticks)-1][1] != "1" {
+			t.Errorf("the goodput axis's top tick is %v, want 1", ticks)
 		}
 	}
 }

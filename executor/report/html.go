@@ -194,7 +194,13 @@ type htmlGate struct{ Gate, Model, Shape, Status, Condition, Reason string }
 // htmlLane is one lane's row of time-series panels.
 type htmlLane struct {
 	Label  string
-	Panels []template.HTML
+	Panels []htmlPanel
+}
+
+// htmlPanel is one panel of a lane's row: its column's caption and plot.
+type htmlPanel struct {
+	Caption string
+	Plot    template.HTML
 }
 
 // htmlSummary is the summary at the top of the page.
@@ -211,7 +217,6 @@ type htmlPage struct {
 	Gates         []htmlGate
 	Overview      []template.HTML
 	Ratios        []template.HTML
-	LaneColumns   []string
 	Lanes         []htmlLane
 	ActiveTasks   string
 	// Capacity is the capacity-at-SLO table ("" when no lane searched)
@@ -257,9 +262,9 @@ td.num{text-align:right}
 .pass{color:#176c1b;font-weight:bold}.fail{color:#b00;font-weight:bold}.inconclusive{color:#a60;font-weight:bold}
 .overview{display:grid;grid-template-columns:repeat(2,560px);gap:12px}
 .ratios{display:grid;grid-template-columns:repeat(2,560px);gap:12px;align-items:start}
-.lanes{display:grid;grid-template-columns:repeat(5,minmax(300px,440px));gap:8px 12px;overflow-x:auto;align-items:start}
+.lanes{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,560px));gap:8px 12px;align-items:start}
 .lanes svg{width:100%;height:auto}
-.lanes .colhead{font-size:13px;font-weight:bold;border-bottom:1px solid #ccc;padding-bottom:4px}
+.lanes .caption{font-size:13px;font-weight:bold;border-bottom:1px solid #ccc;padding-bottom:4px;margin-bottom:4px}
 .lanes .lanehead{grid-column:1/-1;font-size:14px;font-weight:bold;margin-top:10px}
 svg.plot{border:1px solid #eee;background:#fff}
 code{font-size:12px}
@@ -309,9 +314,8 @@ footer{margin-top:24px;font-size:12px;color:#666}
 <div class="overview">{{range .Overview}}{{.}}
 {{end}}</div>
 <h2>Each lane over time</h2>
-<p>One row per lane, the same panel in each column; one line per run (colour by run number), seconds since the run's first request.</p>
-<div class="lanes">{{range .LaneColumns}}<div class="colhead">{{.}}</div>{{end}}
-{{range .Lanes}}<div class="lanehead">{{.Label}}</div>{{range .Panels}}<div class="panel">{{.}}</div>{{end}}
+<p>One block per lane, the same panels in the same places in every block (as many side by side as the window holds); one line per run (colour by run number; a capacity search's runs are its points, named by their load), seconds since the run's first request.</p>
+<div class="lanes">{{range .Lanes}}<div class="lanehead">{{.Label}}</div>{{range .Panels}}<div class="panel"><div class="caption">{{.Caption}}</div>{{.Plot}}</div>{{end}}
 {{end}}</div>
 <h2>Preflight</h2>
 {{if or .Ev.Preflight.Findings .Ev.Preflight.Corrections}}<ul>{{range .Ev.Preflight.Findings}}<li>{{.Severity}}{{if .Lane}} (lane {{.Lane}}){{end}}: {{.Summary}}</li>{{end}}{{range .Ev.Preflight.Corrections}}<li>correction: {{.}}</li>{{end}}</ul>{{else}}<p>No findings.</p>{{end}}
@@ -387,7 +391,7 @@ func pageSummary(ev *Evidence) htmlSummary {
 // output tokens/s and the server's scraped running/waiting requests and
 // KV-cache usage.
 func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
-	p := htmlPage{Ev: ev, Summary: pageSummary(ev), ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks), LaneColumns: laneColumns,
+	p := htmlPage{Ev: ev, Summary: pageSummary(ev), ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks),
 		Runtime: ev.Environment.Runtime.Engine + " " + ev.Environment.Runtime.Version, RuntimeIntro: runtimeIntro}
 	if len(ev.Environment.Runtimes) > 0 {
 		p.Runtime = environmentRuntimeWords(ev.Environment)
@@ -444,13 +448,14 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 	}
 	// Per-lane pooled distributions and per-run time series, in evidence order.
 	type laneData struct {
-		label                   string
+		label, cdfNote          string
 		ttft, tpot, lat         []float64
 		latency, inflight, toks []series
 		running, kv             []series
 	}
 	var lanes []*laneData
 	byLane := map[string]*laneData{}
+	searched := searchedLanes(ev)
 	for _, lr := range runs {
 		d := byLane[lr.Lane]
 		if d == nil {
@@ -458,10 +463,23 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 			byLane[lr.Lane] = d
 			lanes = append(lanes, d)
 		}
-		t, o, l := requestTimes(lr.Records)
-		d.ttft, d.tpot, d.lat = append(d.ttft, t...), append(d.tpot, o...), append(d.lat, l...)
-		inf, tok := timeSeries(lr.Records)
 		name := fmt.Sprintf("run %d", lr.Run)
+		pooled := true
+		if c := searched[lr.Lane]; c != nil {
+			// A search's runs are its points, at different loads: each is
+			// named by its load and verdict, and only the point the lane's
+			// figures come from enters the CDFs (pooling points that met
+			// the SLOs with points that missed them describes no load).
+			name, pooled = pointName(c, lr.Run), lr.Run == cdfRun(c)
+		}
+		if pooled {
+			t, o, l := requestTimes(lr.Records)
+			d.ttft, d.tpot, d.lat = append(d.ttft, t...), append(d.tpot, o...), append(d.lat, l...)
+			if c := searched[lr.Lane]; c != nil {
+				d.cdfNote = " (" + name + ")"
+			}
+		}
+		inf, tok := timeSeries(lr.Records)
 		colour := palette[(lr.Run-1+len(palette))%len(palette)]
 		d.latency = append(d.latency, series{name: name, points: latencySeries(lr.Records), color: colour})
 		d.inflight = append(d.inflight, series{name: name, points: inf, step: true, color: colour})
@@ -479,9 +497,9 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 	}
 	var latS, ttftS, tpotS []series
 	for _, d := range lanes {
-		latS = append(latS, cdfSeries(d.label, d.lat))
-		ttftS = append(ttftS, cdfSeries(d.label, d.ttft))
-		tpotS = append(tpotS, cdfSeries(d.label, d.tpot))
+		latS = append(latS, cdfSeries(d.label+d.cdfNote, d.lat))
+		ttftS = append(ttftS, cdfSeries(d.label+d.cdfNote, d.ttft))
+		tpotS = append(tpotS, cdfSeries(d.label+d.cdfNote, d.tpot))
 	}
 	overview := []string{
 		lineChart("Latency CDF per lane: lower is better (further left)", "end-to-end latency (ms)", "fraction of requests", latS, true, "no succeeded request"),
@@ -495,17 +513,66 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 	const since = "seconds since the run's first request"
 	const notScraped = "not scraped: the server exposes no /metrics"
 	for _, d := range lanes {
-		p.Lanes = append(p.Lanes, htmlLane{Label: d.label, Panels: []template.HTML{
-			template.HTML(lineChart("Latency: "+d.label, since, "median latency (ms)", d.latency, true, "no succeeded request")),
-			template.HTML(lineChart("In flight: "+d.label, since, "requests in flight", d.inflight, true, "no request")),
-			template.HTML(lineChart("Output tokens/s: "+d.label, since, "output tokens/s", d.toks, true, "no token")),
-			template.HTML(lineChart("Server requests: "+d.label, since, "running (solid), waiting (dashed)", d.running, true, notScraped)),
-			template.HTML(lineChart("KV-cache usage: "+d.label, since, "KV-cache usage (%)", d.kv, true, notScraped)),
-		}})
+		plots := []string{
+			lineChart("Latency: "+d.label, since, "median latency (ms)", d.latency, true, "no succeeded request"),
+			lineChart("In flight: "+d.label, since, "requests in flight", d.inflight, true, "no request"),
+			lineChart("Output tokens/s: "+d.label, since, "output tokens/s", d.toks, true, "no token"),
+			lineChart("Server requests: "+d.label, since, "running (solid), waiting (dashed)", d.running, true, notScraped),
+			lineChart("KV-cache usage: "+d.label, since, "KV-cache usage (%)", d.kv, true, notScraped),
+		}
+		lane := htmlLane{Label: d.label}
+		for i, plot := range plots {
+			lane.Panels = append(lane.Panels, htmlPanel{Caption: laneColumns[i], Plot: template.HTML(plot)}) // generated SVG; every label is escaped
+		}
+		p.Lanes = append(p.Lanes, lane)
 	}
 	p.Capacity = template.HTML(capacityTableHTML(ev)) // every cell is escaped
 	for _, s := range capacityPlots(ev) {
 		p.CapacityPlots = append(p.CapacityPlots, template.HTML(s)) // generated SVG; every label is escaped
 	}
 	return pageTemplate.Execute(w, p)
+}
+
+// searchedLanes maps each lane with a capacity search to its capacity.
+func searchedLanes(ev *Evidence) map[string]*Capacity {
+	out := map[string]*Capacity{}
+	for _, m := range ev.Models {
+		for i := range m.Campaigns {
+			if c := m.Campaigns[i].Capacity; c != nil {
+				out[m.Campaigns[i].Lane] = c
+			}
+		}
+	}
+	return out
+}
+
+// pointName names a search's run by its load and verdict ("4 rps, met",
+// "8 rps, missed ttft").
+func pointName(c *Capacity, run int) string {
+	for _, p := range c.Points {
+		if p.Run != run {
+			continue
+		}
+		verdict := "met"
+		if !p.Pass {
+			verdict = "missed " + strings.Join(p.Broken, ", ")
+		}
+		return fmt.Sprintf("%s %s, %s", fmtLoad(p.Load), c.Unit, verdict)
+	}
+	return fmt.Sprintf("run %d", run)
+}
+
+// cdfRun is the run of a search whose requests the CDFs show: the point at
+// capacity, or the lowest load when no point met the objectives.
+func cdfRun(c *Capacity) int {
+	if c.CapacityRun > 0 {
+		return c.CapacityRun
+	}
+	run, low := 0, math.Inf(1)
+	for _, p := range c.Points {
+		if p.Load < low {
+			run, low = p.Run, p.Load
+		}
+	}
+	return run
 }

@@ -105,6 +105,8 @@ const layoutScript = `<script>
       if (vals.some(isNaN)) { problems.push(name + ': unreadable ' + cls + ' tick ' + vals); continue; }
       const sorted = [...vals].sort((a, b) => a - b);
       if (sorted.length < 3) problems.push(name + ': only ' + sorted.length + ' ' + cls + ' ticks');
+      const units = new Set([...svg.querySelectorAll('text.tick.' + cls)].map(t => t.textContent.trim()).filter(s => s !== '0').map(s => /[kM]$/.test(s) ? s.slice(-1) : 'plain'));
+      if (units.size > 1) problems.push(name + ': ' + cls + ' ticks mix formats (' + [...svg.querySelectorAll('text.tick.' + cls)].map(t => t.textContent).join(' ') + ')');
       const d = sorted[1] - sorted[0];
       if (!(d > 0) || !roundStep(d)) problems.push(name + ': ' + cls + ' tick step ' + d + ' is not 1, 2 or 5 x 10^k: ' + sorted);
       for (let i = 0; i < sorted.length; i++) {
@@ -122,24 +124,78 @@ const layoutScript = `<script>
         if (c.getAttribute('data-direction') !== dir) { problems.push(name + ': mixes higher- and lower-is-better ratios'); break; }
     }
   }
-  // The per-lane grid: panels between lane headings.
-  const rows = []; let cur = null;
+  // The per-lane grid: panels between lane headings, each at the same
+  // place relative to its lane's heading in every lane, none on another.
+  const rows = []; let cur = null, head = null;
   for (const el of document.querySelectorAll('.lanes > *')) {
-    if (el.classList.contains('lanehead')) { cur = []; rows.push(cur); }
-    else if (el.classList.contains('panel') && cur) cur.push(Math.round(r(el).left));
+    if (el.classList.contains('lanehead')) { cur = []; rows.push(cur); head = r(el); }
+    else if (el.classList.contains('panel') && cur) { const b = r(el); cur.push({x: Math.round(b.left), y: Math.round(b.top - head.top), b: b}); }
   }
   if (rows.length === 0) problems.push('no per-lane rows');
   for (const row of rows) {
     if (row.length !== rows[0].length) problems.push('a lane row has ' + row.length + ' panels, the first ' + rows[0].length);
-    row.forEach((x, i) => { if (Math.abs(x - rows[0][i]) > 1) problems.push('panel ' + i + ' of a lane row is at x=' + x + ', not ' + rows[0][i]); });
-    if (new Set(row).size !== row.length) problems.push('two panels of a lane row share a column (wrapped)');
+    row.forEach((p, i) => { if (rows[0][i] && (Math.abs(p.x - rows[0][i].x) > 1 || Math.abs(p.y - rows[0][i].y) > 1))
+      problems.push('panel ' + i + ' of a lane is at (' + p.x + ', ' + p.y + ') from its heading, not (' + rows[0][i].x + ', ' + rows[0][i].y + ')'); });
+    for (let i = 0; i < row.length; i++) for (let j = i + 1; j < row.length; j++)
+      if (overlap(row[i].b, row[j].b) > 1) problems.push('panels ' + i + ' and ' + j + ' of a lane overlap');
+  }
+  // Nothing lies outside the window: no element's box reaches past its
+  // right edge and the page does not scroll sideways.
+  const vw = document.documentElement.clientWidth;
+  let boxes = 0;
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.closest('script')) continue;
+    boxes++;
+    const b = r(el);
+    if (b.width > 0 && b.right > vw + 1) { problems.push('outside the ' + vw + ' px window: <' + el.tagName.toLowerCase() + (el.getAttribute('aria-label') ? ' ' + el.getAttribute('aria-label') : el.className && el.className.baseVal === undefined ? ' class=' + el.className : '') + '> reaches x=' + Math.round(b.right)); break; }
+  }
+  if (document.documentElement.scrollWidth > vw + 1) problems.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' px wide in a ' + vw + ' px window');
+  // Every text is at least minText px as rendered (an SVG's text scaled by
+  // the SVG's rendered width over its viewBox's).
+  const minText = 10;
+  let texts = 0, smallest = 1e9;
+  for (const svg of document.querySelectorAll('svg.plot')) {
+    const vb = svg.viewBox.baseVal, scale = vb && vb.width ? r(svg).width / vb.width : 1;
+    for (const t of svg.querySelectorAll('text')) {
+      texts++;
+      const px = parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize) * scale;
+      smallest = Math.min(smallest, px);
+      if (px < minText - 0.05) { problems.push(svg.getAttribute('aria-label') + ': text "' + t.textContent + '" renders at ' + px.toFixed(1) + ' px, under ' + minText); break; }
+    }
+  }
+  for (const el of document.body.querySelectorAll('p, li, td, th, h1, h2, h3, code, footer, .caption, .lanehead')) {
+    texts++;
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    smallest = Math.min(smallest, px);
+    if (px < minText - 0.05) { problems.push('<' + el.tagName.toLowerCase() + '> text renders at ' + px + ' px, under ' + minText); break; }
+  }
+  // No label runs into a plot: every text of a plot (titles, ticks, axis
+  // and row labels) stays off its plot area, but annotations drawn on the
+  // data on purpose (class annotation).
+  let labels = 0;
+  for (const svg of document.querySelectorAll('svg.plot')) {
+    const area = svg.querySelector('rect.plot-area');
+    if (!area) continue;
+    const A = r(area);
+    for (const t of svg.querySelectorAll('text')) {
+      if (t.closest('g.legend') || t.classList.contains('annotation')) continue;
+      labels++;
+      if (overlap(r(t), A) > 2) { problems.push(svg.getAttribute('aria-label') + ': the label "' + t.textContent + '" runs into the plot area'); break; }
+    }
+  }
+  // Nor into another label: no two texts of a plot overlap.
+  for (const svg of document.querySelectorAll('svg.plot')) {
+    const ts = [...svg.querySelectorAll('text')].map(t => [t, r(t)]);
+    outer: for (let i = 0; i < ts.length; i++) for (let j = i + 1; j < ts.length; j++)
+      if (overlap(ts[i][1], ts[j][1]) > 2) { problems.push(svg.getAttribute('aria-label') + ': the labels "' + ts[i][0].textContent + '" and "' + ts[j][0].textContent + '" overlap'); break outer; }
   }
   const sum = document.getElementById('summary');
   for (const w of ['Screened:', 'Passed:', 'Incomplete:'])
     if (!sum || !sum.textContent.includes(w)) problems.push('the summary lacks ' + w);
   const b = document.body;
   b.setAttribute('data-problems', JSON.stringify(problems));
-  b.setAttribute('data-checked', JSON.stringify({legends, marks, axes, ratioCharts, rows: rows.length, panels: rows.length ? rows[0].length : 0}));
+  b.setAttribute('data-checked', JSON.stringify({legends, marks, axes, ratioCharts, rows: rows.length, panels: rows.length ? rows[0].length : 0,
+    boxes, texts, labels, smallestText: Math.floor(smallest * 10), viewport: vw}));
 })();
 </script></body>`
 
@@ -195,7 +251,15 @@ func fakeGauges(run int) []state.MetricSample {
 func TestHTMLLayoutInHeadlessChromium(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
-	writeStateFixtureOf(t, dir, multiLaneInput())
+	// Model block names as long as real ones, so the ratio charts' row
+	// labels are longer than their label column.
+	in := multiLaneInput()
+	long := map[string]string{"small": "qwen3_0_6b_instruct_2507_fp8", "big": "qwen3_1_7b_instruct_2507_fp8"}
+	for _, l := range in.Plan.Lanes {
+		l.Model = long[l.Model]
+	}
+	in.Plan.Screens[0].Baseline = long[in.Plan.Screens[0].Baseline]
+	writeStateFixtureOf(t, dir, in)
 	oc, err := Generate(dir, Options{Formats: []string{FormatHTML}, Resamples: 200})
 	if err != nil {
 		t.Fatal(err)
@@ -208,12 +272,12 @@ func TestHTMLLayoutInHeadlessChromium(t *testing.T) {
 	if strings.Contains(string(src), "<script") || regexp.MustCompile(`(src|href)="https?:`).Match(src) {
 		t.Fatal("the report must be self-contained: no scripts, nothing fetched")
 	}
-	check := func(html string) (problems []string, checked map[string]int) {
+	check := func(html string, width int) (problems []string, checked map[string]int) {
 		probe := filepath.Join(t.TempDir(), "probe.html")
 		if err := os.WriteFile(probe, []byte(strings.Replace(html, "</body>", layoutScript, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		dom := runChromium(t, bin, "--window-size=2600,4000", "--dump-dom", "file://"+probe)
+		dom := runChromium(t, bin, fmt.Sprintf("--window-size=%d,4000", width), "--hide-scrollbars", "--dump-dom", "file://"+probe)
 		body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
 		get := func(name string) string {
 			m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(body)
@@ -230,25 +294,36 @@ func TestHTMLLayoutInHeadlessChromium(t *testing.T) {
 		}
 		return problems, checked
 	}
-	problems, checked := check(string(src))
-	t.Logf("layout checks: %v", checked)
-	for _, p := range problems {
-		t.Errorf("layout: %s", p)
+	// A wide window and a laptop's 1,400 px one.
+	for _, width := range []int{2600, 1400} {
+		problems, checked := check(string(src), width)
+		t.Logf("layout checks at %d px: %v", width, checked)
+		for _, p := range problems {
+			t.Errorf("layout at %d px: %s", width, p)
+		}
+		// The checks must have had something to check: 4 lanes x 5 panels,
+		// the legends of the CDFs and the time series, axes, both ratio
+		// charts, every element, every text and every plot's labels.
+		if checked["rows"] != 4 || checked["panels"] != 5 || checked["legends"] < 3+4*5 || checked["axes"] < 30 || checked["ratioCharts"] != 2 || checked["marks"] < 50 ||
+			checked["boxes"] < 500 || checked["texts"] < 300 || checked["labels"] < 200 || checked["viewport"] != width {
+			t.Errorf("the layout checks at %d px covered too little: %v", width, checked)
+		}
 	}
-	// The checks must have had something to check: 4 lanes x 5 panels, the
-	// legends of the CDFs and the time series, axes, both ratio charts.
-	if checked["rows"] != 4 || checked["panels"] != 5 || checked["legends"] < 3+4*5 || checked["axes"] < 30 || checked["ratioCharts"] != 2 || checked["marks"] < 50 {
-		t.Errorf("the layout checks covered too little: %v", checked)
-	}
-	// A negative control: the same page with its legends pushed up onto
-	// the data must be caught.
-	moved := strings.Replace(string(src), "</style>", "g.legend{transform:translate(0px,-150px)}</style>", 1)
-	if bad, _ := check(moved); !strings.Contains(strings.Join(bad, "\n"), "the legend covers a plotted mark") {
-		t.Errorf("the checker missed legends moved onto the data: %v", bad)
+	// Negative controls: each check must catch what it is for.
+	for _, c := range []struct{ css, want string }{
+		{"g.legend{transform:translate(0px,-150px)}", "the legend covers a plotted mark"},
+		{".lanes{grid-template-columns:repeat(5,minmax(300px,440px))}", "renders at"},   // the old grid: 6 px text
+		{".lanes{grid-template-columns:repeat(5,560px)}", "outside the 1400 px window"}, // the old grid's fifth column
+		{"svg.plot text.tick{transform:translate(0px,-30px)}", "runs into the plot area"},
+	} {
+		moved := strings.Replace(string(src), "</style>", c.css+"</style>", 1)
+		if bad, _ := check(moved, 1400); !strings.Contains(strings.Join(bad, "\n"), c.want) {
+			t.Errorf("with %s the checker missed %q: %v", c.css, c.want, bad)
+		}
 	}
 
 	shot := artifactPath(t, "report-screenshot.png")
-	runChromium(t, bin, "--hide-scrollbars", "--window-size=2400,4200", "--screenshot="+shot, "file://"+page)
+	runChromium(t, bin, "--hide-scrollbars", "--window-size=1400,4200", "--screenshot="+shot, "file://"+page)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)

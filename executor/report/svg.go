@@ -34,6 +34,8 @@ const (
 	legendSwatch    = 10
 	legendCharW     = 6.2 // average width of a legend character
 	legendMax       = 12
+	labelLine       = 13 // the line height of a wrapped label
+	xTickDrop       = 18 // x tick labels' baseline below the plot area, clear of the lowest y tick's
 	// maxSeriesPoints bounds the points of one CDF line.
 	maxSeriesPoints = 240
 	barGap          = 0.15 // fraction of a bar group's width left empty on each side
@@ -136,14 +138,16 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, nlo, nhi float64) {
 	return ticks, nlo, nhi
 }
 
-// fmtTick renders a tick value of a 1-2-5 axis exactly: 2500 as "2.5k",
-// 0.05 as "0.05", 1000000 as "1M".
-func fmtTick(v, step float64) string {
+// fmtTick renders a tick value of a 1-2-5 axis exactly, in the one unit
+// the axis's largest tick (top, by magnitude) calls for, so an axis never
+// mixes "5000" and "10k": with top 10000, 2500 is "2.5k"; 0.05 is "0.05";
+// with top 3e6, 1000000 is "1M".
+func fmtTick(v, step, top float64) string {
 	if v == 0 {
 		return "0"
 	}
 	unit, div := "", 1.0
-	switch a := math.Abs(v); {
+	switch a := math.Abs(top); {
 	case a >= 1e6 && step >= 1e5:
 		unit, div = "M", 1e6
 	case a >= 1e4 && step >= 100:
@@ -168,6 +172,15 @@ type axis struct {
 	step  float64
 }
 
+// label renders tick v in the axis's one unit.
+func (a axis) label(v float64) string {
+	top := 0.0
+	for _, t := range a.ticks {
+		top = math.Max(top, math.Abs(t))
+	}
+	return fmtTick(v, a.step, top)
+}
+
 // newAxis spans [lo, hi] with round ticks, onto [a, b].
 func newAxis(lo, hi, a, b float64) axis {
 	ticks, nlo, nhi := niceTicks(lo, hi, axisTicks)
@@ -186,18 +199,20 @@ func frame(sb *strings.Builder, title, xlabel, ylabel string, xs *axis, ys axis)
 	for _, v := range ys.ticks {
 		y := ys.at(v)
 		fmt.Fprintf(sb, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" %s/>`, padLeft, y, padLeft+innerW, y, gridStyle)
-		fmt.Fprintf(sb, `<text class="tick y" x="%d" y="%.1f" text-anchor="end" %s>%s</text>`, padLeft-tickLabelOffset, y+4, fontAttrs, fmtTick(v, ys.step))
+		fmt.Fprintf(sb, `<text class="tick y" x="%d" y="%.1f" text-anchor="end" %s>%s</text>`, padLeft-tickLabelOffset, y+4, fontAttrs, ys.label(v))
 	}
 	if xs != nil {
 		for _, v := range xs.ticks {
 			x := xs.at(v)
 			fmt.Fprintf(sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x, padTop, x, padTop+innerH, gridStyle)
-			fmt.Fprintf(sb, `<text class="tick x" x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+innerH+16, fontAttrs, fmtTick(v, xs.step))
+			fmt.Fprintf(sb, `<text class="tick x" x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+innerH+xTickDrop, fontAttrs, xs.label(v))
 		}
 	}
 	fmt.Fprintf(sb, `<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, padLeft, padTop+innerH, padLeft+innerW, padTop+innerH, axisStyle)
 	fmt.Fprintf(sb, `<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, padLeft, padTop, padLeft, padTop+innerH, axisStyle)
-	fmt.Fprintf(sb, `<text x="%d" y="%d" text-anchor="middle" %s>%s</text>`, padLeft+innerW/2, xLabelY, fontAttrs, html.EscapeString(xlabel))
+	if xlabel != "" {
+		fmt.Fprintf(sb, `<text x="%d" y="%d" text-anchor="middle" %s>%s</text>`, padLeft+innerW/2, xLabelY, fontAttrs, html.EscapeString(xlabel))
+	}
 	fmt.Fprintf(sb, `<text x="%d" y="%d" text-anchor="middle" transform="rotate(-90 %d %d)" %s>%s</text>`,
 		yLabelX, padTop+innerH/2, yLabelX, padTop+innerH/2, fontAttrs, html.EscapeString(ylabel))
 }
@@ -340,10 +355,19 @@ func barChart(title, ylabel string, groups []barGroup) string {
 		openSVG(&sb, title, 0, plotH, "")
 		return emptyPlot(&sb, title, "no completed run")
 	}
-	openSVG(&sb, title, n, plotH, "")
-	ys := newAxis(0, yhi, padTop+innerH, padTop)
-	frame(&sb, title, "run (grouped by lane)", ylabel, nil, ys)
+	// Group names wrap to their group's width; the chart grows to hold them.
 	gw := float64(innerW) / float64(len(groups))
+	names := make([][]string, len(groups))
+	lines := 1
+	for i, g := range groups {
+		names[i] = wrapLabel(g.name, int(math.Floor((gw-6)/legendCharW)))
+		lines = max(lines, len(names[i]))
+	}
+	h := plotH + lines*labelLine
+	openSVG(&sb, title, n, h, "")
+	ys := newAxis(0, yhi, padTop+innerH, padTop)
+	frame(&sb, title, "", ylabel, nil, ys)
+	fmt.Fprintf(&sb, `<text x="%d" y="%d" text-anchor="middle" %s>%s</text>`, padLeft+innerW/2, h-10, fontAttrs, "run (grouped by lane)")
 	for i, g := range groups {
 		x0 := padLeft + float64(i)*gw + gw*barGap
 		bw := gw * (1 - 2*barGap) / float64(max(len(g.values), 1))
@@ -353,8 +377,10 @@ func barChart(title, ylabel string, groups []barGroup) string {
 				x0+float64(j)*bw, y, math.Max(bw-1, 1), float64(padTop+innerH)-y, palette[i%len(palette)], html.EscapeString(g.name), j+1, v)
 		}
 		cx := padLeft + float64(i)*gw + gw/2
-		fmt.Fprintf(&sb, `<text x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, cx, padTop+innerH+14, fontAttrs, html.EscapeString(g.name))
-		fmt.Fprintf(&sb, `<text x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, cx, padTop+innerH+28, fontAttrs, html.EscapeString(g.note))
+		for k, line := range names[i] {
+			fmt.Fprintf(&sb, `<text x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, cx, padTop+innerH+14+k*labelLine, fontAttrs, html.EscapeString(line))
+		}
+		fmt.Fprintf(&sb, `<text x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, cx, padTop+innerH+14+len(names[i])*labelLine, fontAttrs, html.EscapeString(g.note))
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()
@@ -384,8 +410,15 @@ func intervalChart(title string, higher bool, rows []intervalRow) string {
 		return emptyPlot(&sb, title, "no comparison")
 	}
 	const labelW = 210
-	rowH := 22.0
-	h := padTop + int(rowH*float64(len(rows))) + padBottom
+	// Labels wrap to the label column (never into the plot); a row is as
+	// tall as its label.
+	wrapped := make([][]string, len(rows))
+	rowTop := make([]float64, len(rows)+1)
+	for i, r := range rows {
+		wrapped[i] = wrapLabel(r.label, int(math.Floor((labelW-12)/legendCharW)))
+		rowTop[i+1] = rowTop[i] + math.Max(22, float64(len(wrapped[i]))*labelLine+8)
+	}
+	h := padTop + int(rowTop[len(rows)]) + padBottom
 	openSVG(&sb, title, len(rows), h, extra)
 	lo, hi := 1.0, 1.0
 	for _, r := range rows {
@@ -395,21 +428,30 @@ func intervalChart(title string, higher bool, rows []intervalRow) string {
 		}
 	}
 	xs := newAxis(lo, hi, padLeft+labelW, padLeft+innerW)
-	areaH := int(rowH * float64(len(rows)))
+	areaH := int(rowTop[len(rows)])
 	fmt.Fprintf(&sb, `<text class="title" x="%d" y="%d" %s>%s</text>`, 8, plotTitleY, titleAttrs, html.EscapeString(title))
 	fmt.Fprintf(&sb, `<rect class="plot-area" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="none"/>`, padLeft+labelW, padTop, innerW-labelW, areaH)
 	for _, v := range xs.ticks {
 		x := xs.at(v)
 		fmt.Fprintf(&sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x, padTop, x, padTop+areaH, gridStyle)
-		fmt.Fprintf(&sb, `<text class="tick x" x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+areaH+16, fontAttrs, fmtTick(v, xs.step))
+		fmt.Fprintf(&sb, `<text class="tick x" x="%.1f" y="%d" text-anchor="middle" %s>%s</text>`, x, padTop+areaH+16, fontAttrs, xs.label(v))
 	}
 	x1 := xs.at(1)
 	fmt.Fprintf(&sb, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" %s/>`, x1, padTop, x1, padTop+areaH, refLineStyle)
 	fmt.Fprintf(&sb, `<text x="%d" y="%d" text-anchor="middle" %s>candidate / baseline (%s is better)</text>`,
 		padLeft+labelW+(innerW-labelW)/2, padTop+areaH+34, fontAttrs, better)
 	for i, r := range rows {
-		y := float64(padTop) + rowH*(float64(i)+0.5)
-		fmt.Fprintf(&sb, `<text x="%d" y="%.1f" %s>%s</text>`, 8, y+4, fontAttrs, html.EscapeString(r.label))
+		y := float64(padTop) + (rowTop[i]+rowTop[i+1])/2
+		top := y - float64(len(wrapped[i])-1)*labelLine/2
+		fmt.Fprintf(&sb, `<text class="row-label" x="%d" y="%.1f" %s>`, 8, top+4, fontAttrs)
+		for j, line := range wrapped[i] {
+			dy := labelLine
+			if j == 0 {
+				dy = 0
+			}
+			fmt.Fprintf(&sb, `<tspan x="%d" dy="%d">%s</tspan>`, 8, dy, html.EscapeString(line))
+		}
+		sb.WriteString(`</text>`)
 		colour := "#777"
 		if r.signif {
 			colour = palette[0]
@@ -422,4 +464,33 @@ func intervalChart(title string, higher bool, rows []intervalRow) string {
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()
+}
+
+// wrapLabel breaks s into lines of at most width characters, at spaces
+// where it can, inside a word where it must.
+func wrapLabel(s string, width int) []string {
+	width = max(width, 8)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for len([]rune(word)) > width {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			r := []rune(word)
+			lines, word = append(lines, string(r[:width])), string(r[width:])
+		}
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= width:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }

@@ -50,7 +50,7 @@ func checkTicks(t *testing.T, lo, hi float64) {
 		if i > 0 && math.Abs(v-ticks[i-1]-step) > step*1e-6 {
 			t.Fatalf("[%g, %g]: uneven ticks %v", lo, hi, ticks)
 		}
-		label := fmtTick(v, step)
+		label := fmtTick(v, step, math.Max(math.Abs(ticks[0]), math.Abs(ticks[len(ticks)-1])))
 		if got := parseTick(t, label); math.Abs(got-v) > step*1e-6 {
 			t.Fatalf("[%g, %g]: tick %g is labelled %q (%g)", lo, hi, v, label, got)
 		}
@@ -64,24 +64,29 @@ func near1(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 func TestNiceTicks(t *testing.T) {
 	ticks, _, _ := niceTicks(237, 9501, axisTicks)
 	var labels []string
+	ax := axis{ticks: ticks, step: ticks[1] - ticks[0]}
 	for _, v := range ticks {
-		labels = append(labels, fmtTick(v, ticks[1]-ticks[0]))
+		labels = append(labels, ax.label(v))
 	}
-	if got := strings.Join(labels, " "); got != "0 2000 4000 6000 8000 10k" {
+	// One unit per axis: before, "0 2000 4000 6000 8000 10k".
+	if got := strings.Join(labels, " "); got != "0 2k 4k 6k 8k 10k" {
 		t.Errorf("ticks of [237, 9501] = %s", got)
 	}
 	for _, r := range [][2]float64{{0, 1}, {0, 0.3}, {0.001, 0.0043}, {12, 12}, {0, 0}, {-3, 7}, {96.2, 206.1},
 		{0, 1326.1}, {1e6, 3.7e6}, {0.95, 1.21}, {0.58, 1.01}, {30, 31}, {0, 24}, {1234567, 1234890}} {
 		checkTicks(t, r[0], r[1])
 	}
-	if got := fmtTick(2500, 500); got != "2500" {
-		t.Errorf("fmtTick(2500, 500) = %q", got)
+	if got := fmtTick(2500, 500, 3000); got != "2500" {
+		t.Errorf("fmtTick(2500, 500, 3000) = %q", got)
 	}
-	if got := fmtTick(25000, 5000); got != "25k" {
-		t.Errorf("fmtTick(25000, 5000) = %q", got)
+	if got := fmtTick(5000, 5000, 25000); got != "5k" {
+		t.Errorf("fmtTick(5000, 5000, 25000) = %q", got)
 	}
-	if got := fmtTick(0.15, 0.05); got != "0.15" {
-		t.Errorf("fmtTick(0.15, 0.05) = %q", got)
+	if got := fmtTick(25000, 5000, 25000); got != "25k" {
+		t.Errorf("fmtTick(25000, 5000, 25000) = %q", got)
+	}
+	if got := fmtTick(0.15, 0.05, 0.2); got != "0.15" {
+		t.Errorf("fmtTick(0.15, 0.05, 0.2) = %q", got)
 	}
 }
 
