@@ -222,13 +222,18 @@ func totals(p *Plan, screen string) Totals {
 			continue
 		}
 		t.LanesToRun++
-		t.Runs += l.RunsToDo()
-		t.Requests += l.RunsToDo() * l.RequestsPerRun
+		t.Runs += l.ExpectedRuns()
+		t.Requests += l.ExpectedRuns() * l.RequestsPerRun
+		t.RunsAtMost += l.RunsToDo()
+		t.RequestsAtMost += l.RunsToDo() * l.RequestsPerRun
 		t.GPUSeconds += l.Estimate.GPUSeconds
 		t.CostUSD += l.Estimate.CostUSD
 		if !l.Estimate.Available {
 			t.WithoutEstimate++
 		}
+	}
+	if t.RunsAtMost == t.Runs {
+		t.RunsAtMost, t.RequestsAtMost = 0, 0
 	}
 	t.GPUSeconds = round(t.GPUSeconds, 3)
 	t.CostUSD = round(t.CostUSD, 6)

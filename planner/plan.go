@@ -237,6 +237,18 @@ func (l *Lane) RunsToDo() int {
 	return max(l.Runs-l.RunsDone, 0)
 }
 
+// ExpectedRuns is the number of runs apply is expected to make for the
+// lane: RunsToDo, but for a capacity search the points the plan expects it
+// to run (LaneSearch.Expected), which stops before max_points when it has
+// found the knee. RunsToDo is then the most it makes.
+func (l *Lane) ExpectedRuns() int {
+	n := l.RunsToDo()
+	if l.Search != nil && len(l.Search.Expected) > 0 {
+		return min(len(l.Search.Expected), n)
+	}
+	return n
+}
+
 // RunDone reports whether run n (1-based) of the lane is complete in the
 // state the plan was made against, so apply does not make it.
 func (l *Lane) RunDone(n int) bool {
@@ -469,13 +481,19 @@ type Finding struct {
 
 // Totals sum the lanes that will run.
 type Totals struct {
-	LanesToRun int     `json:"lanes_to_run"`
-	Unchanged  int     `json:"unchanged"`
-	Dropped    int     `json:"dropped"`
-	Runs       int     `json:"runs"`
-	Requests   int     `json:"requests"`
-	GPUSeconds float64 `json:"gpu_seconds"`
-	CostUSD    float64 `json:"cost_usd"`
+	LanesToRun int `json:"lanes_to_run"`
+	Unchanged  int `json:"unchanged"`
+	Dropped    int `json:"dropped"`
+	// Runs and Requests are what apply is expected to make (a capacity
+	// search's expected points, Lane.ExpectedRuns); RunsAtMost and
+	// RequestsAtMost, set when a search may make more, are the bound
+	// (every search to its max_points).
+	Runs           int     `json:"runs"`
+	Requests       int     `json:"requests"`
+	RunsAtMost     int     `json:"runs_at_most,omitempty"`
+	RequestsAtMost int     `json:"requests_at_most,omitempty"`
+	GPUSeconds     float64 `json:"gpu_seconds"`
+	CostUSD        float64 `json:"cost_usd"`
 	// WithoutEstimate counts lanes to run whose cost is unknown (pending
 	// trace values or an unknown model), so the totals are a lower bound.
 	WithoutEstimate int `json:"without_estimate,omitempty"`

@@ -13,7 +13,7 @@ import (
 // GPU-hours, $0.82."
 func SummaryLine(p *Plan) string {
 	t := p.Totals
-	s := fmt.Sprintf("Plan: %s to run (%s, %s), %d unchanged", plural(t.LanesToRun, "lane"), plural(t.Runs, "run"), plural(t.Requests, "request"), t.Unchanged)
+	s := fmt.Sprintf("Plan: %s to run (%s), %d unchanged", plural(t.LanesToRun, "lane"), t.RunsText(), t.Unchanged)
 	if t.Dropped > 0 {
 		s += fmt.Sprintf(", %d to drop", t.Dropped)
 	}
@@ -25,6 +25,17 @@ func SummaryLine(p *Plan) string {
 		s += fmt.Sprintf(" (%d of %d lanes to run have no estimate yet)", t.WithoutEstimate, t.LanesToRun)
 	}
 	return s + "."
+}
+
+// RunsText says how many runs and requests the totals expect: "8 runs,
+// 1,600 requests", or with capacity searches "expected 3 runs, 600
+// requests; at most 8 runs, 1,600 requests".
+func (t Totals) RunsText() string {
+	s := plural(t.Runs, "run") + ", " + plural(t.Requests, "request")
+	if t.RunsAtMost > t.Runs {
+		s = fmt.Sprintf("expected %s; at most %s, %s", s, plural(t.RunsAtMost, "run"), plural(t.RequestsAtMost, "request"))
+	}
+	return s
 }
 
 // WriteText renders p for a reviewer: the summary line, a table per
@@ -69,12 +80,28 @@ func writeScreen(ew *errWriter, p *Plan, s *Screen) {
 	if t.Dropped > 0 {
 		ew.printf(", %d to drop", t.Dropped)
 	}
-	ew.printf(". %s per lane, seed %d", plural(s.Runs, "run"), s.Seed)
+	if n := maxPoints(p, s.Name); n > 0 {
+		ew.printf(". A capacity search per lane: the points it needs, at most %d; seed %d", n, s.Seed)
+	} else {
+		ew.printf(". %s per lane, seed %d", plural(s.Runs, "run"), s.Seed)
+	}
 	if s.Baseline != "" {
 		ew.printf(", baseline %s", s.Baseline)
 	}
 	ew.printf(".\n")
 	writeLaneTable(ew, p, s.Name, t)
+}
+
+// maxPoints is the largest max_points of the capacity searches of
+// screen's lanes (0 when none searches).
+func maxPoints(p *Plan, screen string) int {
+	n := 0
+	for _, l := range p.Lanes {
+		if l.Screen == screen && l.Search != nil {
+			n = max(n, l.Runs)
+		}
+	}
+	return n
 }
 
 // writeGoneScreens lists the drop lanes of screens no longer in the spec.

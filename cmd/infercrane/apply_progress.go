@@ -85,7 +85,7 @@ func (v *plainView) Event(e executor.Event) {
 	case executor.EventApplyFinished:
 		lines = v.tr.summary().lines()
 	case executor.EventRunFinished:
-		line := eventLine(e)
+		line := runLine(e, v.tr.runLabel(e))
 		if e.TTFTP50Ms > 0 {
 			line = strings.TrimSuffix(line, ".") + fmt.Sprintf(", TTFT p50 %s.", fmtMs(e.TTFTP50Ms))
 		}
@@ -130,8 +130,7 @@ func eventLine(e executor.Event) string {
 	case executor.EventLaneStarted:
 		return fmt.Sprintf("Lane %s: %s.", lane, e.Message)
 	case executor.EventRunFinished:
-		return fmt.Sprintf("Run %d/%d of lane %s: %d/%d requests, %d failed, %.2f req/s, %.0f output tok/s (%.1fs).",
-			e.Run, e.Runs, lane, e.Done, e.Total, e.Failed, e.RequestThroughput, e.OutputTokenThroughput, e.Elapsed)
+		return runLine(e, fmt.Sprintf("Run %d/%d", e.Run, e.Runs))
 	case executor.EventRunFailed:
 		if e.Interrupted {
 			return fmt.Sprintf("Run %d of lane %s interrupted; a re-run redoes it.", e.Run, lane)
@@ -152,6 +151,17 @@ func eventLine(e executor.Event) string {
 		return e.Message
 	}
 	return ""
+}
+
+// runLine is the sentence of a finished run, which label names ("Run
+// 2/3", tracker.runLabel).
+func runLine(e executor.Event, label string) string {
+	lane := e.Lane
+	if e.Key != "" {
+		lane = fmt.Sprintf("%s (%s)", e.Lane, e.Key)
+	}
+	return fmt.Sprintf("%s of lane %s: %d/%d requests, %d failed, %.2f req/s, %.0f output tok/s (%.1fs).",
+		label, lane, e.Done, e.Total, e.Failed, e.RequestThroughput, e.OutputTokenThroughput, e.Elapsed)
 }
 
 // barsView is the live terminal display: a bar of all runs with the time
@@ -234,7 +244,8 @@ func (v *barsView) bars(e executor.Event) {
 	switch e.Type {
 	case executor.EventRunStarted:
 		rb := &runBar{}
-		name := fmt.Sprintf("%s run %d/%d", e.Key, e.Run, e.Runs)
+		label := v.plain.tr.runLabel(e)
+		name := e.Key + " " + strings.ToLower(label[:1]) + label[1:]
 		rb.bar = v.p.AddBar(int64(max(e.Total, 1)),
 			mpb.PrependDecorators(decor.Name(name, decor.WC{W: len(name) + 1, C: decor.DindentRight})),
 			mpb.AppendDecorators(decor.CountersNoUnit("%d/%d req"), decor.Any(func(decor.Statistics) string { return rb.stats() })),

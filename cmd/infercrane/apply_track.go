@@ -52,6 +52,12 @@ type laneTrack struct {
 	// finished is set when the lane ended without error: a capacity
 	// search may stop before (or after) the points the plan expected.
 	finished bool
+	// For a capacity search, runsToDo is the points the plan expects it
+	// to run (not its max_points, which it may not need); atMost is the
+	// most it runs, pointsDone the points the state had before and
+	// expected the points the plan expects in all.
+	search, decided              bool
+	atMost, pointsDone, expected int
 }
 
 // runTrack is the run in progress on a lane.
@@ -81,7 +87,12 @@ func newTracker(p *planner.Plan, par int) *tracker {
 		if !l.Work() {
 			continue
 		}
-		lt := &laneTrack{id: l.ID, key: l.Key, deployment: l.Deployment, runsToDo: l.RunsToDo()}
+		lt := &laneTrack{id: l.ID, key: l.Key, deployment: l.Deployment, runsToDo: l.ExpectedRuns(),
+			search: l.Search != nil, atMost: l.Runs}
+		if l.Search != nil {
+			lt.pointsDone = len(l.Search.Done)
+			lt.expected = lt.pointsDone + lt.runsToDo
+		}
 		if l.Estimate.Available {
 			lt.estRun = l.Estimate.RunSeconds
 		}
@@ -227,8 +238,12 @@ func (t *tracker) observe(e executor.Event) (skipLine string) {
 		return fmt.Sprintf("Lane %s (%s) does not run: %s.", lt.key, lt.id, lt.notRunWhy)
 	case executor.EventSearchFinished:
 		// The search needs no more points: what it ran is all it does.
+		// It comes before the run of the deciding point finishes.
 		lt := t.lane(e)
-		lt.runsToDo = lt.done + lt.failedRuns
+		lt.runsToDo, lt.decided = lt.done+lt.failedRuns, true
+		if lt.running != nil {
+			lt.runsToDo++
+		}
 	case executor.EventLaneFinished:
 		if e.Error == "" {
 			t.lane(e).finished = true
@@ -281,6 +296,9 @@ func (t *tracker) eta() (secs float64, ok bool) {
 	for _, id := range t.order {
 		lt := t.lanes[id]
 		left := lt.runsToDo - lt.done - lt.failedRuns - lt.notRun
+		if lt.search && left <= 0 && !lt.finished && !lt.decided && lt.pointsDone+lt.done+lt.failedRuns < lt.atMost {
+			left = 1 // past the points expected: one more at least
+		}
 		if left <= 0 || lt.finished {
 			continue
 		}
@@ -319,6 +337,18 @@ func (t *tracker) eta() (secs float64, ok bool) {
 		}
 	}
 	return total / float64(max(min(t.par, len(busyDeps)), 1)), true
+}
+
+// runLabel names run e.Run of its lane for a person: "Run 2/3", or for a
+// capacity search, whose runs are its points, "Point 2 (expected 3, at
+// most 8)".
+func (t *tracker) runLabel(e executor.Event) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if lt := t.lanes[e.Lane]; lt != nil && lt.search {
+		return fmt.Sprintf("Point %d (expected %d, at most %d)", e.Run, lt.expected, lt.atMost)
+	}
+	return fmt.Sprintf("Run %d/%d", e.Run, e.Runs)
 }
 
 // runsDone counts the runs completed so far.
