@@ -341,3 +341,27 @@ func TestREADMEDocsIndexListsEveryPage(t *testing.T) {
 		t.Fatalf("found only %d pages under docs/; the walk is broken", n)
 	}
 }
+
+// TestREADMEDocsCommandTableIsComplete: the commands-at-a-glance table of
+// docs/cli.md has a row for every command (a new command without one
+// fails here; its flags are checked by TestREADMECommandsExist).
+func TestREADMEDocsCommandTableIsComplete(t *testing.T) {
+	setupCommands()
+	inTable := map[string]bool{}
+	for _, c := range fileCommands(t, "docs/cli.md") {
+		words := strings.Fields(c.text)[1:]
+		if cmd, _ := lookup(words); cmd != nil {
+			inTable[cmd.Name] = true
+		} else if len(words) > 0 && words[0] == "help" {
+			inTable["help"] = true
+		}
+	}
+	if len(inTable) < 10 {
+		t.Fatalf("found only %d commands in docs/cli.md's table; the extraction is broken", len(inTable))
+	}
+	for name, c := range commands {
+		if !c.Hidden && !inTable[name] {
+			t.Errorf("docs/cli.md's command table has no row for 'infercrane %s'; add one", name)
+		}
+	}
+}

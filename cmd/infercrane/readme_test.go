@@ -69,7 +69,8 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 	inCode, inShell, inTable := false, false, false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	tableCell := regexp.MustCompile("^\\| `([^`]+)`")
+	tableCell := regexp.MustCompile(`^\| ([^|]+) \|`) // the first cell of a row
+	codeSpan := regexp.MustCompile("`([^`]+)`")
 	// a command in running text: `infercrane plan -out FILE`
 	inlineCommand := regexp.MustCompile("`(?:go run \\./cmd/)?infercrane ([^`|>]+)")
 	for n := 1; sc.Scan(); n++ {
@@ -99,9 +100,9 @@ func fileCommands(t *testing.T, name string) []readmeCommand {
 			case !strings.HasPrefix(line, "|"):
 				inTable = false
 			}
-			if m := tableCell.FindStringSubmatch(line); m != nil && inTable {
-				for _, part := range strings.Split(strings.ReplaceAll(m[1], `\|`, "|"), "`, `") {
-					out = append(out, readmeCommand{name, n, "infercrane " + part})
+			if m := tableCell.FindStringSubmatch(strings.ReplaceAll(line, `\|`, "\x00")); m != nil && inTable {
+				for _, span := range codeSpan.FindAllStringSubmatch(m[1], -1) {
+					out = append(out, readmeCommand{name, n, "infercrane " + strings.ReplaceAll(span[1], "\x00", "|")})
 				}
 				continue
 			}
