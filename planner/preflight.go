@@ -474,10 +474,21 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 		kvGB := need * l.arch.KVBytesPerToken(bpe) / 1e9
 		freeGB := capacity * l.arch.KVBytesPerToken(bpe) / 1e9
 		maxC := int(math.Floor(capacity / float64(perSeq)))
-		f.add(SeverityError, l.ID, "", fmt.Sprintf("KV cache does not fit: %d x (%d + %d) tokens need %.1f GB, %.1f GB free on %s",
-			in.Concurrency, in.InputTokens, in.OutputTokens, kvGB, freeGB, gpuDesc),
-			fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache; requests would be preempted or queued. Lower concurrency in shape %q to at most %d, or use a larger GPU or more GPUs in gpu %q.",
-				name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, l.Shape, maxC, l.GPU))
+		if maxC < 1 {
+			f.add(SeverityError, l.ID, "", fmt.Sprintf("KV cache does not fit one request: %d + %d tokens need %.2f GB, %.2f GB free on %s",
+				in.InputTokens, in.OutputTokens, float64(perSeq)*l.arch.KVBytesPerToken(bpe)/1e9, freeGB, gpuDesc),
+				fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache, fewer than one request's %d: the engine cannot serve it. Use shorter requests in shape %q, or a larger GPU or more GPUs in gpu %q.",
+					name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, perSeq, l.Shape, l.GPU))
+			return
+		}
+		// vLLM queues what its KV cache cannot hold (and preempts when
+		// running requests outgrow it): `vllm bench serve`'s default burst
+		// does this. The estimate runs the same scheduler model, so its
+		// figures include the queueing.
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("KV cache holds %d of %d concurrent requests: %d x (%d + %d) tokens need %.1f GB, %.1f GB free on %s",
+			maxC, in.Concurrency, in.Concurrency, in.InputTokens, in.OutputTokens, kvGB, freeGB, gpuDesc),
+			fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache: the engine runs about %d requests at once and queues (or preempts) the rest, and the estimate includes that queueing in its TTFT, duration and throughput. To measure without queueing, lower concurrency in shape %q to at most %d, or use a larger GPU or more GPUs in gpu %q.",
+				name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, maxC, l.Shape, maxC, l.GPU))
 	}
 }
 
