@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -19,6 +20,12 @@ type attrSpec struct {
 	def cty.Value
 	// whole requires a whole number (typ must be cty.Number).
 	whole bool
+	// max bounds a number (or each number of a list): every numeric
+	// attribute has one (TestEveryNumberIsBounded), documented in
+	// docs/language/bounds.md, so no spec can ask for work or memory
+	// without end. A fraction (max 1) is checked by its block's numCheck,
+	// which names its lower bound too.
+	max float64
 	// sensitiveOK allows a value derived from a sensitive variable; the
 	// marks are kept in attrs.marks. Elsewhere such a value is an error,
 	// since it would end up in clear in plans and evidence.
@@ -256,6 +263,12 @@ func convertAttr(v cty.Value, sp attrSpec, rng hcl.Range) (cty.Value, hcl.Diagno
 			Subject:  rng.Ptr(),
 		}}
 	}
+	if sp.max > 1 && cv.IsWhollyKnown() && !cv.IsNull() {
+		// (A fraction, max 1, is checked with its whole range by its block.)
+		if d := checkMax(sp, cv, rng); d != nil {
+			return cty.UnknownVal(sp.typ), hcl.Diagnostics{d}
+		}
+	}
 	if sp.whole && cv.IsKnown() && !cv.IsNull() {
 		if d := checkWhole(sp.name, cv, rng); d != nil {
 			return cty.UnknownVal(sp.typ), hcl.Diagnostics{d}
@@ -275,7 +288,7 @@ func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid value for " + name,
-			Detail:   fmt.Sprintf("%s must be a whole number, got %s; round it in the expression, e.g. %s = floor(...) or ceil(...) (a trace percentile is often fractional).", name, bf.Text('g', 10), name),
+			Detail:   fmt.Sprintf("%s must be a whole number, got %s; round it in the expression, e.g. %s = floor(...) or ceil(...) (a trace percentile is often fractional).", name, numText(bf), name),
 			Subject:  rng.Ptr(),
 		}
 	}
@@ -283,11 +296,87 @@ func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid value for " + name,
-			Detail:   fmt.Sprintf("%s is too large (%s).", name, bf.Text('g', 10)),
+			Detail:   fmt.Sprintf("%s is too large (%s).", name, numText(bf)),
 			Subject:  rng.Ptr(),
 		}
 	}
 	return nil
+}
+
+// Bounds shared by several attributes (docs/language/bounds.md).
+const (
+	// MaxTokens bounds token counts and context windows.
+	MaxTokens = 10_000_000
+	// MaxRequests bounds the requests of a run or a search point.
+	MaxRequests = 10_000_000
+	// MaxRuns bounds a screen's runs per lane, a gate's min_runs and a
+	// search's points.
+	MaxRuns = 1000
+	// MaxPlanRuns bounds the runs of a whole spec (every screen's lanes
+	// times its runs): plan's memory and time grow with it.
+	MaxPlanRuns = 100_000
+	// MaxSeconds bounds durations given in seconds (a day).
+	MaxSeconds = 86_400
+	// MaxMilliseconds bounds latencies given in milliseconds (a day).
+	MaxMilliseconds = MaxSeconds * 1000
+)
+
+// checkMax reports a number (or a list element) beyond sp.max, at the
+// attribute, in microseconds whatever its size.
+func checkMax(sp attrSpec, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
+	limit := new(big.Float).SetFloat64(sp.max)
+	over := func(x cty.Value) *big.Float {
+		if x.IsNull() || x.Type() != cty.Number {
+			return nil
+		}
+		bf := x.AsBigFloat()
+		if new(big.Float).Abs(bf).Cmp(limit) > 0 {
+			return bf
+		}
+		return nil
+	}
+	var bad *big.Float
+	if v.Type() == cty.Number {
+		bad = over(v)
+	} else if v.CanIterateElements() {
+		for it := v.ElementIterator(); it.Next() && bad == nil; {
+			_, e := it.Element()
+			bad = over(e)
+		}
+	}
+	if bad == nil {
+		return nil
+	}
+	bound := "at most " + numText(limit)
+	if bad.Sign() < 0 {
+		bound = "at least -" + numText(limit)
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid value for " + sp.name,
+		Detail:   fmt.Sprintf("%s must be %s, got %s (the bounds are in docs/language/bounds.md).", sp.name, bound, numText(bad)),
+		Subject:  rng.Ptr(),
+	}
+}
+
+// numText formats a number for a message in bounded time: math/big's own
+// formatting of a number such as 1e100000000 takes minutes.
+func numText(bf *big.Float) string {
+	if bf.IsInf() {
+		if bf.Sign() < 0 {
+			return "-infinity"
+		}
+		return "infinity"
+	}
+	if f, _ := bf.Float64(); !math.IsInf(f, 0) && (f != 0 || bf.Sign() == 0) {
+		return strconv.FormatFloat(f, 'g', 10, 64)
+	}
+	mant := new(big.Float)
+	exp := bf.MantExp(mant) // bf = mant × 2^exp, 0.5 <= |mant| < 1
+	m, _ := mant.Float64()
+	l := math.Log10(math.Abs(m)) + float64(exp)*math.Log10(2)
+	e := math.Floor(l)
+	return fmt.Sprintf("about %.3ge%+d", math.Copysign(math.Pow(10, l-e), m), int64(e))
 }
 
 // numCheck validates a known numeric attribute with a predicate, reporting
@@ -300,7 +389,7 @@ func numCheck(a *attrs, name string, ok func(float64) bool, what, hint string) *
 	if ok(f) {
 		return nil
 	}
-	detail := fmt.Sprintf("%s must be %s, got %s.", name, what, a.vals[name].AsBigFloat().Text('g', 10))
+	detail := fmt.Sprintf("%s must be %s, got %s.", name, what, numText(a.vals[name].AsBigFloat()))
 	if hint != "" {
 		detail += " " + hint
 	}

@@ -46,14 +46,17 @@ func ref(a *attrs, name string) cty.Value {
 	return a.object(map[string]cty.Value{"name": cty.StringVal(name)})
 }
 
-var wholeNum = func(name string) attrSpec { return attrSpec{name: name, typ: cty.Number, whole: true} }
+// wholeNum declares an optional whole-number attribute of at most max.
+func wholeNum(name string, max float64) attrSpec {
+	return attrSpec{name: name, typ: cty.Number, whole: true, max: max}
+}
 
 var modelSpecs = []attrSpec{
 	{name: "id", typ: cty.String, required: true},
 	{name: "revision", typ: cty.String},
-	wholeNum("max_context"),
-	wholeNum("params"), wholeNum("layers"), wholeNum("hidden"),
-	wholeNum("heads"), wholeNum("kv_heads"), wholeNum("head_dim"), wholeNum("vocab"),
+	wholeNum("max_context", MaxTokens),
+	wholeNum("params", 1e14), wholeNum("layers", 10_000), wholeNum("hidden", 1_000_000),
+	wholeNum("heads", 100_000), wholeNum("kv_heads", 100_000), wholeNum("head_dim", 100_000), wholeNum("vocab", MaxTokens),
 }
 
 func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
@@ -77,10 +80,10 @@ func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 
 var gpuSpecs = []attrSpec{
 	{name: "type", typ: cty.String, required: true},
-	{name: "count", typ: cty.Number, whole: true, def: cty.NumberIntVal(1)},
-	{name: "prefill_mfu", typ: cty.Number},
-	{name: "decode_efficiency", typ: cty.Number},
-	{name: "price_per_second", typ: cty.Number},
+	{name: "count", typ: cty.Number, whole: true, def: cty.NumberIntVal(1), max: 1024},
+	{name: "prefill_mfu", typ: cty.Number, max: 1},
+	{name: "decode_efficiency", typ: cty.Number, max: 1},
+	{name: "price_per_second", typ: cty.Number, max: 1000},
 	{name: "calibration", typ: cty.String},
 	{name: "calibration_digest", typ: cty.String},
 }
@@ -132,9 +135,9 @@ var runtimeSpecs = []attrSpec{
 	{name: "version", typ: cty.String},
 	{name: "dtype", typ: cty.String},
 	{name: "args", typ: cty.List(cty.String), sensitiveOK: true},
-	{name: "gpu_memory_utilization", typ: cty.Number, def: cty.NumberFloatVal(0.9)},
-	wholeNum("max_num_seqs"),
-	wholeNum("max_num_batched_tokens"),
+	{name: "gpu_memory_utilization", typ: cty.Number, def: cty.NumberFloatVal(0.9), max: 1},
+	wholeNum("max_num_seqs", 1_000_000),
+	wholeNum("max_num_batched_tokens", 100_000_000),
 	{name: "calibration", typ: cty.String},
 	{name: "calibration_digest", typ: cty.String},
 }

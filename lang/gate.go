@@ -14,8 +14,8 @@ import (
 var gateSpecs = []attrSpec{
 	{name: "condition", required: true, raw: true},
 	{name: "error_message", typ: cty.String, required: true},
-	{name: "min_runs", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
-	{name: "max_cv", typ: cty.Number, def: cty.NumberIntVal(0)},
+	{name: "min_runs", typ: cty.Number, whole: true, def: cty.NumberIntVal(0), max: MaxRuns},
+	{name: "max_cv", typ: cty.Number, def: cty.NumberIntVal(0), max: 1000},
 }
 
 func (l *loader) decodeGate(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {

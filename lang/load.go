@@ -60,6 +60,8 @@ type loader struct {
 	cfg    *Config
 	parser *hclparse.Parser
 	diags  hcl.Diagnostics
+	// planRuns is what MaxPlanRuns leaves to the screens not decoded yet.
+	planRuns int
 
 	// decls holds every named declaration by address ("model.qwen06").
 	decls map[string]*decl
@@ -94,6 +96,7 @@ func load(dir string, spec, autoVars []source, opts Options) (*Config, hcl.Diagn
 		varValues: map[string]cty.Value{},
 		functions: Functions(),
 		varDecls:  map[string]*variableDecl{},
+		planRuns:  MaxPlanRuns,
 		instVals:  map[string][]namedVal{},
 	}
 	var files []*hcl.File
@@ -101,6 +104,9 @@ func load(dir string, spec, autoVars []source, opts Options) (*Config, hcl.Diagn
 		l.cfg.Files[s.name] = s.src
 		f, d := hclsyntax.ParseConfig(s.src, s.name, hcl.InitialPos)
 		l.diags = append(l.diags, d...)
+		if body, ok := f.Body.(*hclsyntax.Body); ok && !d.HasErrors() {
+			l.diags = append(l.diags, hugeLiterals(body)...)
+		}
 		if f != nil && f.Body != nil {
 			files = append(files, f)
 		}

@@ -569,7 +569,7 @@ gate "g" {
 }
 
 // TestWideWholeNumbers: a parameter count over 2^31 is valid (8B models),
-// while other counts keep the 32-bit bound.
+// while other counts keep their bound (docs/language/bounds.md).
 func TestWideWholeNumbers(t *testing.T) {
 	src := strings.Replace(minimal, `id = "Qwen/Qwen3-0.6B"`, `id = "org/llama-like"
   params = 8030261248`, 1)
@@ -578,7 +578,7 @@ func TestWideWholeNumbers(t *testing.T) {
 		t.Fatalf("params = %d, want 8030261248", got)
 	}
 	msg := loadErr(t, strings.Replace(minimal, "requests      = 4", "requests      = 8030261248", 1), testOptions())
-	if !strings.Contains(msg, "requests is too large") {
+	if !strings.Contains(msg, "requests must be at most 10000000, got 8030261248") {
 		t.Fatalf("want a too-large error for requests, got:\n%s", msg)
 	}
 }

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -16,8 +17,8 @@ var screenSpecs = []attrSpec{
 	{name: "executor", raw: true},
 	{name: "baseline", raw: true},
 	{name: "gates", raw: true},
-	{name: "runs", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultRuns)},
-	{name: "seed", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "runs", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultRuns), max: MaxRuns},
+	{name: "seed", typ: cty.Number, whole: true, def: cty.NumberIntVal(0), max: math.MaxInt64},
 	{name: "selection_boundary", typ: cty.String},
 	{name: "search", raw: true},
 }
@@ -65,6 +66,13 @@ func (l *loader) decodeScreen(d *decl, in instance, body hcl.Body, ctx *hcl.Eval
 	if s.Baseline != "" && !contains(s.Models, s.Baseline) && len(s.Models) > 0 {
 		l.diags = append(l.diags, errorf(a.rangeOf("baseline"), "Baseline is not screened",
 			"The baseline model.%s is not one of this screen's models, so there is nothing to compare against. Add it to models or pick one of them.", s.Baseline))
+	}
+	if lanes := len(s.Models) * len(s.Shapes) * len(s.GPUs) * max(len(s.Runtimes), 1); lanes*max(s.Runs, 1) > l.planRuns {
+		l.diags = append(l.diags, errorf(a.rangeOf("runs"), "Too many runs",
+			"Screen %q has %d lanes of %d runs, which with the screens before it is more than the %d runs one spec may plan (docs/language/bounds.md). Split the spec, or screen fewer combinations or runs.",
+			in.name, lanes, s.Runs, MaxPlanRuns))
+	} else {
+		l.planRuns -= lanes * max(s.Runs, 1)
 	}
 	l.cfg.Screens[in.name] = s
 	return cty.ObjectVal(map[string]cty.Value{

@@ -60,18 +60,18 @@ type SearchSLO struct {
 
 var searchSpecs = []attrSpec{
 	{name: "vary", typ: cty.String, required: true},
-	{name: "range", typ: cty.List(cty.Number), required: true},
-	{name: "goodput", typ: cty.Number, def: cty.NumberFloatVal(DefaultSearchGoodput)},
-	{name: "tolerance", typ: cty.Number, def: cty.NumberFloatVal(DefaultSearchTolerance)},
-	{name: "max_points", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultSearchMaxPoints)},
-	{name: "requests", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultSearchRequests)},
+	{name: "range", typ: cty.List(cty.Number), required: true, max: 1_000_000},
+	{name: "goodput", typ: cty.Number, def: cty.NumberFloatVal(DefaultSearchGoodput), max: 1},
+	{name: "tolerance", typ: cty.Number, def: cty.NumberFloatVal(DefaultSearchTolerance), max: 1},
+	{name: "max_points", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultSearchMaxPoints), max: MaxRuns},
+	{name: "requests", typ: cty.Number, whole: true, def: cty.NumberIntVal(DefaultSearchRequests), max: MaxRequests},
 	{name: "duration", typ: cty.String},
 }
 
 var searchSLOSpecs = []attrSpec{
-	{name: "ttft_p95_ms", typ: cty.Number},
-	{name: "tpot_p95_ms", typ: cty.Number},
-	{name: "latency_p95_ms", typ: cty.Number},
+	{name: "ttft_p95_ms", typ: cty.Number, max: MaxMilliseconds},
+	{name: "tpot_p95_ms", typ: cty.Number, max: MaxMilliseconds},
+	{name: "latency_p95_ms", typ: cty.Number, max: MaxMilliseconds},
 }
 
 func (l *loader) decodeSearch(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {

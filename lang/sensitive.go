@@ -36,7 +36,13 @@ func leafStrings(v cty.Value) []string {
 	case v.Type() == cty.String:
 		return []string{v.AsString()}
 	case v.Type() == cty.Number:
-		return []string{v.AsBigFloat().Text('f', -1)}
+		bf := v.AsBigFloat()
+		if exp := bf.MantExp(nil); exp < -4096 || exp > 4096 {
+			// Spelled out, such a number would take minutes and be
+			// millions of digits long: no text holds it.
+			return []string{numText(bf)}
+		}
+		return []string{bf.Text('f', -1)}
 	case v.Type().IsListType() || v.Type().IsSetType() || v.Type().IsTupleType() ||
 		v.Type().IsMapType() || v.Type().IsObjectType():
 		var out []string

@@ -19,25 +19,25 @@ const DefaultWarmup = 1
 var APIs = []string{"chat", "completions"}
 
 var shapeSpecs = []attrSpec{
-	wholeNum("input_tokens"),
-	wholeNum("output_tokens"),
-	{name: "template_headroom", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
-	{name: "concurrency", typ: cty.Number, whole: true, required: true},
-	{name: "requests", typ: cty.Number, whole: true, required: true},
-	{name: "request_rate", typ: cty.Number},
+	wholeNum("input_tokens", MaxTokens),
+	wholeNum("output_tokens", MaxTokens),
+	{name: "template_headroom", typ: cty.Number, whole: true, def: cty.NumberIntVal(0), max: MaxTokens},
+	{name: "concurrency", typ: cty.Number, whole: true, required: true, max: 1_000_000},
+	{name: "requests", typ: cty.Number, whole: true, required: true, max: MaxRequests},
+	{name: "request_rate", typ: cty.Number, max: 1_000_000},
 	{name: "arrival", typ: cty.String},
-	{name: "burstiness", typ: cty.Number},
-	{name: "warmup", typ: cty.Number, whole: true},
-	{name: "warmup_seconds", typ: cty.Number},
+	{name: "burstiness", typ: cty.Number, max: 1000},
+	{name: "warmup", typ: cty.Number, whole: true, max: MaxRequests},
+	{name: "warmup_seconds", typ: cty.Number, max: MaxSeconds},
 	{name: "streaming", typ: cty.Bool, def: cty.True},
 	{name: "api", typ: cty.String, def: cty.StringVal("chat")},
 	{name: "search", raw: true},
 }
 
 var sloSpecs = []attrSpec{
-	{name: "ttft_ms", typ: cty.Number},
-	{name: "tpot_ms", typ: cty.Number},
-	{name: "latency_ms", typ: cty.Number},
+	{name: "ttft_ms", typ: cty.Number, max: MaxMilliseconds},
+	{name: "tpot_ms", typ: cty.Number, max: MaxMilliseconds},
+	{name: "latency_ms", typ: cty.Number, max: MaxMilliseconds},
 }
 
 func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {

@@ -14,18 +14,18 @@ var traceSpecs = []attrSpec{
 	{name: "anonymous", typ: cty.Bool, def: cty.False},
 	{name: "profile", typ: cty.String},
 	{name: "digest", typ: cty.String},
-	wholeNum("max_context"),
+	wholeNum("max_context", MaxTokens),
 	{name: "executor", raw: true},
 }
 
 var sampleSpecs = []attrSpec{
-	wholeNum("row_groups"),
-	{name: "row_group_indices", typ: cty.List(cty.Number)},
+	wholeNum("row_groups", 1_000_000),
+	{name: "row_group_indices", typ: cty.List(cty.Number), max: 1_000_000},
 	{name: "all", typ: cty.Bool, def: cty.False},
-	{name: "rows_per_group", typ: cty.Number, whole: true, def: cty.NumberIntVal(0)},
+	{name: "rows_per_group", typ: cty.Number, whole: true, def: cty.NumberIntVal(0), max: 1_000_000_000},
 	{name: "sketch", typ: cty.Bool, def: cty.False},
 	{name: "quantiles", typ: cty.Bool, def: cty.False},
-	wholeNum("shards"),
+	wholeNum("shards", 10_000),
 }
 
 var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

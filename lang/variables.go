@@ -185,6 +185,9 @@ func (l *loader) setRaw(vd *variableDecl, raw, origin string) {
 		val = cty.StringVal(raw)
 	} else {
 		expr, d := hclsyntax.ParseExpression([]byte(raw), rng.Filename, hcl.InitialPos)
+		if !d.HasErrors() {
+			d = append(d, hugeLiterals(expr)...)
+		}
 		if !d.HasErrors() && len(expr.Variables()) == 0 {
 			v, d2 := expr.Value(&hcl.EvalContext{Functions: l.functions})
 			d = append(d, d2...)
@@ -215,6 +218,11 @@ func (l *loader) assign(vd *variableDecl, val cty.Value, rng hcl.Range, origin s
 	if vd.v.Sensitive {
 		l.cfg.Secrets = append(l.cfg.Secrets, leafStrings(val)...)
 	}
+	if hugeNumber(val) != nil {
+		l.diags = append(l.diags, errorf(rng, "Invalid value for variable",
+			"The value for var.%s from %s holds a number beyond the numbers a spec can use (about ±1e308, and every attribute has a smaller bound: docs/language/bounds.md).", vd.v.Name, origin))
+		return
+	}
 	cv, err := convert.Convert(val, vd.v.Type)
 	if err != nil {
 		reason := err.Error()
@@ -243,6 +251,9 @@ func (l *loader) varFile(name string, src []byte) {
 		ctx = nil
 	} else {
 		f, d = hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		if body, ok := f.Body.(*hclsyntax.Body); ok && !d.HasErrors() {
+			d = append(d, hugeLiterals(body)...)
+		}
 	}
 	scrubDetails(d, src, name, l.varDecls)
 	l.diags = append(l.diags, d...)

@@ -299,18 +299,18 @@ var lengthsSpecs = []attrSpec{
 }
 
 var prefixSpecs = []attrSpec{
-	{name: "groups", typ: cty.Number, whole: true, required: true},
-	{name: "shared_tokens", typ: cty.Number, whole: true},
+	{name: "groups", typ: cty.Number, whole: true, required: true, max: 1_000_000},
+	{name: "shared_tokens", typ: cty.Number, whole: true, max: MaxTokens},
 	{name: "hit_ratio", typ: cty.DynamicPseudoType},
 }
 
 var curveSpecs = []attrSpec{
-	{name: "rates", typ: cty.List(cty.Number), required: true},
-	{name: "step_seconds", typ: cty.Number, required: true},
+	{name: "rates", typ: cty.List(cty.Number), required: true, max: 1_000_000},
+	{name: "step_seconds", typ: cty.Number, required: true, max: MaxSeconds},
 }
 
 var sessionSpecs = []attrSpec{
-	{name: "turns", typ: cty.Number, whole: true, required: true},
+	{name: "turns", typ: cty.Number, whole: true, required: true, max: 10_000},
 }
 
 // workloadBlocks are the nested blocks of a shape that shape its requests.

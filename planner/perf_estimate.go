@@ -30,10 +30,24 @@ type PerfEstimate struct {
 // executor seeds them) and summarises them. A closed loop, or an open one
 // at given send times, does not depend on the seed, so it is simulated
 // once.
+//
+// Its work is bounded whatever the load (a plan of the largest valid spec
+// stays within its budget): at most maxEstimateRuns seeds are simulated,
+// and a run of more than maxSimulatedRequests requests is simulated for
+// its first maxSimulatedRequests, its duration and preemptions scaled to
+// the whole run (latencies and throughputs are those of the part).
 func (s PerfLane) Estimate(l Load, runs int) (PerfEstimate, error) {
-	runs = max(runs, 1)
+	runs = min(max(runs, 1), maxEstimateRuns)
 	if l.RequestRate <= 0 || len(l.Sends) > 0 {
 		runs = 1
+	}
+	scale := 1.0
+	if l.Requests > maxSimulatedRequests {
+		scale = float64(l.Requests) / maxSimulatedRequests
+		l.Requests = maxSimulatedRequests
+		if len(l.Sends) > maxSimulatedRequests {
+			l.Sends = l.Sends[:maxSimulatedRequests]
+		}
 	}
 	var e PerfEstimate
 	var window, duration float64
@@ -72,9 +86,16 @@ func (s PerfLane) Estimate(l Load, runs int) (PerfEstimate, error) {
 		e.RequestThroughput = float64(succeeded) / window
 		e.OutputTokenThroughput = float64(tokens) / window
 	}
-	e.RunSeconds = duration / n
+	e.RunSeconds = duration / n * scale
+	e.Preemptions *= scale
 	return e, nil
 }
+
+// The bounds of Estimate's work.
+const (
+	maxEstimateRuns      = 5
+	maxSimulatedRequests = 10_000
+)
 
 // Metric returns the estimate's value of a metric named as the evidence
 // aggregate names it ("ttft_p95_ms", "output_token_throughput", ...) and
