@@ -72,6 +72,9 @@ func FuzzPreflightContext(f *testing.F) {
 	f.Add(1129, 349, 512, 8192, 8, 32, true)
 	f.Add(7680, 512, 0, 8192, 4, 32, true)
 	f.Add(0, -1, -5, 0, 0, 0, false)
+	// A negative max_context never reaches the planner (validate refuses
+	// it): the harness took it for unset (issue 25, defect 9).
+	f.Add(10, 10, 0, -5, 1, 1, true)
 	f.Fuzz(func(t *testing.T, in, out, headroom, ctx, conc, reqs int, chat bool) {
 		cfg := fixture()
 		s := cfg.Shapes["interactive"]
@@ -84,10 +87,10 @@ func FuzzPreflightContext(f *testing.F) {
 		cfg.Runtimes["vllm"].Args = nil
 		p, _ := Build(cfg, nil, Options{})
 		checkGraph(t, p)
-		valid := s.InputTokens >= 1 && s.OutputTokens >= 1 && s.Concurrency >= 1 && s.Requests >= 1 && s.TemplateHeadroom >= 0
 		window := cfg.Models["qwen06"].MaxContext
-		if window <= 0 {
-			window = 40960 // the model's maximum positions
+		valid := s.InputTokens >= 1 && s.OutputTokens >= 1 && s.Concurrency >= 1 && s.Requests >= 1 && s.TemplateHeadroom >= 0 && window >= 0
+		if window == 0 {
+			window = 40960 // unset: the model's maximum positions
 		}
 		// The fixture's lanes run on modal, whose prompts are calibrated:
 		// the template is inside input_tokens and the headroom not counted.

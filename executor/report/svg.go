@@ -135,6 +135,11 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, nlo, nhi float64) {
 		v = math.Round(v/step) * step
 		ticks = append(ticks, v)
 	}
+	// A bound that is a multiple of step in decimals may land a rounding
+	// error beyond the data in binary (7 x 0.1 = 0.7000000000000001 > 0.7):
+	// the axis then ends at the data, which is the same tick within noise.
+	nlo, nhi = math.Min(nlo, lo), math.Max(nhi, hi)
+	ticks[0], ticks[len(ticks)-1] = nlo, nhi
 	return ticks, nlo, nhi
 }
 

@@ -95,6 +95,10 @@ func FuzzNiceTicks(f *testing.F) {
 	f.Add(237.0, 9501.0)
 	f.Add(0.0, 0.0)
 	f.Add(-1e-3, 5e-4)
+	// 7 x 0.1 is 0.7000000000000001: the axis missed 0.7 by 1e-16
+	// (issue 25, defect 9).
+	f.Add(0.7, 1.0)
+	f.Add(1.4, 2.3)
 	f.Fuzz(func(t *testing.T, lo, hi float64) {
 		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) ||
 			math.Abs(lo) > 1e12 || math.Abs(hi) > 1e12 {
