@@ -483,19 +483,19 @@ func estimateSearch(l *lanePlan, working int) Estimate {
 	e.WallSeconds = e.StartupSeconds + expected
 	gpus := float64(l.hw.Count)
 	price := 0.0
-	if billed(l.Inputs.ExecutorType) {
+	if Billed(l.Inputs.ExecutorType) {
 		price = l.hw.GPU.PricePerSecond
 		e.GPUSeconds = e.WallSeconds * gpus
 		e.CostUSD = e.GPUSeconds * price
 	}
 	for i := range ls.Expected {
 		p := &ls.Expected[i]
-		if billed(l.Inputs.ExecutorType) {
+		if Billed(l.Inputs.ExecutorType) {
 			p.GPUSeconds = round(p.RunSeconds*gpus, 3)
 			p.CostUSD = round(p.RunSeconds*gpus*price, 6)
 		}
 	}
-	if billed(l.Inputs.ExecutorType) {
+	if Billed(l.Inputs.ExecutorType) {
 		left := float64(max(l.Inputs.Search.MaxPoints-len(ls.Done), 0))
 		ls.MaxGPUSeconds = round((e.StartupSeconds+left*dearest)*gpus, 3)
 		ls.MaxCostUSD = round(ls.MaxGPUSeconds*price, 6)

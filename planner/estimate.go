@@ -114,7 +114,9 @@ func assumption(g *lang.GPU) (Assumption, bool) {
 
 // billed reports whether an executor type spends GPU time that costs
 // money; the simulated engine does not.
-func billed(executorType string) bool { return executorType != "sim" }
+// Billed reports whether an executor type pays for GPU time: the simulated
+// engine does not (what its lanes would cost on their GPU is notional).
+func Billed(executorType string) bool { return executorType != "sim" }
 
 // deploys reports whether an executor type starts a server (and so pays
 // for model load and start-up); the endpoint executor uses a running one.
@@ -192,7 +194,7 @@ func estimate(lanes []*lanePlan) {
 					e.StartupSeconds = StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
 				}
 				e.WallSeconds = e.StartupSeconds + float64(n)*e.RunSeconds
-				if billed(l.Inputs.ExecutorType) {
+				if Billed(l.Inputs.ExecutorType) {
 					e.GPUSeconds = e.WallSeconds * float64(l.hw.Count)
 					e.CostUSD = e.GPUSeconds * l.hw.GPU.PricePerSecond
 				}

@@ -135,6 +135,7 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	}
 	fmt.Fprintln(tw, "  ACTION\tLANE\tMODEL\tSHAPE\tGPU"+rtHead+"\tRUNS\tTTFT P95\tTPOT\tOUT TOK/S\tASSUMPTIONS\tGPU-S\tCOST")
 	var notes []string
+	notional := false
 	for _, l := range p.Lanes {
 		if l.Screen != screen {
 			continue
@@ -157,6 +158,10 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 				ttft, tpot, tps = ttft+" "+fmtPlusMinus(u.TTFT), tpot+" "+fmtPlusMinus(u.TPOT), tps+" "+fmtPlusMinus(u.Throughput)
 			}
 			gpus, cost = fmtInt(int64(e.GPUSeconds+0.5)), fmtUSD(e.CostUSD)
+			if usd, ok := notionalUSD(p, l); ok {
+				cost += fmt.Sprintf(" (~%s*)", fmtUSD(usd))
+				notional = true
+			}
 			fit = "catalog"
 			if c := l.Calibration; c != nil {
 				fit = fmt.Sprintf("calibrated: %s, fit %.1f%%", plural(c.Runs, "run"), 100*c.MAPE)
@@ -182,9 +187,28 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 	}
 	fmt.Fprintf(tw, "  total\t\t\t\t"+rtTotal+"\t%d\t\t\t\t\t%s\t%s\n", t.Runs, fmtInt(int64(t.GPUSeconds+0.5)), fmtUSD(t.CostUSD))
 	_ = tw.Flush()
+	if notional {
+		ew.printf("  * notional: the sim executor bills nothing; ~ is what the lane's runs would cost on its GPU at the plan's price\n")
+	}
 	for _, n := range notes {
 		ew.printf("  %s\n", n)
 	}
+}
+
+// notionalUSD is what lane l's work in this plan would cost on its GPU
+// when its executor bills nothing (the sim): its wall time x GPUs x the
+// GPU's price. ok is false for a billed executor, no work or no price.
+func notionalUSD(p *Plan, l *Lane) (usd float64, ok bool) {
+	e := l.Estimate
+	if Billed(l.Inputs.ExecutorType) || e.WallSeconds <= 0 {
+		return 0, false
+	}
+	for _, a := range p.Assumptions {
+		if a.GPU == l.GPU && a.PricePerSecond > 0 {
+			return e.WallSeconds * float64(max(a.Count, 1)) * a.PricePerSecond, true
+		}
+	}
+	return 0, false
 }
 
 // writeExecutorSettings lists, per executor block that lanes of the plan

@@ -308,6 +308,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		}
 	}
 	c.Aggregate = aggregate(figs, withSLO)
+	c.Price = lanePrice(in.Plan, l, c.Aggregate.OutputTokenThroughput)
 	c.Pooled = pooledLatencies(records, slo)
 	c.RequestMix = requestMix(l, runs)
 	c.Prediction = prediction(l, &c.Aggregate)
@@ -479,4 +480,46 @@ func warmupCount(recs []loadgen.Record) int {
 		}
 	}
 	return n
+}
+
+// lanePrice is what lane l's output costs at tokensPerSecond on its GPUs at
+// the plan's price (notional on an executor that bills nothing); nil
+// without a price or without output.
+func lanePrice(p *planner.Plan, l *planner.Lane, tokensPerSecond float64) *Price {
+	if p == nil || tokensPerSecond <= 0 {
+		return nil
+	}
+	for _, a := range p.Assumptions {
+		if a.GPU == l.GPU && a.PricePerSecond > 0 {
+			n := max(l.Inputs.GPUCount, 1)
+			return &Price{PerSecond: a.PricePerSecond, GPUCount: n, USDPerMTok: a.PricePerSecond * float64(n) / tokensPerSecond * 1e6,
+				Notional: !planner.Billed(l.Inputs.ExecutorType)}
+		}
+	}
+	return nil
+}
+
+// priceWords renders a lane's price per million output tokens, marked
+// when notional ("$0.5891*"); "-" without one.
+func priceWords(pr *Price) string {
+	if pr == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("$%.4f", pr.USDPerMTok)
+	if pr.Notional {
+		s += "*"
+	}
+	return s
+}
+
+// notionalNote explains the mark of priceWords when a lane of ev carries it.
+func notionalNote(ev *Evidence) string {
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			if c.Price != nil && c.Price.Notional {
+				return "* notional: the simulated engine bills nothing; this is what the lane's measured throughput would cost on its GPU at the plan's price."
+			}
+		}
+	}
+	return ""
 }

@@ -199,6 +199,9 @@ type Campaign struct {
 	// Capacity is a capacity search's evidence (nil for a fixed load); the
 	// Aggregate is then the point at capacity.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Price is what the lane's output costs at its measured throughput;
+	// absent without a price for its GPU or without output.
+	Price *Price `json:"price,omitempty"`
 	// ClientVsServer sums up the runs' reconciliations with the server's
 	// own histograms; absent when no run could be compared.
 	ClientVsServer *LaneReconciliation `json:"client_vs_server,omitempty"`
@@ -410,4 +413,16 @@ type Cleanup struct {
 	DeploymentsTornDown []string `json:"deployments_torn_down"`
 	// ActiveGPUTasks is the number of GPU tasks still running (must be 0).
 	ActiveGPUTasks int `json:"active_gpu_tasks"`
+}
+
+// Price is what a lane's output tokens cost on its GPUs at the throughput
+// it measured: PerSecond x GPUCount / output tokens/s x 1e6.
+type Price struct {
+	// PerSecond is the plan's price of one GPU-second of the lane's GPU type.
+	PerSecond  float64 `json:"price_per_second"`
+	GPUCount   int     `json:"gpu_count"`
+	USDPerMTok float64 `json:"usd_per_mtok"`
+	// Notional is true when the executor bills nothing (the simulated
+	// engine): the figure is what the lane would cost on its GPU.
+	Notional bool `json:"notional,omitempty"`
 }

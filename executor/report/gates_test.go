@@ -2,8 +2,12 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/planner"
 )
 
 // campaignOf builds the fixture and returns the campaign of model name.
@@ -161,5 +165,51 @@ func TestIncompleteLaneIsInconclusive(t *testing.T) {
 	body := html.String()
 	if i, j := strings.Index(body, `class="incomplete"`), strings.Index(body, "<table"); i < 0 || (j >= 0 && i > j) {
 		t.Errorf("the HTML has no incomplete banner before its first table")
+	}
+}
+
+// TestFixedLoadScreenHasAPrice: a lane without a capacity search has its
+// cost per million output tokens at the load it measured (the GPU price x
+// GPUs / output tok/s x 1e6) in the evidence, the Markdown and the HTML;
+// on the simulated engine, which bills nothing, it is marked notional.
+// Before, only a capacity search had one.
+func TestFixedLoadScreenHasAPrice(t *testing.T) {
+	for _, executor := range []string{"sim", "modal"} {
+		in := fixtureInput()
+		in.Plan.Assumptions = []planner.Assumption{{GPU: "l40s", GPUType: "L40S", Count: 1, PricePerSecond: 0.000542}}
+		for _, l := range in.Plan.Lanes {
+			l.Inputs.ExecutorType = executor
+		}
+		c := campaignOf(t, in, "small")
+		if c.Price == nil {
+			t.Fatalf("%s: no price", executor)
+		}
+		want := 0.000542 / c.Aggregate.OutputTokenThroughput * 1e6
+		if math.Abs(c.Price.USDPerMTok-want) > 1e-9 || c.Price.Notional != (executor == "sim") {
+			t.Errorf("%s: price %+v, want %.4f, notional on the sim only", executor, c.Price, want)
+		}
+		evs, err := BuildEvidence(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md, page bytes.Buffer
+		if err := WriteMarkdown(&md, evs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteHTML(&page, evs[0], nil); err != nil {
+			t.Fatal(err)
+		}
+		cell := fmt.Sprintf("$%.4f", want)
+		if executor == "sim" {
+			cell += "*"
+		}
+		for what, out := range map[string]string{"Markdown": md.String(), "HTML": page.String()} {
+			if !strings.Contains(out, "$ per M output tok") || !strings.Contains(out, cell) {
+				t.Errorf("%s on %s lacks the price %s", what, executor, cell)
+			}
+			if strings.Contains(out, "notional: the simulated engine bills nothing") != (executor == "sim") {
+				t.Errorf("%s on %s: the notional note is wrong", what, executor)
+			}
+		}
 	}
 }

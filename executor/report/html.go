@@ -186,7 +186,7 @@ func serverSeries(samples []state.MetricSample, origin int64, factor float64, na
 }
 
 type htmlRow struct {
-	Model, Shape, GPU, Throughput, TTFT, TPOT, Latency, Errors, Runs string
+	Model, Shape, GPU, Throughput, TTFT, TPOT, Latency, Errors, Runs, Price string
 }
 
 type htmlGate struct{ Gate, Model, Shape, Status, Condition, Reason string }
@@ -213,6 +213,7 @@ type htmlPage struct {
 	Ev            *Evidence
 	Summary       htmlSummary
 	Rows          []htmlRow
+	NotionalNote  string
 	Higher, Lower []string
 	Gates         []htmlGate
 	Overview      []template.HTML
@@ -284,9 +285,9 @@ footer{margin-top:24px;font-size:12px;color:#666}
 </ul></section>
 <p>{{.Ev.EvidenceClass}} observed {{.Ev.ObservedAt}} · {{range .Ev.Environment.GPURequest}}{{.}} {{end}}· {{.Runtime}} · {{.Ev.Environment.ProfileRuns}} run(s) per lane · seed {{.Ev.Environment.RandomSeed}}</p>
 <h2>Results</h2>
-<table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)<br>higher is better</th><th>p95 TTFT ms<br>lower is better</th><th>p95 TPOT ms<br>lower is better</th><th>p95 latency ms<br>lower is better</th><th>errors</th></tr>
-{{range .Rows}}<tr><td>{{.Model}}</td><td>{{.Shape}}</td><td>{{.GPU}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.TTFT}}</td><td class="num">{{.TPOT}}</td><td class="num">{{.Latency}}</td><td class="num">{{.Errors}}</td></tr>
-{{end}}</table>
+<table><tr><th>model</th><th>shape</th><th>gpu</th><th>runs</th><th>output tok/s (± CV)<br>higher is better</th><th>p95 TTFT ms<br>lower is better</th><th>p95 TPOT ms<br>lower is better</th><th>p95 latency ms<br>lower is better</th><th>errors</th><th>$ per M output tok<br>lower is better</th></tr>
+{{range .Rows}}<tr><td>{{.Model}}</td><td>{{.Shape}}</td><td>{{.GPU}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.TTFT}}</td><td class="num">{{.TPOT}}</td><td class="num">{{.Latency}}</td><td class="num">{{.Errors}}</td><td class="num">{{.Price}}</td></tr>
+{{end}}</table>{{if .NotionalNote}}<p>{{.NotionalNote}}</p>{{end}}
 {{if .Capacity}}<h2>Capacity at SLO</h2>{{.Capacity}}
 <div class="overview">{{range .CapacityPlots}}{{.}}
 {{end}}</div>{{end}}
@@ -401,13 +402,14 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 		p.RuntimeTables = append(p.RuntimeTables, htmlRuntimeTable{Title: runtimeTitle(c), Baseline: c.Baseline, Candidate: c.Candidate, Rows: runtimeRows(c)})
 	}
 	p.Tables = []reportTable{requestMixTable(ev), predictionTable(ev)}
+	p.NotionalNote = notionalNote(ev)
 	var bars []barGroup
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
 			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.shapeWords(), GPU: c.GPUType, Runs: runsWords(&c),
 				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
-				TTFT:       fmtPtr(a.TTFTP95Ms), TPOT: fmtPtr(a.TPOTP95Ms), Latency: fmtPtr(a.LatencyP95Ms), Errors: errorsWords(a)})
+				TTFT:       fmtPtr(a.TTFTP95Ms), TPOT: fmtPtr(a.TPOTP95Ms), Latency: fmtPtr(a.LatencyP95Ms), Errors: errorsWords(a), Price: priceWords(c.Price)})
 			for _, g := range c.Gates {
 				p.Gates = append(p.Gates, htmlGate{g.Gate, m.Model, c.shapeWords(), g.Status, g.Condition, g.Reason})
 			}

@@ -34,17 +34,20 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 		strings.ReplaceAll(ev.EvidenceClass, "-", " "), orDash(ev.ObservedAt), strings.Join(ev.Environment.GPURequest, ", "),
 		environmentRuntimeWords(ev.Environment), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
 
-	b.WriteString("| model | shape | gpu | runs | output tok/s (higher is better) | p95 TTFT ms (lower is better) | p95 TPOT ms (lower is better) | p95 latency ms (lower is better) | errors |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| model | shape | gpu | runs | output tok/s (higher is better) | p95 TTFT ms (lower is better) | p95 TPOT ms (lower is better) | p95 latency ms (lower is better) | errors | $ per M output tok (lower is better) |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				m.Model, c.shapeWords(), c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
-				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a))
+				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a), priceWords(c.Price))
 		}
 	}
-	b.WriteString("\nThroughputs pool all runs; percentiles are the mean of the per-run values; ± is the coefficient of variation across runs.\n")
+	b.WriteString("\nThroughputs pool all runs; percentiles are the mean of the per-run values; ± is the coefficient of variation across runs; $ per M output tokens is the GPU price x GPUs / output tok/s x 1e6, at the load measured.\n")
+	if n := notionalNote(ev); n != "" {
+		b.WriteString(n + "\n")
+	}
 	writeRequestMix(&b, ev)
 	writePredictions(&b, ev)
 	writeCapacityMarkdown(&b, ev)
