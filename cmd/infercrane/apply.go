@@ -561,6 +561,9 @@ func sortedNames(m map[string]any) []string {
 // generateReports writes the reports into the state and, when the state
 // lives in a backend, stores them there too.
 func (j *applyJob) generateReports(opts report.Options) (*report.Outcome, error) {
+	// The lock this apply holds must still be on the state directory
+	// before each file: one replaced during the apply is another's.
+	opts.Check = j.store.Check
 	oc, err := report.Generate(j.stateDir, opts)
 	if err != nil {
 		return oc, err

@@ -263,3 +263,29 @@ func reportChild(t *testing.T) {
 	Generate(dir, Options{OutDir: out, Resamples: 200})
 	t.Fatal("the child was not killed")
 }
+
+// TestGenerateChecksBeforeEachWrite: Options.Check (the state store's
+// lock check) runs before each file, and its error stops Generate before
+// the write: an apply whose state directory was replaced writes no report
+// into the directory another apply holds (issue 25, defect 7).
+func TestGenerateChecksBeforeEachWrite(t *testing.T) {
+	dir := t.TempDir()
+	writeStateFixtureOf(t, dir, fixtureInput())
+	out := filepath.Join(t.TempDir(), "reports")
+	calls := 0
+	replaced := errors.New("the state directory was replaced")
+	_, err := Generate(dir, Options{OutDir: out, Resamples: 200, Check: func() error {
+		calls++
+		if calls > 2 {
+			return replaced
+		}
+		return nil
+	}})
+	if !errors.Is(err, replaced) {
+		t.Fatalf("Generate: %v", err)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Errorf("%d files written, want the one written before the check failed: %v", len(entries), entries)
+	}
+}

@@ -63,6 +63,18 @@ type Options struct {
 	// lists them in Outcome.Repaired (apply does this when it has nothing
 	// to run).
 	RepairOnly bool
+	// Check, when set, is called before each file Generate writes (the
+	// state store's Check: the lock it holds is still on the state
+	// directory); an error stops it before the write.
+	Check func() error
+}
+
+// check is opts.Check, or nothing to check.
+func (opts Options) check() error {
+	if opts.Check == nil {
+		return nil
+	}
+	return opts.Check()
 }
 
 // Outcome is what Generate produced.
@@ -103,11 +115,17 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 	if out == "" {
 		out = filepath.Join(stateDir, state.ReportsDir)
 	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("create the report directory: %w; choose a writable one with -out", err)
 	}
 	oc := &Outcome{Evidence: evs, Warnings: warnings}
 	if opts.Cleanup != nil && !opts.RepairOnly {
+		if err := opts.check(); err != nil {
+			return nil, err
+		}
 		if err := saveCleanup(stateDir, opts.Cleanup); err != nil {
 			return nil, err
 		}
@@ -133,6 +151,9 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 				oc.Repaired = append(oc.Repaired, filepath.ToSlash(path)+" ("+why+")")
 			}
 			if err == nil {
+				err = opts.check()
+			}
+			if err == nil {
 				err = writeAtomic(path, b)
 			}
 			if err != nil {
@@ -144,6 +165,9 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 			ep := filepath.Join(out, FileName(ev.Screen, FormatJSON))
 			repaired := !opts.RepairOnly || contains(oc.Files, ep)
 			if _, err := os.Stat(EnvelopeFile(ep)); repaired || err != nil {
+				if err := opts.check(); err != nil {
+					return nil, err
+				}
 				signed, err := SignEvidence(ep, opts.SigningKey)
 				if err != nil {
 					return nil, fmt.Errorf("sign the evidence of screen %s: %w", ev.Screen, err)

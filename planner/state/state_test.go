@@ -390,3 +390,39 @@ func FuzzParseDeployments(f *testing.F) {
 		}
 	})
 }
+
+// TestReplacedStateDirStopsEveryWrite replaces the state directory while a
+// store holds it (another apply may lock the new one): every write of the
+// store fails saying so, and the new directory stays empty (issue 25,
+// defect 7; before, the applied plan and a run's records went into it).
+func TestReplacedStateDirStopsEveryWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "st")
+	s, err := Open(dir, "apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, write := range map[string]func() error{
+		"SavePlan": func() error { return s.SavePlan([]byte("{}")) },
+		"CommitRun": func() error {
+			return s.CommitRun(RunRecord{Lane: "aa11", Run: 1}, func(w io.Writer) error { _, err := w.Write([]byte("{}\n")); return err })
+		},
+		"LogDir":    func() error { _, err := s.LogDir(); return err },
+		"ReportDir": func() error { _, err := s.ReportDir(); return err },
+		"Check":     s.Check,
+		"StartLane": func() error { return s.StartLane("aa11", "k", 1, map[string]any{}) },
+	} {
+		if err := write(); err == nil || !strings.Contains(err.Error(), "removed or replaced") {
+			t.Errorf("%s after the directory was replaced: %v", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the new directory holds %v", entries)
+	}
+}

@@ -106,11 +106,39 @@ func (s *Store) LogDir() (string, error) { return s.subdir(LogsDir) }
 func (s *Store) ReportDir() (string, error) { return s.subdir(ReportsDir) }
 
 func (s *Store) subdir(name string) (string, error) {
+	if err := s.Check(); err != nil {
+		return "", err
+	}
 	p := filepath.Join(s.dir, name)
 	if err := os.MkdirAll(p, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", p, err)
 	}
 	return p, nil
+}
+
+// Check fails when the store may no longer write: its directory was
+// removed or replaced while it held the lock (another apply may hold the
+// new one), or an earlier write failed. Every write of the store checks
+// it first; a caller writing into the state itself (the reports) calls it
+// before each file.
+func (s *Store) Check() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checkLocked()
+}
+
+func (s *Store) checkLocked() error {
+	if s.broken != nil {
+		return s.broken
+	}
+	if err := s.lock.check(s.dir); err != nil {
+		s.broken = err
+		return err
+	}
+	return nil
 }
 
 // Snapshot returns the state as the journal now records it, with the
@@ -162,6 +190,9 @@ func (s *Store) CommitRun(r RunRecord, write func(io.Writer) error) error {
 	if r.Lane == "" || r.Run < 1 {
 		return fmt.Errorf("commit run: lane %q run %d is not a run", r.Lane, r.Run)
 	}
+	if err := s.Check(); err != nil {
+		return err
+	}
 	rel := RecordsRel(r.Lane, r.Run)
 	size, sum, err := writeFileSynced(filepath.Join(s.dir, filepath.FromSlash(rel)), write)
 	if err != nil {
@@ -187,6 +218,9 @@ func (s *Store) FailRun(id string, f RunFailure) error {
 
 // SavePlan writes plan.json atomically.
 func (s *Store) SavePlan(data []byte) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
 	_, _, err := writeFileSynced(filepath.Join(s.dir, PlanFile), func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
