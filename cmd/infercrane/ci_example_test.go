@@ -18,8 +18,8 @@ import (
 
 const ciDir = "../../examples/ci"
 
-// runLine matches a step's `run:` command.
-var runLine = regexp.MustCompile(`(?m)^\s+run: (.+)$`)
+// workflowRunStep matches a step's `run:` command.
+var workflowRunStep = regexp.MustCompile(`(?m)^\s+run: (.+)$`)
 
 // TestCIWorkflowsRunOnlyTheirScripts: the workflows' steps are the scripts
 // tested below, GitHub's own CLI, or one plain command; nothing fetches a
@@ -48,7 +48,7 @@ func TestCIWorkflowsRunOnlyTheirScripts(t *testing.T) {
 		if bytes.Contains(b, []byte("run: |")) {
 			t.Errorf("%s has a multi-line run step: put it in a script next to it, where a test runs it", f)
 		}
-		for _, m := range runLine.FindAllStringSubmatch(string(b), -1) {
+		for _, m := range workflowRunStep.FindAllStringSubmatch(string(b), -1) {
 			ok := false
 			for _, a := range allowed {
 				ok = ok || strings.HasPrefix(m[1], a)
