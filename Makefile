@@ -44,7 +44,8 @@ bench:
 	$(MAKE) bench-duckdb
 
 ## bench-duckdb: `profile trace --all` vs DuckDB's equivalent query (pinned, PyPI) on the
-## same 10M-row synthetic trace, 1 and 2 threads; prints rows/s and the ratio
+## same synthetic trace (ROWS, default 20M), 1 and 2 threads, RUNS interleaved rounds; prints
+## median rows/s with spread, the ratio, the load and whether the sample counts agree
 bench-duckdb:
 	bash scripts/bench/duckdb-vs-profile.sh
 

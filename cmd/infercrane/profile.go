@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -74,6 +75,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	if o.All {
 		o.Progress, finish = profileProgress(env)
 	}
+	defer scanGC()()
 	res, err := workload.Build(ctx, o)
 	finish()
 	if err != nil {
@@ -81,6 +83,21 @@ func runProfileTrace(env *cliEnv, args []string) int {
 		return 1
 	}
 	return writeProfile(env, "profile trace", res, o.MaxContext, *out)
+}
+
+// scanGCPercent is the garbage collector's target while a trace is scanned.
+// The Parquet decoder allocates about 100 bytes a row (dictionaries grown
+// page by page, page buffers) over a small live heap, so at the default
+// 100 the collector runs every few row groups; at 400 a full scan takes
+// about 15% less CPU for about twice the (row-count-independent) peak
+// memory: ~140 instead of ~70 MiB with one worker.
+const scanGCPercent = 400
+
+// scanGC sets the collector's target for a scan and returns what restores
+// it.
+func scanGC() func() {
+	old := debug.SetGCPercent(scanGCPercent)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // writeProfile saves the document to out (when set) and prints the summary.

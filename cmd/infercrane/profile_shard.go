@@ -132,6 +132,7 @@ func runProfileShard(env *cliEnv, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	defer scanGC()()
 	s, err := workload.BuildShard(ctx, o, i, n)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane profile shard: %v\n", err)
@@ -275,11 +276,14 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 	if job.Dir == "" {
 		job.Dir = filepath.Join(".infercrane", "profile-shards", workload.ShardKey(plan.Identity, o, n))
 	}
+	calFile := modal.CalibrationFile(".")
+	if job.Calibration, err = modal.LoadProfileCalibration(calFile); err != nil {
+		return fail(err)
+	}
 	est := job.Estimate(plan)
 	fmt.Fprintf(env.Stdout, "Sharded profile: %s rows in %d row groups over %d Modal CPU sandboxes (%g cores, %d MiB each).\n",
 		profThousands(est.Rows), len(plan.RowGroups), n, *mf.cpu, *mf.memory)
-	fmt.Fprintf(env.Stdout, "Estimate: %.0f s wall, %.0f sandbox-seconds, %.0f CPU-seconds, $%.4f (at %s rows/s per core, %.0f MB/s of S3 per sandbox, %.0f s start-up).\n",
-		est.WallSeconds, est.SandboxSeconds, est.CPUSeconds, est.CostUSD, profThousands(int64(modal.ScanRowsPerCoreSecond)), modal.S3BytesPerSecond/1e6, modal.ShardStartSeconds)
+	fmt.Fprintf(env.Stdout, "Estimate: %s.\n", est.Summary())
 	if *mf.dryRun {
 		return 0
 	}
@@ -288,8 +292,14 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 	}
 	rep, err := modal.RunProfile(ctx, cloud, job, plan)
 	if rep != nil {
-		fmt.Fprintf(env.Stdout, "Ran %d shards (%d reused from %s) in %.1f s: %.1f sandbox-seconds, %.1f CPU-seconds, $%.4f.\n",
-			n-rep.Reused, rep.Reused, job.Dir, rep.WallSeconds, rep.SandboxSeconds, rep.CPUSeconds, rep.CostUSD)
+		fmt.Fprintf(env.Stdout, "Ran %d shards (%d reused from %s) in %.1f s: %s.\n", n-rep.Reused, rep.Reused, job.Dir, rep.WallSeconds, rep.Summary())
+		if rep.Measured != nil {
+			if err := modal.SaveProfileCalibration(calFile, rep.Measured); err != nil {
+				fmt.Fprintf(env.Stderr, "infercrane profile trace: saving the measured calibration: %v\n", err)
+			} else {
+				fmt.Fprintf(env.Stdout, "Saved the measured rate and start-up in %s for the next estimate.\n", calFile)
+			}
+		}
 	}
 	if err != nil {
 		return fail(err)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -23,21 +25,76 @@ import (
 
 // Published Modal prices for CPU sandboxes (per physical core and per GiB
 // of memory, per second; verify before relying on them), and the figures
-// the estimate assumes.
+// the estimate assumes until a run has measured its own (see
+// ProfileCalibration).
 const (
 	CPUCorePricePerSecond   = 0.0000131
 	MemoryGiBPricePerSecond = 0.00000222
-	// ScanRowsPerCoreSecond is the full-scan rate of one core, measured
-	// with `make bench-duckdb` (README "Performance"); a sandbox's core may
-	// be slower or faster.
-	ScanRowsPerCoreSecond = 4.0e6
+	// DefaultScanRowsPerCoreSecond is the full-scan rate of one core:
+	// `profile trace --all --workers 1` measured 1.8-2.0M rows/s on the
+	// 20M-row bench trace (docs/benchmarks.md); a sandbox's core may be
+	// slower or faster, which a run's calibration corrects.
+	DefaultScanRowsPerCoreSecond = 1.9e6
 	// S3BytesPerSecond is what one sandbox is assumed to fetch from S3 with
 	// 8 ranged GETs in flight.
 	S3BytesPerSecond = 100e6
-	// ShardStartSeconds is the assumed cost of starting a sandbox and
-	// copying the binary in.
-	ShardStartSeconds = 15.0
+	// DefaultShardStartSeconds is the assumed cost of starting a sandbox
+	// and copying the binary in.
+	DefaultShardStartSeconds = 15.0
 )
+
+// ProfileCalibration is what a sharded profile measured of its sandboxes:
+// the scan rate per core (rows over the shards' scan time times their
+// cores) and the start-up (a sandbox's lifetime less its scan). The next
+// estimate uses it instead of the defaults, as the GPU estimates use a
+// calibration from evidence.
+type ProfileCalibration struct {
+	RowsPerCoreSecond float64 `json:"rows_per_core_second"`
+	StartSeconds      float64 `json:"start_seconds"`
+	// Shards and Rows are what it was measured on; CPU the cores per
+	// sandbox; MeasuredAt when (RFC 3339).
+	Shards     int     `json:"shards"`
+	Rows       int64   `json:"rows"`
+	CPU        float64 `json:"cpu"`
+	MeasuredAt string  `json:"measured_at"`
+}
+
+// DefaultProfileCalibration is the estimate's assumption before any run.
+func DefaultProfileCalibration() ProfileCalibration {
+	return ProfileCalibration{RowsPerCoreSecond: DefaultScanRowsPerCoreSecond, StartSeconds: DefaultShardStartSeconds}
+}
+
+// LoadProfileCalibration reads a calibration SaveProfileCalibration wrote;
+// a missing file is (nil, nil).
+func LoadProfileCalibration(path string) (*ProfileCalibration, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c ProfileCalibration
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !(c.RowsPerCoreSecond > 0) || !(c.StartSeconds >= 0) || math.IsInf(c.RowsPerCoreSecond+c.StartSeconds, 0) {
+		return nil, fmt.Errorf("%s: rows_per_core_second %v and start_seconds %v are not a measured rate and start-up; delete the file to use the defaults", path, c.RowsPerCoreSecond, c.StartSeconds)
+	}
+	return &c, nil
+}
+
+// SaveProfileCalibration writes c to path (its directory is made).
+func SaveProfileCalibration(path string, c *ProfileCalibration) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(path, append(data, '\n'))
+}
 
 // DefaultProfileImage is the image shard sandboxes run: small, with CA
 // certificates for S3 (the infercrane binary is static).
@@ -79,6 +136,9 @@ type ProfileJob struct {
 	Progress func(line string)
 	// Now stamps the merged profile (nil: time.Now).
 	Now func() time.Time
+	// Calibration is what the estimate assumes of the sandboxes (nil:
+	// DefaultProfileCalibration).
+	Calibration *ProfileCalibration
 }
 
 func (j *ProfileJob) defaults() {
@@ -112,9 +172,13 @@ type ProfileEstimate struct {
 	// Bytes is the projected column data to fetch (an upper bound).
 	Bytes int64
 	// WallSeconds is the slowest shard's expected time; SandboxSeconds the
-	// sum over shards; CPUSeconds that times the cores per sandbox.
-	WallSeconds, SandboxSeconds, CPUSeconds float64
-	CostUSD                                 float64
+	// sum over shards (what Modal bills); CoreSeconds that times the cores
+	// per sandbox (reserved, billed whether used or not); CPUSeconds the
+	// CPU time the scans themselves are expected to use.
+	WallSeconds, SandboxSeconds, CoreSeconds, CPUSeconds float64
+	CostUSD                                              float64
+	// Calibration is the rate and start-up the estimate assumed.
+	Calibration ProfileCalibration
 }
 
 // sandboxPrice is the price of one sandbox-second.
@@ -123,22 +187,44 @@ func (j *ProfileJob) sandboxPrice() float64 {
 }
 
 // Estimate predicts the job's time and cost from the trace's footer: each
-// shard scans its rows at ScanRowsPerCoreSecond per core or fetches its
-// bytes at S3BytesPerSecond, whichever is slower, after ShardStartSeconds.
+// shard scans its rows at the calibration's rate per core or fetches its
+// bytes at S3BytesPerSecond, whichever is slower, after the calibration's
+// start-up.
 func (j ProfileJob) Estimate(plan *workload.ShardPlan) ProfileEstimate {
 	j.defaults()
-	e := ProfileEstimate{Shards: len(plan.Parts)}
+	c := DefaultProfileCalibration()
+	if j.Calibration != nil {
+		c = *j.Calibration
+	}
+	e := ProfileEstimate{Shards: len(plan.Parts), Calibration: c}
 	for i := range plan.Parts {
 		rows, bytes := plan.Rows[i], plan.Bytes[i]
 		e.Rows += rows
 		e.Bytes += bytes
-		s := ShardStartSeconds + math.Max(float64(rows)/(ScanRowsPerCoreSecond*j.CPU), float64(bytes)/S3BytesPerSecond)
+		s := c.StartSeconds + math.Max(float64(rows)/(c.RowsPerCoreSecond*j.CPU), float64(bytes)/S3BytesPerSecond)
 		e.WallSeconds = math.Max(e.WallSeconds, s)
 		e.SandboxSeconds += s
+		e.CPUSeconds += float64(rows) / c.RowsPerCoreSecond
 	}
-	e.CPUSeconds = e.SandboxSeconds * j.CPU
+	e.CoreSeconds = e.SandboxSeconds * j.CPU
 	e.CostUSD = e.SandboxSeconds * j.sandboxPrice()
 	return e
+}
+
+// Summary says, in one sentence, what the estimate expects and from what.
+func (e ProfileEstimate) Summary() string {
+	from := "the defaults; a run measures its own"
+	if c := e.Calibration; c.MeasuredAt != "" {
+		from = fmt.Sprintf("measured by a run of %d shards at %s", c.Shards, c.MeasuredAt)
+	}
+	return fmt.Sprintf("%.0f s wall, %.0f sandbox-seconds (%.0f core-seconds reserved and billed), %.0f CPU-seconds of scanning, $%.4f (at %.0f rows/s per core and %.0f s start-up per sandbox, %s; %.0f MB/s of S3 per sandbox)",
+		e.WallSeconds, e.SandboxSeconds, e.CoreSeconds, e.CPUSeconds, e.CostUSD, e.Calibration.RowsPerCoreSecond, e.Calibration.StartSeconds, from, S3BytesPerSecond/1e6)
+}
+
+// CalibrationFile is where a sharded profile run from dir keeps what it
+// measured for the next estimate.
+func CalibrationFile(dir string) string {
+	return filepath.Join(dir, ".infercrane", "profile-calibration.json")
 }
 
 // ProfileReport is a finished sharded profile.
@@ -149,9 +235,14 @@ type ProfileReport struct {
 	Reused   int
 	Attempts []int
 	// WallSeconds is the job's time; SandboxSeconds the sandboxes' summed
-	// lifetimes (what Modal bills), CPUSeconds that times their cores.
-	WallSeconds, SandboxSeconds, CPUSeconds float64
-	CostUSD                                 float64
+	// lifetimes (what Modal bills), CoreSeconds that times their cores
+	// (reserved); CPUSeconds the CPU time the shards' scans used, as their
+	// processes measured it (shards run this time only).
+	WallSeconds, SandboxSeconds, CoreSeconds, CPUSeconds float64
+	CostUSD                                              float64
+	// Measured is the calibration this run measured (nil when every shard
+	// was reused).
+	Measured *ProfileCalibration
 }
 
 // ShardFile is where shard index of shards is kept in a job's Dir.
@@ -187,6 +278,7 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 	}
 	id := randomID()
 	var (
+		meas     measurement
 		mu       sync.Mutex
 		failures []string
 		wg       sync.WaitGroup
@@ -202,7 +294,7 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 				return
 			}
 			defer func() { <-sem }()
-			s, attempts, secs, err := runShard(ctx, cloud, job, id, i)
+			s, attempts, secs, last, err := runShard(ctx, cloud, job, id, i)
 			mu.Lock()
 			defer mu.Unlock()
 			rep.Attempts[i] = attempts
@@ -212,12 +304,15 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 				return
 			}
 			shards[i] = s
+			rep.CPUSeconds += s.CPUSeconds
+			meas.add(plan.Rows[i], s.WallSeconds, last)
 		}()
 	}
 	wg.Wait()
 	rep.WallSeconds = time.Since(start).Seconds()
-	rep.CPUSeconds = rep.SandboxSeconds * job.CPU
+	rep.CoreSeconds = rep.SandboxSeconds * job.CPU
 	rep.CostUSD = rep.SandboxSeconds * job.sandboxPrice()
+	rep.Measured = meas.calibration(job.CPU, time.Now())
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("modal profile: interrupted (%w); the finished shards are saved in %s and a rerun of the same command resumes from them", err, job.Dir)
 	}
@@ -232,6 +327,27 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 	}
 	rep.Result = res
 	return rep, nil
+}
+
+// Summary says what the run cost: billed sandbox time, reserved cores and
+// the CPU time the scans used, and what it measured.
+func (r *ProfileReport) Summary() string {
+	out := fmt.Sprintf("%.1f sandbox-seconds (%.1f core-seconds reserved and billed), %.1f CPU-seconds used by the scans, $%.4f",
+		r.SandboxSeconds, r.CoreSeconds, r.CPUSeconds, r.CostUSD)
+	if m := r.Measured; m != nil {
+		out += fmt.Sprintf("; measured %.0f rows/s per core and %.1f s start-up per sandbox", m.RowsPerCoreSecond, m.StartSeconds)
+	}
+	return out
+}
+
+// saveCalibration keeps what a run measured for the next estimate.
+func (j *ProfileJob) saveCalibration(path string, rep *ProfileReport) {
+	if rep == nil || rep.Measured == nil {
+		return
+	}
+	if err := SaveProfileCalibration(path, rep.Measured); err != nil {
+		j.note("saving the measured calibration: %v", err)
+	}
 }
 
 func (j *ProfileJob) note(format string, args ...any) {
@@ -254,13 +370,15 @@ func reuseShard(job ProfileJob, plan *workload.ShardPlan, i int) *workload.Shard
 	return s
 }
 
-// runShard runs shard i, in a new sandbox per attempt, and saves it.
-func runShard(ctx context.Context, cloud Cloud, job ProfileJob, id string, i int) (*workload.Shard, int, float64, error) {
+// runShard runs shard i, in a new sandbox per attempt, and saves it. It
+// returns the attempts, the sandbox-seconds of all of them and the
+// lifetime of the one that succeeded.
+func runShard(ctx context.Context, cloud Cloud, job ProfileJob, id string, i int) (*workload.Shard, int, float64, float64, error) {
 	var last error
 	var secs float64
 	for attempt := 1; attempt <= job.Attempts; attempt++ {
 		if ctx.Err() != nil {
-			return nil, attempt - 1, secs, ctx.Err()
+			return nil, attempt - 1, secs, 0, ctx.Err()
 		}
 		s, took, err := shardAttempt(ctx, cloud, job, id, i, attempt)
 		secs += took
@@ -270,15 +388,42 @@ func runShard(ctx context.Context, cloud Cloud, job ProfileJob, id string, i int
 				err = writeAtomic(ShardFile(job.Dir, i, job.Shards), data)
 			}
 			if err != nil {
-				return nil, attempt, secs, fmt.Errorf("shard %d/%d: saving its result: %w", i, job.Shards, err)
+				return nil, attempt, secs, 0, fmt.Errorf("shard %d/%d: saving its result: %w", i, job.Shards, err)
 			}
 			job.note("shard %d/%d: done in %.1fs (attempt %d)", i, job.Shards, took, attempt)
-			return s, attempt, secs, nil
+			return s, attempt, secs, took, nil
 		}
 		last = err
 		job.note("shard %d/%d: attempt %d of %d failed: %v", i, job.Shards, attempt, job.Attempts, err)
 	}
-	return nil, job.Attempts, secs, fmt.Errorf("shard %d/%d: %w", i, job.Shards, last)
+	return nil, job.Attempts, secs, 0, fmt.Errorf("shard %d/%d: %w", i, job.Shards, last)
+}
+
+// measurement sums what the shards of a run measured, for its calibration.
+type measurement struct {
+	shards             int
+	rows               int64
+	scanSecs, lifeSecs float64
+}
+
+// add records a shard of rows that scanned for scan seconds in a sandbox
+// that lived life seconds.
+func (m *measurement) add(rows int64, scan, life float64) {
+	m.shards++
+	m.rows += rows
+	m.scanSecs += scan
+	m.lifeSecs += life
+}
+
+// calibration is the rate and start-up measured (nil: nothing measured).
+func (m *measurement) calibration(cpu float64, now time.Time) *ProfileCalibration {
+	if m.shards == 0 || !(m.scanSecs > 0) || m.rows == 0 {
+		return nil
+	}
+	return &ProfileCalibration{
+		RowsPerCoreSecond: float64(m.rows) / (m.scanSecs * cpu), StartSeconds: max(0, (m.lifeSecs-m.scanSecs)/float64(m.shards)),
+		Shards: m.shards, Rows: m.rows, CPU: cpu, MeasuredAt: now.UTC().Format(time.RFC3339),
+	}
 }
 
 // shardAttempt runs shard i once in a fresh sandbox and always terminates
@@ -457,13 +602,18 @@ func ResolveTrace(ctx context.Context, t *lang.Trace, specDir string, ro workloa
 		if job.Binary, err = ResolveBinary(cfg.Binary, filepath.Join(specDir, ".infercrane", "bin")); err != nil {
 			return nil, err
 		}
+		calFile := CalibrationFile(specDir)
+		if job.Calibration, err = LoadProfileCalibration(calFile); err != nil {
+			return nil, err
+		}
 		est := job.Estimate(plan)
-		job.note("profiling trace %s on %d Modal CPU sandboxes: %d rows, estimated %.0f s, %.0f CPU-seconds, $%.4f", t.Name, job.Shards, est.Rows, est.WallSeconds, est.CPUSeconds, est.CostUSD)
+		job.note("profiling trace %s on %d Modal CPU sandboxes: %d rows, estimated %s", t.Name, job.Shards, est.Rows, est.Summary())
 		rep, err := RunProfile(ctx, cloud, job, plan)
+		job.saveCalibration(calFile, rep)
 		if err != nil {
 			return nil, err
 		}
-		job.note("profiled trace %s: %.1f sandbox-seconds, %.1f CPU-seconds, $%.4f", t.Name, rep.SandboxSeconds, rep.CPUSeconds, rep.CostUSD)
+		job.note("profiled trace %s: %s", t.Name, rep.Summary())
 		return rep.Result, nil
 	})
 	if err != nil {

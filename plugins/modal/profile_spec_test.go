@@ -3,6 +3,7 @@ package modal_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -121,6 +122,37 @@ trace "t" {
 		if !diags.HasErrors() || !strings.Contains(diags.Error(), bad.says) {
 			t.Errorf("%s -> %s: %v, want %q", bad.from, bad.to, diags, bad.says)
 		}
+	}
+}
+
+// The estimate is the calibration's arithmetic: per shard, start-up plus
+// its rows at the rate per core times the cores (or its bytes at the S3
+// rate, when slower); CPU-seconds are the rows at the rate per core, and
+// core-seconds the sandbox-seconds times the cores. Uncalibrated, it
+// assumes the measured single-core rate (1.9M rows/s), not 4M.
+func TestProfileEstimateFromCalibration(t *testing.T) {
+	plan := &workload.ShardPlan{Parts: [][]int{{0}, {1}}, Rows: []int64{4_000_000, 2_000_000}, Bytes: []int64{1e6, 1e6}}
+	job := modal.ProfileJob{Shards: 2, CPU: 2, MemoryMiB: 1024, Calibration: &modal.ProfileCalibration{RowsPerCoreSecond: 1e6, StartSeconds: 5, Shards: 4, MeasuredAt: "2026-12-02T03:00:00Z"}}
+	e := job.Estimate(plan)
+	if e.WallSeconds != 7 || e.SandboxSeconds != 7+6 || e.CoreSeconds != 26 || e.CPUSeconds != 6 {
+		t.Errorf("estimate %+v", e)
+	}
+	if want := 13 * (2*modal.CPUCorePricePerSecond + modal.MemoryGiBPricePerSecond); math.Abs(e.CostUSD-want) > 1e-12 {
+		t.Errorf("cost %v, want %v", e.CostUSD, want)
+	}
+	job.Calibration = nil
+	if e := job.Estimate(plan); math.Abs(e.CPUSeconds-6e6/1.9e6) > 1e-9 || !strings.Contains(e.Summary(), "the defaults") {
+		t.Errorf("uncalibrated estimate %+v: %s", e, e.Summary())
+	}
+	for _, bad := range []string{`{"rows_per_core_second": 0, "start_seconds": 1}`, `{"rows_per_core_second": 1e6, "start_seconds": -1}`, `not json`} {
+		p := filepath.Join(t.TempDir(), "c.json")
+		os.WriteFile(p, []byte(bad), 0o644)
+		if _, err := modal.LoadProfileCalibration(p); err == nil {
+			t.Errorf("calibration %s accepted", bad)
+		}
+	}
+	if c, err := modal.LoadProfileCalibration(filepath.Join(t.TempDir(), "none.json")); c != nil || err != nil {
+		t.Errorf("missing calibration: %v, %v", c, err)
 	}
 }
 

@@ -91,6 +91,38 @@ func TestShardedProfileOnLocalCloud(t *testing.T) {
 	if rep.SandboxSeconds <= 0 || rep.CostUSD <= 0 {
 		t.Errorf("report %+v", rep)
 	}
+	// CPU-seconds are what the scans used (their processes' rusage), not
+	// the sandboxes' lifetimes times their cores (reserved: CoreSeconds).
+	var used float64
+	for i := range 3 {
+		s, err := workload.ParseShard(mustRead(t, modal.ShardFile(job.Dir, i, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		used += s.CPUSeconds
+	}
+	if rep.CoreSeconds != rep.SandboxSeconds*job.CPU || rep.CPUSeconds != used || used <= 0 || rep.CPUSeconds >= rep.CoreSeconds {
+		t.Errorf("CPU-seconds used %v (shards say %v), core-seconds reserved %v of %v sandbox-seconds", rep.CPUSeconds, used, rep.CoreSeconds, rep.SandboxSeconds)
+	}
+	// The run measured its rate and start-up (measured on the local
+	// stand-in here), and the next estimate uses them.
+	m := rep.Measured
+	if m == nil || m.RowsPerCoreSecond <= 0 || m.StartSeconds < 0 || m.Shards != 3 || m.Rows != 40_000 {
+		t.Fatalf("measured calibration %+v", m)
+	}
+	calFile := filepath.Join(dir, "calibration.json")
+	if err := modal.SaveProfileCalibration(calFile, m); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := modal.LoadProfileCalibration(calFile)
+	if err != nil || *loaded != *m {
+		t.Fatalf("calibration read back %+v, %v", loaded, err)
+	}
+	calibrated := job
+	calibrated.Calibration = loaded
+	if e := calibrated.Estimate(plan); e.Calibration != *m || !strings.Contains(e.Summary(), "measured by a run of 3 shards") {
+		t.Errorf("calibrated estimate %+v: %s", e, e.Summary())
+	}
 	if left := cloud.Running(); len(left) > 0 {
 		t.Fatalf("sandboxes left running: %v", left)
 	}
