@@ -252,7 +252,7 @@ func loadChart(title, xlabel, ylabel string, ss []series, ref float64, marks []v
 			dash = ` stroke-dasharray="2 3"`
 		}
 		fmt.Fprintf(&sb, `<line class="knee" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#2a2" stroke-width="1.2"%s/>`, x, padTop, x, padTop+innerH, dash)
-		fmt.Fprintf(&sb, `<text class="annotation" x="%.1f" y="%d" text-anchor="end" %s>%s</text>`, x-3, padTop+innerH-6-12*i, fontAttrs, html.EscapeString(m.label))
+		fmt.Fprintf(&sb, `<text class="annotation" x="%.1f" y="%d" text-anchor="end" %s>%s</text>`, x-3, padTop+innerH-6-(labelLine+2)*i, fontAttrs, html.EscapeString(m.label))
 	}
 	colours := make([]string, len(ss))
 	for i, s := range ss {
@@ -323,7 +323,7 @@ func paretoChart(p Pareto) string {
 		}
 		x, y := xs.at(l.Capacity), ys.at(*l.USDPerMTok)
 		fmt.Fprintf(&sb, `<circle class="lane" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"/>`, x, y, markerRadius+1, fill)
-		fmt.Fprintf(&sb, `<text x="%.1f" y="%.1f" %s>%s</text>`, x+6, y-6+float64(i%2)*14, fontAttrs, html.EscapeString(l.Model+" · "+l.GPUType))
+		fmt.Fprintf(&sb, `<text class="annotation" x="%.1f" y="%.1f" %s>%s</text>`, x+6, y-6+float64(i%2)*14, fontAttrs, html.EscapeString(l.Model+" · "+l.GPUType))
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -124,18 +125,20 @@ const layoutScript = `<script>
         if (c.getAttribute('data-direction') !== dir) { problems.push(name + ': mixes higher- and lower-is-better ratios'); break; }
     }
   }
-  // The per-lane grid: panels between lane headings, each at the same
-  // place relative to its lane's heading in every lane, none on another.
-  const rows = []; let cur = null, head = null;
+  // The per-lane grid: panels between lane headings, each in the same
+  // column and the same line (of those a lane's panels wrap into) in every
+  // lane, none on another.
+  const rows = []; let cur = null;
   for (const el of document.querySelectorAll('.lanes > *')) {
-    if (el.classList.contains('lanehead')) { cur = []; rows.push(cur); head = r(el); }
-    else if (el.classList.contains('panel') && cur) { const b = r(el); cur.push({x: Math.round(b.left), y: Math.round(b.top - head.top), b: b}); }
+    if (el.classList.contains('lanehead')) { cur = []; rows.push(cur); }
+    else if (el.classList.contains('panel') && cur) { const b = r(el); cur.push({x: Math.round(b.left), top: Math.round(b.top), b: b}); }
   }
+  for (const row of rows) { const tops = [...new Set(row.map(p => p.top))].sort((a, b) => a - b); row.forEach(p => p.line = tops.indexOf(p.top)); }
   if (rows.length === 0) problems.push('no per-lane rows');
   for (const row of rows) {
     if (row.length !== rows[0].length) problems.push('a lane row has ' + row.length + ' panels, the first ' + rows[0].length);
-    row.forEach((p, i) => { if (rows[0][i] && (Math.abs(p.x - rows[0][i].x) > 1 || Math.abs(p.y - rows[0][i].y) > 1))
-      problems.push('panel ' + i + ' of a lane is at (' + p.x + ', ' + p.y + ') from its heading, not (' + rows[0][i].x + ', ' + rows[0][i].y + ')'); });
+    row.forEach((p, i) => { if (rows[0][i] && (Math.abs(p.x - rows[0][i].x) > 1 || p.line !== rows[0][i].line))
+      problems.push('panel ' + i + ' of a lane is at x=' + p.x + ' on line ' + p.line + ', not x=' + rows[0][i].x + ' on line ' + rows[0][i].line); });
     for (let i = 0; i < row.length; i++) for (let j = i + 1; j < row.length; j++)
       if (overlap(row[i].b, row[j].b) > 1) problems.push('panels ' + i + ' and ' + j + ' of a lane overlap');
   }
@@ -309,6 +312,30 @@ func TestHTMLLayoutInHeadlessChromium(t *testing.T) {
 			t.Errorf("the layout checks at %d px covered too little: %v", width, checked)
 		}
 	}
+	// A screen of capacity searches: its load, goodput and Pareto charts
+	// and its search lanes' panels hold to the same rules.
+	capIn := capacityInput()
+	capEvs, err := BuildEvidence(capIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var capPage bytes.Buffer
+	if err := WriteHTML(&capPage, capEvs[0], screenRecords(&capIn, capEvs[0])); err != nil {
+		t.Fatal(err)
+	}
+	capProblems, capChecked := check(capPage.String(), 1400)
+	t.Logf("layout checks of the capacity screen at 1400 px: %v", capChecked)
+	for _, p := range capProblems {
+		t.Errorf("capacity screen at 1400 px: %s", p)
+	}
+	if capChecked["rows"] != 3 || capChecked["marks"] < 20 || capChecked["labels"] < 100 {
+		t.Errorf("the capacity screen's checks covered too little: %v", capChecked)
+	}
+	capFile := filepath.Join(t.TempDir(), "capacity.html")
+	if err := os.WriteFile(capFile, capPage.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runChromium(t, bin, "--hide-scrollbars", "--window-size=1400,3000", "--screenshot="+artifactPath(t, "capacity-screenshot.png"), "file://"+capFile)
 	// Negative controls: each check must catch what it is for.
 	for _, c := range []struct{ css, want string }{
 		{"g.legend{transform:translate(0px,-150px)}", "the legend covers a plotted mark"},
