@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/infercrane/infercrane/executor/report"
@@ -138,6 +139,24 @@ func runVerify(env *cliEnv, args []string) int {
 		}
 	}
 	ok = res.OK()
+	if _, err := os.Stat(report.EnvelopeFile(pos[0])); err == nil && *keyFile == "" {
+		// A signature beside the evidence is checked for its structure and
+		// its subjects; only -key checks who signed it.
+		sr, err := report.VerifySignature(pos[0], *stateDir, nil)
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n  %v\n", filepath.Base(report.EnvelopeFile(pos[0])), err)
+			ok = false
+		case !sr.OK():
+			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n", filepath.Base(report.EnvelopeFile(pos[0])))
+			for _, p := range sr.Problems {
+				fmt.Fprintf(env.Stdout, "  %s\n", p)
+			}
+			ok = false
+		default:
+			fmt.Fprintf(env.Stdout, "Signature present, NOT CHECKED (pass -key to check it): the envelope is well-formed, names key %s, and %d subject(s) match their files.\n", sr.KeyID, sr.Subjects)
+		}
+	}
 	if *keyFile != "" {
 		pub, err := readKeyFile(*keyFile, report.ParsePublicKey)
 		if err != nil {

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/state"
+
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
 )
@@ -488,5 +491,55 @@ func TestVerifyAcceptsEvidenceWrittenBeforeArrivalProcess(t *testing.T) {
 	})
 	if res, err = Verify(changed, dir); err != nil || res.OK() || len(res.Differences) != 1 || !strings.Contains(res.Differences[0], "workload.arrival_process.burstiness") {
 		t.Errorf("a changed arrival process: %v, differences %v", err, res.Differences)
+	}
+}
+
+// TestVerifyCrossChecksTheJournal: a run summary edited in the journal
+// (through the store, so its CRC holds; state show prints it) differs from
+// the records the evidence is rebuilt from, and a run the journal records
+// twice collapses into one in the state: verify -state names both
+// (issue 25, defect 8; before, it said OK).
+func TestVerifyCrossChecksTheJournal(t *testing.T) {
+	dir, oc := generateFixture(t, Options{Formats: []string{FormatJSON}})
+	snap, err := state.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := snap.Lanes["bbbb2222"]
+	if ls == nil || len(ls.Results) == 0 {
+		t.Fatalf("no runs of lane bbbb2222 in %+v", snap.Lanes)
+	}
+	var run state.RunRecord
+	for _, r := range ls.Results {
+		if r.Run == 2 {
+			run = *r
+		}
+	}
+	var s loadgen.Summary
+	if err := json.Unmarshal(run.Summary, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Succeeded += 7
+	run.Summary, _ = json.Marshal(s)
+	records, err := os.ReadFile(run.RecordsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CommitRun(run, func(w io.Writer) error { _, err := w.Write(records); return err }); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	res, err := Verify(evidenceFile(t, oc), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(res.Differences, "\n")
+	if res.OK() || !strings.Contains(joined, "the journal records run 2 of lane bbbb2222 more than once") ||
+		!strings.Contains(joined, "summary of lane bbbb2222 run 2 in the journal (what state show prints) differs from its records") {
+		t.Fatalf("differences %v", res.Differences)
 	}
 }

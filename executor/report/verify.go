@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // VerifyResult is what Verify found.
@@ -91,9 +95,22 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := res.checkJournal(stateDir); err != nil {
+		return nil, err
+	}
 	for _, lane := range sortedKeys(in.Runs) {
 		runs := in.Runs[lane]
 		for i := range runs {
+			// The evidence is rebuilt from the records, not the journal's
+			// summary, which state show prints: the two must agree.
+			if js := runs[i].Summary; js != nil {
+				computed := loadgen.Compute(runs[i].Records, loadgen.SLO{})
+				a, _ := json.Marshal(runMetrics(js, false))
+				b, _ := json.Marshal(runMetrics(&computed, false))
+				if !bytes.Equal(a, b) {
+					res.Differences = append(res.Differences, fmt.Sprintf("summary of lane %s run %d in the journal (what state show prints) differs from its records: %s; the records give %s", lane, runs[i].Run, a, b))
+				}
+			}
 			runs[i].Summary = nil // recompute from the records, not the journal
 			if p := filepath.Join(stateDir, filepath.FromSlash(runs[i].RecordsFile)); runs[i].RecordsSHA256 != "" {
 				if sum, err := fileSHA256(p); err == nil && sum != runs[i].RecordsSHA256 {
@@ -131,6 +148,33 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	c := &comparer{res: res}
 	c.diff("", doc, want)
 	return res, nil
+}
+
+// checkJournal adds a difference for each run the journal records more
+// than once for the same lane (the state keeps the last, silently): a
+// run is recorded once, or again only after its lane was started anew.
+func (r *VerifyResult) checkJournal(stateDir string) error {
+	scan, err := state.ReadJournal(filepath.Join(stateDir, state.JournalFile))
+	if err != nil {
+		return err
+	}
+	seen := map[string]int{}
+	for _, e := range scan.Entries {
+		switch e.Type {
+		case state.EntryLane, state.EntryDrop:
+			for k := range seen {
+				if strings.HasPrefix(k, e.Lane+"\x00") {
+					delete(seen, k)
+				}
+			}
+		case state.EntryRun:
+			k := fmt.Sprintf("%s\x00%d", e.Lane, e.Result.Run)
+			if seen[k]++; seen[k] == 2 {
+				r.Differences = append(r.Differences, fmt.Sprintf("the journal records run %d of lane %s more than once (line seq %d repeats it); the state keeps the last", e.Result.Run, e.Lane, e.Seq))
+			}
+		}
+	}
+	return nil
 }
 
 // VerifyDigest is Verify's first check on raw, the bytes of the evidence
