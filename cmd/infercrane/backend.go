@@ -233,16 +233,12 @@ func runInit(env *cliEnv, args []string) int {
 		},
 	})
 	dir := fs.String("state", "", "state `DIR`ectory (default: .infercrane next to the spec)")
-	pos, code, ok := fs.parse(args)
+	cfg, stateDir, code, ok := specArgs(env, fs, args, *dir)
 	if !ok {
 		return code
 	}
-	path, code, ok := fs.oneOptional(pos, "PATH", ".")
-	if !ok {
-		return code
-	}
-	cfg, stateDir, ok := specAndState(env, "init", path, *dir)
-	if !ok || cfg == nil {
+	if cfg == nil {
+		fmt.Fprintf(env.Stderr, "infercrane init: no spec at the given PATH: init reads the spec's backend block\n")
 		return exitError
 	}
 	fail := func(err error) int {
@@ -325,12 +321,27 @@ func runInit(env *cliEnv, args []string) int {
 	return exitOK
 }
 
-// backendOf resolves the backend of the spec at path or of -state DIR.
-func backendOf(env *cliEnv, name, path, dir string) (*bucket.Backend, string, bool) {
-	cfg, stateDir, ok := specAndState(env, name, path, dir)
+// specArgs parses a backend command's flags and its optional PATH (default
+// .), and loads the spec there with its state directory (see specAndState).
+func specArgs(env *cliEnv, fs *cmdFlags, args []string, dir string) (*lang.Config, string, int, bool) {
+	pos, code, ok := fs.parse(args)
 	if !ok {
-		return nil, "", false
+		return nil, "", code, false
 	}
+	path, code, ok := fs.oneOptional(pos, "PATH", ".")
+	if !ok {
+		return nil, "", code, false
+	}
+	cfg, stateDir, ok := specAndState(env, fs.name, path, dir)
+	if !ok {
+		return nil, "", exitError, false
+	}
+	return cfg, stateDir, exitOK, true
+}
+
+// backendOf opens the backend of the spec (cfg, nil for none) or of the
+// state directory's backend.json.
+func backendOf(env *cliEnv, name string, cfg *lang.Config, stateDir string) (*bucket.Backend, bool) {
 	rec, err := stateBackend(cfg, stateDir)
 	if err == nil && rec == nil {
 		err = fmt.Errorf("the state in %s is local (no backend block in the spec, no backend.json in it): there is no backend to use", stateDir)
@@ -341,9 +352,9 @@ func backendOf(env *cliEnv, name, path, dir string) (*bucket.Backend, string, bo
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, err)
-		return nil, "", false
+		return nil, false
 	}
-	return b, stateDir, true
+	return b, true
 }
 
 func runForceUnlock(env *cliEnv, args []string) int {
@@ -366,7 +377,11 @@ func runForceUnlock(env *cliEnv, args []string) int {
 	if len(pos) == 2 {
 		path = pos[1]
 	}
-	b, _, ok := backendOf(env, "force-unlock", path, *dir)
+	cfg, stateDir, ok := specAndState(env, "force-unlock", path, *dir)
+	if !ok {
+		return exitError
+	}
+	b, ok := backendOf(env, "force-unlock", cfg, stateDir)
 	if !ok {
 		return exitError
 	}
@@ -390,15 +405,11 @@ func runStatePull(env *cliEnv, args []string) int {
 		Examples: []string{"infercrane state pull", "infercrane state pull -state ci/.infercrane examples/quickstart"},
 	})
 	dir := fs.String("state", "", "state `DIR`ectory that caches the backend (default: .infercrane next to the spec)")
-	pos, code, ok := fs.parse(args)
+	cfg, stateDir, code, ok := specArgs(env, fs, args, *dir)
 	if !ok {
 		return code
 	}
-	path, code, ok := fs.oneOptional(pos, "PATH", ".")
-	if !ok {
-		return code
-	}
-	b, stateDir, ok := backendOf(env, "state pull", path, *dir)
+	b, ok := backendOf(env, "state pull", cfg, stateDir)
 	if !ok {
 		return exitError
 	}
@@ -429,17 +440,9 @@ func runStatePush(env *cliEnv, args []string) int {
 		Examples: []string{"infercrane state push", "infercrane state push -state old/.infercrane examples/quickstart"},
 	})
 	dir := fs.String("state", "", "state `DIR`ectory to copy (default: .infercrane next to the spec)")
-	pos, code, ok := fs.parse(args)
+	cfg, stateDir, code, ok := specArgs(env, fs, args, *dir)
 	if !ok {
 		return code
-	}
-	path, code, ok := fs.oneOptional(pos, "PATH", ".")
-	if !ok {
-		return code
-	}
-	cfg, stateDir, ok := specAndState(env, "state push", path, *dir)
-	if !ok {
-		return exitError
 	}
 	var rec *state.BackendRecord
 	if cfg != nil {
