@@ -87,7 +87,7 @@ func TestApplyOnATerminalRedraws(t *testing.T) {
 	}
 	out := raw.Bytes()
 	if !cursorUp.Match(out) {
-		t.Errorf("the display moved the cursor up never: it scrolls instead of redrawing\n%q", tail(out))
+		t.Errorf("the display moved the cursor up never: it scrolls instead of redrawing\n%q", screenTail(out))
 	}
 	screen := emulate(out)
 	if len(screen) >= 100 {
@@ -187,6 +187,6 @@ func emulate(out []byte) []string {
 	return s
 }
 
-func tail(b []byte) []byte {
+func screenTail(b []byte) []byte {
 	return b[max(0, len(b)-2000):]
 }
