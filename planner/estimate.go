@@ -79,6 +79,11 @@ func hardware(g *lang.GPU, in LaneInputs) (Hardware, bool) {
 		cat.PricePerSecond = *g.PricePerSecond
 	}
 	a.GPUMemoryUtilization = in.GPUMemoryUtil
+	if o, ok := FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API); ok {
+		// The engine version's costs outside the GPU (its front end, its
+		// per-step overhead); a calibration's fit replaces the first two.
+		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+	}
 	return Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: BytesPerElem(in.RuntimeDtype), Assume: a}, true
 }
 

@@ -34,6 +34,9 @@ type Engine struct {
 	// KV cache cannot take the waiting requests and nothing runs): nothing
 	// changes until a request arrives or leaves.
 	stuck bool
+	// frontFree is when the front end is next free to take a request
+	// (PerfLane.FrontEndBusySeconds).
+	frontFree float64
 }
 
 // arrival is a request on its way to the engine.
@@ -58,6 +61,13 @@ func (e *Engine) Scheduler() *Scheduler { return e.sched }
 // engine.
 func (e *Engine) Arrive(q *Seq, sent float64) float64 {
 	a := arrival{q, sent + e.lane.RequestDelaySeconds(q.Index)}
+	if busy := e.lane.FrontEndBusySeconds(q); busy > 0 {
+		// One front-end process: a request sent while it works on
+		// others waits for it.
+		start := math.Max(sent, e.frontFree)
+		a.enter = start + e.lane.RequestDelaySeconds(q.Index)
+		e.frontFree = start + busy
+	}
 	q.state = seqNew
 	// Entries come in order but for ties and racing callers: insert from
 	// the back.

@@ -54,6 +54,20 @@ func (s PerfLane) StepSeconds(st *Step) float64 {
 	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
 }
 
+// FrontEndBusySeconds is the time the front end (one API server process)
+// spends on request q: its way in (the request overhead) and the
+// streaming of its output (FrontEndTokenUs a token). The front end serves
+// requests one at a time (Engine.Arrive), so a burst enters the engine at
+// its pace; 0 when Assumptions.FrontEndTokenUs is 0 (the front end is
+// not a queue).
+func (s PerfLane) FrontEndBusySeconds(q *Seq) float64 {
+	tok := s.Hardware.Assume.FrontEndTokenUs
+	if tok <= 0 {
+		return 0
+	}
+	return s.RequestOverheadSeconds() + float64(q.Output)*tok/1e6
+}
+
 // RequestOverheadSeconds is the fixed time between a request's send and
 // its entering the engine (HTTP, chat template, tokenisation); when the
 // engine takes it into a step is Engine's rule.

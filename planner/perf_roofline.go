@@ -23,6 +23,13 @@ type Assumptions struct {
 	// catalog's value, is none. Calibration fits it from the spread of
 	// measured TTFT percentiles.
 	RequestJitterMs float64 `json:"request_jitter_ms,omitempty"`
+	// FrontEndTokenUs is the front end's time per streamed output token
+	// (detokenisation and the SSE chunk, in one API server process): the
+	// client cannot receive tokens faster than one per this, however
+	// fast the engine steps, so a step lasts at least its sampled tokens
+	// times it (plus the step overhead). 0 (the catalog's value outside a
+	// known engine version) is no bound.
+	FrontEndTokenUs float64 `json:"front_end_token_us,omitempty"`
 }
 
 // DefaultAssumptions returns the catalog defaults for g.

@@ -284,6 +284,18 @@ func writeFindings(ew *errWriter, fs []Finding) {
 
 func writeAssumptions(ew *errWriter, p *Plan) {
 	ew.printf("\nAssumptions: predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median; each carries its expected range (±: a calibration's residuals, or the catalog's stated uncertainty, ±50%% TTFT and ±25%% the rest, when uncalibrated). GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block, or calibrate from evidence (infercrane calibrate) and reference the file from a gpu or runtime block; engine settings come from the runtime block's args and the engine version's defaults.\n")
+	seenRT := map[string]bool{}
+	for _, l := range p.Lanes {
+		in := l.Inputs
+		o, ok := FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API)
+		key := l.Runtime + "\x00" + in.API
+		if !ok || seenRT[key] {
+			continue
+		}
+		seenRT[key] = true
+		ew.printf("  runtime %s (%s %s, %s API): %.1f ms per request through the front end, %.1f ms per step, %.0f µs per streamed output token, the front end one request at a time (%s; in place of the gpu lines' overheads unless calibrated)\n",
+			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), orDefault(in.API, "chat"), o.RequestMs, o.StepMs, o.TokenUs, o.Source)
+	}
 	for _, a := range p.Assumptions {
 		src := "catalog"
 		if len(a.Overridden) > 0 {

@@ -581,7 +581,10 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 	}
 	evidence := filepath.Join(dir, ".infercrane", "reports", "w.evidence.json")
 	g, _ := planner.LookupGPU("L40S")
-	catalog := planner.ParamsOf(planner.DefaultAssumptions(g))
+	a := planner.DefaultAssumptions(g)
+	fe, _ := planner.FrontEnd("vllm", "0.22.1", "chat") // the catalog's figures for the lanes' runtime
+	a.RequestOverheadMs, a.StepOverheadMs = fe.RequestMs, fe.StepMs
+	catalog := planner.ParamsOf(a)
 	cal := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, Fits: []planner.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
 	res, err := calibrate.CheckCalibration([]string{evidence}, calibrate.Options{StateDir: filepath.Join(dir, ".infercrane")}, cal)
 	if err != nil || len(res.Fits) != 1 || len(res.Fits[0].Fit.Lanes) != 2 {

@@ -448,6 +448,11 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 	}
 	a := planner.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	if o, ok := planner.FrontEnd(rt.Engine, rt.Version, "chat"); ok {
+		// The version's front end, as the plan models it; the fit starts
+		// from its overheads.
+		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+	}
 	hw := planner.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: planner.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()
 	if planned != nil {

@@ -68,6 +68,9 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []planner.Obse
 	}
 	a := planner.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	if o, ok := planner.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
+		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+	}
 	hw := planner.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
 	lane, err := planner.NewPerfLane(arch, hw, rs.Engine(), maxLen)
 	if err != nil {

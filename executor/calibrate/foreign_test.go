@@ -59,6 +59,12 @@ func writeJSON(t *testing.T, dir, name string, doc any) string {
 // InferCrane.
 func TestCalibrateFromVLLMBench(t *testing.T) {
 	truth := planner.Params{PrefillMFU: 0.25, DecodeEfficiency: 0.6, StepOverheadMs: 2.5, RequestOverheadMs: 9}
+	fe, _ := planner.FrontEnd("vllm", "0.22.1", "completions")
+	truthLane := func(t *testing.T, p planner.Params, in, out int) planner.PerfLane {
+		l := truthLane(t, p, in, out)
+		l.Hardware.Assume.FrontEndTokenUs = fe.TokenUs // the version's front end, as calibrate models it
+		return l
+	}
 	dir := t.TempDir()
 	var paths []string
 	for i, s := range []struct{ in, out, c int }{{2048, 32, 1}, {128, 256, 1}, {512, 128, 16}, {1024, 64, 4}} {

@@ -1,0 +1,214 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// publishedPoint is one published vLLM measurement
+// (perf/testdata/published/vllm.json; its "about" says what the file is).
+type publishedPoint struct {
+	ID     string `json:"id"`
+	Set    string `json:"set"`
+	Source struct {
+		URL string `json:"url"`
+	} `json:"source"`
+	Model        string             `json:"model"`
+	GPU          string             `json:"gpu"`
+	GPUs         int                `json:"gpus"`
+	Engine       string             `json:"engine"`
+	Version      string             `json:"version"`
+	ServerArgs   []string           `json:"server_args"`
+	Endpoint     string             `json:"endpoint"`
+	InputTokens  int                `json:"input_tokens"`
+	OutputTokens int                `json:"output_tokens"`
+	Sizes        [][2]int           `json:"sizes"`
+	Concurrency  int                `json:"concurrency"`
+	RequestRate  float64            `json:"request_rate"`
+	Arrival      string             `json:"arrival"`
+	Requests     int                `json:"requests"`
+	Measured     map[string]float64 `json:"measured"`
+}
+
+// planPublished plans a published point cold from the catalog: the
+// model's architecture, the GPU's figures and the catalog's assumptions,
+// the engine version's defaults under the point's server args, and the
+// load the benchmark sent (its requests' own sizes when published). It
+// returns the predicted figures by the dataset's metric names.
+func planPublished(pt publishedPoint) (map[string]float64, error) {
+	arch, ok := LookupModel(pt.Model)
+	if !ok {
+		return nil, fmt.Errorf("model %s is not in the catalog", pt.Model)
+	}
+	g, ok := LookupGPU(pt.GPU)
+	if !ok {
+		return nil, fmt.Errorf("GPU %s is not in the catalog", pt.GPU)
+	}
+	longest := pt.InputTokens + pt.OutputTokens
+	for _, z := range pt.Sizes {
+		longest = max(longest, z[0]+z[1])
+	}
+	maxLen := maxModelLenArg(pt.ServerArgs)
+	if maxLen == 0 {
+		maxLen = arch.MaxPositions
+	}
+	rs, err := ResolveRuntime(RuntimeBlock{Engine: pt.Engine, Version: pt.Version, Args: pt.ServerArgs}, g, max(pt.GPUs, 1), maxLen)
+	if err != nil {
+		return nil, err
+	}
+	a := DefaultAssumptions(g)
+	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	if o, ok := FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
+		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+	}
+	lane, err := NewPerfLane(arch, Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}, rs.Engine(), maxLen)
+	if err != nil {
+		return nil, err
+	}
+	in := LaneInputs{InputTokens: pt.InputTokens, OutputTokens: pt.OutputTokens, Concurrency: pt.Concurrency,
+		RequestRate: pt.RequestRate, Arrival: pt.Arrival, Requests: pt.Requests, Seed: 1}
+	ld := (&Lane{Inputs: in}).PerfLoad()
+	for _, z := range pt.Sizes {
+		ld.Sizes = append(ld.Sizes, RequestSize{Input: z[0], Output: z[1]})
+	}
+	st, err := lane.Run(ld)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]float64{
+		"output_token_throughput": st.OutputTokenThroughput,
+		"ttft_mean_ms":            st.TTFT.Mean, "ttft_p50_ms": st.TTFT.P50,
+		"tpot_mean_ms": st.TPOT.Mean, "tpot_p50_ms": st.TPOT.P50,
+	}, nil
+}
+
+// maxModelLenArg is --max-model-len in args (0 if absent).
+func maxModelLenArg(args []string) int {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--max-model-len" {
+			var n int
+			fmt.Sscanf(args[i+1], "%d", &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// metricFamily groups a dataset metric: TTFT (p50, or the mean where a
+// source gives no median), TPOT (likewise) and output throughput.
+func metricFamily(m map[string]float64) map[string]string {
+	out := map[string]string{}
+	if _, ok := m["ttft_p50_ms"]; ok {
+		out["ttft"] = "ttft_p50_ms"
+	} else if _, ok := m["ttft_mean_ms"]; ok {
+		out["ttft"] = "ttft_mean_ms"
+	}
+	if _, ok := m["tpot_p50_ms"]; ok {
+		out["tpot"] = "tpot_p50_ms"
+	} else if _, ok := m["tpot_mean_ms"]; ok {
+		out["tpot"] = "tpot_mean_ms"
+	}
+	if _, ok := m["output_token_throughput"]; ok {
+		out["throughput"] = "output_token_throughput"
+	}
+	return out
+}
+
+// publishedMAPE is the model's mean absolute percentage error per metric
+// family over the points of one set, with a line per point.
+func publishedMAPE(t *testing.T, points []publishedPoint, set string) (map[string]float64, []string) {
+	t.Helper()
+	sums, counts := map[string]float64{}, map[string]int{}
+	var lines []string
+	for _, pt := range points {
+		if pt.Set != set {
+			continue
+		}
+		pred, err := planPublished(pt)
+		if err != nil {
+			t.Errorf("%s does not plan: %v", pt.ID, err)
+			continue
+		}
+		fams := metricFamily(pt.Measured)
+		keys := make([]string, 0, len(fams))
+		for f := range fams {
+			keys = append(keys, f)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, f := range keys {
+			name := fams[f]
+			meas, got := pt.Measured[name], pred[name]
+			rel := got/meas - 1
+			sums[f] += math.Abs(rel)
+			counts[f]++
+			parts = append(parts, fmt.Sprintf("%s %.4g vs %.4g (%+.0f%%)", name, got, meas, 100*rel))
+		}
+		lines = append(lines, fmt.Sprintf("  %-48s %s", pt.ID, strings.Join(parts, ", ")))
+	}
+	out := map[string]float64{}
+	for f, s := range sums {
+		out[f] = s / float64(counts[f])
+	}
+	return out, lines
+}
+
+func readPublished(t *testing.T) []publishedPoint {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("perf", "testdata", "published", "vllm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Points []publishedPoint `json:"points"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Points {
+		if p.Source.URL == "" || (p.Set != "fit" && p.Set != "heldout") || len(p.Measured) == 0 {
+			t.Fatalf("point %s: a source URL, a set (fit or heldout) and measured figures are required", p.ID)
+		}
+	}
+	return doc.Points
+}
+
+// TestPublishedMeasurements plans every published vLLM measurement cold
+// from the catalog and reports the mean absolute percentage error per
+// metric on the fit set and on the held-out set (never used to choose a
+// parameter). The goal is output tokens/s and TPOT within 15% MAPE and
+// TTFT within 25%; where the model does not reach it the test asserts
+// what it reaches (docs/performance-model.md says so), so a change that
+// makes it worse fails.
+//
+//	go test ./planner -run TestPublishedMeasurements -v
+func TestPublishedMeasurements(t *testing.T) {
+	points := readPublished(t)
+	for _, set := range []string{"fit", "heldout"} {
+		mape, lines := publishedMAPE(t, points, set)
+		t.Logf("%s set: MAPE throughput %.1f%%, TPOT %.1f%%, TTFT %.1f%%\n%s", set, 100*mape["throughput"], 100*mape["tpot"], 100*mape["ttft"], strings.Join(lines, "\n"))
+		for f, limit := range publishedLimits[set] {
+			if mape[f] > limit {
+				t.Errorf("%s set: %s MAPE %.1f%% is over %.0f%%", set, f, 100*mape[f], 100*limit)
+			}
+		}
+	}
+}
+
+// publishedLimits are the MAPE each set is held to: the goal (throughput
+// and TPOT 15%, TTFT 25%) where the model reaches it, else what it
+// reaches, rounded up (docs/performance-model.md, "Measured error").
+// Measured (go test ./planner -run TestPublishedMeasurements -v): fit
+// throughput 9.3%, TPOT 10.7%, TTFT 34.4%; held-out throughput 9.1%,
+// TPOT 16.9%, TTFT 26.7%. TTFT misses the goal on both sets and TPOT on
+// the held-out set by two points.
+var publishedLimits = map[string]map[string]float64{
+	"fit":     {"throughput": 0.15, "tpot": 0.15, "ttft": 0.35},
+	"heldout": {"throughput": 0.15, "tpot": 0.17, "ttft": 0.27},
+}
