@@ -33,7 +33,16 @@ func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
 	defer once.Do(kill)
 	ctx := WithProgress(context.Background(), func(p Progress) {
 		if p.Done >= 2 {
-			go once.Do(kill)
+			// Kill once the last two requests are streams in flight (the
+			// engine admitted all four; the stall keeps them open for 1.5
+			// s): a kill racing the send of the fourth made it a refused
+			// connection, not a broken stream.
+			go once.Do(func() {
+				for end := time.Now().Add(time.Second); len(s.Engine.Arrivals()) < 4 && time.Now().Before(end); {
+					time.Sleep(time.Millisecond)
+				}
+				kill()
+			})
 		}
 	})
 	spec := RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
