@@ -42,9 +42,9 @@ type Shard struct {
 	RowGroups []int      `json:"row_groups"`
 	Stats     shardStats `json:"stats"`
 	// BytesRead, ProjectedBytes and NeededBytes are as in Result.
-	BytesRead      int64   `json:"bytes_read"`
-	ProjectedBytes int64   `json:"projected_bytes"`
-	NeededBytes    int64   `json:"needed_bytes"`
+	BytesRead      int64 `json:"bytes_read"`
+	ProjectedBytes int64 `json:"projected_bytes"`
+	NeededBytes    int64 `json:"needed_bytes"`
 	// WallSeconds is the shard's time from opening the object to its
 	// result; CPUSeconds the CPU time (user and system) its process used
 	// meanwhile (0 where not measured): what the scan cost, as opposed to
