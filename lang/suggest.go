@@ -83,3 +83,8 @@ func sortedStrings(s []string) []string {
 	sort.Strings(s)
 	return s
 }
+
+// DidYouMean is the suggestion sentence for name among candidates, such as
+// ` Did you mean "apply"?` (with a leading space), or "" when nothing is
+// close; for the CLI's command names, lane keys and the like.
+func DidYouMean(name string, candidates []string) string { return didYouMean(name, candidates) }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/infercrane/infercrane/lang"
 )
 
 // MatchLane reports whether target names the lane with this ID and key:
@@ -51,12 +53,31 @@ func applyTargets(lanes []*lanePlan, drops []*Lane, targets []string, f *finding
 			keptDrops = append(keptDrops, l)
 		}
 	}
+	var names []string // what a target may name: IDs, keys and their prefixes
+	seen := map[string]bool{}
+	addName := func(id, key string) {
+		parts := strings.Split(key, "/")
+		for i := range parts {
+			if p := strings.Join(parts[:i+1], "/"); !seen[p] {
+				seen[p] = true
+				names = append(names, p)
+			}
+		}
+		names = append(names, id)
+	}
+	for _, l := range lanes {
+		addName(l.ID, l.Key)
+	}
+	for _, l := range drops {
+		addName(l.ID, l.Key)
+	}
 	for i, t := range targets {
 		if !hit[i] {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  fmt.Sprintf("-target=%s matches no lane", t),
-				Detail:   "Give a lane ID (or a prefix of at least 4 digits), a lane key screen/model/shape/gpu, or a prefix of keys such as a screen name, as 'infercrane plan' shows them.",
+				Detail: "Give a lane ID (or a prefix of at least 4 digits), a lane key screen/model/shape/gpu, or a prefix of keys such as a screen name, as 'infercrane plan' shows them." +
+					lang.DidYouMean(strings.TrimSuffix(strings.TrimSpace(t), "/"), names),
 			})
 		}
 	}

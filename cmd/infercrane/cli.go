@@ -78,10 +78,28 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 		c.writeHelp(c.env.Stdout)
 		return nil, exitOK, false
 	default:
-		fmt.Fprintf(c.env.Stderr, "infercrane %s: %v\n\n", c.name, err)
+		fmt.Fprintf(c.env.Stderr, "infercrane %s: %v\n", c.name, err)
+		if g := misplacedGlobal(err); g != "" {
+			fmt.Fprintf(c.env.Stderr, "%s is a global flag: put it before the command, as in 'infercrane %s %s ...'.\n", g, g, c.name)
+		}
+		fmt.Fprintln(c.env.Stderr)
 		c.writeHelp(c.env.Stderr)
 		return nil, exitUsage, false
 	}
+}
+
+// misplacedGlobal names the global flag (-chdir, -version) that err says a
+// command does not define: given after the command instead of before it.
+func misplacedGlobal(err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	switch base, _, _ := strings.Cut(strings.TrimLeft(name, "-"), "="); base {
+	case "chdir", "version", "v":
+		return "-" + base
+	}
+	return ""
 }
 
 // outFile defines a string flag naming a file the command writes. parse

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -20,10 +21,21 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// varFlag is the repeatable -var NAME=VALUE flag: a value without "=" is a
+// mistake of the command line (exit 2), found as the flags are parsed.
+type varFlag struct{ *multiFlag }
+
+func (v varFlag) Set(s string) error {
+	if name, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("-var %s: write NAME=VALUE, such as -var runs=5", s)
+	}
+	return v.multiFlag.Set(s)
+}
+
 // addVarFlags registers -var and -var-file on fs.
 func addVarFlags(fs *flag.FlagSet) *varFlags {
 	vf := &varFlags{}
-	fs.Var(&vf.vars, "var", "set a variable: -var NAME=VALUE (repeatable)")
+	fs.Var(varFlag{&vf.vars}, "var", "set a variable: -var NAME=VALUE (repeatable)")
 	fs.Var(&vf.files, "var-file", "read variables from a file of NAME = VALUE lines, or a JSON object when FILE ends in .json (repeatable)")
 	return vf
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"github.com/infercrane/infercrane/executor/redact"
+	"github.com/infercrane/infercrane/lang"
 
 	"fmt"
 	"io"
@@ -129,8 +130,24 @@ func dispatch(env *cliEnv, args []string) int {
 		groupUsage(env.Stderr, args[0], subs)
 		return exitUsage
 	}
-	fmt.Fprintf(env.Stderr, "infercrane: unknown command %q; run 'infercrane help' for the list\n", args[0])
+	fmt.Fprintf(env.Stderr, "infercrane: unknown command %q.%s Run 'infercrane help' for the list.\n", args[0], lang.DidYouMean(args[0], commandWords()))
 	return exitUsage
+}
+
+// commandWords are the first words of the commands, which a mistyped one
+// is compared with.
+func commandWords() []string {
+	seen := map[string]bool{"help": true}
+	out := []string{"help"}
+	for name := range commands {
+		w, _, _ := strings.Cut(name, " ")
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // lookup finds the command named by the longest prefix of args.
@@ -185,7 +202,7 @@ func globalFlags(env *cliEnv, args []string) (rest []string, code int, ok bool) 
 
 // runHelp is 'infercrane help [COMMAND]'.
 func runHelp(env *cliEnv, args []string) int {
-	if len(args) == 0 {
+	if len(args) == 0 || (len(args) == 1 && isHelpFlag(args[0])) {
 		usage(env.Stdout)
 		return exitOK
 	}
@@ -196,7 +213,7 @@ func runHelp(env *cliEnv, args []string) int {
 		groupUsage(env.Stdout, args[0], subs)
 		return exitOK
 	}
-	fmt.Fprintf(env.Stderr, "infercrane help: no command %q; run 'infercrane help' for the list\n", strings.Join(args, " "))
+	fmt.Fprintf(env.Stderr, "infercrane help: no command %q.%s Run 'infercrane help' for the list.\n", strings.Join(args, " "), lang.DidYouMean(args[0], commandWords()))
 	return exitUsage
 }
 

@@ -124,6 +124,10 @@ func runStateList(env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, string(b))
 		return exitOK
 	}
+	if len(lanes) == 0 {
+		fmt.Fprintf(env.Stdout, "The state in %s records no lane: nothing was applied there yet.\n", *dir)
+		return exitOK
+	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	for _, l := range lanes {
 		if _, search := l.Inputs["search"]; search {
