@@ -25,6 +25,13 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // mistake of the command line (exit 2), found as the flags are parsed.
 type varFlag struct{ *multiFlag }
 
+func (v varFlag) String() string {
+	if v.multiFlag == nil {
+		return ""
+	}
+	return v.multiFlag.String()
+}
+
 func (v varFlag) Set(s string) error {
 	if name, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(name) == "" {
 		return fmt.Errorf("-var %s: write NAME=VALUE, such as -var runs=5", s)
