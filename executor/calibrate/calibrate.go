@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -286,7 +287,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				continue
 			}
 			for _, c := range m.Campaigns {
-				obs, g, warn, note := observations(ev, m, c, snap, planned[c.Lane])
+				obs, g, warn, note := observations(ev, m, c, snap, planned[c.Lane], opts.KeepCached)
 				if warn != "" {
 					warnings = append(warnings, fmt.Sprintf("%s: %s/%s: %s", filepath.Base(path), m.Model, c.Profile, warn))
 					continue
@@ -356,10 +357,23 @@ func hasRef(refs []planner.EvidenceRef, r planner.EvidenceRef) bool {
 // observations turns one campaign into observations: one per run from the
 // state's records, or one from the aggregate. warn says why the campaign
 // cannot be used; note is something about it the user should know.
-func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *planner.Lane) (obs []planner.Observation, gr *group, warn, note string) {
+func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *planner.Lane, keepCached bool) (obs []planner.Observation, gr *group, warn, note string) {
 	obs, gr, warn = campaignObservations(ev, m, c, snap, planned)
 	if warn != "" || c.RequestMix != nil {
 		return obs, gr, warn, ""
+	}
+	if note, drop := undeclaredCacheHits(c, obs); note != "" {
+		if !keepCached {
+			if drop == nil {
+				return nil, nil, note + "; give -keep-cached to fit it anyway", ""
+			}
+			obs = slices.DeleteFunc(obs, func(o planner.Observation) bool { return drop[o.Name] })
+			if len(obs) == 0 {
+				return nil, nil, note + "; nothing is left to fit (give -keep-cached to fit them anyway)", ""
+			}
+			return obs, gr, "", note + "; those runs are left out of the fit (give -keep-cached to fit them)"
+		}
+		return obs, gr, "", note + "; kept (-keep-cached)"
 	}
 	var hits, queried float64
 	for _, r := range c.Runs {
@@ -372,6 +386,44 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 		note = fmt.Sprintf("the server's prefix cache served %.0f of the %.0f prompt tokens the measured requests sent, though the shape's prompts share nothing: they met prompts of an earlier lane on the same server (evidence from before infercrane salted prompts per lane?); the fit models the cached tokens the records or the server's counters report", hits, queried)
 	}
 	return obs, gr, "", note
+}
+
+// undeclaredCacheHits flags the campaign's runs whose TTFT p50 is under
+// CachedTTFTFraction of a lone prefill's compute while the server declared
+// no prefix-cache hit: their prompts were served from a cache the evidence
+// does not declare. drop names the observations of those runs (records
+// mode, one observation a run); nil drop with a note means the aggregate
+// mixes them in and the campaign cannot be used as it is.
+func undeclaredCacheHits(c report.Campaign, obs []planner.Observation) (note string, drop map[string]bool) {
+	if len(obs) == 0 {
+		return "", nil
+	}
+	lane := obs[0].Lane
+	var flagged []string
+	drop = map[string]bool{}
+	for _, r := range c.Runs {
+		if v := r.ServerView; v != nil && v.PrefixCache != nil && v.PrefixCache.HitTokens > 0 {
+			continue // declared: the model is told (cachedPerRequest)
+		}
+		if r.TTFTP50Ms == nil {
+			continue
+		}
+		if why := cachedTTFT(lane, c.Workload.InputTokens, *r.TTFTP50Ms); why != "" {
+			flagged = append(flagged, fmt.Sprintf("run %d: %s", r.Run, why))
+			for _, o := range obs {
+				if strings.HasSuffix(o.Name, fmt.Sprintf(" run %d", r.Run)) {
+					drop[o.Name] = true
+				}
+			}
+		}
+	}
+	if len(flagged) == 0 {
+		return "", nil
+	}
+	if len(drop) == 0 {
+		drop = nil
+	}
+	return strings.Join(flagged, "; "), drop
 }
 
 // cachedPerRequest is the prompt tokens per measured request that the

@@ -165,3 +165,27 @@ func TestCalibrateScreenDocumentLeavesOutCachedRuns(t *testing.T) {
 		t.Errorf("interactive: %d observations, notes %v", len(obs), notes)
 	}
 }
+
+// InferCrane evidence whose run's TTFT p50 is far below a lone prefill's
+// compute, with no prefix-cache hit declared by the server, is flagged; an
+// aggregate that mixes such a run in is left out of the fit unless
+// -keep-cached.
+func TestCalibrateFlagsUndeclaredCacheHitsInEvidence(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	run := func(n int, ttft float64) map[string]any {
+		return map[string]any{"run": n, "requests": 4, "succeeded": 4, "ttft_p50_ms": ttft, "ttft_p95_ms": ttft * 1.1, "tpot_p50_ms": 3.0, "latency_p50_ms": ttft + 50}
+	}
+	agg := map[string]any{"requests": 8, "succeeded": 8, "output_token_throughput": 300.0, "ttft_p50_ms": *f(154), "ttft_p95_ms": *f(170), "tpot_p50_ms": 3.0, "latency_p50_ms": 204.0}
+	doc := evidenceDoc(map[string]any{"profile": "long", "lane": "l1", "gpu": "l40s", "gpu_type": "L40S",
+		"workload":  map[string]any{"input_tokens": 4096, "output_tokens": 16, "concurrency": 1, "requests_per_run": 4},
+		"aggregate": agg, "runs": []any{run(1, 300), run(2, 8)}})
+	path := writeEvidence(t, t.TempDir(), "cached.evidence.json", doc)
+	_, _, warnings, _, err := collect([]string{path}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "run 2: TTFT p50 8.0 ms is under 50% of a lone 4096-token prefill") || !strings.Contains(err.Error(), "-keep-cached") {
+		t.Fatalf("a campaign with an undeclared cache hit: %v %v", err, warnings)
+	}
+	groups, keys, warnings, _, err := collect([]string{path}, Options{KeepCached: true})
+	if err != nil || len(keys) != 1 || len(groups[keys[0]].obs) != 1 || len(warnings) != 1 || !strings.Contains(warnings[0], "kept (-keep-cached)") {
+		t.Fatalf("-keep-cached: %v %v %v", err, keys, warnings)
+	}
+}

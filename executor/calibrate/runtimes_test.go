@@ -27,7 +27,7 @@ func TestObservationsUseTheCampaignsRuntime(t *testing.T) {
 	seqs := map[string]int{}
 	caching := map[string]bool{}
 	for _, c := range m.Campaigns {
-		obs, _, why, _ := observations(ev, m, c, nil, nil)
+		obs, _, why, _ := observations(ev, m, c, nil, nil, false)
 		if why != "" || len(obs) != 1 {
 			t.Fatalf("%s: %d observations (%s)", c.Runtime, len(obs), why)
 		}
