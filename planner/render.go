@@ -40,7 +40,18 @@ func (t Totals) RunsText() string {
 
 // WriteText renders p for a reviewer: the summary line, a table per
 // screen, the preflight findings and the estimator's assumptions.
-func WriteText(w io.Writer, p *Plan) error {
+func WriteText(w io.Writer, p *Plan) error { return WriteTextOpts(w, p, TextOptions{}) }
+
+// TextOptions are choices of the plan's text form.
+type TextOptions struct {
+	// Verbose prints the paragraph on how the estimates are made (the
+	// model, its ranges, what GPU-seconds cover); without it one line
+	// points to it.
+	Verbose bool
+}
+
+// WriteTextOpts is WriteText with options.
+func WriteTextOpts(w io.Writer, p *Plan, o TextOptions) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", SummaryLine(p))
 	inSpec := map[string]bool{}
@@ -52,7 +63,7 @@ func WriteText(w io.Writer, p *Plan) error {
 	writeReportChanges(ew, p)
 	writeExecutorSettings(ew, p)
 	writeFindings(ew, p.Preflight)
-	writeAssumptions(ew, p)
+	writeAssumptions(ew, p, o.Verbose)
 	switch n := countSeverity(p.Preflight, SeverityError); {
 	case n == 1:
 		ew.printf("\n1 preflight error blocks this plan: fix it, then plan again.\n")
@@ -282,8 +293,23 @@ func writeFindings(ew *errWriter, fs []Finding) {
 	}
 }
 
-func writeAssumptions(ew *errWriter, p *Plan) {
+func writeAssumptions(ew *errWriter, p *Plan, verbose bool) {
+	if !verbose {
+		ew.printf("\nAssumptions: how the estimates are made is in docs/performance-model.md and plan -verbose; the constants:\n")
+	} else {
+		writeAssumptionsParagraph(ew)
+	}
+	writeAssumptionLines(ew, p)
+}
+
+// writeAssumptionsParagraph says how the estimates are made.
+func writeAssumptionsParagraph(ew *errWriter) {
 	ew.printf("\nAssumptions: predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median; each carries its expected range (±: a calibration's residuals, or the catalog's stated uncertainty, ±50%% TTFT and ±25%% the rest, when uncalibrated). GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block, or calibrate from evidence (infercrane calibrate) and reference the file from a gpu or runtime block; engine settings come from the runtime block's args and the engine version's defaults.\n")
+}
+
+// writeAssumptionLines lists the constants of each runtime's front end and
+// each GPU block the estimates used.
+func writeAssumptionLines(ew *errWriter, p *Plan) {
 	seenRT := map[string]bool{}
 	for _, l := range p.Lanes {
 		in := l.Inputs

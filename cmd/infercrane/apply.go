@@ -55,6 +55,7 @@ func runApply(env *cliEnv, args []string) int {
 		},
 	})
 	o := applyOpts{pf: addPlanFlags(fs.FlagSet)}
+	addVerbose(env, fs.FlagSet)
 	fs.IntVar(&o.parallelism, "parallelism", 1, "deployments up at once (runs on one deployment always run one after another)")
 	fs.BoolVar(&o.autoApprove, "auto-approve", false, "apply without asking (needed when not on a terminal)")
 	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines on stdout instead of the live display")

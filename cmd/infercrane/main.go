@@ -37,6 +37,10 @@ type command struct {
 
 // cliEnv is what a command may touch of the outside world.
 type cliEnv struct {
+	// verbosePlan is -verbose of plan, apply and show: the plan's text
+	// says how the estimates are made.
+	verbosePlan bool
+
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer

@@ -101,6 +101,7 @@ func runPlan(env *cliEnv, args []string) int {
 		},
 	})
 	pf := addPlanFlags(fs.FlagSet)
+	addVerbose(env, fs.FlagSet)
 	out := fs.outFile("out", "", "save the plan (with a snapshot of the spec and the digests of its inputs) to `FILE` for 'infercrane apply FILE'")
 	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 1 on errors, 2 when there are changes (lanes to run or drop, reports to re-evaluate)")
@@ -160,9 +161,14 @@ func isSpecPath(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// addVerbose registers -verbose, which writePlanText reads.
+func addVerbose(env *cliEnv, fs *flag.FlagSet) {
+	fs.BoolVar(&env.verbosePlan, "verbose", false, "say how the estimates are made (the assumptions paragraph; one line without it)")
+}
+
 // writePlanText renders a plan for people, in colour on a terminal.
 func writePlanText(env *cliEnv, p *planner.Plan) error {
 	w := env.colored(env.Stdout)
 	defer flushColor(w)
-	return planner.WriteText(w, p)
+	return planner.WriteTextOpts(w, p, planner.TextOptions{Verbose: env.verbosePlan})
 }

@@ -30,6 +30,7 @@ func runShow(env *cliEnv, args []string) int {
 		},
 	})
 	asJSON := fs.Bool("json", false, "print the plan (or the state's lanes) as JSON on stdout")
+	addVerbose(env, fs.FlagSet)
 	dir := stateFlag(fs)
 	pos, code, ok := fs.parse(args)
 	if !ok {
