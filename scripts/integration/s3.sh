@@ -21,15 +21,14 @@ hash=$(sha256sum < "$here/requirements-s3.lock" | cut -c1-16)
 venv=$cache/s3-$hash
 log() { echo "s3: $*" >&2; }
 
-if [ ! -x "$venv/bin/moto_server" ]; then
+# A venv's scripts name their interpreter by path, so it is built in place;
+# .complete marks an install that finished.
+if [ ! -f "$venv/.complete" ]; then
   log "installing moto's server into $venv"
-  rm -rf "$venv.tmp"
-  python3 -m venv "$venv.tmp"
-  "$venv.tmp/bin/pip" install -q --no-deps -r "$here/requirements-s3.lock"
-  # The venv's scripts name their interpreter by path: install in place.
-  rm -rf "$venv.tmp"
+  rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --no-deps -r "$here/requirements-s3.lock"
+  touch "$venv/.complete"
 fi
 
 work=$(mktemp -d)
