@@ -6,32 +6,47 @@ import (
 )
 
 // CheckTensorParallel refuses a tensor-parallel size that vLLM refuses for
-// c: the attention heads must split evenly over the GPUs, and the KV heads
-// either split evenly or, when there are fewer KV heads than GPUs, be
-// replicated (the GPU count a multiple of the KV heads).
+// c (see CheckHeads).
 func (c Config) CheckTensorParallel(tp int) error {
+	return CheckHeads(c.ModelType, c.Heads, c.KVHeads, c.MLA != nil, tp)
+}
+
+// CheckHeads refuses a tensor-parallel size tp that vLLM refuses for a
+// model (named by what) of heads attention heads and kvHeads KV heads: the
+// attention heads must split evenly over the GPUs, and the KV heads either
+// split evenly or, when there are fewer KV heads than GPUs, be replicated
+// (the GPU count a multiple of the KV heads). Latent attention keeps its
+// latent whole on every GPU, so only its heads must split.
+func CheckHeads(what string, heads, kvHeads int, latent bool, tp int) error {
 	switch {
 	case tp < 1:
 		return fmt.Errorf("tensor parallel size %d is not a positive whole number", tp)
-	case c.Heads%tp != 0:
-		return fmt.Errorf("tensor parallel size %d does not divide the %d attention heads of %s; vLLM refuses it (use a size that divides %d)", tp, c.Heads, c.ModelType, c.Heads)
-	case c.MLA == nil && c.KVHeads >= tp && c.KVHeads%tp != 0:
-		return fmt.Errorf("tensor parallel size %d does not divide the %d KV heads of %s; vLLM refuses it", tp, c.KVHeads, c.ModelType)
-	case c.MLA == nil && c.KVHeads < tp && tp%c.KVHeads != 0:
-		return fmt.Errorf("tensor parallel size %d is not a multiple of the %d KV heads of %s, which vLLM then replicates; vLLM refuses it", tp, c.KVHeads, c.ModelType)
+	case heads < 1 || kvHeads < 1:
+		return nil // unknown heads: nothing to check
+	case heads%tp != 0:
+		return fmt.Errorf("tensor parallel size %d does not divide the %d attention heads of %s; vLLM refuses it (use a size that divides %d)", tp, heads, what, heads)
+	case latent:
+		return nil
+	case kvHeads >= tp && kvHeads%tp != 0:
+		return fmt.Errorf("tensor parallel size %d does not divide the %d KV heads of %s; vLLM refuses it", tp, kvHeads, what)
+	case kvHeads < tp && tp%kvHeads != 0:
+		return fmt.Errorf("tensor parallel size %d is not a multiple of the %d KV heads of %s, which vLLM then replicates; vLLM refuses it", tp, kvHeads, what)
 	}
 	return nil
 }
 
+// KVHeadsPerGPU is each of tp GPUs' share of kvHeads KV heads: one
+// replicated head when there are fewer heads than GPUs.
+func KVHeadsPerGPU(kvHeads, tp int) int { return max(kvHeads/max(tp, 1), 1) }
+
 // KVElementsPerTokenLayerPerGPU is what one token takes in one layer's KV
-// cache on each of tp GPUs: its share of the KV heads (one replicated head
-// when there are fewer heads than GPUs), or with latent attention the
-// whole latent, which every GPU keeps.
+// cache on each of tp GPUs: its share of the KV heads (KVHeadsPerGPU), or
+// with latent attention the whole latent, which every GPU keeps.
 func (c Config) KVElementsPerTokenLayerPerGPU(tp int) int {
 	if c.MLA != nil || tp <= 1 {
 		return c.KVElementsPerTokenLayer()
 	}
-	return 2 * max(c.KVHeads/tp, 1) * c.HeadDim
+	return 2 * KVHeadsPerGPU(c.KVHeads, tp) * c.HeadDim
 }
 
 // ExpertParams is one routed expert's parameters in one MoE layer (0 for
