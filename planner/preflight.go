@@ -230,9 +230,16 @@ func runtimeNotes(screens []*Screen, lanes []*lanePlan) {
 
 func modelChecks(l *lanePlan, realEngine bool, f *findings) {
 	m := l.blocks.model
-	if m.Revision == "" && realEngine {
+	if m.Revision == "" {
+		// The simulated engine loads no weights, but its evidence names
+		// the model, and the same spec on a real executor loads whatever
+		// the repository holds that day.
+		why := fmt.Sprintf("Without a revision, %s may change under the screen.", m.ID)
+		if !realEngine {
+			why = fmt.Sprintf("The simulated engine loads no weights, but its evidence names %s with no revision, and the same spec on a real executor loads whatever the repository holds that day.", m.ID)
+		}
 		f.add(SeverityWarning, "", "", fmt.Sprintf("model %q has no pinned revision", m.Name),
-			fmt.Sprintf("Without a revision, %s may change under the screen. Set revision = \"<commit hash>\" in model %q.", m.ID, m.Name))
+			fmt.Sprintf("%s Set revision = \"<commit hash>\" in model %q.", why, m.Name))
 	}
 	if len(l.missing) > 0 {
 		f.add(SeverityWarning, "", "", fmt.Sprintf("estimates unavailable for model %q (%s)", m.Name, m.ID),
