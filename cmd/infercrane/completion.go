@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/infercrane/infercrane/planner/state"
+
 	"flag"
 	"fmt"
 	"io"
@@ -114,6 +116,12 @@ func runComplete(env *cliEnv, args []string) int {
 		if len(words) == 0 && strings.HasPrefix("help", cur) {
 			out = append(out, "help")
 		}
+	case laneArg(c, words, cur):
+		prefix := cur
+		if t := strings.TrimLeft(cur, "-"); strings.HasPrefix(t, "target=") || strings.HasPrefix(t, "replace=") {
+			_, prefix, _ = strings.Cut(t, "=")
+		}
+		out = completeLanes(words, prefix, cur)
 	case strings.HasPrefix(cur, "-"):
 		out = commandFlags(env, c, cur)
 	}
@@ -122,6 +130,50 @@ func runComplete(env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, o)
 	}
 	return exitOK
+}
+
+// laneArg reports whether cur names a lane: the value of -target or
+// -replace (as the next word or after "="), or an argument of state show
+// and state rm.
+func laneArg(c *command, words []string, cur string) bool {
+	if len(words) > 0 {
+		if prev := strings.TrimLeft(words[len(words)-1], "-"); prev == "target" || prev == "replace" {
+			return true
+		}
+	}
+	t := strings.TrimLeft(cur, "-")
+	if strings.HasPrefix(t, "target=") || strings.HasPrefix(t, "replace=") {
+		return true
+	}
+	return (c.Name == "state show" || c.Name == "state rm") && !strings.HasPrefix(cur, "-")
+}
+
+// completeLanes lists the lane IDs and keys of the state (the -state the
+// words give, else .infercrane here) that start with prefix, each written
+// as cur would continue it ("-target=" kept).
+func completeLanes(words []string, prefix, cur string) []string {
+	dir := ".infercrane"
+	for i, w := range words {
+		if t := strings.TrimLeft(w, "-"); t == "state" && i+1 < len(words) {
+			dir = words[i+1]
+		} else if v, ok := strings.CutPrefix(t, "state="); ok {
+			dir = v
+		}
+	}
+	snap, err := state.Load(dir)
+	if err != nil {
+		return nil
+	}
+	lead := strings.TrimSuffix(cur, prefix)
+	var out []string
+	for id, l := range snap.Lanes {
+		for _, name := range []string{id, l.Key} {
+			if name != "" && strings.HasPrefix(name, prefix) {
+				out = append(out, lead+name)
+			}
+		}
+	}
+	return out
 }
 
 // commandFlags lists the flags of c that start with prefix, by running c's
