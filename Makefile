@@ -27,10 +27,11 @@ cross:
 	done
 	GOARCH=386 $(GO) test -count=1 -run '^TestJSONIntSaturates$$' ./executor/loadgen
 
-## test: vet, then every unit, property and testscript test; the integration tests
-## (build tag integration) are vetted too, so a break in them shows here, not after
-## make integration's ~3 GB setup
+## test: go mod tidy leaves go.mod and go.sum as they are, vet, then every unit,
+## property and testscript test; the integration tests (build tag integration) are
+## vetted too, so a break in them shows here, not after make integration's ~3 GB setup
 test:
+	$(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration $(PKGS)

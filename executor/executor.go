@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/state"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Executor deploys servers, runs benchmark runs against them and tears them
@@ -52,7 +51,7 @@ type Deployment struct {
 	// Perf is the plan's resolved performance model of the deployment (nil
 	// in plans without one): the simulated engine runs it, so a simulated
 	// apply reproduces the plan's estimate under every override.
-	Perf *planner.PerfLane `json:"perf,omitempty"`
+	Perf *perf.Lane `json:"perf,omitempty"`
 	// Redact are the secrets among the deployment's values (sensitive
 	// runtime args and executor settings); an executor removes them from
 	// whatever it writes (server logs). In memory only.
@@ -98,7 +97,7 @@ type RunResult struct {
 	ServerView *loadgen.ServerView `json:"server_view,omitempty"`
 	// ServerSeries samples the server's gauges (SeriesMetrics) over the
 	// run, when it exposes /metrics.
-	ServerSeries []state.MetricSample `json:"server_series,omitempty"`
+	ServerSeries []loadgen.MetricSample `json:"server_series,omitempty"`
 	// GPUSeconds is the measured GPU time this run used, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
 	// ServerLost, when set, says the server did not answer a probe right

@@ -1,4 +1,4 @@
-package executor
+package executor_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/sim"
 )
@@ -31,7 +32,7 @@ func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
 		_ = s.Shutdown(ctx)
 	}
 	defer once.Do(kill)
-	ctx := WithProgress(context.Background(), func(p Progress) {
+	ctx := executor.WithProgress(context.Background(), func(p executor.Progress) {
 		if p.Done >= 2 {
 			// Kill once the last two requests are streams in flight (the
 			// engine admitted all four; the stall keeps them open for 1.5
@@ -45,8 +46,8 @@ func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
 			})
 		}
 	})
-	spec := RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
-	res, err := RunLoad(ctx, &Server{BaseURL: s.URL, Model: "m"}, spec, "")
+	spec := executor.RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
+	res, err := executor.RunLoad(ctx, &executor.Server{BaseURL: s.URL, Model: "m"}, spec, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +57,8 @@ func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
 	if !strings.Contains(res.ServerLost, "GET /v1/models after the run") {
 		t.Fatalf("ServerLost = %q, want the probe's failure", res.ServerLost)
 	}
-	var ue *UnreachableError
-	if err := InfrastructureFailure(res); !errors.As(err, &ue) || !strings.Contains(err.Error(), "next apply redoes it") {
+	var ue *executor.UnreachableError
+	if err := executor.InfrastructureFailure(res); !errors.As(err, &ue) || !strings.Contains(err.Error(), "next apply redoes it") {
 		t.Fatalf("InfrastructureFailure = %v, want an UnreachableError saying the run is redone", err)
 	}
 }
@@ -72,8 +73,8 @@ func TestServerErrorsAreAMeasurement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Shutdown(context.Background())
-	spec := RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
-	res, err := RunLoad(context.Background(), &Server{BaseURL: s.URL, Model: "m"}, spec, "")
+	spec := executor.RunSpec{Lane: "l", Run: 1, Load: loadgen.Config{Model: "m", API: "chat", Streaming: true, InputTokens: 16, OutputTokens: 8, Concurrency: 2, Requests: 4, Seed: 1}}
+	res, err := executor.RunLoad(context.Background(), &executor.Server{BaseURL: s.URL, Model: "m"}, spec, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestServerErrorsAreAMeasurement(t *testing.T) {
 	if res.ServerLost != "" {
 		t.Fatalf("the server is up, yet ServerLost = %q", res.ServerLost)
 	}
-	if err := InfrastructureFailure(res); err != nil {
+	if err := executor.InfrastructureFailure(res); err != nil {
 		t.Fatalf("a server answering with errors is a measurement, got %v", err)
 	}
 }
@@ -92,8 +93,8 @@ func TestServerErrorsAreAMeasurement(t *testing.T) {
 // connect makes the run an infrastructure failure, whatever the executor
 // (the summary crosses plugin and sandbox boundaries as it is).
 func TestConnectionFailuresAreInfrastructure(t *testing.T) {
-	res := &RunResult{Summary: loadgen.Summary{Requests: 8, Succeeded: 2, Failed: 6, Failures: map[string]int{loadgen.FailConnection: 4, loadgen.FailStreamBroken: 2}}}
-	err := InfrastructureFailure(res)
+	res := &executor.RunResult{Summary: loadgen.Summary{Requests: 8, Succeeded: 2, Failed: 6, Failures: map[string]int{loadgen.FailConnection: 4, loadgen.FailStreamBroken: 2}}}
+	err := executor.InfrastructureFailure(res)
 	if err == nil || !strings.Contains(err.Error(), "4 of 8 requests got no answer") || !strings.Contains(err.Error(), "connection 4, stream_broken 2") {
 		t.Fatalf("got %v", err)
 	}

@@ -1,4 +1,4 @@
-package executor
+package executor_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/sim"
 )
@@ -22,9 +23,9 @@ func TestRunLoadStreamsRecordsToDisk(t *testing.T) {
 	}
 	defer srv.Shutdown(t.Context())
 	path := filepath.Join(t.TempDir(), "runs", "l", "1.jsonl.stream.tmp")
-	spec := RunSpec{Lane: "l", Run: 1, RecordsPath: path, Load: loadgen.Config{API: "chat", Streaming: true,
+	spec := executor.RunSpec{Lane: "l", Run: 1, RecordsPath: path, Load: loadgen.Config{API: "chat", Streaming: true,
 		InputTokens: 8, OutputTokens: 4, Concurrency: 4, Requests: 40, Warmup: 3, Seed: 1}}
-	res, err := RunLoad(context.Background(), &Server{BaseURL: srv.URL, Model: "m"}, spec, "")
+	res, err := executor.RunLoad(context.Background(), &executor.Server{BaseURL: srv.URL, Model: "m"}, spec, "")
 	if err != nil {
 		t.Fatal(err)
 	}

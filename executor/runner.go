@@ -577,9 +577,15 @@ func (a *applyRun) commit(d *deployment, l *planner.Lane, n int, res *RunResult,
 			return err
 		}
 	}
+	var series json.RawMessage
+	if len(res.ServerSeries) > 0 {
+		if series, err = json.Marshal(res.ServerSeries); err != nil {
+			return err
+		}
+	}
 	rec := state.RunRecord{
 		Lane: l.ID, Run: n, Deployment: d.id, Summary: sum, ServerView: view,
-		Server: info, ServerMetrics: res.ServerMetrics, ServerSeries: res.ServerSeries, GPUSeconds: res.GPUSeconds, SearchLoad: load,
+		Server: info, ServerMetrics: res.ServerMetrics, ServerSeries: series, GPUSeconds: res.GPUSeconds, SearchLoad: load,
 		StartedAt: start.UTC().Format(time.RFC3339Nano), FinishedAt: time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	if res.RecordsFile != "" {

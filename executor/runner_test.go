@@ -1,4 +1,4 @@
-package executor
+package executor_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/state"
@@ -54,29 +56,33 @@ screen "t" {
 // loopback ports, constant timing of 1 ms) counting its deployments and
 // runs, with hooks that inject faults.
 type simExec struct {
-	*SimExecutor
+	*sim.Executor
 	mu        sync.Mutex
 	deploys   atomic.Int32
 	teardowns atomic.Int32
 	live      atomic.Int32
 	maxLive   atomic.Int32
-	runs      map[string]int // "lane/run" -> times run
-	onRun     func(r RunSpec)
+	runs      map[string]int  // "lane/run" -> times run
+	handles   map[string]bool // deployments not yet torn down
+	onRun     func(r executor.RunSpec)
 }
 
 func newSimExec() *simExec {
-	x, err := NewSim(SimSchema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "1ms"}))
+	x, err := sim.New(sim.Schema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "1ms"}))
 	if err != nil {
 		panic(err)
 	}
-	return &simExec{SimExecutor: x.(*SimExecutor), runs: map[string]int{}}
+	return &simExec{Executor: x.(*sim.Executor), runs: map[string]int{}, handles: map[string]bool{}}
 }
 
-func (x *simExec) Deploy(ctx context.Context, d Deployment) (*Server, error) {
-	s, err := x.SimExecutor.Deploy(ctx, d)
+func (x *simExec) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
+	s, err := x.Executor.Deploy(ctx, d)
 	if err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
+	x.handles[s.Handle] = true
+	x.mu.Unlock()
 	x.deploys.Add(1)
 	n := x.live.Add(1)
 	for m := x.maxLive.Load(); n > m && !x.maxLive.CompareAndSwap(m, n); m = x.maxLive.Load() {
@@ -84,7 +90,7 @@ func (x *simExec) Deploy(ctx context.Context, d Deployment) (*Server, error) {
 	return s, nil
 }
 
-func (x *simExec) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error) {
+func (x *simExec) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
 	x.mu.Lock()
 	x.runs[fmt.Sprintf("%s/%d", r.Lane, r.Run)]++
 	hook := x.onRun
@@ -92,19 +98,20 @@ func (x *simExec) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, er
 	if hook != nil {
 		hook(r)
 	}
-	return x.SimExecutor.Run(ctx, s, r)
+	return x.Executor.Run(ctx, s, r)
 }
 
-func (x *simExec) Teardown(ctx context.Context, s *Server) error {
-	x.SimExecutor.mu.Lock()
-	_, live := x.SimExecutor.servers[s.Handle]
-	x.SimExecutor.mu.Unlock()
+func (x *simExec) Teardown(ctx context.Context, s *executor.Server) error {
+	x.mu.Lock()
+	live := x.handles[s.Handle]
+	delete(x.handles, s.Handle)
+	x.mu.Unlock()
 	if !live {
 		return nil
 	}
 	x.teardowns.Add(1)
 	x.live.Add(-1)
-	return x.SimExecutor.Teardown(ctx, s)
+	return x.Executor.Teardown(ctx, s)
 }
 
 func plan(t *testing.T, snap *state.Snapshot, replace ...string) *planner.Plan {
@@ -120,7 +127,7 @@ func plan(t *testing.T, snap *state.Snapshot, replace ...string) *planner.Plan {
 	return p
 }
 
-func apply(t *testing.T, dir string, x Executor, ctx context.Context, par int) (*Outcome, []Event) {
+func apply(t *testing.T, dir string, x executor.Executor, ctx context.Context, par int) (*executor.Outcome, []executor.Event) {
 	t.Helper()
 	st, err := state.Open(dir, "test")
 	if err != nil {
@@ -128,9 +135,9 @@ func apply(t *testing.T, dir string, x Executor, ctx context.Context, par int) (
 	}
 	defer st.Close()
 	p := plan(t, st.Snapshot())
-	var events []Event
-	r := &Runner{Store: st, Parallelism: par, Events: func(e Event) { events = append(events, e) },
-		Open: func(context.Context, string, map[string]any) (Executor, error) { return x, nil }}
+	var events []executor.Event
+	r := &executor.Runner{Store: st, Parallelism: par, Events: func(e executor.Event) { events = append(events, e) },
+		Open: func(context.Context, string, map[string]any) (executor.Executor, error) { return x, nil }}
 	out, err := r.Apply(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +167,7 @@ func TestApplyRunsEverythingThenNothing(t *testing.T) {
 	for _, e := range events {
 		types[e.Type]++
 	}
-	if types[EventRunFinished] != 4 || types[EventLaneStarted] != 2 || types[EventLaneFinished] != 2 || types[EventApplyFinished] != 1 {
+	if types[executor.EventRunFinished] != 4 || types[executor.EventLaneStarted] != 2 || types[executor.EventLaneFinished] != 2 || types[executor.EventApplyFinished] != 1 {
 		t.Fatalf("events: %v", types)
 	}
 	snap, err := state.Load(dir)
@@ -193,7 +200,7 @@ func TestInterruptedApplyResumesWithoutRepeating(t *testing.T) {
 	x := newSimExec()
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen atomic.Int32
-	x.onRun = func(r RunSpec) {
+	x.onRun = func(r executor.RunSpec) {
 		// Interrupt during the third run: two are complete by then.
 		if seen.Add(1) == 3 {
 			cancel()
@@ -229,7 +236,7 @@ func TestInterruptedApplyResumesWithoutRepeating(t *testing.T) {
 
 type panicky struct{ *simExec }
 
-func (p panicky) Run(ctx context.Context, s *Server, r RunSpec) (*RunResult, error) {
+func (p panicky) Run(ctx context.Context, s *executor.Server, r executor.RunSpec) (*executor.RunResult, error) {
 	if r.Run == 2 {
 		panic("boom")
 	}
@@ -240,7 +247,7 @@ func TestExecutorPanicIsAnErrorAndTearsDown(t *testing.T) {
 	dir := t.TempDir()
 	x := newSimExec()
 	out, _ := apply(t, dir, panicky{x}, context.Background(), 2)
-	var pe *PanicError
+	var pe *executor.PanicError
 	if !errors.As(out.Err(), &pe) || !strings.Contains(out.Err().Error(), "run 2 of lane") {
 		t.Fatalf("want a PanicError naming the run, got %v", out.Err())
 	}
@@ -283,7 +290,7 @@ func TestReplaceRerunsLane(t *testing.T) {
 		st.Close()
 		t.Fatalf("replace plan: %s", got)
 	}
-	r := &Runner{Store: st, Open: func(context.Context, string, map[string]any) (Executor, error) { return x, nil }}
+	r := &executor.Runner{Store: st, Open: func(context.Context, string, map[string]any) (executor.Executor, error) { return x, nil }}
 	out, err := r.Apply(context.Background(), p)
 	st.Close()
 	if err != nil || out.RunsCompleted != 2 {
@@ -337,7 +344,7 @@ func TestResumedApplyRecordsWhatAnUninterruptedOneDoes(t *testing.T) {
 	x := newSimExec()
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen atomic.Int32
-	x.onRun = func(RunSpec) {
+	x.onRun = func(executor.RunSpec) {
 		if seen.Add(1) == 2 {
 			cancel()
 		}
@@ -369,7 +376,7 @@ func TestOpenerPanicIsAnErrorAndTearsDown(t *testing.T) {
 	}
 	defer st.Close()
 	var opens atomic.Int32
-	r := &Runner{Store: st, Parallelism: 2, Open: func(context.Context, string, map[string]any) (Executor, error) {
+	r := &executor.Runner{Store: st, Parallelism: 2, Open: func(context.Context, string, map[string]any) (executor.Executor, error) {
 		if opens.Add(1) == 2 {
 			panic("factory bug")
 		}
@@ -379,7 +386,7 @@ func TestOpenerPanicIsAnErrorAndTearsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pe *PanicError
+	var pe *executor.PanicError
 	if !errors.As(out.Err(), &pe) || pe.Op != "Open" {
 		t.Fatalf("want a PanicError in Open, got %v", out.Err())
 	}

@@ -3,6 +3,7 @@ package executor
 import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // DeploymentFor returns the deployment a lane runs on. Every lane of one
@@ -34,7 +35,7 @@ func DeploymentFor(l *planner.Lane, applyID, logDir string) Deployment {
 }
 
 // lanePerf is the lane's resolved performance model, or nil.
-func lanePerf(l *planner.Lane) *planner.PerfLane {
+func lanePerf(l *planner.Lane) *perf.Lane {
 	if l.Perf == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
 
@@ -38,18 +39,18 @@ type LaneCheck func(sc *Screen, l *Lane) []Finding
 type lanePlan struct {
 	*Lane
 	blocks  laneBlocks
-	arch    ModelArch
+	arch    perf.ModelArch
 	missing []string // architecture attributes nobody gave
-	hw      Hardware
+	hw      perf.Hardware
 	hwOK    bool
 	perfErr error // runtime settings the engine would refuse
 	// settings are the engine's settings resolved from the runtime block's
 	// attributes and args (nil: the GPU type is unknown); preflight reads
 	// them, whatever their source.
-	settings *RuntimeSettings
+	settings *perf.RuntimeSettings
 	// uncertainty is the range of the lane's estimate (calibration
 	// residuals or the catalog's stated uncertainty).
-	uncertainty Uncertainty
+	uncertainty perf.Uncertainty
 	// calWarning is why the lane's calibration was refused or is
 	// suspect (preflight makes it a warning); calWarningKey dedupes it
 	// across lanes.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Calibrated says that a lane's assumptions come from a calibration fit,
@@ -32,7 +33,7 @@ type Calibrated struct {
 	MAPE   float64 `json:"mape"`
 	// Params are the fitted parameters the lane uses (spec overrides of
 	// prefill_mfu or decode_efficiency still win).
-	Params Params `json:"parameters"`
+	Params perf.Params `json:"parameters"`
 	// Unidentified names the parameters the fit's evidence could not pin
 	// (they keep the catalog's values, and the figures they move the
 	// catalog's ranges).
@@ -41,8 +42,8 @@ type Calibrated struct {
 
 // calibrations loads every calibration file the spec references, checking
 // its digest; problems are diagnostics on the referencing attribute.
-func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*Calibration, hcl.Diagnostics) {
-	out := map[*lang.CalibrationRef]*Calibration{}
+func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*perf.Calibration, hcl.Diagnostics) {
+	out := map[*lang.CalibrationRef]*perf.Calibration{}
 	var diags hcl.Diagnostics
 	var refs []*lang.CalibrationRef
 	for _, name := range sortedKeys(cfg.GPUs) {
@@ -66,7 +67,7 @@ func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*Calibration, hcl.
 				Detail: fmt.Sprintf("%v. Write it with `infercrane calibrate -out %s EVIDENCE...`.", err, ref.File), Subject: ref.FileRange.Ptr()})
 			continue
 		}
-		c, err := ParseCalibration(data)
+		c, err := perf.ParseCalibration(data)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid calibration file",
 				Detail: fmt.Sprintf("%s: %v.", ref.File, err), Subject: ref.FileRange.Ptr()})
@@ -85,8 +86,8 @@ func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*Calibration, hcl.
 
 // calibrate applies the lane's calibration (the gpu block's, else the
 // runtime block's) to its hardware assumptions and sets its uncertainty.
-func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*Calibration) {
-	l.uncertainty = CatalogUncertainty()
+func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
+	l.uncertainty = perf.CatalogUncertainty()
 	if !l.hwOK {
 		return
 	}
@@ -135,7 +136,7 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*Calibration) {
 	}
 	l.hw.Assume = a
 	l.Calibration = &Calibrated{File: filepath.ToSlash(ref.File), Digest: c.Digest, Block: block, GPUType: fit.GPUType, Engine: fit.Engine,
-		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: ParamsOf(a),
+		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: perf.ParamsOf(a),
 		Unidentified: fit.Unidentified()}
 	if fit.Executor != "" && in.ExecutorType != "sim" && !strings.Contains(fit.Executor, in.ExecutorType) && !strings.HasPrefix(fit.Executor, "external: ") {
 		l.calWarning, l.calWarningKey = fmt.Sprintf("its calibration %s (from %s) was fitted to evidence of executor %s, not %q, the lane's: the two may measure differently (client placement, network); check it with infercrane calibrate -check %s on this executor's evidence",

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 func writeCal(t *testing.T, version string) (string, string) {
 	t.Helper()
-	c := &Calibration{SchemaVersion: CalibrationSchema, Fits: []CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: version,
-		Source: "aggregates", Lanes: 3, Runs: 6, Params: Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
-		Fit: FitResult{MAPE: 0.042, Residuals: map[string]Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
+	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: version,
+		Source: "aggregates", Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
+		Fit: perf.FitResult{MAPE: 0.042, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
 	c.Digest = c.ComputeDigest()
 	path := filepath.Join(t.TempDir(), "cal.json")
 	b, _ := json.Marshal(c)
@@ -88,9 +89,9 @@ func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
 		executor   string
 		calibrated bool
 	}{{"sim", false}, {"local, sim", false}, {"external: vllm bench serve", true}, {"modal", true}, {"", true}} {
-		c := &Calibration{SchemaVersion: CalibrationSchema, Fits: []CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.Version,
-			Source: "aggregates", Executor: tc.executor, Lanes: 3, Runs: 6, Params: Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
-			Fit: FitResult{MAPE: 0.018, Residuals: map[string]Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}
+		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.Version,
+			Source: "aggregates", Executor: tc.executor, Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
+			Fit: perf.FitResult{MAPE: 0.018, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}
 		c.Digest = c.ComputeDigest()
 		path := filepath.Join(t.TempDir(), "cal.json")
 		b, _ := json.Marshal(c)
@@ -111,7 +112,7 @@ func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
 			t.Errorf("fit of executor %q: calibrated %v (want %v), warned %v; notes %v", tc.executor, got, tc.calibrated, warned, l.Notes)
 		}
 		if !tc.calibrated {
-			if u := l.Estimate.Uncertainty; u == nil || u.TTFT != CatalogUncertainty().TTFT || u.TPOT != CatalogUncertainty().TPOT {
+			if u := l.Estimate.Uncertainty; u == nil || u.TTFT != perf.CatalogUncertainty().TTFT || u.TPOT != perf.CatalogUncertainty().TPOT {
 				t.Errorf("fit of executor %q: ranges %+v, want the catalog's", tc.executor, u)
 			}
 			var txt strings.Builder

@@ -7,6 +7,7 @@ import (
 
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/search"
 	"github.com/infercrane/infercrane/planner/state"
 )
@@ -97,7 +98,7 @@ type Predictor interface {
 	Predict(load float64, requests int) (search.Measure, float64)
 }
 
-// perfPredictor answers from the lane's performance model (PerfLane): a
+// perfPredictor answers from the lane's performance model (perf.Lane): a
 // virtual-time run of the continuous-batching scheduler with the load
 // generator's closed loop or seeded arrivals, so queueing beyond the batch
 // or KV capacity shows in the predicted p95s as it does on a server.
@@ -107,7 +108,7 @@ type Predictor interface {
 // times faster, so the predictor answers for the model at load/s (a rate;
 // a concurrency is unchanged) with times divided by s.
 type perfPredictor struct {
-	lane    *PerfLane
+	lane    *perf.Lane
 	in      LaneInputs
 	spec    *search.Spec
 	speedup float64
@@ -233,7 +234,7 @@ func (p *perfPredictor) predict(load float64, requests int) (search.Measure, flo
 
 // offeredRate is the rate an open-loop schedule actually offers, (n-1) /
 // span of the scheduled sends, as the load generator reports it.
-func offeredRate(l Load) float64 {
+func offeredRate(l perf.Load) float64 {
 	a, err := load.NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
 	if err != nil || l.Requests < 2 {
 		return l.RequestRate
@@ -478,7 +479,7 @@ func estimateSearch(l *lanePlan, working int) Estimate {
 		return e
 	}
 	if deploys(l.Inputs.ExecutorType) && working > 0 {
-		e.StartupSeconds = StartupSeconds(l.arch, l.hw) / float64(working)
+		e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working)
 	}
 	e.WallSeconds = e.StartupSeconds + expected
 	gpus := float64(l.hw.Count)

@@ -5,17 +5,18 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
-// lookupGPU finds a GPU type in the catalog (perf_catalog.go).
-func lookupGPU(t string) (GPU, bool) { return LookupGPU(t) }
+// lookupGPU finds a GPU type in the catalog (planner/perf).
+func lookupGPU(t string) (perf.GPU, bool) { return perf.LookupGPU(t) }
 
 // ResolveModelArch returns the architecture the estimator uses for m: the built-in
 // catalog entry for m.ID with the model block's overrides applied. It
 // reports false with the missing attribute names when neither source gives
 // the parameters, layers, KV heads and head dimension.
-func ResolveModelArch(m *lang.Model) (ModelArch, []string) {
-	a, _ := LookupModel(m.ID)
+func ResolveModelArch(m *lang.Model) (perf.ModelArch, []string) {
+	a, _ := perf.LookupModel(m.ID)
 	a.ID = m.ID
 	if m.Params > 0 {
 		a.Params = m.Params
@@ -63,12 +64,12 @@ func ResolveModelArch(m *lang.Model) (ModelArch, []string) {
 // hardware builds the performance model's view of a lane's deployment, applying
 // the GPU block's overrides and the runtime's memory utilisation. It
 // returns false when the GPU type is not in the catalog.
-func hardware(g *lang.GPU, in LaneInputs) (Hardware, bool) {
+func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 	cat, ok := lookupGPU(g.Type)
 	if !ok {
-		return Hardware{}, false
+		return perf.Hardware{}, false
 	}
-	a := DefaultAssumptions(cat)
+	a := perf.DefaultAssumptions(cat)
 	if g.PrefillMFU != nil {
 		a.PrefillMFU = *g.PrefillMFU
 	}
@@ -79,12 +80,12 @@ func hardware(g *lang.GPU, in LaneInputs) (Hardware, bool) {
 		cat.PricePerSecond = *g.PricePerSecond
 	}
 	a.GPUMemoryUtilization = in.GPUMemoryUtil
-	if o, ok := FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API); ok {
+	if o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API); ok {
 		// The engine version's costs outside the GPU (its front end, its
 		// per-step overhead); a calibration's fit replaces the first two.
 		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
 	}
-	return Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: BytesPerElem(in.RuntimeDtype), Assume: a}, true
+	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: perf.BytesPerElem(in.RuntimeDtype), Assume: a}, true
 }
 
 // assumption describes the constants used for one GPU block.
@@ -156,7 +157,7 @@ func roundEstimate(e Estimate) Estimate {
 // estimate fills every lane's Estimate. A deployment's start-up (model load
 // and server start) is shared equally by its lanes that have work.
 func estimate(lanes []*lanePlan) {
-	cache := map[string]PerfEstimate{}
+	cache := map[string]perf.Estimate{}
 	working := map[string]int{}
 	for _, l := range lanes {
 		if l.Work() && l.RunsToDo() > 0 {
@@ -188,7 +189,7 @@ func estimate(lanes []*lanePlan) {
 				}
 				cache[key] = est
 			}
-			e.PerfEstimate = est
+			e.Estimate = est
 			// A warmup bounded by time lasts at most that long (a count may end it sooner).
 			e.RunSeconds += l.Inputs.WarmupSeconds
 			e.Available = true
@@ -196,7 +197,7 @@ func estimate(lanes []*lanePlan) {
 			e.Uncertainty = &u
 			if n := l.RunsToDo(); n > 0 {
 				if deploys(l.Inputs.ExecutorType) {
-					e.StartupSeconds = StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
+					e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
 				}
 				e.WallSeconds = e.StartupSeconds + float64(n)*e.RunSeconds
 				if Billed(l.Inputs.ExecutorType) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // resolvePerf resolves the lane's runtime settings and performance model.
@@ -14,12 +15,12 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	in := l.Inputs
-	rb := RuntimeBlock{Engine: in.RuntimeEngine, Version: in.RuntimeVersion, Args: in.RuntimeArgs,
+	rb := perf.RuntimeBlock{Engine: in.RuntimeEngine, Version: in.RuntimeVersion, Args: in.RuntimeArgs,
 		MaxNumSeqs: in.MaxNumSeqs, MaxNumBatchedTokens: in.MaxBatchedTokens}
 	if r := l.blocks.runtime; r != nil {
 		rb.GPUMemoryUtilization = r.GPUMemoryUtilization
 	}
-	rs, err := ResolveRuntime(rb, l.hw.GPU, l.hw.Count, in.MaxContext)
+	rs, err := perf.ResolveRuntime(rb, l.hw.GPU, l.hw.Count, in.MaxContext)
 	if err != nil {
 		l.perfErr = err
 		return
@@ -31,7 +32,7 @@ func resolvePerf(l *lanePlan) {
 	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := l.hw
 	hw.Count = rs.TensorParallel
-	srv, err := NewPerfLane(l.arch, hw, rs.Engine(), in.MaxContext)
+	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), in.MaxContext)
 	if err != nil {
 		l.perfErr = err
 		return
@@ -43,13 +44,13 @@ func resolvePerf(l *lanePlan) {
 // estimateKey identifies a virtual-time estimate: lanes with equal keys
 // (the same model, hardware, engine and load in several screens) share one.
 // It is the JSON of these inputs.
-func estimateKey(p *PerfLane, l Load, workload string, runs int) string {
+func estimateKey(p *perf.Lane, l perf.Load, workload string, runs int) string {
 	l.Sizes, l.WarmupSizes = nil, nil
 	b, _ := json.Marshal(struct {
-		M ModelArch
-		H Hardware
-		E EngineConfig
-		L Load
+		M perf.ModelArch
+		H perf.Hardware
+		E perf.EngineConfig
+		L perf.Load
 		W string
 		R int
 	}{p.Model, p.Hardware, p.Engine, l, workload, runs})
@@ -59,7 +60,7 @@ func estimateKey(p *PerfLane, l Load, workload string, runs int) string {
 // PerfLoad is the load the estimator simulated for the lane's run 1 (see
 // laneLoad): what the load generator sends, as the performance model
 // takes it.
-func (l *Lane) PerfLoad() Load {
+func (l *Lane) PerfLoad() perf.Load {
 	ld, _ := laneLoad(l.Inputs, l.Perf != nil && l.Perf.Engine.PrefixCaching)
 	return ld
 }
@@ -71,8 +72,8 @@ func (l *Lane) PerfLoad() Load {
 // session's later turns are follow-ups: the virtual closed loop sends each
 // on its session's stream once the turn before it is answered, with the
 // conversation so far (earlier prompts and answers) as its cached prefix.
-func laneLoad(in LaneInputs, prefixCaching bool) (Load, string) {
-	l := Load{
+func laneLoad(in LaneInputs, prefixCaching bool) (perf.Load, string) {
+	l := perf.Load{
 		InputTokens: in.InputTokens, OutputTokens: in.OutputTokens,
 		Concurrency: in.Concurrency, RequestRate: in.RequestRate, Arrival: in.Arrival, Burstiness: in.Burstiness,
 		Requests: in.Requests, Warmup: in.Warmup, Seed: in.Seed,
@@ -93,10 +94,10 @@ func laneLoad(in LaneInputs, prefixCaching bool) (Load, string) {
 	// requests), and a conversation's, which a turn that lost its history
 	// to clipping starts afresh.
 	streams := uint64(0)
-	sizes := func(rs []load.Request, cached []int) []RequestSize {
-		out := make([]RequestSize, len(rs))
+	sizes := func(rs []load.Request, cached []int) []perf.RequestSize {
+		out := make([]perf.RequestSize, len(rs))
 		for i, r := range rs {
-			out[i] = RequestSize{Input: r.Input, Output: r.Output, FollowUp: r.Turn > 0}
+			out[i] = perf.RequestSize{Input: r.Input, Output: r.Output, FollowUp: r.Turn > 0}
 			if cached != nil {
 				out[i].Cached = cached[i]
 			}

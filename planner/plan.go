@@ -1,22 +1,19 @@
 // Package planner compiles a lang.Config into a Plan: the lanes to run, the
 // DAG that orders their work, preflight findings and cost estimates.
 //
-// The files perf_*.go are the performance model each lane's figures are
-// resolved with: the GPU catalog and the architecture facts of well-known
-// models (perf_catalog.go), a roofline model of one serving step
-// (perf_roofline.go), the engine's scheduler and step loop
-// (perf_scheduler.go, perf_engine.go), their virtual-time runs
-// (perf_simulate.go, perf_estimate.go) and the calibration fit
-// (perf_fit.go, perf_calibration.go). The plan carries each lane's
-// resolved model (PerfLane), and the simulated engine (executor/sim) runs
-// the same step loop on it in real time, so a simulated screen reproduces
-// what the plan predicted.
+// Each lane's figures are resolved with the performance model, package
+// planner/perf (perf.Lane): the GPU catalog, a roofline model of one serving
+// step, the engine's scheduler and step loop, their virtual-time runs and
+// the calibration fit. The plan carries each lane's resolved model, and the
+// simulated engine (executor/sim) runs the same step loop on it in real
+// time, so a simulated screen reproduces what the plan predicted.
 package planner
 
 import (
 	"fmt"
 
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/search"
 )
 
@@ -213,7 +210,7 @@ type Lane struct {
 	// override (model, gpu and runtime blocks): the estimate is computed
 	// from it and the simulated engine serves from it. Nil when the model's
 	// architecture or the GPU type is unknown.
-	Perf *PerfLane `json:"perf,omitempty"`
+	Perf *perf.Lane `json:"perf,omitempty"`
 	// Calibration says the lane's assumptions come from a calibration
 	// file's fit (nil: the catalog's, with its stated uncertainty).
 	Calibration *Calibrated `json:"calibration,omitempty"`
@@ -422,7 +419,7 @@ func containsRedacted(v any) bool {
 // (its remaining runs plus its share of its deployment's start-up), so they
 // are zero for unchanged lanes.
 type Estimate struct {
-	PerfEstimate
+	perf.Estimate
 	// Available is false when the model's architecture is unknown or the
 	// lane's inputs are pending; the other fields are then zero.
 	Available   bool    `json:"available"`
@@ -434,7 +431,7 @@ type Estimate struct {
 	StartupSeconds float64 `json:"startup_seconds"`
 	// Uncertainty is the relative half-width of each figure's range: from
 	// the calibration's residuals, or the catalog's stated uncertainty.
-	Uncertainty *Uncertainty `json:"uncertainty,omitempty"`
+	Uncertainty *perf.Uncertainty `json:"uncertainty,omitempty"`
 }
 
 // Assumption is the set of estimator constants used for one GPU block.

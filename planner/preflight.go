@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // MinDecisionRuns is the fewest runs per lane whose variation can be judged;
@@ -83,7 +84,7 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 			gpus[l.GPU] = true
 			if !l.hwOK {
 				f.add(SeverityError, "", "", fmt.Sprintf("gpu %q has unknown type %q", l.GPU, l.blocks.gpu.Type),
-					"Use a catalog type: "+strings.Join(GPUNames(), ", ")+".")
+					"Use a catalog type: "+strings.Join(perf.GPUNames(), ", ")+".")
 			}
 		}
 		if len(l.Inputs.Pending) > 0 {
@@ -244,7 +245,7 @@ func modelChecks(l *lanePlan, realEngine bool, f *findings) {
 	if len(l.missing) > 0 {
 		f.add(SeverityWarning, "", "", fmt.Sprintf("estimates unavailable for model %q (%s)", m.Name, m.ID),
 			fmt.Sprintf("%s is not in the built-in catalog (%s). Set %s on model %q to get time, memory and cost estimates and the memory check.",
-				m.ID, strings.Join(ModelIDs(), ", "), strings.Join(l.missing, ", "), m.Name))
+				m.ID, strings.Join(perf.ModelIDs(), ", "), strings.Join(l.missing, ", "), m.Name))
 	}
 }
 
@@ -474,7 +475,7 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 				name, in.ModelID, weightsGB, gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU))
 		return
 	}
-	capacity := KVCapacityTokens(l.arch, h)
+	capacity := perf.KVCapacityTokens(l.arch, h)
 	perSeq := in.InputTokens + in.OutputTokens
 	need := float64(in.Concurrency * perSeq)
 	if need > capacity {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // publishedPoint is one published vLLM measurement
@@ -42,11 +44,11 @@ type publishedPoint struct {
 // load the benchmark sent (its requests' own sizes when published). It
 // returns the predicted figures by the dataset's metric names.
 func planPublished(pt publishedPoint) (map[string]float64, error) {
-	arch, ok := LookupModel(pt.Model)
+	arch, ok := perf.LookupModel(pt.Model)
 	if !ok {
 		return nil, fmt.Errorf("model %s is not in the catalog", pt.Model)
 	}
-	g, ok := LookupGPU(pt.GPU)
+	g, ok := perf.LookupGPU(pt.GPU)
 	if !ok {
 		return nil, fmt.Errorf("GPU %s is not in the catalog", pt.GPU)
 	}
@@ -58,16 +60,16 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	if maxLen == 0 {
 		maxLen = arch.MaxPositions
 	}
-	rs, err := ResolveRuntime(RuntimeBlock{Engine: pt.Engine, Version: pt.Version, Args: pt.ServerArgs}, g, max(pt.GPUs, 1), maxLen)
+	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: pt.Engine, Version: pt.Version, Args: pt.ServerArgs}, g, max(pt.GPUs, 1), maxLen)
 	if err != nil {
 		return nil, err
 	}
-	a := DefaultAssumptions(g)
+	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	if o, ok := FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
+	if o, ok := perf.FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
 		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
 	}
-	lane, err := NewPerfLane(arch, Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}, rs.Engine(), maxLen)
+	lane, err := perf.NewLane(arch, perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}, rs.Engine(), maxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 		RequestRate: pt.RequestRate, Arrival: pt.Arrival, Requests: pt.Requests, Seed: 1}
 	ld := (&Lane{Inputs: in}).PerfLoad()
 	for _, z := range pt.Sizes {
-		ld.Sizes = append(ld.Sizes, RequestSize{Input: z[0], Output: z[1]})
+		ld.Sizes = append(ld.Sizes, perf.RequestSize{Input: z[0], Output: z[1]})
 	}
 	st, err := lane.Run(ld)
 	if err != nil {

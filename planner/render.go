@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // SummaryLine is the first line of a human-readable plan, e.g.
@@ -313,7 +315,7 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 	seenRT := map[string]bool{}
 	for _, l := range p.Lanes {
 		in := l.Inputs
-		o, ok := FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API)
+		o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API)
 		key := l.Runtime + "\x00" + in.API
 		if !ok || seenRT[key] {
 			continue

@@ -16,6 +16,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/plugins/local"
 )
 
@@ -27,12 +28,12 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv("PLUGINS_TEST_SERVE") != "" {
 		Serve(func(typ string, cfg map[string]any) (executor.Executor, error) {
-			x, err := executor.NewSim(cfg)
+			x, err := sim.New(cfg)
 			if log := os.Getenv("PLUGINS_TEST_CALLS"); log != "" && err == nil {
 				x = &callLog{Executor: x, path: log}
 			}
 			return x, err
-		}, executor.SimSchema())
+		}, sim.Schema())
 		return
 	}
 	if os.Getenv("PLUGINS_TEST_HOST") != "" {
@@ -79,7 +80,7 @@ func hostAndHang() {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_HOST=")
 		return cmd
-	}, "testsim", executor.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
+	}, "testsim", sim.Schema().Resolve(map[string]any{"timing": "constant"}), nil)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -158,7 +159,7 @@ func launch(t *testing.T) *Client {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1")
 		return cmd
-	}, "testsim", executor.SimSchema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "30ms"}), nil)
+	}, "testsim", sim.Schema().Resolve(map[string]any{"timing": "constant", "ttft": "1ms", "itl": "30ms"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestDeployStreamsWhatItStarted(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_CALLS="+calls)
 		return cmd
-	}, "testsim", executor.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
+	}, "testsim", sim.Schema().Resolve(map[string]any{"timing": "constant"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

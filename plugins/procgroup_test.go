@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/sim"
 )
 
 // markedProcesses lists the live (not zombie) processes whose environment
@@ -105,7 +106,7 @@ func TestClosedPluginLeavesNoProcess(t *testing.T) {
 	mark := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
 	newCmd := script(t, `sleep 1000 &
 exec "$PLUGINS_TEST_BIN" -test.run='^$'`, mark, "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_BIN="+os.Args[0])
-	c, err := Launch(context.Background(), "script", newCmd, "script", executor.SimSchema().Resolve(map[string]any{"timing": "constant"}), nil)
+	c, err := Launch(context.Background(), "script", newCmd, "script", sim.Schema().Resolve(map[string]any{"timing": "constant"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/plugins"
@@ -34,11 +35,11 @@ type settingsCase struct {
 func settingsCases() []settingsCase {
 	return []settingsCase{
 		{
-			builtin:   plugins.Builtin{Name: executor.SimType, New: executor.NewSim, Schema: executor.SimSchema, Validate: executor.ValidateSim},
+			builtin:   plugins.Builtin{Name: sim.Type, New: sim.New, Schema: sim.Schema, Validate: sim.Validate},
 			block:     `ttft = "0.02s"`,
 			want:      map[string]any{"timing": "model", "speedup": 1.0, "ttft": "20ms", "itl": "5ms", "max_waiting": 0.0},
 			alt:       map[string]any{"timing": "constant", "speedup": 7.0, "ttft": "3ms", "itl": "2ms", "max_waiting": 9.0},
-			effective: func(x executor.Executor) any { return x.(*executor.SimExecutor).Settings() },
+			effective: func(x executor.Executor) any { return x.(*sim.Executor).Settings() },
 		},
 		{
 			builtin:   plugins.Builtin{Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema, Validate: endpoint.Validate},
@@ -176,17 +177,17 @@ func TestBuiltinsRunWithThePlansSettings(t *testing.T) {
 // deploys is configured with the plan's timing, speedup, ttft, itl and
 // max_waiting, not with values of the executor's own.
 func TestSimEngineGetsThePlansSettings(t *testing.T) {
-	reg := &plugins.Registry{Builtins: []plugins.Builtin{{Name: executor.SimType, New: executor.NewSim, Schema: executor.SimSchema, Validate: executor.ValidateSim}}}
-	settings := planLaneSettings(t, reg, executor.SimType, `timing = "constant"
+	reg := &plugins.Registry{Builtins: []plugins.Builtin{{Name: sim.Type, New: sim.New, Schema: sim.Schema, Validate: sim.Validate}}}
+	settings := planLaneSettings(t, reg, sim.Type, `timing = "constant"
   speedup = 3
   ttft = "7ms"
   itl = "1500us"
   max_waiting = 11`)
-	x, err := executor.NewSim(settings)
+	x, err := sim.New(settings)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := x.(*executor.SimExecutor).Options(executor.Deployment{ModelID: "m", MaxContext: 4096, GPUType: "L40S"})
+	o := x.(*sim.Executor).Options(executor.Deployment{ModelID: "m", MaxContext: 4096, GPUType: "L40S"})
 	if o.Timing != "constant" || o.Speedup != 3 || o.TTFT != 7*time.Millisecond || o.ITL != 1500*time.Microsecond || o.MaxWaiting != 11 {
 		t.Fatalf("engine options %+v from the plan's %v", o, settings)
 	}

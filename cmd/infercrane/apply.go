@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
@@ -342,7 +343,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s\nCompleted runs are journaled in %s; fix the cause and run apply again to resume.\n", errText(out.Err()), j.stateDir)
 		code = 1
 	}
-	cl := &report.Cleanup{State: "torn_down", DeploymentsTornDown: append([]string{}, out.TornDown...), ActiveGPUTasks: len(out.TeardownFailed)}
+	cl := &evidence.Cleanup{State: "torn_down", DeploymentsTornDown: append([]string{}, out.TornDown...), ActiveGPUTasks: len(out.TeardownFailed)}
 	if len(out.TeardownFailed) > 0 {
 		cl.State = "teardown_failed"
 	}
@@ -406,7 +407,7 @@ func errText(err error) string {
 // report writes the evidence and reports of the state and returns the
 // gates' exit code (0 when there is nothing to report). cl are the
 // teardown facts of this apply (nil: keep those of the last one).
-func (j *applyJob) report(env *cliEnv, o applyOpts, cl *report.Cleanup) int {
+func (j *applyJob) report(env *cliEnv, o applyOpts, cl *evidence.Cleanup) int {
 	opts := report.Options{Config: j.cfg, Cleanup: cl}
 	opts.Secrets = env.secrets.Values()
 	key, err := signingKey(env.Getenv(signingKeyEnv))

@@ -10,6 +10,7 @@ import (
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // progressEvents is an apply of one lane with two runs, the second failed.
@@ -90,7 +91,7 @@ func trackPlan() *planner.Plan {
 	lane := func(id, key, dep, model string) *planner.Lane {
 		return &planner.Lane{ID: id, Key: key, Deployment: dep, Action: planner.ActionRun, Runs: 2, RequestsPerRun: 8,
 			Inputs:   planner.LaneInputs{ModelID: model, GPUType: "L40S", ExecutorType: "sim"},
-			Estimate: planner.Estimate{Available: true, PerfEstimate: planner.PerfEstimate{RunSeconds: 10}}}
+			Estimate: planner.Estimate{Available: true, Estimate: perf.Estimate{RunSeconds: 10}}}
 	}
 	return &planner.Plan{Lanes: []*planner.Lane{lane("l1", "s/a/chat/l40s", "d1", "Qwen/A"), lane("l2", "s/b/chat/l40s", "d2", "Qwen/B")}}
 }

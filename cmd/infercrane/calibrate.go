@@ -10,6 +10,7 @@ import (
 	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/calibrate"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // addCalibrateCommands registers the commands of this file (called by setupCommands).
@@ -119,8 +120,8 @@ func runCalibrate(env *cliEnv, args []string) int {
 func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibrate.Options) int {
 	data, err := os.ReadFile(file)
 	if err == nil {
-		var cal *planner.Calibration
-		if cal, err = planner.ParseCalibration(data); err == nil {
+		var cal *perf.Calibration
+		if cal, err = perf.ParseCalibration(data); err == nil {
 			var res *calibrate.Check
 			if res, err = calibrate.CheckCalibration(evidence, opts, cal); err == nil {
 				printWarningsAndNotes(env, res.Warnings, res.Notes)
@@ -160,7 +161,7 @@ func orDefaultText(s, def string) string {
 
 // printLaneFits prints each lane's figures: measured, the model's
 // (fitted or predicted) and the error.
-func printLaneFits(env *cliEnv, lanes []planner.LaneFit, model string) {
+func printLaneFits(env *cliEnv, lanes []perf.LaneFit, model string) {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  LANE\tMETRIC\tMEASURED\t%s\tERROR\n", model)
 	for _, l := range lanes {
@@ -176,7 +177,7 @@ func printLaneFits(env *cliEnv, lanes []planner.LaneFit, model string) {
 	_ = tw.Flush()
 }
 
-func figures(r map[string]planner.Residual) int {
+func figures(r map[string]perf.Residual) int {
 	n := 0
 	for _, x := range r {
 		n += x.N
@@ -187,21 +188,21 @@ func figures(r map[string]planner.Residual) int {
 // printIdentification says per parameter how well the evidence pinned it:
 // the standard errors of those it identified, and for each other one that
 // it kept the starting value, why, and what evidence would pin it.
-func printIdentification(env *cliEnv, f *planner.CalibrationFit) {
+func printIdentification(env *cliEnv, f *perf.CalibrationFit) {
 	id := f.Fit.Identification
 	if len(id) == 0 {
 		return
 	}
 	var ok []string
-	for _, name := range planner.ParamNames {
+	for _, name := range perf.ParamNames {
 		if x := id[name]; x.Identified {
-			ok = append(ok, fmt.Sprintf("%s ±%.1f%%", planner.ParamLabel(name), 100*x.RelStdErr))
+			ok = append(ok, fmt.Sprintf("%s ±%.1f%%", perf.ParamLabel(name), 100*x.RelStdErr))
 		}
 	}
 	if len(ok) > 0 {
 		fmt.Fprintf(env.Stdout, "  identified (1-sigma standard error): %s\n", strings.Join(ok, ", "))
 	}
 	for _, name := range f.Unidentified() {
-		fmt.Fprintf(env.Stdout, "  NOT IDENTIFIED: %s: %s\n", planner.ParamLabel(name), id[name].Reason)
+		fmt.Fprintf(env.Stdout, "  NOT IDENTIFIED: %s: %s\n", perf.ParamLabel(name), id[name].Reason)
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/infercrane/infercrane/executor/affinity"
 	"github.com/infercrane/infercrane/executor/calibrate"
-	"github.com/infercrane/infercrane/executor/report"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/executor/evidence"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // hiddenSpec screens two models on a simulated L40S whose assumptions
@@ -121,11 +121,11 @@ screen "transfer" {
 `
 
 // writeCalibration writes a one-fit calibration file with parameters p.
-func writeCalibration(t *testing.T, path string, p planner.Params) string {
+func writeCalibration(t *testing.T, path string, p perf.Params) string {
 	t.Helper()
-	c := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "test",
-		Fits: []planner.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "hidden", Params: p, Start: p,
-			Fit: planner.FitResult{Residuals: map[string]planner.Residual{}}}}}
+	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "test",
+		Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "hidden", Params: p, Start: p,
+			Fit: perf.FitResult{Residuals: map[string]perf.Residual{}}}}}
 	c.Digest = c.ComputeDigest()
 	if err := calibrate.Write(path, c); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func writeCalibration(t *testing.T, path string, p planner.Params) string {
 
 // hidden are the parameters the simulated engine runs and calibrate is
 // not told.
-var hidden = planner.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
+var hidden = perf.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
 
 // hiddenRun is an apply of hiddenSpec.
 type hiddenRun struct {
@@ -209,7 +209,7 @@ func TestCalibrateRecoversHiddenParameters(t *testing.T) {
 			}
 			t.Log(stdout)
 			data, _ := os.ReadFile(out)
-			c, err := planner.ParseCalibration(data)
+			c, err := perf.ParseCalibration(data)
 			if err != nil || len(c.Fits) != 1 {
 				t.Fatalf("calibration file: %v %+v", err, c)
 			}
@@ -286,7 +286,7 @@ func transferAcrossModels(t *testing.T, run hiddenRun) {
 		t.Errorf("check summary:\n%s", stdout)
 	}
 	data, _ := os.ReadFile(out)
-	cal, err := planner.ParseCalibration(data)
+	cal, err := perf.ParseCalibration(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,13 +424,13 @@ func prefixCacheHits(t *testing.T, evidence string) float64 {
 
 // unseenShapes compares predictions with the fitted and the hidden
 // parameters on shapes the fit did not see.
-func unseenShapes(t *testing.T, hidden, fitted planner.Params) []string {
+func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 	t.Helper()
-	m, _ := planner.LookupModel("Qwen/Qwen3-0.6B")
-	g, _ := planner.LookupGPU("L40S")
-	lane := func(p planner.Params) planner.PerfLane {
-		hw := planner.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(planner.DefaultAssumptions(g))}
-		l, err := planner.NewPerfLane(m, hw, planner.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 4096)
+	m, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
+	g, _ := perf.LookupGPU("L40S")
+	lane := func(p perf.Params) perf.Lane {
+		hw := perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(perf.DefaultAssumptions(g))}
+		l, err := perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 4096)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +440,7 @@ func unseenShapes(t *testing.T, hidden, fitted planner.Params) []string {
 	var problems []string
 	worst, worstAt := 0.0, ""
 	defer func() { t.Logf("unseen shapes: worst error %+.1f%% (%s)", 100*worst, worstAt) }()
-	for _, ld := range []planner.Load{
+	for _, ld := range []perf.Load{
 		{InputTokens: 800, OutputTokens: 200, Concurrency: 8, Requests: 32},
 		{InputTokens: 1500, OutputTokens: 100, Concurrency: 4, Requests: 16},
 		{InputTokens: 256, OutputTokens: 128, Concurrency: 64, RequestRate: 8, Requests: 400, Seed: 5},
@@ -507,8 +507,8 @@ func TestCalibrateUsageErrors(t *testing.T) {
 	if code, _, stderr := runCLI(t, "calibrate", "-out", filepath.Join(t.TempDir(), "c.json"), notEvidence); code != exitError || !strings.Contains(stderr, "plan.json is not an evidence document: it has no schema_version") {
 		t.Errorf("not evidence: exit %d, %s", code, stderr)
 	}
-	stamped := `{"schema_version": "` + report.SchemaVersion + `", ` + doc[1:]
-	d, err := report.Digest([]byte(stamped))
+	stamped := `{"schema_version": "` + evidence.SchemaVersion + `", ` + doc[1:]
+	d, err := evidence.Digest([]byte(stamped))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,12 +580,12 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 		t.Fatalf("apply exit %d:\n%s\n%s", code, out, errOut)
 	}
 	evidence := filepath.Join(dir, ".infercrane", "reports", "w.evidence.json")
-	g, _ := planner.LookupGPU("L40S")
-	a := planner.DefaultAssumptions(g)
-	fe, _ := planner.FrontEnd("vllm", "0.22.1", "chat") // the catalog's figures for the lanes' runtime
+	g, _ := perf.LookupGPU("L40S")
+	a := perf.DefaultAssumptions(g)
+	fe, _ := perf.FrontEnd("vllm", "0.22.1", "chat") // the catalog's figures for the lanes' runtime
 	a.RequestOverheadMs, a.StepOverheadMs = fe.RequestMs, fe.StepMs
-	catalog := planner.ParamsOf(a)
-	cal := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, Fits: []planner.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
+	catalog := perf.ParamsOf(a)
+	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
 	res, err := calibrate.CheckCalibration([]string{evidence}, calibrate.Options{StateDir: filepath.Join(dir, ".infercrane")}, cal)
 	if err != nil || len(res.Fits) != 1 || len(res.Fits[0].Fit.Lanes) != 2 {
 		t.Fatalf("check: %v %+v", err, res)
@@ -609,7 +609,7 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 	}
 	n := 0
 	for _, c := range ev.Models[0].Campaigns {
-		var lane *planner.LaneFit
+		var lane *perf.LaneFit
 		for i, l := range res.Fits[0].Fit.Lanes {
 			if strings.Contains(l.Name, " "+c.Profile+" ") {
 				lane = &res.Fits[0].Fit.Lanes[i]

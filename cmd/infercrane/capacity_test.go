@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/affinity"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // capacitySpec is a screen of one searched lane on the simulated engine
@@ -163,10 +163,10 @@ search "cap" {
 	if upper/found > 1.05*(1+1e-5) {
 		t.Errorf("bracket [%g, %g) is wider than the tolerance", found, upper)
 	}
-	arch, _ := planner.LookupModel("Qwen/Qwen3-0.6B")
-	gpu, _ := planner.LookupGPU("L4")
-	hw := planner.Hardware{GPU: gpu, Count: 1, Assume: planner.DefaultAssumptions(gpu)}
-	step := planner.StepSeconds(arch, hw, 0, maxSeqs, float64(maxSeqs*(64+out/2)))
+	arch, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
+	gpu, _ := perf.LookupGPU("L4")
+	hw := perf.Hardware{GPU: gpu, Count: 1, Assume: perf.DefaultAssumptions(gpu)}
+	step := perf.StepSeconds(arch, hw, 0, maxSeqs, float64(maxSeqs*(64+out/2)))
 	saturation := speedup * maxSeqs / (out * step)
 	t.Logf("capacity %g req/s, closed-form saturation %g req/s", found, saturation)
 	// The closed form ignores prefill steps and a point's finite length (a

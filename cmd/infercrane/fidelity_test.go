@@ -71,7 +71,7 @@ func runTool(t *testing.T, env []string, argv ...string) (cpu, wall float64, out
 	b, err := cmd.CombinedOutput()
 	wall = time.Since(start).Seconds()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, tail(string(b), 3000))
+		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, lastBytes(string(b), 3000))
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()

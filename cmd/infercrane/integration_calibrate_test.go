@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/affinity"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // calibrateScreens put two screens on the local-vllm-cpu example's
@@ -114,7 +114,7 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 	starved := affinity.Starved()
 	out, code := runBinary(t, bin, env, "apply", "-auto-approve", spec)
 	stalled := starved()
-	t.Logf("apply took %s (tasks waited for a CPU %.0f%% of it):\n%s", time.Since(start).Round(time.Second), 100*stalled, tail(out, 3000))
+	t.Logf("apply took %s (tasks waited for a CPU %.0f%% of it):\n%s", time.Since(start).Round(time.Second), 100*stalled, lastBytes(out, 3000))
 	if code != 0 {
 		t.Fatalf("apply exited %d", code)
 	}
@@ -127,7 +127,7 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		t.Fatalf("calibrate exited %d", code)
 	}
 	data, _ := os.ReadFile(calFile)
-	cal, err := planner.ParseCalibration(data)
+	cal, err := perf.ParseCalibration(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +138,15 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 	}
 	var plan struct {
 		Lanes []struct {
-			Key         string               `json:"key"`
-			Estimate    planner.PerfEstimate `json:"estimate"`
-			Calibration json.RawMessage      `json:"calibration"`
+			Key         string          `json:"key"`
+			Estimate    perf.Estimate   `json:"estimate"`
+			Calibration json.RawMessage `json:"calibration"`
 		} `json:"lanes"`
 	}
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
 		t.Fatalf("plan -json: %v\n%s", err, out)
 	}
-	var est *planner.PerfEstimate
+	var est *perf.Estimate
 	for i, l := range plan.Lanes {
 		if strings.HasPrefix(l.Key, "check/") {
 			if len(l.Calibration) == 0 {

@@ -143,7 +143,7 @@ func TestIntegrationPrefixReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(ev.Models) != 1 || len(ev.Models[0].Campaigns) != 2 || len(ev.RuntimeComparisons) != 1 {
-		t.Fatalf("want 1 model with 2 runtime lanes and 1 runtime comparison, got %s", tail(string(raw), 3000))
+		t.Fatalf("want 1 model with 2 runtime lanes and 1 runtime comparison, got %s", lastBytes(string(raw), 3000))
 	}
 	mixes := map[string]*prefixMix{}
 	for _, c := range ev.Models[0].Campaigns {

@@ -125,7 +125,7 @@ func applySpec(t *testing.T, bin string, env []string, spec string) string {
 		logs, _ := filepath.Glob(filepath.Join(spec, ".infercrane", "logs", "*"))
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
-			t.Logf("== %s (tail)\n%s", l, tail(string(b), 4000))
+			t.Logf("== %s (tail)\n%s", l, lastBytes(string(b), 4000))
 		}
 		t.Fatalf("apply exited %d", code)
 	}
@@ -187,7 +187,7 @@ func TestIntegrationVLLMApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(ev.Models) != 1 || len(ev.Models[0].Campaigns) != 2 {
-		t.Fatalf("want 1 model with 2 campaigns, got %s", tail(string(raw), 2000))
+		t.Fatalf("want 1 model with 2 campaigns, got %s", lastBytes(string(raw), 2000))
 	}
 	for _, c := range ev.Models[0].Campaigns {
 		if len(c.Runs) != 2 {
@@ -365,11 +365,11 @@ func startVLLM(t *testing.T, venv, model string, extra ...string) string {
 		time.Sleep(2 * time.Second)
 	}
 	b, _ := os.ReadFile(logf.Name())
-	t.Fatalf("vLLM did not become healthy:\n%s", tail(string(b), 4000))
+	t.Fatalf("vLLM did not become healthy:\n%s", lastBytes(string(b), 4000))
 	return ""
 }
 
-func tail(s string, n int) string {
+func lastBytes(s string, n int) string {
 	if len(s) > n {
 		return "..." + s[len(s)-n:]
 	}
@@ -473,7 +473,7 @@ func promptOfTokens(t *testing.T, url string, n int) string {
 func TestIntegrationSimMatchesVLLM(t *testing.T) {
 	venv, model := integrationEnv(t)
 	real := startVLLM(t, venv, model)
-	eng, err := sim.New(sim.Options{Model: tinyModelName, MaxModelLen: 1024, Timing: "constant", TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	eng, err := sim.NewEngine(sim.Options{Model: tinyModelName, MaxModelLen: 1024, Timing: "constant", TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +580,7 @@ func TestIntegrationSimMatchesVLLM(t *testing.T) {
 			for who, url := range servers {
 				ex := post(t, url, c.path, c.body(who))
 				if ex.status != c.wantStatus {
-					t.Errorf("%s: status %d, want %d: %s", who, ex.status, c.wantStatus, tail(string(ex.body), 500))
+					t.Errorf("%s: status %d, want %d: %s", who, ex.status, c.wantStatus, lastBytes(string(ex.body), 500))
 					continue
 				}
 				c.check(t, who, ex)

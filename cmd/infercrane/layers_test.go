@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/build"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,22 @@ func layerOf(importPath string) (floor int, name string, ok bool) {
 	return 0, "", false
 }
 
+// leaves are the libraries any floor may use and what each may import of
+// the module (non-test): the performance model needs only the load
+// generator's shared arithmetic, so the sandbox load generator and the
+// simulated engine link no planner, lang or HCL through them.
+var leaves = map[string][]string{
+	"planner/arch":       nil,
+	"planner/load":       nil,
+	"planner/perf":       {"planner/load"},
+	"planner/search":     nil,
+	"planner/state":      nil,
+	"executor/affinity":  nil,
+	"executor/clock":     nil,
+	"executor/redact":    nil,
+	"plugins/executorpb": nil,
+}
+
 // TestLayers checks the design's import rule: "imports only point down:
 // lang <- planner <- executor <- plugins <- cmd; no package imports one
 // above it". It reads every package's imports (its tests' included: a
@@ -46,6 +63,15 @@ func TestLayers(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Errorf("%s; move the code it needs down, or pass it in from cmd/infercrane (wiring.go)", b)
+	}
+	pkgs, err := readModule(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leaf := range slices.Sorted(maps.Keys(leaves)) {
+		if pkgs[leaf] == nil {
+			t.Errorf("leaf %s is not in the tree; update leaves in layers_test.go", leaf)
+		}
 	}
 }
 
@@ -134,6 +160,13 @@ func upwardImports(root string) (bad []string, packages int, err error) {
 			continue
 		}
 		packages++
+		if allowed, leaf := leaves[short]; leaf {
+			for _, imp := range pkg.imports {
+				if !slices.Contains(allowed, imp) {
+					bad = append(bad, "leaf "+short+" imports "+imp+"; a leaf imports only "+strings.Join(append([]string{"the standard library"}, allowed...), ", "))
+				}
+			}
+		}
 		for _, imp := range append(append([]string{}, pkg.imports...), pkg.testImports...) {
 			to, toName, ok := layerOf(modulePath + "/" + imp)
 			if ok && to > from {
@@ -146,8 +179,9 @@ func upwardImports(root string) (bad []string, packages int, err error) {
 }
 
 // TestLayersCatchesAnUpwardImport makes sure the reading can fail: in a
-// tree where a planner package's test imports a plugin and a package sits
-// outside the floors, both are named, and the lawful imports are not.
+// tree where a planner package's test imports a plugin, a leaf imports a
+// package it may not and a package sits outside the floors, all three are
+// named, and the lawful imports are not.
 func TestLayersCatchesAnUpwardImport(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"planner/bad/bad.go":      "package bad\n\nimport _ \"" + modulePath + "/lang\"\n",
@@ -155,6 +189,7 @@ func TestLayersCatchesAnUpwardImport(t *testing.T) {
 		"plugins/good/good.go":    "package good\n\nimport _ \"" + modulePath + "/executor\"\n",
 		"internal/stray/stray.go": "package stray\n",
 		"lang/testdata/x/x.go":    "package x\n\nimport _ \"" + modulePath + "/cmd/infercrane\"\n",
+		"planner/perf/perf.go":    "package perf\n\nimport _ \"" + modulePath + "/planner/state\"\n",
 	})
 	bad, n, err := upwardImports(root)
 	if err != nil {
@@ -162,10 +197,11 @@ func TestLayersCatchesAnUpwardImport(t *testing.T) {
 	}
 	want := []string{
 		"import points up: planner/bad (planner) imports plugins/endpoint (plugins)",
+		"leaf planner/perf imports planner/state; a leaf imports only the standard library, planner/load",
 		"package internal/stray is outside the floors (lang, planner, executor, plugins, cmd)",
 	}
-	if !slices.Equal(bad, want) || n != 2 {
-		t.Fatalf("found %q in %d packages, want %q in 2", bad, n, want)
+	if !slices.Equal(bad, want) || n != 3 {
+		t.Fatalf("found %q in %d packages, want %q in 3", bad, n, want)
 	}
 }
 

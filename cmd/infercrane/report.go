@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner/state"
 )
@@ -104,7 +105,7 @@ func printGates(env *cliEnv, oc *report.Outcome) {
 		for _, m := range ev.Models {
 			for _, c := range m.Campaigns {
 				for _, g := range c.Gates {
-					if g.Status != report.StatusPass {
+					if g.Status != evidence.StatusPass {
 						fmt.Fprintf(out, "  %s %s on %s/%s: %s\n", strings.ToUpper(g.Status), g.Gate, m.Name, c.Profile, g.Reason)
 					}
 				}

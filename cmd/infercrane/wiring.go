@@ -12,8 +12,9 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/lang"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/workload"
 	"github.com/infercrane/infercrane/plugins"
 	"github.com/infercrane/infercrane/plugins/endpoint"
@@ -87,7 +88,7 @@ func setupCommands() {
 func (env *cliEnv) builtins() []plugins.Builtin {
 	w := env.Wire
 	return []plugins.Builtin{
-		{Name: executor.SimType, New: executor.NewSim, Schema: executor.SimSchema, Validate: executor.ValidateSim, CheckDeployment: executor.CheckSimDeployment},
+		{Name: sim.Type, New: sim.New, Schema: sim.Schema, Validate: sim.Validate, CheckDeployment: sim.CheckDeployment},
 		{Name: endpoint.Type, New: endpoint.New, Schema: endpoint.Schema, Validate: endpoint.Validate, Credentials: endpoint.Credentials},
 		{Name: local.Type, New: local.New, Schema: local.Schema, Validate: local.Validate},
 		{Name: modal.Type, Schema: modal.Schema, Validate: modal.Validate, CheckDeployment: modal.CheckDeployment, Credentials: w.modalCredentials,
@@ -136,8 +137,8 @@ func (env *cliEnv) langOptions() lang.Options {
 			}
 			return workload.Resolve(context.Background(), t, specDir, ro)
 		},
-		GPUTypes:    planner.GPUNames(),
-		IsGPUType:   func(t string) bool { _, ok := planner.LookupGPU(t); return ok },
+		GPUTypes:    perf.GPUNames(),
+		IsGPUType:   func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
 		LaneMetrics: report.LaneMetricNames(),
 		Version:     Version,
 	}

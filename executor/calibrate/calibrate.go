@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/benchresult"
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
 
@@ -69,7 +71,7 @@ func (o Options) wants(model string) bool {
 
 // Result is a calibration and what was left out of it.
 type Result struct {
-	Calibration *planner.Calibration
+	Calibration *perf.Calibration
 	// Warnings name campaigns that could not be used, and why.
 	Warnings []string
 	// Notes say how other tools' definitions were mapped and which runs
@@ -87,11 +89,11 @@ type group struct {
 	// foreign is set when another tool's results are among the
 	// observations.
 	foreign  bool
-	obs      []planner.Observation
+	obs      []perf.Observation
 	lanes    map[string]bool
 	runs     int
-	evidence []planner.EvidenceRef
-	start    planner.Params
+	evidence []perf.EvidenceRef
+	start    perf.Params
 }
 
 // Run reads infercrane.screen-evidence/v1 documents (their digests checked
@@ -108,14 +110,14 @@ func Run(paths []string, opts Options) (*Result, error) {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	cal := &planner.Calibration{SchemaVersion: planner.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
+	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: now().UTC().Format(time.RFC3339), InfercraneVersion: opts.Version}
 	for _, k := range keys {
 		g := groups[k]
-		fit, err := planner.Fit(g.obs, g.start)
+		fit, err := perf.Fit(g.obs, g.start)
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
-		cal.Fits = append(cal.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
+		cal.Fits = append(cal.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
 			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
 	}
 	cal.Digest = cal.ComputeDigest()
@@ -129,7 +131,7 @@ type Check struct {
 	// Fits are the comparisons, one per GPU type and runtime of the
 	// evidence that the calibration has a fit for; Fit.Params are the
 	// calibration's parameters and Fit.MAPE the prediction error.
-	Fits []planner.CalibrationFit
+	Fits []perf.CalibrationFit
 	// Warnings name campaigns that could not be used, and GPU types or
 	// runtimes the calibration has no fit for.
 	Warnings []string
@@ -142,7 +144,7 @@ type Check struct {
 // cal's fit for its GPU type and runtime and compares the predictions
 // with the measurements: how well a calibration transfers to other lanes
 // (another model's, other shapes).
-func CheckCalibration(paths []string, opts Options, cal *planner.Calibration) (*Check, error) {
+func CheckCalibration(paths []string, opts Options, cal *perf.Calibration) (*Check, error) {
 	groups, keys, warnings, notes, err := collect(paths, opts)
 	if err != nil {
 		return nil, err
@@ -155,11 +157,11 @@ func CheckCalibration(paths []string, opts Options, cal *planner.Calibration) (*
 			out.Warnings = append(out.Warnings, fmt.Sprintf("the calibration has no fit for %s with %s %s; its %d lanes are not checked", g.gpuType, g.engine, g.version, len(g.lanes)))
 			continue
 		}
-		res, err := planner.Evaluate(g.obs, fit.Params)
+		res, err := perf.Evaluate(g.obs, fit.Params)
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
-		out.Fits = append(out.Fits, planner.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
+		out.Fits = append(out.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
 			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: fit.Params, Params: fit.Params, Fit: res})
 	}
 	if len(out.Fits) == 0 {
@@ -225,7 +227,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 	var warnings, notes []string
 	groups := map[string]*group{}
 	skipped := map[string]bool{}
-	join := func(g *group, obs []planner.Observation, lane string, runs int, ref planner.EvidenceRef, executor string) {
+	join := func(g *group, obs []perf.Observation, lane string, runs int, ref perf.EvidenceRef, executor string) {
 		key := g.gpuType + "\x00" + g.engine + "\x00" + g.version
 		if groups[key] == nil {
 			g.lanes = map[string]bool{}
@@ -280,7 +282,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			}
 			return nil, nil, nil, nil, err
 		}
-		ref := planner.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
+		ref := perf.EvidenceRef{File: filepath.ToSlash(filepath.Base(path)), Screen: ev.Screen, Digest: ev.Digest}
 		for _, m := range ev.Models {
 			if !opts.wants(m.Model) {
 				skipped[m.Model] = true
@@ -326,7 +328,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 // (a figure edited by hand, a truncated copy) is refused, since the
 // calibration would be fitted to figures nothing vouches for and would
 // name the document's stated digest as its provenance.
-func readEvidence(path string) (*report.Evidence, error) {
+func readEvidence(path string) (*evidence.Evidence, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -338,14 +340,14 @@ func readEvidence(path string) (*report.Evidence, error) {
 	if !vr.DigestOK {
 		return nil, fmt.Errorf("%s: digest MISMATCH: the evidence states %s, its content gives %s: it was changed after 'infercrane report' wrote it, so its figures are not the ones measured; see what changed with 'infercrane verify -state STATE_DIR %s', or write it again with 'infercrane report STATE_DIR'", path, vr.Recorded, vr.Computed, path)
 	}
-	var ev report.Evidence
+	var ev evidence.Evidence
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, fmt.Errorf("%s is not an evidence document: %v", path, err)
 	}
 	return &ev, nil
 }
 
-func hasRef(refs []planner.EvidenceRef, r planner.EvidenceRef) bool {
+func hasRef(refs []perf.EvidenceRef, r perf.EvidenceRef) bool {
 	for _, x := range refs {
 		if x == r {
 			return true
@@ -357,7 +359,7 @@ func hasRef(refs []planner.EvidenceRef, r planner.EvidenceRef) bool {
 // observations turns one campaign into observations: one per run from the
 // state's records, or one from the aggregate. warn says why the campaign
 // cannot be used; note is something about it the user should know.
-func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, planned *planner.Lane, keepCached bool) (obs []planner.Observation, gr *group, warn, note string) {
+func observations(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence.Campaign, snap *state.Snapshot, planned *planner.Lane, keepCached bool) (obs []perf.Observation, gr *group, warn, note string) {
 	obs, gr, warn = campaignObservations(ev, m, c, snap, planned)
 	if warn != "" || c.RequestMix != nil {
 		return obs, gr, warn, ""
@@ -367,7 +369,7 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 			if drop == nil {
 				return nil, nil, note + "; give -keep-cached to fit it anyway", ""
 			}
-			obs = slices.DeleteFunc(obs, func(o planner.Observation) bool { return drop[o.Name] })
+			obs = slices.DeleteFunc(obs, func(o perf.Observation) bool { return drop[o.Name] })
 			if len(obs) == 0 {
 				return nil, nil, note + "; nothing is left to fit (give -keep-cached to fit them anyway)", ""
 			}
@@ -394,7 +396,7 @@ func observations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign
 // does not declare. drop names the observations of those runs (records
 // mode, one observation a run); nil drop with a note means the aggregate
 // mixes them in and the campaign cannot be used as it is.
-func undeclaredCacheHits(c report.Campaign, obs []planner.Observation) (note string, drop map[string]bool) {
+func undeclaredCacheHits(c evidence.Campaign, obs []perf.Observation) (note string, drop map[string]bool) {
 	if len(obs) == 0 {
 		return "", nil
 	}
@@ -433,7 +435,7 @@ func undeclaredCacheHits(c report.Campaign, obs []planner.Observation) (note str
 // sent to the same server (evidence written before the load generator
 // salted prompts per lane): the prefills were shorter than the shape's,
 // and the model is told so.
-func cachedPerRequest(c report.Campaign, run, blockSize int) int {
+func cachedPerRequest(c evidence.Campaign, run, blockSize int) int {
 	var hits float64
 	n := 0
 	for _, r := range c.Runs {
@@ -453,17 +455,17 @@ func cachedPerRequest(c report.Campaign, run, blockSize int) int {
 }
 
 // campaignObservations is observations without the prefix-cache check.
-func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]planner.Observation, *group, string) {
-	var planned *planner.PerfLane
+func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]perf.Observation, *group, string) {
+	var planned *perf.Lane
 	if pl != nil {
 		planned = pl.Perf
 	}
-	arch, ok := planner.LookupModel(m.Model)
+	arch, ok := perf.LookupModel(m.Model)
 	if planned != nil {
 		arch, ok = planned.Model, true
 	}
 	if !ok {
-		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(planner.ModelIDs(), ", "))
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(perf.ModelIDs(), ", "))
 	}
 	gpuType, count := c.GPUType, 1
 	if len(ev.Environment.GPURequest) > 0 {
@@ -475,7 +477,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 			count = n
 		}
 	}
-	g, ok := planner.LookupGPU(gpuType)
+	g, ok := perf.LookupGPU(gpuType)
 	if !ok {
 		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", gpuType)
 	}
@@ -494,23 +496,23 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 	if maxLen == 0 {
 		maxLen = w.InputTokens + w.OutputTokens + w.TemplateHeadroom
 	}
-	rs, err := planner.ResolveRuntime(planner.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
+	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
 	if err != nil {
 		return nil, nil, err.Error()
 	}
-	a := planner.DefaultAssumptions(g)
+	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	if o, ok := planner.FrontEnd(rt.Engine, rt.Version, "chat"); ok {
+	if o, ok := perf.FrontEnd(rt.Engine, rt.Version, "chat"); ok {
 		// The version's front end, as the plan models it; the fit starts
 		// from its overheads.
 		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
 	}
-	hw := planner.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: planner.BytesPerElem(rt.Dtype), Assume: a}
+	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()
 	if planned != nil {
 		engine = planned.Engine
 	}
-	lane, err := planner.NewPerfLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
+	lane, err := perf.NewLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {
 		return nil, nil, err.Error()
 	}
@@ -530,7 +532,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 		return nil, nil, why
 	}
 	load = scaleLoad(load, scale)
-	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: planner.ParamsOf(a)}
+	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
 	name := m.Model + " " + c.Profile + " " + c.GPU
 	if c.Runtime != "" {
 		name += " " + c.Runtime
@@ -541,13 +543,13 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 			return nil, nil, "the aggregate has no latency or throughput figures"
 		}
 		load.CachedTokens = min(cachedPerRequest(c, 0, lane.Engine.BlockSize), load.InputTokens-1)
-		return []planner.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
+		return []perf.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
 	}
 	rec := snap.Lanes[c.Lane]
 	if rec == nil || len(rec.Results) == 0 {
 		return nil, nil, fmt.Sprintf("lane %s has no completed runs in the state", c.Lane)
 	}
-	var obs []planner.Observation
+	var obs []perf.Observation
 	for _, rr := range rec.Results {
 		recs, err := readRecords(rr.RecordsPath)
 		if err != nil {
@@ -573,7 +575,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 				}
 			}
 		}
-		obs = append(obs, planner.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
+		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
 	}
 	if len(obs) == 0 {
 		return nil, nil, "no run has a succeeded request"
@@ -584,7 +586,7 @@ func campaignObservations(ev *report.Evidence, m report.ModelEvidence, c report.
 // plannedLoad is the load of run run of an applied lane as the estimator
 // simulates it (planner.Lane.PerfLoad with the run's seed), scaled to a
 // simulated engine's time (scaleLoad).
-func plannedLoad(pl *planner.Lane, run int, scale float64) planner.Load {
+func plannedLoad(pl *planner.Lane, run int, scale float64) perf.Load {
 	cp := *pl
 	cp.Inputs.Seed += int64(run - 1)
 	return scaleLoad(cp.PerfLoad(), scale)
@@ -598,7 +600,7 @@ func plannedLoad(pl *planner.Lane, run int, scale float64) planner.Load {
 // why it cannot: an open loop of evidence written before the evidence
 // recorded its arrival process, whose burstiness or arrival curve is not
 // known.
-func evidenceLoad(w report.Workload, seed int64) (planner.Load, string) {
+func evidenceLoad(w evidence.Workload, seed int64) (perf.Load, string) {
 	in := planner.LaneInputs{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
 		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: seed}
 	why := ""
@@ -618,7 +620,7 @@ func evidenceLoad(w report.Workload, seed int64) (planner.Load, string) {
 // a real engine): the engine runs s times faster than the load generator,
 // so an open loop's rate is divided by s and each step of its arrival
 // curve lasts s times as long.
-func scaleLoad(l planner.Load, s float64) planner.Load {
+func scaleLoad(l perf.Load, s float64) perf.Load {
 	l.RequestRate /= s
 	l.CurveStepSeconds *= s
 	return l
@@ -626,7 +628,7 @@ func scaleLoad(l planner.Load, s float64) planner.Load {
 
 // anyCached reports whether the records said a request's prompt was
 // partly cached (the server reports it per request).
-func anyCached(sizes []planner.RequestSize) bool {
+func anyCached(sizes []perf.RequestSize) bool {
 	for _, z := range sizes {
 		if z.Cached > 0 {
 			return true
@@ -641,7 +643,7 @@ func anyCached(sizes []planner.RequestSize) bool {
 // prompt tokens it reported serving from its prefix cache. The model then
 // simulates the run that happened, not the shape's nominal sizes (a
 // prompt sized off target, a cached prefix).
-func recordSizes(recs []loadgen.Record) (measured, warmup []planner.RequestSize) {
+func recordSizes(recs []loadgen.Record) (measured, warmup []perf.RequestSize) {
 	sorted := append([]loadgen.Record{}, recs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
 	for _, r := range sorted {
@@ -652,7 +654,7 @@ func recordSizes(recs []loadgen.Record) (measured, warmup []planner.RequestSize)
 		if in < 1 || r.OutputTokens < 1 {
 			continue
 		}
-		z := planner.RequestSize{Input: in, Output: r.OutputTokens}
+		z := perf.RequestSize{Input: in, Output: r.OutputTokens}
 		if r.CachedTokens != nil {
 			z.Cached = min(*r.CachedTokens, in-1)
 		}
@@ -710,7 +712,7 @@ func put(m map[string]float64, name string, v *float64) {
 }
 
 // metricsOf names an aggregate's figures as planner.FitMetrics does.
-func metricsOf(l report.Latencies, outTput float64) map[string]float64 {
+func metricsOf(l evidence.Latencies, outTput float64) map[string]float64 {
 	m := map[string]float64{}
 	put(m, "ttft_p50_ms", l.TTFTP50Ms)
 	put(m, "ttft_p95_ms", l.TTFTP95Ms)
@@ -762,7 +764,7 @@ func scaled(m map[string]float64, s float64) map[string]float64 {
 }
 
 // Write writes the calibration file as indented JSON.
-func Write(path string, c *planner.Calibration) error {
+func Write(path string, c *perf.Calibration) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err

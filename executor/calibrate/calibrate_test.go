@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // A run's records give the model the sizes the server saw, in send order:
@@ -23,10 +23,10 @@ func TestRecordSizes(t *testing.T) {
 		{Index: 4, InputTokens: 50, PromptTokens: 50, OutputTokens: 8, CachedTokens: cached(50)},
 	}
 	meas, warm := recordSizes(recs)
-	if want := []planner.RequestSize{{Input: 100, Output: 7}, {Input: 101, Output: 8, Cached: 64}, {Input: 50, Output: 8, Cached: 49}}; !reflect.DeepEqual(meas, want) {
+	if want := []perf.RequestSize{{Input: 100, Output: 7}, {Input: 101, Output: 8, Cached: 64}, {Input: 50, Output: 8, Cached: 49}}; !reflect.DeepEqual(meas, want) {
 		t.Errorf("measured sizes %v, want %v", meas, want)
 	}
-	if want := []planner.RequestSize{{Input: 100, Output: 8}}; !reflect.DeepEqual(warm, want) {
+	if want := []perf.RequestSize{{Input: 100, Output: 8}}; !reflect.DeepEqual(warm, want) {
 		t.Errorf("warm-up sizes %v, want %v", warm, want)
 	}
 }
@@ -37,21 +37,21 @@ func TestRecordSizes(t *testing.T) {
 // calibrate says so: the model then reproduces what was measured instead
 // of blaming a fast prefill on the MFU.
 func TestCachedPromptsOfEvidenceAreModelled(t *testing.T) {
-	m, _ := planner.LookupModel("Qwen/Qwen3-0.6B")
-	g, _ := planner.LookupGPU("L40S")
-	hidden := planner.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
-	truth, err := planner.NewPerfLane(m, planner.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: hidden.Apply(planner.DefaultAssumptions(g))},
-		planner.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true, BlockSize: 16}, 3016)
+	m, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
+	g, _ := perf.LookupGPU("L40S")
+	hidden := perf.Params{PrefillMFU: 0.55, DecodeEfficiency: 0.62, StepOverheadMs: 2.4, RequestOverheadMs: 12}
+	truth, err := perf.NewLane(m, perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: hidden.Apply(perf.DefaultAssumptions(g))},
+		perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true, BlockSize: 16}, 3016)
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := planner.Load{InputTokens: 3000, OutputTokens: 16, Concurrency: 1, Requests: 4, Warmup: 1, CachedTokens: 2000}
+	load := perf.Load{InputTokens: 3000, OutputTokens: 16, Concurrency: 1, Requests: 4, Warmup: 1, CachedTokens: 2000}
 	e, err := truth.Estimate(load, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	agg := map[string]any{"requests": 4, "succeeded": 4, "output_token_throughput": e.OutputTokenThroughput}
-	for _, name := range planner.FitMetrics {
+	for _, name := range perf.FitMetrics {
 		agg[name], _ = e.Metric(name)
 	}
 	run := map[string]any{"run": 1, "succeeded": 4, "server_view": map[string]any{"prefix_cache": map[string]any{"queried_tokens": 12000, "hit_tokens": 8000}}}
@@ -75,7 +75,7 @@ func TestCachedPromptsOfEvidenceAreModelled(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "the server's prefix cache served 8000 of the 12000 prompt tokens") {
 		t.Errorf("warnings %q", warnings)
 	}
-	res, err := planner.Evaluate(obs, hidden)
+	res, err := perf.Evaluate(obs, hidden)
 	if err != nil || res.MAPE > 1e-9 {
 		t.Errorf("with the hidden parameters the model must reproduce the evidence: MAPE %v, %v", res.MAPE, err)
 	}

@@ -9,21 +9,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infercrane/infercrane/executor/report"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/executor/evidence"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // writeEvidence writes doc as an evidence file stamped as 'infercrane
 // report' stamps one (schema version, digest over its canonical form).
 func writeEvidence(t *testing.T, dir, name string, doc map[string]any) string {
 	t.Helper()
-	doc["schema_version"] = report.SchemaVersion
+	doc["schema_version"] = evidence.SchemaVersion
 	delete(doc, "digest")
 	b, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc["digest"], err = report.Digest(b); err != nil {
+	if doc["digest"], err = evidence.Digest(b); err != nil {
 		t.Fatal(err)
 	}
 	if b, err = json.Marshal(doc); err != nil {
@@ -38,12 +38,12 @@ func writeEvidence(t *testing.T, dir, name string, doc map[string]any) string {
 
 // truthLane is the lane calibrate models Qwen3-0.6B on one L40S with vLLM
 // 0.22.1's defaults as, for prompts of in tokens and out output tokens.
-func truthLane(t *testing.T, p planner.Params, in, out int) planner.PerfLane {
+func truthLane(t *testing.T, p perf.Params, in, out int) perf.Lane {
 	t.Helper()
-	m, _ := planner.LookupModel("Qwen/Qwen3-0.6B")
-	g, _ := planner.LookupGPU("L40S")
-	l, err := planner.NewPerfLane(m, planner.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(planner.DefaultAssumptions(g))},
-		planner.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true, BlockSize: 16}, in+out)
+	m, _ := perf.LookupModel("Qwen/Qwen3-0.6B")
+	g, _ := perf.LookupGPU("L40S")
+	l, err := perf.NewLane(m, perf.Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: p.Apply(perf.DefaultAssumptions(g))},
+		perf.EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true, BlockSize: 16}, in+out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +52,14 @@ func truthLane(t *testing.T, p planner.Params, in, out int) planner.PerfLane {
 
 // openLoopCampaign is a campaign of the open loop l (sizes in, out) whose
 // aggregate is what lane measures under it, its workload as written.
-func openLoopCampaign(t *testing.T, lane planner.PerfLane, profile string, l planner.Load, workload map[string]any) map[string]any {
+func openLoopCampaign(t *testing.T, lane perf.Lane, profile string, l perf.Load, workload map[string]any) map[string]any {
 	t.Helper()
 	e, err := lane.Estimate(l, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	agg := map[string]any{"requests": l.Requests, "succeeded": l.Requests, "output_token_throughput": e.OutputTokenThroughput}
-	for _, name := range planner.FitMetrics {
+	for _, name := range perf.FitMetrics {
 		agg[name], _ = e.Metric(name)
 	}
 	return map[string]any{"profile": profile, "lane": "lane-" + profile, "gpu": "l40s", "gpu_type": "L40S",
@@ -81,13 +81,13 @@ func evidenceDoc(campaigns ...any) map[string]any {
 // record its arrival process is left out, saying why, instead of being
 // fitted as a plain Poisson or constant schedule.
 func TestOpenLoopLoadRebuiltFromEvidence(t *testing.T) {
-	g, _ := planner.LookupGPU("L40S")
-	params := planner.ParamsOf(planner.DefaultAssumptions(g))
+	g, _ := perf.LookupGPU("L40S")
+	params := perf.ParamsOf(perf.DefaultAssumptions(g))
 	lane := truthLane(t, params, 3000, 64)
-	gamma := planner.Load{InputTokens: 3000, OutputTokens: 64, Concurrency: 64, RequestRate: 25, Arrival: "gamma", Burstiness: 0.05, Requests: 40, Seed: 3}
-	curve := planner.Load{InputTokens: 3000, OutputTokens: 64, Concurrency: 64, RequestRate: 40, Arrival: "constant", Requests: 40, Seed: 3,
+	gamma := perf.Load{InputTokens: 3000, OutputTokens: 64, Concurrency: 64, RequestRate: 25, Arrival: "gamma", Burstiness: 0.05, Requests: 40, Seed: 3}
+	curve := perf.Load{InputTokens: 3000, OutputTokens: 64, Concurrency: 64, RequestRate: 40, Arrival: "constant", Requests: 40, Seed: 3,
 		Curve: []float64{0, 0, 0, 1}, CurveStepSeconds: 0.5}
-	work := func(l planner.Load, process map[string]any) map[string]any {
+	work := func(l perf.Load, process map[string]any) map[string]any {
 		w := map[string]any{"input_tokens": 3000, "output_tokens": 64, "concurrency": 64, "requests_per_run": l.Requests,
 			"request_rate": l.RequestRate, "arrival": l.Arrival, "api": "chat", "streaming": true}
 		if process != nil {
@@ -109,13 +109,13 @@ func TestOpenLoopLoadRebuiltFromEvidence(t *testing.T) {
 	if len(obs) != 2 {
 		t.Fatalf("%d observations, want the two lanes that record their arrival process", len(obs))
 	}
-	for i, want := range []planner.Load{gamma, curve} {
+	for i, want := range []perf.Load{gamma, curve} {
 		got := obs[i].Load
 		if got.Arrival != want.Arrival || got.Burstiness != want.Burstiness || !reflect.DeepEqual(got.Curve, want.Curve) || got.CurveStepSeconds != want.CurveStepSeconds || got.RequestRate != want.RequestRate {
 			t.Errorf("%s: load %+v, want the arrival process %+v", obs[i].Name, got, want)
 		}
 	}
-	res, err := planner.Evaluate(obs, params)
+	res, err := perf.Evaluate(obs, params)
 	if err != nil || res.MAPE > 1e-9 {
 		t.Errorf("the parameters the lanes ran with must reproduce them: MAPE %v, %v", res.MAPE, err)
 	}
@@ -128,7 +128,7 @@ func TestOpenLoopLoadRebuiltFromEvidence(t *testing.T) {
 // rate divided by it, each step of an arrival curve lasting it times as
 // long (the load generator's wall-clock step).
 func TestScaleLoadScalesTheArrivalCurve(t *testing.T) {
-	l := scaleLoad(planner.Load{RequestRate: 40, Curve: []float64{1, 2}, CurveStepSeconds: 0.5}, 4)
+	l := scaleLoad(perf.Load{RequestRate: 40, Curve: []float64{1, 2}, CurveStepSeconds: 0.5}, 4)
 	if l.RequestRate != 10 || l.CurveStepSeconds != 2 {
 		t.Errorf("rate %g, step %g s: want 10 and 2", l.RequestRate, l.CurveStepSeconds)
 	}
@@ -169,7 +169,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 	if err := os.WriteFile(other, []byte(`{"schema_version_x": 1, "fits": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, _, err := collect([]string{other}, Options{}); err == nil || !strings.Contains(err.Error(), other+" is not an evidence document") || !strings.Contains(err.Error(), report.SchemaVersion) {
+	if _, _, _, _, err := collect([]string{other}, Options{}); err == nil || !strings.Contains(err.Error(), other+" is not an evidence document") || !strings.Contains(err.Error(), evidence.SchemaVersion) {
 		t.Errorf("a JSON file that is no evidence: %v", err)
 	}
 }

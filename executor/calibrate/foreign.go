@@ -6,6 +6,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // CachedTTFTFraction is how far below a lone prefill's compute a measured
@@ -17,13 +18,13 @@ const CachedTTFTFraction = 0.5
 
 // lonePrefillMs is the catalog's time for lane's GPU to prefill one prompt
 // of input tokens alone, in milliseconds: the floor of any cold TTFT.
-func lonePrefillMs(lane planner.PerfLane, input int) float64 {
-	return 1000 * planner.StepTime(lane.Model, lane.Hardware, input, 1, 0, 0)
+func lonePrefillMs(lane perf.Lane, input int) float64 {
+	return 1000 * perf.StepTime(lane.Model, lane.Hardware, input, 1, 0, 0)
 }
 
 // cachedTTFT says why a measured TTFT p50 of ttft ms for prompts of input
 // tokens looks served from a prefix cache ("" when it does not).
-func cachedTTFT(lane planner.PerfLane, input int, ttft float64) string {
+func cachedTTFT(lane perf.Lane, input int, ttft float64) string {
 	floor := lonePrefillMs(lane, input)
 	if ttft <= 0 || ttft >= CachedTTFTFraction*floor {
 		return ""
@@ -33,8 +34,8 @@ func cachedTTFT(lane planner.PerfLane, input int, ttft float64) string {
 }
 
 // foreignRef is the calibration's record of another tool's result.
-func foreignRef(r benchresult.Result) planner.EvidenceRef {
-	return planner.EvidenceRef{File: r.File, Screen: r.Label, Digest: r.Digest, Tool: r.Tool, ToolVersion: orNotRecorded(r.ToolVersion)}
+func foreignRef(r benchresult.Result) perf.EvidenceRef {
+	return perf.EvidenceRef{File: r.File, Screen: r.Label, Digest: r.Digest, Tool: r.Tool, ToolVersion: orNotRecorded(r.ToolVersion)}
 }
 
 func orNotRecorded(s string) string {
@@ -48,12 +49,12 @@ func orNotRecorded(s string) string {
 // (one per run when the document has each run's figures), with its group.
 // warn says why it cannot be used; notes are what the user should know
 // (runs left out as cache-contaminated).
-func foreignObservations(r benchresult.Result, opts Options) (obs []planner.Observation, gr *group, warn string, notes []string) {
-	arch, ok := planner.LookupModel(r.Model)
+func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observation, gr *group, warn string, notes []string) {
+	arch, ok := perf.LookupModel(r.Model)
 	if !ok {
-		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s)", r.Model, strings.Join(planner.ModelIDs(), ", ")), nil
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s)", r.Model, strings.Join(perf.ModelIDs(), ", ")), nil
 	}
-	g, ok := planner.LookupGPU(r.GPU)
+	g, ok := perf.LookupGPU(r.GPU)
 	if !ok {
 		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", r.GPU), nil
 	}
@@ -62,17 +63,17 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []planner.Obse
 		longest = max(longest, z.Input+z.Output)
 	}
 	maxLen := longest + templateHeadroom
-	rs, err := planner.ResolveRuntime(planner.RuntimeBlock{Engine: r.Engine, Version: r.EngineVersion}, g, r.GPUCount, maxLen)
+	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: r.Engine, Version: r.EngineVersion}, g, r.GPUCount, maxLen)
 	if err != nil {
 		return nil, nil, err.Error(), nil
 	}
-	a := planner.DefaultAssumptions(g)
+	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	if o, ok := planner.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
+	if o, ok := perf.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
 		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
 	}
-	hw := planner.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
-	lane, err := planner.NewPerfLane(arch, hw, rs.Engine(), maxLen)
+	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
+	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)
 	if err != nil {
 		return nil, nil, err.Error(), nil
 	}
@@ -80,9 +81,9 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []planner.Obse
 		RequestRate: r.RequestRate, Arrival: r.Arrival, Burstiness: r.Burstiness, Requests: r.Requests, Warmup: r.Warmup}
 	load := (&planner.Lane{Inputs: in}).PerfLoad()
 	for _, z := range r.Sizes {
-		load.Sizes = append(load.Sizes, planner.RequestSize{Input: z.Input, Output: z.Output})
+		load.Sizes = append(load.Sizes, perf.RequestSize{Input: z.Input, Output: z.Output})
 	}
-	gr = &group{gpuType: g.Name, engine: r.Engine, version: r.EngineVersion, start: planner.ParamsOf(a), executor: "external: " + r.Tool}
+	gr = &group{gpuType: g.Name, engine: r.Engine, version: r.EngineVersion, start: perf.ParamsOf(a), executor: "external: " + r.Tool}
 	name := r.Model + " " + r.File
 	if r.Label != "" {
 		name += " " + r.Label
@@ -95,7 +96,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []planner.Obse
 			}
 			notes = append(notes, fmt.Sprintf("%s kept (-keep-cached) though %s", label, why))
 		}
-		obs = append(obs, planner.Observation{Name: label, Lane: lane, Load: load, Runs: runs, Measured: m})
+		obs = append(obs, perf.Observation{Name: label, Lane: lane, Load: load, Runs: runs, Measured: m})
 	}
 	switch {
 	case len(r.RunMetrics) > 0:

@@ -10,12 +10,13 @@ import (
 
 	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // vllmBenchDoc is what `vllm bench serve --save-result --metadata
 // gpu=L40S vllm=0.22.1` writes (vllm/benchmarks/serve.py's result_json
 // keys) for a run the model predicts with lane at concurrency c.
-func vllmBenchDoc(t *testing.T, lane planner.PerfLane, in, out, c, n int, meta bool) map[string]any {
+func vllmBenchDoc(t *testing.T, lane perf.Lane, in, out, c, n int, meta bool) map[string]any {
 	t.Helper()
 	l := (&planner.Lane{Inputs: planner.LaneInputs{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: n}}).PerfLoad()
 	st, err := lane.Run(l)
@@ -58,9 +59,9 @@ func writeJSON(t *testing.T, dir, name string, doc any) string {
 // which tool (and version) measured them and that they came from outside
 // InferCrane.
 func TestCalibrateFromVLLMBench(t *testing.T) {
-	truth := planner.Params{PrefillMFU: 0.25, DecodeEfficiency: 0.6, StepOverheadMs: 2.5, RequestOverheadMs: 9}
-	fe, _ := planner.FrontEnd("vllm", "0.22.1", "completions")
-	truthLane := func(t *testing.T, p planner.Params, in, out int) planner.PerfLane {
+	truth := perf.Params{PrefillMFU: 0.25, DecodeEfficiency: 0.6, StepOverheadMs: 2.5, RequestOverheadMs: 9}
+	fe, _ := perf.FrontEnd("vllm", "0.22.1", "completions")
+	truthLane := func(t *testing.T, p perf.Params, in, out int) perf.Lane {
 		l := truthLane(t, p, in, out)
 		l.Hardware.Assume.FrontEndTokenUs = fe.TokenUs // the version's front end, as calibrate models it
 		return l
@@ -106,7 +107,7 @@ func TestCalibrateFromVLLMBench(t *testing.T) {
 // flags; with them it is used.
 func TestCalibrateRefusesAResultWithoutConditions(t *testing.T) {
 	dir := t.TempDir()
-	lane := truthLane(t, planner.ParamsOf(planner.DefaultAssumptions(mustGPU(t, "L40S"))), 512, 64)
+	lane := truthLane(t, perf.ParamsOf(perf.DefaultAssumptions(mustGPU(t, "L40S"))), 512, 64)
 	p := writeJSON(t, dir, "bare.json", vllmBenchDoc(t, lane, 512, 64, 4, 16, false))
 	_, err := Run([]string{p}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "bare.json") || !strings.Contains(err.Error(), "-gpu NAME") || !strings.Contains(err.Error(), "-engine vllm==0.11.0") {
@@ -117,9 +118,9 @@ func TestCalibrateRefusesAResultWithoutConditions(t *testing.T) {
 	}
 }
 
-func mustGPU(t *testing.T, name string) planner.GPU {
+func mustGPU(t *testing.T, name string) perf.GPU {
 	t.Helper()
-	g, ok := planner.LookupGPU(name)
+	g, ok := perf.LookupGPU(name)
 	if !ok {
 		t.Fatal(name)
 	}

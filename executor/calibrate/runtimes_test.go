@@ -3,27 +3,27 @@ package calibrate
 import (
 	"testing"
 
-	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/executor/evidence"
 )
 
 // In a screen comparing runtimes each campaign is modelled with its own
 // runtime's settings, not the screen's first.
 func TestObservationsUseTheCampaignsRuntime(t *testing.T) {
 	p95 := 40.0
-	camp := func(runtime string) report.Campaign {
-		return report.Campaign{Profile: "chat", Lane: "lane-" + runtime, GPU: "l40s", GPUType: "L40S", Runtime: runtime,
-			Workload:  report.Workload{InputTokens: 512, OutputTokens: 32, Concurrency: 4, RequestsPerRun: 16, TemplateHeadroom: 32},
-			Aggregate: report.Metrics{OutputTokenThroughput: 100, Latencies: report.Latencies{TTFTP95Ms: &p95}}}
+	camp := func(runtime string) evidence.Campaign {
+		return evidence.Campaign{Profile: "chat", Lane: "lane-" + runtime, GPU: "l40s", GPUType: "L40S", Runtime: runtime,
+			Workload:  evidence.Workload{InputTokens: 512, OutputTokens: 32, Concurrency: 4, RequestsPerRun: 16, TemplateHeadroom: 32},
+			Aggregate: evidence.Metrics{OutputTokenThroughput: 100, Latencies: evidence.Latencies{TTFTP95Ms: &p95}}}
 	}
-	ev := &report.Evidence{Environment: report.Environment{
+	ev := &evidence.Evidence{Environment: evidence.Environment{
 		GPURequest: []string{"L40S x1"},
-		Runtime:    report.Runtime{Engine: "vllm", Version: "0.22.1", Args: []string{}},
-		Runtimes: []report.Runtime{
+		Runtime:    evidence.Runtime{Engine: "vllm", Version: "0.22.1", Args: []string{}},
+		Runtimes: []evidence.Runtime{
 			{Name: "wide", Engine: "vllm", Version: "0.22.1", Args: []string{}},
 			{Name: "narrow", Engine: "vllm", Version: "0.22.1", Args: []string{"--max-num-seqs", "2", "--no-enable-prefix-caching"}},
 		},
 	}}
-	m := report.ModelEvidence{Name: "q06", Model: "Qwen/Qwen3-0.6B", Campaigns: []report.Campaign{camp("wide"), camp("narrow")}}
+	m := evidence.ModelEvidence{Name: "q06", Model: "Qwen/Qwen3-0.6B", Campaigns: []evidence.Campaign{camp("wide"), camp("narrow")}}
 	seqs := map[string]int{}
 	caching := map[string]bool{}
 	for _, c := range m.Campaigns {

@@ -115,7 +115,7 @@ func TestTruncatedAgainstClampingSim(t *testing.T) {
 // TestCrashAndRefusedConnection crashes the engine mid-run: the streams in
 // flight break and later requests cannot connect.
 func TestCrashAndRefusedConnection(t *testing.T) {
-	e, err := sim.New(sim.Options{TTFT: 5 * time.Millisecond, ITL: 5 * time.Millisecond, Faults: sim.Faults{CrashAfter: 4}})
+	e, err := sim.NewEngine(sim.Options{TTFT: 5 * time.Millisecond, ITL: 5 * time.Millisecond, Faults: sim.Faults{CrashAfter: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}

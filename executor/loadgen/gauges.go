@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/infercrane/infercrane/planner/state"
 )
 
 // DefaultGaugeInterval is how often a run samples the server's gauges
@@ -79,7 +77,7 @@ func (sc *seriesScraper) stop() []timedSample {
 
 // finish stops the scraping, scrapes once more (the run's end) and returns
 // that scrape's values and the series timed from origin.
-func (sc *seriesScraper) finish(ctx context.Context, base, apiKey string, origin time.Time) (map[string]float64, []state.MetricSample) {
+func (sc *seriesScraper) finish(ctx context.Context, base, apiKey string, origin time.Time) (map[string]float64, []MetricSample) {
 	samples := sc.stop()
 	last := scrapeMetrics(ctx, base, apiKey)
 	if last != nil {
@@ -89,8 +87,8 @@ func (sc *seriesScraper) finish(ctx context.Context, base, apiKey string, origin
 }
 
 // seriesFrom keeps the SeriesMetrics of each sample, timed from origin.
-func seriesFrom(samples []timedSample, origin time.Time) []state.MetricSample {
-	var out []state.MetricSample
+func seriesFrom(samples []timedSample, origin time.Time) []MetricSample {
+	var out []MetricSample
 	for _, s := range samples {
 		v := map[string]float64{}
 		for _, name := range SeriesMetrics {
@@ -99,7 +97,7 @@ func seriesFrom(samples []timedSample, origin time.Time) []state.MetricSample {
 			}
 		}
 		if len(v) > 0 && !origin.IsZero() {
-			out = append(out, state.MetricSample{T: s.at.Sub(origin).Seconds(), Values: v})
+			out = append(out, MetricSample{T: s.at.Sub(origin).Seconds(), Values: v})
 		}
 	}
 	return out
@@ -169,4 +167,13 @@ func ParseMetrics(r io.Reader) map[string]float64 {
 		return nil
 	}
 	return out
+}
+
+// MetricSample is one scrape of a server's gauges during a run.
+type MetricSample struct {
+	// T is the seconds since the run's load generator started (the origin
+	// of its records' times).
+	T float64 `json:"t"`
+	// Values maps metric names (vllm:kv_cache_usage_perc, ...) to values.
+	Values map[string]float64 `json:"values"`
 }

@@ -104,7 +104,7 @@ type truthServer struct {
 // startTruth serves the engine in this process.
 func startTruth(t testing.TB, opts sim.Options) *truthServer {
 	t.Helper()
-	e, err := sim.New(opts)
+	e, err := sim.NewEngine(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestMain(m *testing.M) {
 func serveChild() {
 	ttft, _ := time.ParseDuration(os.Getenv(childTTFT))
 	itl, _ := time.ParseDuration(os.Getenv(childITL))
-	e, err := sim.New(sim.Options{TTFT: ttft, ITL: itl})
+	e, err := sim.NewEngine(sim.Options{TTFT: ttft, ITL: itl})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -53,7 +53,7 @@ func TestPromptsHitTheTargetExactly(t *testing.T) {
 func TestWarmupExcludedAndDeterministic(t *testing.T) {
 	var mu sync.Mutex
 	bodies := map[string]string{} // X-Request-Id -> request body
-	e, err := sim.New(quick)
+	e, err := sim.NewEngine(quick)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestTraceReplay(t *testing.T) {
 // last round could finish between the deadline and the late grace timer and
 // nothing would be left to cancel).
 func TestDurationWithGrace(t *testing.T) {
-	e, err := sim.New(sim.Options{TTFT: 5 * time.Millisecond, ITL: 10 * time.Millisecond})
+	e, err := sim.NewEngine(sim.Options{TTFT: 5 * time.Millisecond, ITL: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestDurationWithGrace(t *testing.T) {
 }
 
 func TestProgressAndH2C(t *testing.T) {
-	e, err := sim.New(quick)
+	e, err := sim.NewEngine(quick)
 	if err != nil {
 		t.Fatal(err)
 	}

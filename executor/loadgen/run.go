@@ -15,7 +15,6 @@ import (
 
 	"github.com/infercrane/infercrane/executor/clock"
 	"github.com/infercrane/infercrane/planner/load"
-	"github.com/infercrane/infercrane/planner/state"
 )
 
 // Progress is a snapshot of a running benchmark for live displays.
@@ -61,8 +60,8 @@ type Result struct {
 	// ServerMetrics are the server's vllm:* samples at the run's end (last
 	// value of each name), and ServerSeries its SeriesMetrics gauges over
 	// the run, with WithServerGauges and a server that exposes /metrics.
-	ServerMetrics map[string]float64   `json:"server_metrics,omitempty"`
-	ServerSeries  []state.MetricSample `json:"server_series,omitempty"`
+	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
+	ServerSeries  []MetricSample     `json:"server_series,omitempty"`
 }
 
 type runOptions struct {

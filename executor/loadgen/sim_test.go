@@ -11,7 +11,7 @@ import (
 // startSim serves a simulated engine on loopback for the test's lifetime.
 func startSim(t testing.TB, opts sim.Options) string {
 	t.Helper()
-	e, err := sim.New(opts)
+	e, err := sim.NewEngine(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/infercrane/infercrane/executor/evidence"
 )
 
 // Signed evidence is a DSSE envelope (github.com/secure-systems-lab/dsse)
@@ -152,7 +154,7 @@ func EnvelopeFile(evidencePath string) string {
 // statementFor builds the statement of the evidence at evidencePath: the
 // evidence itself, then every file its files[] names.
 func statementFor(evidencePath string, raw []byte) (*Statement, error) {
-	var ev Evidence
+	var ev evidence.Evidence
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, fmt.Errorf("%s is not evidence: %w", evidencePath, err)
 	}
@@ -164,7 +166,7 @@ func statementFor(evidencePath string, raw []byte) (*Statement, error) {
 			Complete: ev.Completeness.Complete, ExitCode: ev.GateSummary.ExitCode}}
 	for _, f := range ev.Files {
 		name := f.Path
-		if f.Base == BaseState {
+		if f.Base == evidence.BaseState {
 			name = StateSubjectPrefix + f.Path
 		}
 		st.Subject = append(st.Subject, Subject{Name: name, Digest: map[string]string{"sha256": f.SHA256}})

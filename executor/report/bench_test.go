@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkDigest(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		if _, err := Digest(doc); err != nil {
+		if _, err := evidence.Digest(doc); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -33,20 +34,20 @@ func resample(rng *rand.Rand, idx []int) {
 }
 
 // interval is the central bootstrapLevel interval of draws.
-func interval(draws []float64) Interval {
+func interval(draws []float64) evidence.Interval {
 	sort.Float64s(draws)
 	tail := (1 - bootstrapLevel) / 2 * 100
-	return Interval{Low: loadgen.Percentile(draws, tail), High: loadgen.Percentile(draws, 100-tail)}
+	return evidence.Interval{Low: loadgen.Percentile(draws, tail), High: loadgen.Percentile(draws, 100-tail)}
 }
 
 // laneIntervals bootstraps every CV metric of a lane over its runs.
-func laneIntervals(runs []runFigures, metrics []string, seed int64, lane string, resamples int) ConfidenceIntervals {
-	ci := ConfidenceIntervals{
+func laneIntervals(runs []runFigures, metrics []string, seed int64, lane string, resamples int) evidence.ConfidenceIntervals {
+	ci := evidence.ConfidenceIntervals{
 		Level:     bootstrapLevel,
 		Method:    "percentile bootstrap over runs (runs resampled with replacement; aggregate recomputed by the evidence rules)",
 		Resamples: resamples,
 		Seed:      seed,
-		Intervals: map[string]Interval{},
+		Intervals: map[string]evidence.Interval{},
 	}
 	if len(runs) < 2 {
 		ci.Note = "needs at least 2 runs"
@@ -75,9 +76,9 @@ func laneIntervals(runs []runFigures, metrics []string, seed int64, lane string,
 // ratioInterval bootstraps candidate/baseline of metric, resampling the
 // runs of each side independently. ok is false with fewer than two runs on
 // either side.
-func ratioInterval(cand, base []runFigures, metric string, seed int64, label string, resamples int) (Interval, bool) {
+func ratioInterval(cand, base []runFigures, metric string, seed int64, label string, resamples int) (evidence.Interval, bool) {
 	if len(cand) < 2 || len(base) < 2 {
-		return Interval{}, false
+		return evidence.Interval{}, false
 	}
 	rng := newRNG(seed, label)
 	ci, bi := make([]int, len(cand)), make([]int, len(base))
@@ -92,7 +93,7 @@ func ratioInterval(cand, base []runFigures, metric string, seed int64, label str
 		}
 	}
 	if len(draws) == 0 {
-		return Interval{}, false
+		return evidence.Interval{}, false
 	}
 	return interval(draws), true
 }

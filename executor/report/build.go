@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/search"
-	"github.com/infercrane/infercrane/planner/state"
 )
 
 // LoadgenName names the load generator in the evidence environment.
@@ -35,7 +35,7 @@ type Input struct {
 	// Corrections are changes the planner made to the spec's shapes (clipping).
 	Corrections []string
 	// Cleanup are the runner's teardown facts; nil records them as unknown.
-	Cleanup *Cleanup
+	Cleanup *evidence.Cleanup
 	// ObservedAt stamps the evidence; zero takes the last run's finish time.
 	ObservedAt time.Time
 	// InfercraneVersion is the binary's version (also the load generator's).
@@ -64,7 +64,7 @@ type RunData struct {
 	// requests (nil when the server has none).
 	ServerView *loadgen.ServerView
 	// ServerSeries samples the server's gauges over the run (HTML only).
-	ServerSeries []state.MetricSample
+	ServerSeries []loadgen.MetricSample
 	// GPUSeconds is the GPU time the run was measured to use (0: unknown).
 	GPUSeconds float64
 	// SearchLoad is the load of a capacity search's point (0: not a point).
@@ -80,11 +80,11 @@ func laneSLO(in *planner.LaneInputs) loadgen.SLO {
 
 // BuildEvidence computes one evidence document per screen of the plan, in
 // plan order, each with its digest set.
-func BuildEvidence(in Input) ([]*Evidence, error) {
+func BuildEvidence(in Input) ([]*evidence.Evidence, error) {
 	if in.Plan == nil {
 		return nil, errors.New("report: no plan; build evidence from a state directory written by 'infercrane apply'")
 	}
-	var out []*Evidence
+	var out []*evidence.Evidence
 	for _, sc := range in.Plan.Screens {
 		ev, err := buildScreen(&in, sc)
 		if err != nil {
@@ -106,23 +106,23 @@ func screenLanes(p *planner.Plan, screen string) []*planner.Lane {
 	return lanes
 }
 
-func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
+func buildScreen(in *Input, sc *planner.Screen) (*evidence.Evidence, error) {
 	resamples := in.Resamples
 	if resamples <= 0 {
 		resamples = DefaultResamples
 	}
 	lanes := screenLanes(in.Plan, sc.Name)
-	ev := &Evidence{
-		SchemaVersion:         SchemaVersion,
+	ev := &evidence.Evidence{
+		SchemaVersion:         evidence.SchemaVersion,
 		InfercraneVersion:     in.InfercraneVersion,
 		Screen:                sc.Name,
 		SpecDigest:            in.Plan.SpecDigest,
 		PlanDigest:            in.Plan.PlanDigest,
 		WorkloadProfileDigest: in.WorkloadProfileDigest,
 		WorkloadSource:        in.WorkloadSource,
-		Models:                []ModelEvidence{},
-		Comparisons:           []Comparison{},
-		SelectionBoundary:     strings.TrimSpace(strings.TrimSpace(sc.SelectionBoundary) + " " + NeverPromotes),
+		Models:                []evidence.ModelEvidence{},
+		Comparisons:           []evidence.Comparison{},
+		SelectionBoundary:     strings.TrimSpace(strings.TrimSpace(sc.SelectionBoundary) + " " + evidence.NeverPromotes),
 	}
 	figures := map[string][]runFigures{}
 	byModel := map[string]int{}
@@ -137,12 +137,12 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 		if !ok {
 			i = len(ev.Models)
 			byModel[l.Model] = i
-			ev.Models = append(ev.Models, ModelEvidence{Name: l.Model, Model: l.Inputs.ModelID, Revision: l.Inputs.Revision})
+			ev.Models = append(ev.Models, evidence.ModelEvidence{Name: l.Model, Model: l.Inputs.ModelID, Revision: l.Inputs.Revision})
 		}
 		ev.Models[i].Campaigns = append(ev.Models[i].Campaigns, c)
 	}
 	ev.Comparisons = compare(sc, lanes, figures, resamples)
-	campaigns := map[string]*Campaign{}
+	campaigns := map[string]*evidence.Campaign{}
 	for i := range ev.Models {
 		for j := range ev.Models[i].Campaigns {
 			c := &ev.Models[i].Campaigns[j]
@@ -159,7 +159,7 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 		ev.EvidenceClass = "simulated-screen"
 	}
 	ev.Preflight = preflight(in, sc.Name, lanes)
-	ev.Cleanup = Cleanup{State: "unknown", DeploymentsTornDown: []string{}, ActiveGPUTasks: -1}
+	ev.Cleanup = evidence.Cleanup{State: "unknown", DeploymentsTornDown: []string{}, ActiveGPUTasks: -1}
 	if in.Cleanup != nil {
 		ev.Cleanup = *in.Cleanup
 		if ev.Cleanup.DeploymentsTornDown == nil {
@@ -180,14 +180,14 @@ func buildScreen(in *Input, sc *planner.Screen) (*Evidence, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the Parquet records: %w", err)
 	}
-	ev.parquet = pq
+	ev.Parquet = pq
 	ev.Files = evidenceFiles(ev, pq)
 	return seal(ev, red)
 }
 
 // completeness counts the planned and completed runs of a screen's campaigns.
-func completeness(models []ModelEvidence) Completeness {
-	c := Completeness{Complete: true, IncompleteLanes: []string{}}
+func completeness(models []evidence.ModelEvidence) evidence.Completeness {
+	c := evidence.Completeness{Complete: true, IncompleteLanes: []string{}}
 	for _, m := range models {
 		for _, camp := range m.Campaigns {
 			c.RunsPlanned += camp.RunsPlanned
@@ -204,13 +204,13 @@ func completeness(models []ModelEvidence) Completeness {
 
 // evidenceFiles lists the files the evidence vouches for: the Parquet
 // records beside it, then every run's JSONL records in the state.
-func evidenceFiles(ev *Evidence, parquet []byte) []FileDigest {
+func evidenceFiles(ev *evidence.Evidence, parquet []byte) []evidence.FileDigest {
 	sum := sha256.Sum256(parquet)
-	files := []FileDigest{{Path: FileName(ev.Screen, FormatParquet), Base: BaseReport, Kind: KindRecordsParquet, SHA256: hex.EncodeToString(sum[:])}}
+	files := []evidence.FileDigest{{Path: FileName(ev.Screen, FormatParquet), Base: evidence.BaseReport, Kind: evidence.KindRecordsParquet, SHA256: hex.EncodeToString(sum[:])}}
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			for _, r := range c.Runs {
-				files = append(files, FileDigest{Path: r.RecordsFile, Base: BaseState, Kind: KindRecordsJSONL, SHA256: r.RecordsSHA256})
+				files = append(files, evidence.FileDigest{Path: r.RecordsFile, Base: evidence.BaseState, Kind: evidence.KindRecordsJSONL, SHA256: r.RecordsSHA256})
 			}
 		}
 	}
@@ -220,11 +220,11 @@ func evidenceFiles(ev *Evidence, parquet []byte) []FileDigest {
 // arrivalProcess is the arrival process of a lane's open loop, defaults
 // spelt out as planner/load.NewArrivals applies them (nil for a closed
 // loop).
-func arrivalProcess(li *planner.LaneInputs) *ArrivalProcess {
+func arrivalProcess(li *planner.LaneInputs) *evidence.ArrivalProcess {
 	if !(li.RequestRate > 0) {
 		return nil
 	}
-	p := &ArrivalProcess{Kind: li.Arrival}
+	p := &evidence.ArrivalProcess{Kind: li.Arrival}
 	if p.Kind == "" {
 		p.Kind = load.ArrivalPoisson
 	}
@@ -235,29 +235,29 @@ func arrivalProcess(li *planner.LaneInputs) *ArrivalProcess {
 		}
 	}
 	if len(li.ArrivalCurve) > 0 {
-		p.Curve = &ArrivalCurve{StepSeconds: li.ArrivalCurveStepSeconds, Rates: append([]float64{}, li.ArrivalCurve...)}
+		p.Curve = &evidence.ArrivalCurve{StepSeconds: li.ArrivalCurveStepSeconds, Rates: append([]float64{}, li.ArrivalCurve...)}
 	}
 	return p
 }
 
 // buildCampaign computes one lane's campaign and returns its run figures
 // and its last run's finish time.
-func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int) (Campaign, []runFigures, string) {
+func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int) (evidence.Campaign, []runFigures, string) {
 	li := &l.Inputs
 	slo := laneSLO(li)
 	withSLO := slo != (loadgen.SLO{})
-	c := Campaign{
+	c := evidence.Campaign{
 		Profile: l.Shape, Lane: l.ID, GPU: l.GPU, GPUType: li.GPUType,
 		Runtime: severalRuntimes(sc, l),
-		Workload: Workload{
+		Workload: evidence.Workload{
 			InputTokens: li.InputTokens, OutputTokens: li.OutputTokens, Concurrency: li.Concurrency,
 			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
 			Arrival: li.Arrival, ArrivalProcess: arrivalProcess(li), Warmup: li.Warmup, WarmupSeconds: li.WarmupSeconds, API: li.API, Streaming: li.Streaming,
 			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
 		},
-		Runs:       []RunEvidence{},
-		Gates:      []GateResult{},
-		GPUSeconds: GPUSeconds{Estimated: l.Estimate.GPUSeconds},
+		Runs:       []evidence.RunEvidence{},
+		Gates:      []evidence.GateResult{},
+		GPUSeconds: evidence.GPUSeconds{Estimated: l.Estimate.GPUSeconds},
 	}
 	runs := append([]RunData(nil), in.Runs[l.ID]...)
 	sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
@@ -274,7 +274,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		}
 		figs = append(figs, newRunFigures(s, withSLO))
 		records = append(records, r.Records)
-		c.Runs = append(c.Runs, RunEvidence{
+		c.Runs = append(c.Runs, evidence.RunEvidence{
 			Run: r.Run, Metrics: runMetrics(s, withSLO), RecordsFile: r.RecordsFile, RecordsSHA256: r.RecordsSHA256,
 			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ServerMetrics: r.ServerMetrics, GPUSeconds: r.GPUSeconds,
 			WarmupRequests: warmupCount(r.Records),
@@ -322,7 +322,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	for _, name := range sc.Gates {
 		g := in.Gates[name]
 		if g == nil {
-			c.Gates = append(c.Gates, GateResult{Gate: name, Status: StatusInconclusive,
+			c.Gates = append(c.Gates, evidence.GateResult{Gate: name, Status: evidence.StatusInconclusive,
 				Reason: "the gate's definition is not available to the report (pass the spec, or re-apply to save it in the state)"})
 			continue
 		}
@@ -350,12 +350,12 @@ func optional(v float64) *float64 {
 }
 
 // environment collects the facts of where and how the screen ran.
-func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environment {
-	env := Environment{
+func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) evidence.Environment {
+	env := evidence.Environment{
 		Executor: []string{}, GPURequest: []string{}, GPU: []string{},
-		Benchmark:   Benchmark{Name: LoadgenName, Version: in.InfercraneVersion},
+		Benchmark:   evidence.Benchmark{Name: LoadgenName, Version: in.InfercraneVersion},
 		ProfileRuns: sc.Runs, RandomSeed: sc.Seed, Streaming: len(lanes) > 0,
-		Runtime: Runtime{Args: []string{}},
+		Runtime: evidence.Runtime{Args: []string{}},
 	}
 	add := func(list *[]string, v string) {
 		if v != "" && !contains(*list, v) {
@@ -363,12 +363,12 @@ func environment(in *Input, sc *planner.Screen, lanes []*planner.Lane) Environme
 		}
 	}
 	info := map[string][]string{}
-	runtimes := map[string]Runtime{}
+	runtimes := map[string]evidence.Runtime{}
 	for _, l := range lanes {
 		li := &l.Inputs
 		add(&env.Executor, li.ExecutorType)
 		add(&env.GPURequest, fmt.Sprintf("%s x%d", li.GPUType, max(li.GPUCount, 1)))
-		rt := Runtime{Engine: li.RuntimeEngine, Version: li.RuntimeVersion, Dtype: li.RuntimeDtype, Args: append([]string{}, li.RuntimeArgs...)}
+		rt := evidence.Runtime{Engine: li.RuntimeEngine, Version: li.RuntimeVersion, Dtype: li.RuntimeDtype, Args: append([]string{}, li.RuntimeArgs...)}
 		if env.Runtime.Engine == "" && (len(sc.Runtimes) < 2 || l.Runtime == sc.Runtimes[0]) {
 			env.Runtime = rt
 		}
@@ -432,22 +432,22 @@ func contains(list []string, v string) bool {
 
 // preflight keeps the plan's findings that concern the screen: its lanes,
 // the screen itself, and spec-wide ones.
-func preflight(in *Input, screen string, lanes []*planner.Lane) Preflight {
+func preflight(in *Input, screen string, lanes []*planner.Lane) evidence.Preflight {
 	ids := map[string]bool{}
 	for _, l := range lanes {
 		ids[l.ID] = true
 	}
-	p := Preflight{Findings: []Finding{}, Corrections: append([]string{}, in.Corrections...)}
+	p := evidence.Preflight{Findings: []evidence.Finding{}, Corrections: append([]string{}, in.Corrections...)}
 	for _, f := range in.Plan.Preflight {
 		if (f.Lane == "" && (f.Screen == "" || f.Screen == screen)) || ids[f.Lane] {
-			p.Findings = append(p.Findings, Finding{Severity: string(f.Severity), Lane: f.Lane, Summary: f.Summary, Detail: f.Detail})
+			p.Findings = append(p.Findings, evidence.Finding{Severity: string(f.Severity), Lane: f.Lane, Summary: f.Summary, Detail: f.Detail})
 		}
 	}
 	return p
 }
 
 // seal redacts secrets from the document and sets its digest.
-func seal(ev *Evidence, red *redact.Set) (*Evidence, error) {
+func seal(ev *evidence.Evidence, red *redact.Set) (*evidence.Evidence, error) {
 	if !red.Empty() {
 		ev.Digest = ""
 		raw, err := json.Marshal(ev)
@@ -455,15 +455,15 @@ func seal(ev *Evidence, red *redact.Set) (*Evidence, error) {
 			return nil, err
 		}
 		raw = red.Bytes(raw)
-		var clean Evidence
+		var clean evidence.Evidence
 		if err := json.Unmarshal(raw, &clean); err != nil {
 			return nil, fmt.Errorf("redacting secrets: %w", err)
 		}
-		clean.parquet = ev.parquet // encoded from redacted records already
+		clean.Parquet = ev.Parquet // encoded from redacted records already
 		ev = &clean
 	}
 	ev.Digest = ""
-	d, err := Digest(ev)
+	d, err := evidence.Digest(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -485,14 +485,14 @@ func warmupCount(recs []loadgen.Record) int {
 // lanePrice is what lane l's output costs at tokensPerSecond on its GPUs at
 // the plan's price (notional on an executor that bills nothing); nil
 // without a price or without output.
-func lanePrice(p *planner.Plan, l *planner.Lane, tokensPerSecond float64) *Price {
+func lanePrice(p *planner.Plan, l *planner.Lane, tokensPerSecond float64) *evidence.Price {
 	if p == nil || tokensPerSecond <= 0 {
 		return nil
 	}
 	for _, a := range p.Assumptions {
 		if a.GPU == l.GPU && a.PricePerSecond > 0 {
 			n := max(l.Inputs.GPUCount, 1)
-			return &Price{PerSecond: a.PricePerSecond, GPUCount: n, USDPerMTok: a.PricePerSecond * float64(n) / tokensPerSecond * 1e6,
+			return &evidence.Price{PerSecond: a.PricePerSecond, GPUCount: n, USDPerMTok: a.PricePerSecond * float64(n) / tokensPerSecond * 1e6,
 				Notional: !planner.Billed(l.Inputs.ExecutorType)}
 		}
 	}
@@ -501,7 +501,7 @@ func lanePrice(p *planner.Plan, l *planner.Lane, tokensPerSecond float64) *Price
 
 // priceWords renders a lane's price per million output tokens, marked
 // when notional ("$0.5891*"); "-" without one.
-func priceWords(pr *Price) string {
+func priceWords(pr *evidence.Price) string {
 	if pr == nil {
 		return "-"
 	}
@@ -513,7 +513,7 @@ func priceWords(pr *Price) string {
 }
 
 // notionalNote explains the mark of priceWords when a lane of ev carries it.
-func notionalNote(ev *Evidence) string {
+func notionalNote(ev *evidence.Evidence) string {
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			if c.Price != nil && c.Price.Notional {

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
-func buildFixture(t *testing.T) *Evidence {
+func buildFixture(t *testing.T) *evidence.Evidence {
 	t.Helper()
 	evs, err := BuildEvidence(fixtureInput())
 	if err != nil {
@@ -103,7 +104,7 @@ func TestAggregatesRecomputedIndependently(t *testing.T) {
 
 func TestBuildEvidenceShape(t *testing.T) {
 	ev := buildFixture(t)
-	if ev.SchemaVersion != SchemaVersion || ev.EvidenceClass != "simulated-screen" {
+	if ev.SchemaVersion != evidence.SchemaVersion || ev.EvidenceClass != "simulated-screen" {
 		t.Errorf("schema %q class %q", ev.SchemaVersion, ev.EvidenceClass)
 	}
 	if len(ev.Models) != 2 || ev.Models[0].Name != "small" || len(ev.Models[0].Campaigns[0].Runs) != 3 {
@@ -134,16 +135,16 @@ func TestBuildEvidenceShape(t *testing.T) {
 	for _, g := range small.Gates {
 		got[g.Gate] = g.Status
 	}
-	want := map[string]string{"clean": StatusFail, "fast": StatusPass, "stable": StatusPass}
+	want := map[string]string{"clean": evidence.StatusFail, "fast": evidence.StatusPass, "stable": evidence.StatusPass}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("gate %s on small: %s, want %s", k, got[k], v)
 		}
 	}
-	if ev.GateSummary.ExitCode != ExitFail {
-		t.Errorf("exit code %d, want %d", ev.GateSummary.ExitCode, ExitFail)
+	if ev.GateSummary.ExitCode != evidence.ExitFail {
+		t.Errorf("exit code %d, want %d", ev.GateSummary.ExitCode, evidence.ExitFail)
 	}
-	d, _ := Digest(ev)
+	d, _ := evidence.Digest(ev)
 	if d != ev.Digest {
 		t.Errorf("digest %s, recomputed %s", ev.Digest, d)
 	}
@@ -213,7 +214,7 @@ func TestLaneWithoutRuns(t *testing.T) {
 		t.Errorf("empty lane has figures: %+v", small.Aggregate)
 	}
 	for _, g := range small.Gates {
-		if g.Status != StatusInconclusive {
+		if g.Status != evidence.StatusInconclusive {
 			t.Errorf("gate %s on a lane without runs: %s", g.Gate, g.Status)
 		}
 	}
@@ -310,7 +311,7 @@ func TestEvidenceRecordsArrivalProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*ArrivalProcess{}
+	got := map[string]*evidence.ArrivalProcess{}
 	for _, m := range evs[0].Models {
 		got[m.Name] = m.Campaigns[0].Workload.ArrivalProcess
 	}

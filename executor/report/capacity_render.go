@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner/search"
 )
 
@@ -14,11 +15,11 @@ import (
 type capacityRow struct {
 	model, shape, gpu string
 	runtime           string // set when the screen compares runtimes
-	c                 *Capacity
+	c                 *evidence.Capacity
 	frontier          bool
 }
 
-func capacityRows(ev *Evidence) []capacityRow {
+func capacityRows(ev *evidence.Evidence) []capacityRow {
 	front := map[string]bool{}
 	for _, p := range ev.Pareto {
 		for _, l := range p.Lanes {
@@ -88,7 +89,7 @@ func breaksWords(b map[string]float64) string {
 func fmtLoad(x float64) string { return fmtSig(x, 4) }
 
 // writeCapacityMarkdown adds the capacity table and each search's points.
-func writeCapacityMarkdown(b *strings.Builder, ev *Evidence) {
+func writeCapacityMarkdown(b *strings.Builder, ev *evidence.Evidence) {
 	rows := capacityRows(ev)
 	if len(rows) == 0 {
 		return
@@ -116,7 +117,7 @@ func writeCapacityMarkdown(b *strings.Builder, ev *Evidence) {
 
 // capacityTableHTML is the capacity table of the HTML report ("" when no
 // lane searched).
-func capacityTableHTML(ev *Evidence) string {
+func capacityTableHTML(ev *evidence.Evidence) string {
 	rows := capacityRows(ev)
 	if len(rows) == 0 {
 		return ""
@@ -142,7 +143,7 @@ func capacityTableHTML(ev *Evidence) string {
 // the p95s over load as fractions of their objectives (SLO line at 1, the
 // capacity and the predicted knee as vertical lines) and the goodput curve;
 // per searched shape the cost-capacity Pareto chart.
-func capacityPlots(ev *Evidence) []string {
+func capacityPlots(ev *evidence.Evidence) []string {
 	var out []string
 	for _, r := range capacityRows(ev) {
 		c := r.c
@@ -151,11 +152,11 @@ func capacityPlots(ev *Evidence) []string {
 		for _, m := range []struct {
 			name string
 			slo  float64
-			get  func(CapacityPoint) *float64
+			get  func(evidence.CapacityPoint) *float64
 		}{
-			{search.SLOTTFT, c.SLO.TTFTP95Ms, func(p CapacityPoint) *float64 { return p.TTFTP95Ms }},
-			{search.SLOTPOT, c.SLO.TPOTP95Ms, func(p CapacityPoint) *float64 { return p.TPOTP95Ms }},
-			{search.SLOLatency, c.SLO.LatencyP95Ms, func(p CapacityPoint) *float64 { return p.LatencyP95Ms }},
+			{search.SLOTTFT, c.SLO.TTFTP95Ms, func(p evidence.CapacityPoint) *float64 { return p.TTFTP95Ms }},
+			{search.SLOTPOT, c.SLO.TPOTP95Ms, func(p evidence.CapacityPoint) *float64 { return p.TPOTP95Ms }},
+			{search.SLOLatency, c.SLO.LatencyP95Ms, func(p evidence.CapacityPoint) *float64 { return p.LatencyP95Ms }},
 		} {
 			if m.slo <= 0 {
 				continue
@@ -191,8 +192,8 @@ func capacityPlots(ev *Evidence) []string {
 	return out
 }
 
-func sortedPoints(pts []CapacityPoint) []CapacityPoint {
-	out := append([]CapacityPoint(nil), pts...)
+func sortedPoints(pts []evidence.CapacityPoint) []evidence.CapacityPoint {
+	out := append([]evidence.CapacityPoint(nil), pts...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Load < out[j].Load })
 	return out
 }
@@ -277,10 +278,10 @@ func loadChart(title, xlabel, ylabel string, ss []series, ref float64, marks []v
 
 // paretoChart draws a shape's searched lanes by capacity and cost per
 // token, the frontier joined by a line.
-func paretoChart(p Pareto) string {
+func paretoChart(p evidence.Pareto) string {
 	title := "Cost vs capacity (Pareto): " + p.Profile
 	var sb strings.Builder
-	var pts []ParetoPoint
+	var pts []evidence.ParetoPoint
 	for _, l := range p.Lanes {
 		if l.USDPerMTok != nil && l.Capacity > 0 {
 			pts = append(pts, l)
@@ -298,7 +299,7 @@ func paretoChart(p Pareto) string {
 	xs := newAxis(math.Max(xlo-pad, 0), xhi+pad, padLeft, padLeft+innerW)
 	ys := newAxis(0, yhi*1.15, padTop+innerH, padTop)
 	frame(&sb, title, "capacity at SLO ("+p.Unit+")", "$ per million output tokens", &xs, ys)
-	var front []ParetoPoint
+	var front []evidence.ParetoPoint
 	for _, l := range pts {
 		if l.Frontier {
 			front = append(front, l)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/search"
@@ -63,7 +64,7 @@ func TestCapacityEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := evs[0]
-	byLane := map[string]*Campaign{}
+	byLane := map[string]*evidence.Campaign{}
 	for _, m := range ev.Models {
 		for i := range m.Campaigns {
 			byLane[m.Campaigns[i].Lane] = &m.Campaigns[i]
@@ -102,7 +103,7 @@ func TestCapacityEvidence(t *testing.T) {
 	for id, c := range byLane {
 		status[id] = c.Gates[0].Status
 	}
-	if status["aaaa1111"] != StatusPass || status["bbbb2222"] != StatusPass || status["cccc3333"] != StatusFail {
+	if status["aaaa1111"] != evidence.StatusPass || status["bbbb2222"] != evidence.StatusPass || status["cccc3333"] != evidence.StatusFail {
 		t.Errorf("gate statuses %v (%+v)", status, byLane["cccc3333"].Gates)
 	}
 	var md, page bytes.Buffer
@@ -129,9 +130,9 @@ func TestCapacityEvidence(t *testing.T) {
 func TestCapacityMetricsAreLaneMetrics(t *testing.T) {
 	names := LaneMetricNames()
 	for _, vary := range search.Varies {
-		c := &Capacity{Vary: vary, USDPerMTok: ptr(1.0)}
-		for k := range c.values() {
-			if !slices.Contains(names, k) || !slices.Contains(CapacityMetrics, k) {
+		c := &evidence.Capacity{Vary: vary, USDPerMTok: ptr(1.0)}
+		for k := range c.Values() {
+			if !slices.Contains(names, k) || !slices.Contains(evidence.CapacityMetrics, k) {
 				t.Errorf("%s search: gate metric %q is not in LaneMetricNames/CapacityMetrics", vary, k)
 			}
 		}

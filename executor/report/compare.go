@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -16,8 +17,8 @@ const MinRunsForSignificance = 5
 
 // compare computes the ratios of every candidate lane over the baseline
 // lane with the same shape, GPU and runtime. No baseline, no comparisons.
-func compare(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]runFigures, resamples int) []Comparison {
-	out := []Comparison{}
+func compare(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]runFigures, resamples int) []evidence.Comparison {
+	out := []evidence.Comparison{}
 	if sc.Baseline == "" {
 		return out
 	}
@@ -33,11 +34,11 @@ func compare(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]run
 		if l.Model == sc.Baseline || b == nil {
 			continue
 		}
-		c := Comparison{
+		c := evidence.Comparison{
 			Profile: l.Shape, GPU: l.GPU,
 			Candidate: l.Model, CandidateModel: l.Inputs.ModelID,
 			Baseline: b.Model, BaselineModel: b.Inputs.ModelID,
-			Ratios: map[string]Ratio{},
+			Ratios: map[string]evidence.Ratio{},
 		}
 		if several {
 			c.Runtime = l.Runtime
@@ -59,13 +60,13 @@ func compare(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]run
 // bootstrap interval (key seeds it) and, with enough runs each side, the
 // verdict whether it differs from 1; false when either side lacks the
 // metric or the baseline's is 0.
-func ratioOf(cf, bf []runFigures, metric string, seed int64, key string, resamples int) (Ratio, bool) {
+func ratioOf(cf, bf []runFigures, metric string, seed int64, key string, resamples int) (evidence.Ratio, bool) {
 	cv, ok1 := statistic(cf, metric, nil)
 	bv, ok2 := statistic(bf, metric, nil)
 	if !ok1 || !ok2 || bv == 0 {
-		return Ratio{}, false
+		return evidence.Ratio{}, false
 	}
-	r := Ratio{Metric: metric, Value: cv / bv, HigherIsBetter: higherIsBetter(metric)}
+	r := evidence.Ratio{Metric: metric, Value: cv / bv, HigherIsBetter: higherIsBetter(metric)}
 	if iv, ok := ratioInterval(cf, bf, metric, seed, key, resamples); ok {
 		r.CI95 = &iv
 		if len(cf) >= MinRunsForSignificance && len(bf) >= MinRunsForSignificance {

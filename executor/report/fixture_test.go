@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 )
@@ -103,7 +104,7 @@ func fixtureInputRuns(n, out, nruns int) Input {
 	}
 	return Input{
 		Plan: plan, Runs: runs, Gates: gates, ObservedAt: fixtureTime, InfercraneVersion: "0.1.0", Resamples: 500,
-		Cleanup: &Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}},
+		Cleanup: &evidence.Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/search"
 )
@@ -80,7 +81,7 @@ func absentMetric(l *planner.Lane, metric string) string {
 			return fmt.Sprintf("lane.cv.* is the variation across runs, which needs at least 2 runs, and screen %q plans %d; raise runs to 2 or more (5 for decision grade)", l.Screen, l.Runs)
 		}
 	}
-	for _, c := range CapacityMetrics {
+	for _, c := range evidence.CapacityMetrics {
 		if name != c || group != "" {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -88,7 +89,7 @@ func TestAbsentMetricMatchesTheEvidence(t *testing.T) {
 }
 
 func isCapacityMetric(name string) bool {
-	for _, c := range CapacityMetrics {
+	for _, c := range evidence.CapacityMetrics {
 		if strings.TrimPrefix(name, "cv.") == c {
 			return true
 		}

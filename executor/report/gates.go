@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/lang"
 )
@@ -35,13 +36,13 @@ var failureClasses = loadgen.FailureClasses
 // figure by its evidence name, plus runs, failures.<class>, cv.<metric>,
 // pooled.<metric> and, when the server's histograms could be compared,
 // client_vs_server.flagged and client_vs_server.<metric>_gap_ms.
-func laneValue(c *Campaign) cty.Value {
+func laneValue(c *evidence.Campaign) cty.Value {
 	attrs := map[string]cty.Value{}
-	for k, v := range c.Aggregate.values() {
+	for k, v := range c.Aggregate.Values() {
 		attrs[k] = cty.NumberFloatVal(v)
 	}
 	if c.Capacity != nil {
-		for k, v := range c.Capacity.values() {
+		for k, v := range c.Capacity.Values() {
 			attrs[k] = cty.NumberFloatVal(v)
 		}
 	}
@@ -60,7 +61,7 @@ func laneValue(c *Campaign) cty.Value {
 	}
 	attrs["cv"] = cty.ObjectVal(cv)
 	pooled := map[string]cty.Value{}
-	for name, p := range c.Pooled.fields() {
+	for name, p := range c.Pooled.Fields() {
 		if *p != nil {
 			pooled[name] = cty.NumberFloatVal(**p)
 		}
@@ -68,7 +69,7 @@ func laneValue(c *Campaign) cty.Value {
 	attrs["pooled"] = cty.ObjectVal(pooled)
 	if c.ClientVsServer != nil {
 		rc := map[string]cty.Value{}
-		for k, v := range c.ClientVsServer.values() {
+		for k, v := range c.ClientVsServer.Values() {
 			rc[k] = cty.NumberFloatVal(v)
 		}
 		attrs["client_vs_server"] = cty.ObjectVal(rc)
@@ -77,10 +78,10 @@ func laneValue(c *Campaign) cty.Value {
 }
 
 // evaluateGate decides one gate on one campaign.
-func evaluateGate(g *GateSpec, c *Campaign) GateResult {
-	res := GateResult{Gate: g.Name, Condition: g.ConditionText}
-	inconclusive := func(format string, args ...any) GateResult {
-		res.Status, res.Reason = StatusInconclusive, fmt.Sprintf(format, args...)
+func evaluateGate(g *GateSpec, c *evidence.Campaign) evidence.GateResult {
+	res := evidence.GateResult{Gate: g.Name, Condition: g.ConditionText}
+	inconclusive := func(format string, args ...any) evidence.GateResult {
+		res.Status, res.Reason = evidence.StatusInconclusive, fmt.Sprintf(format, args...)
 		return res
 	}
 	if len(c.Runs) == 0 {
@@ -107,7 +108,7 @@ func evaluateGate(g *GateSpec, c *Campaign) GateResult {
 	}
 	holds := v.True()
 	if !holds {
-		res.Status = StatusFail
+		res.Status = evidence.StatusFail
 		res.Reason = g.ErrorMessage
 		if res.Reason == "" {
 			res.Reason = "the condition is false"
@@ -131,7 +132,7 @@ func evaluateGate(g *GateSpec, c *Campaign) GateResult {
 		}
 	}
 	if holds {
-		res.Status, res.Reason = StatusPass, "the condition holds"
+		res.Status, res.Reason = evidence.StatusPass, "the condition holds"
 	}
 	return res
 }
@@ -178,15 +179,15 @@ func firstSummary(diags hcl.Diagnostics) string {
 // summarize counts the gate results of a screen and picks the exit code:
 // 3 when any gate failed, else 4 when any was inconclusive or the screen
 // is incomplete, else 0.
-func summarize(models []ModelEvidence, comp Completeness) GateSummary {
-	var s GateSummary
+func summarize(models []evidence.ModelEvidence, comp evidence.Completeness) evidence.GateSummary {
+	var s evidence.GateSummary
 	for _, m := range models {
 		for _, c := range m.Campaigns {
 			for _, g := range c.Gates {
 				switch g.Status {
-				case StatusPass:
+				case evidence.StatusPass:
 					s.Pass++
-				case StatusFail:
+				case evidence.StatusFail:
 					s.Fail++
 				default:
 					s.Inconclusive++
@@ -196,9 +197,9 @@ func summarize(models []ModelEvidence, comp Completeness) GateSummary {
 	}
 	switch {
 	case s.Fail > 0:
-		s.ExitCode = ExitFail
+		s.ExitCode = evidence.ExitFail
 	case s.Inconclusive > 0 || !comp.Complete:
-		s.ExitCode = ExitInconclusive
+		s.ExitCode = evidence.ExitInconclusive
 	}
 	return s
 }
@@ -221,19 +222,19 @@ func sortedKeys[V any](m map[string]V) []string {
 // conditions with at validate time cannot drift from what the report
 // provides. cmd passes it to lang.Load as Options.LaneMetrics.
 func LaneMetricNames() []string {
-	c := &Campaign{CoefficientOfVariation: map[string]float64{}}
+	c := &evidence.Campaign{CoefficientOfVariation: map[string]float64{}}
 	c.Aggregate.Goodput, c.Aggregate.GoodFraction = ptr(0), ptr(0)
-	for _, p := range c.Aggregate.Latencies.fields() {
+	for _, p := range c.Aggregate.Latencies.Fields() {
 		*p = ptr(0)
 	}
-	for _, p := range c.Pooled.fields() {
+	for _, p := range c.Pooled.Fields() {
 		*p = ptr(0)
 	}
 	for _, m := range append(append([]string{}, throughputMetrics...), percentileMetrics...) {
 		c.CoefficientOfVariation[m] = 0
 	}
-	c.Runs = []RunEvidence{{}}
-	c.ClientVsServer = &LaneReconciliation{GapMs: map[string]float64{}}
+	c.Runs = []evidence.RunEvidence{{}}
+	c.ClientVsServer = &evidence.LaneReconciliation{GapMs: map[string]float64{}}
 	for _, m := range loadgen.ReconciledMetrics {
 		c.ClientVsServer.GapMs[m] = 0
 	}
@@ -250,7 +251,7 @@ func LaneMetricNames() []string {
 	}
 	// A searched lane adds its capacity metrics (one of capacity_rps and
 	// capacity_concurrency, by what it varies).
-	out = append(out, CapacityMetrics...)
+	out = append(out, evidence.CapacityMetrics...)
 	sort.Strings(out)
 	return out
 }

@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
 )
 
 // campaignOf builds the fixture and returns the campaign of model name.
-func campaignOf(t *testing.T, in Input, model string) Campaign {
+func campaignOf(t *testing.T, in Input, model string) evidence.Campaign {
 	t.Helper()
 	evs, err := BuildEvidence(in)
 	if err != nil {
@@ -23,7 +24,7 @@ func campaignOf(t *testing.T, in Input, model string) Campaign {
 		}
 	}
 	t.Fatalf("no model %s", model)
-	return Campaign{}
+	return evidence.Campaign{}
 }
 
 func TestEvaluateGate(t *testing.T) {
@@ -34,21 +35,21 @@ func TestEvaluateGate(t *testing.T) {
 		maxCV          float64
 		status, reason string
 	}{
-		{"pass", "lane.failed == 0 && lane.succeeded == 60", 0, 0, StatusPass, "holds"},
-		{"fail", "lane.ttft_p95_ms <= 10", 0, 0, StatusFail, "gate fail failed"},
-		{"functions", "max(lane.ttft_p99_ms, lane.ttft_p95_ms) < 1000", 0, 0, StatusPass, "holds"},
-		{"failure class", "lane.failures.timeout == 0", 0, 0, StatusPass, "holds"},
-		{"truncated class", "lane.failures.truncated == 0", 0, 0, StatusPass, "holds"},
-		{"pooled", "lane.pooled.latency_p99_ms > 0", 0, 0, StatusPass, "holds"},
-		{"runs", "lane.runs == 3", 0, 0, StatusPass, "holds"},
-		{"missing metric", "lane.ttft_p42_ms < 5", 0, 0, StatusInconclusive, "metric lane.ttft_p42_ms is missing"},
-		{"cv with SLO", "lane.cv.goodput < 1", 0, 0, StatusPass, "holds"},
-		{"not lane", "var.x == 1", 0, 0, StatusInconclusive, `refers to "var"`},
-		{"not bool", "lane.failed + 1", 0, 0, StatusInconclusive, "not true or false"},
-		{"too few runs", "lane.failed == 0", 5, 0, StatusInconclusive, "3 completed run(s), the gate needs min_runs = 5"},
-		{"too few runs and false", "lane.failed > 0", 5, 0, StatusInconclusive, "(condition is false)"},
-		{"cv too high", "lane.failed == 0", 0, 0.001, StatusInconclusive, "above max_cv = 0.001"},
-		{"cv fine", "lane.failed == 0", 3, 0.5, StatusPass, "holds"},
+		{"pass", "lane.failed == 0 && lane.succeeded == 60", 0, 0, evidence.StatusPass, "holds"},
+		{"fail", "lane.ttft_p95_ms <= 10", 0, 0, evidence.StatusFail, "gate fail failed"},
+		{"functions", "max(lane.ttft_p99_ms, lane.ttft_p95_ms) < 1000", 0, 0, evidence.StatusPass, "holds"},
+		{"failure class", "lane.failures.timeout == 0", 0, 0, evidence.StatusPass, "holds"},
+		{"truncated class", "lane.failures.truncated == 0", 0, 0, evidence.StatusPass, "holds"},
+		{"pooled", "lane.pooled.latency_p99_ms > 0", 0, 0, evidence.StatusPass, "holds"},
+		{"runs", "lane.runs == 3", 0, 0, evidence.StatusPass, "holds"},
+		{"missing metric", "lane.ttft_p42_ms < 5", 0, 0, evidence.StatusInconclusive, "metric lane.ttft_p42_ms is missing"},
+		{"cv with SLO", "lane.cv.goodput < 1", 0, 0, evidence.StatusPass, "holds"},
+		{"not lane", "var.x == 1", 0, 0, evidence.StatusInconclusive, `refers to "var"`},
+		{"not bool", "lane.failed + 1", 0, 0, evidence.StatusInconclusive, "not true or false"},
+		{"too few runs", "lane.failed == 0", 5, 0, evidence.StatusInconclusive, "3 completed run(s), the gate needs min_runs = 5"},
+		{"too few runs and false", "lane.failed > 0", 5, 0, evidence.StatusInconclusive, "(condition is false)"},
+		{"cv too high", "lane.failed == 0", 0, 0.001, evidence.StatusInconclusive, "above max_cv = 0.001"},
+		{"cv fine", "lane.failed == 0", 3, 0.5, evidence.StatusPass, "holds"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,16 +72,16 @@ func TestGateNeedsRunsAndCV(t *testing.T) {
 	}
 	c := campaignOf(t, in, "big")
 	res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0.2), &c)
-	if res.Status != StatusInconclusive || !strings.Contains(res.Reason, "needs at least 2 runs") {
+	if res.Status != evidence.StatusInconclusive || !strings.Contains(res.Reason, "needs at least 2 runs") {
 		t.Errorf("one run with max_cv: %+v", res)
 	}
 	res = evaluateGate(mustGate("g", "lane.cv.output_token_throughput < 0.1", "", 0, 0), &c)
-	if res.Status != StatusInconclusive || !strings.Contains(res.Reason, "lane.cv.output_token_throughput is missing") {
+	if res.Status != evidence.StatusInconclusive || !strings.Contains(res.Reason, "lane.cv.output_token_throughput is missing") {
 		t.Errorf("cv of one run: %+v", res)
 	}
 	in.Runs["bbbb2222"] = nil
 	c = campaignOf(t, in, "big")
-	if res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0), &c); res.Status != StatusInconclusive || res.Reason != "incomplete: 0 of 1 runs (no completed runs)" {
+	if res := evaluateGate(mustGate("g", "lane.failed == 0", "", 0, 0), &c); res.Status != evidence.StatusInconclusive || res.Reason != "incomplete: 0 of 1 runs (no completed runs)" {
 		t.Errorf("no runs: %+v", res)
 	}
 }
@@ -91,9 +92,9 @@ func TestExitCodes(t *testing.T) {
 		gates map[string]string
 		want  int
 	}{
-		{map[string]string{"clean": "lane.runs > 0", "fast": "lane.failed >= 0", "stable": "true"}, ExitPass},
-		{map[string]string{"clean": "lane.runs > 0", "fast": "lane.nope == 1", "stable": "true"}, ExitInconclusive},
-		{map[string]string{"clean": "lane.failed == 0", "fast": "lane.nope == 1", "stable": "true"}, ExitFail},
+		{map[string]string{"clean": "lane.runs > 0", "fast": "lane.failed >= 0", "stable": "true"}, evidence.ExitPass},
+		{map[string]string{"clean": "lane.runs > 0", "fast": "lane.nope == 1", "stable": "true"}, evidence.ExitInconclusive},
+		{map[string]string{"clean": "lane.failed == 0", "fast": "lane.nope == 1", "stable": "true"}, evidence.ExitFail},
 	} {
 		in := fixtureInput()
 		for name, src := range tc.gates {
@@ -107,7 +108,7 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", tc.gates, got, tc.want)
 		}
 	}
-	if worseExit(ExitInconclusive, ExitFail) != ExitFail || worseExit(ExitFail, ExitInconclusive) != ExitFail || worseExit(ExitPass, ExitInconclusive) != ExitInconclusive {
+	if worseExit(evidence.ExitInconclusive, evidence.ExitFail) != evidence.ExitFail || worseExit(evidence.ExitFail, evidence.ExitInconclusive) != evidence.ExitFail || worseExit(evidence.ExitPass, evidence.ExitInconclusive) != evidence.ExitInconclusive {
 		t.Error("worseExit ranks fail over inconclusive over pass")
 	}
 }
@@ -118,7 +119,7 @@ func TestUnknownGateIsInconclusive(t *testing.T) {
 	delete(in.Gates, "fast")
 	c := campaignOf(t, in, "small")
 	for _, g := range c.Gates {
-		if g.Gate == "fast" && g.Status != StatusInconclusive {
+		if g.Gate == "fast" && g.Status != evidence.StatusInconclusive {
 			t.Errorf("%+v", g)
 		}
 	}
@@ -138,7 +139,7 @@ func TestIncompleteLaneIsInconclusive(t *testing.T) {
 	}
 	ev := evs[0]
 	big := ev.Models[1].Campaigns[0]
-	if big.Complete || big.RunsPlanned != 3 || big.Gates[0].Status != StatusInconclusive || big.Gates[0].Reason != "incomplete: 1 of 3 runs (condition holds)" {
+	if big.Complete || big.RunsPlanned != 3 || big.Gates[0].Status != evidence.StatusInconclusive || big.Gates[0].Reason != "incomplete: 1 of 3 runs (condition holds)" {
 		t.Errorf("big: complete %v planned %d gate %+v", big.Complete, big.RunsPlanned, big.Gates[0])
 	}
 	c := ev.Completeness
@@ -147,8 +148,8 @@ func TestIncompleteLaneIsInconclusive(t *testing.T) {
 	}
 	in.Gates, in.Plan.Screens[0].Gates = nil, nil
 	evs, _ = BuildEvidence(in)
-	if evs[0].GateSummary.ExitCode != ExitInconclusive {
-		t.Errorf("an incomplete screen without gates exits %d, want %d", evs[0].GateSummary.ExitCode, ExitInconclusive)
+	if evs[0].GateSummary.ExitCode != evidence.ExitInconclusive {
+		t.Errorf("an incomplete screen without gates exits %d, want %d", evs[0].GateSummary.ExitCode, evidence.ExitInconclusive)
 	}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, evs[0]); err != nil {

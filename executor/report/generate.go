@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/lang"
@@ -49,7 +50,7 @@ type Options struct {
 	Config *lang.Config
 	// Cleanup are the teardown facts of the apply that just ran; nil reads
 	// them from STATE_DIR/reports/cleanup.json when an earlier apply left them.
-	Cleanup *Cleanup
+	Cleanup *evidence.Cleanup
 	// Secrets are values that must appear in no output (see SecretsFromEnv).
 	Secrets []string
 	// Resamples is the bootstrap size (0: DefaultResamples).
@@ -84,7 +85,7 @@ type Outcome struct {
 	ExitCode int
 	// Files are the paths written, in order.
 	Files    []string
-	Evidence []*Evidence
+	Evidence []*evidence.Evidence
 	// Warnings name problems that did not stop the report (runs not counted,
 	// gates that could not be read).
 	Warnings []string
@@ -210,7 +211,7 @@ func CheckFormats(formats []string) error {
 
 // worseExit keeps the more severe of two exit codes (fail over inconclusive).
 func worseExit(a, b int) int {
-	rank := map[int]int{ExitPass: 0, ExitInconclusive: 1, ExitFail: 2}
+	rank := map[int]int{evidence.ExitPass: 0, evidence.ExitInconclusive: 1, evidence.ExitFail: 2}
 	if rank[b] > rank[a] {
 		return b
 	}
@@ -229,7 +230,7 @@ func FileName(screen, format string) string {
 }
 
 // renderFormat renders one report of a screen into memory.
-func renderFormat(format string, ev *Evidence, in *Input, red *redact.Set) ([]byte, error) {
+func renderFormat(format string, ev *evidence.Evidence, in *Input, red *redact.Set) ([]byte, error) {
 	var b []byte
 	var err error
 	switch format {
@@ -240,7 +241,7 @@ func renderFormat(format string, ev *Evidence, in *Input, red *redact.Set) ([]by
 	case FormatHTML:
 		b, err = renderText(red, func(w io.Writer) error { return WriteHTML(w, ev, screenRecords(in, ev)) })
 	case FormatParquet:
-		if b = ev.parquet; b == nil {
+		if b = ev.Parquet; b == nil {
 			err = errors.New("the evidence was not built with its Parquet records")
 		}
 	}
@@ -270,7 +271,7 @@ func staleness(path string, want []byte, stateTime time.Time) string {
 
 // removeTemps deletes the temporary files a report writer killed mid-write
 // left beside the reports (see state.WriteFileAtomic for their names).
-func removeTemps(dir string, evs []*Evidence, formats []string) {
+func removeTemps(dir string, evs []*evidence.Evidence, formats []string) {
 	for _, ev := range evs {
 		for _, f := range formats {
 			left, _ := filepath.Glob(filepath.Join(dir, "."+FileName(ev.Screen, f)+".*.tmp"))
@@ -344,11 +345,11 @@ type LaneRecords struct {
 	Run     int
 	Records []loadgen.Record
 	// ServerSeries are the server gauges scraped over the run (HTML only).
-	ServerSeries []state.MetricSample
+	ServerSeries []loadgen.MetricSample
 }
 
 // screenRecords lists the records of every run of the screen's campaigns.
-func screenRecords(in *Input, ev *Evidence) []LaneRecords {
+func screenRecords(in *Input, ev *evidence.Evidence) []LaneRecords {
 	var out []LaneRecords
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
@@ -425,13 +426,18 @@ func loadRun(stateDir string, rr *state.RunRecord) (RunData, error) {
 		return RunData{}, fmt.Errorf("%s: %w", rr.RecordsPath, err)
 	}
 	rd := RunData{Run: rr.Run, Records: recs, RecordsSHA256: rr.RecordsSHA256, Server: rr.Server,
-		ServerMetrics: rr.ServerMetrics, ServerSeries: rr.ServerSeries, GPUSeconds: rr.GPUSeconds, SearchLoad: rr.SearchLoad, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
+		ServerMetrics: rr.ServerMetrics, GPUSeconds: rr.GPUSeconds, SearchLoad: rr.SearchLoad, StartedAt: rr.StartedAt, FinishedAt: rr.FinishedAt}
 	if len(rr.ServerView) > 0 && string(rr.ServerView) != "null" {
 		var v loadgen.ServerView
 		if err := json.Unmarshal(rr.ServerView, &v); err != nil {
 			return RunData{}, fmt.Errorf("its server view in the journal: %w", err)
 		}
 		rd.ServerView = &v
+	}
+	if len(rr.ServerSeries) > 0 && string(rr.ServerSeries) != "null" {
+		if err := json.Unmarshal(rr.ServerSeries, &rd.ServerSeries); err != nil {
+			return RunData{}, fmt.Errorf("its server series in the journal: %w", err)
+		}
 	}
 	rd.RecordsFile = rr.RecordsPath
 	if rel, err := filepath.Rel(stateDir, rr.RecordsPath); err == nil {
@@ -496,7 +502,7 @@ func profileFacts(cfg *lang.Config, saved *planner.SavedPlan) (string, map[strin
 }
 
 // saveCleanup keeps the teardown facts of an apply in the state directory.
-func saveCleanup(stateDir string, c *Cleanup) error {
+func saveCleanup(stateDir string, c *evidence.Cleanup) error {
 	dir := filepath.Join(stateDir, state.ReportsDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("record the teardown facts: %w", err)
@@ -505,12 +511,12 @@ func saveCleanup(stateDir string, c *Cleanup) error {
 }
 
 // loadCleanup reads the teardown facts the last apply kept, or nil.
-func loadCleanup(stateDir string) *Cleanup {
+func loadCleanup(stateDir string) *evidence.Cleanup {
 	b, err := os.ReadFile(filepath.Join(stateDir, state.ReportsDir, CleanupFile))
 	if err != nil {
 		return nil
 	}
-	var c Cleanup
+	var c evidence.Cleanup
 	if json.Unmarshal(b, &c) != nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner/state"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
 )
@@ -32,7 +33,7 @@ func generateFixture(t *testing.T, opts Options) (string, *Outcome) {
 		opts.Resamples = 500
 	}
 	if opts.Cleanup == nil {
-		opts.Cleanup = &Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}
+		opts.Cleanup = &evidence.Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}
 	}
 	oc, err := Generate(dir, opts)
 	if err != nil {
@@ -94,8 +95,8 @@ func TestGoldenEvidence(t *testing.T) {
 		}
 		checkGolden(t, name, b)
 	}
-	if oc.ExitCode != ExitFail {
-		t.Errorf("exit code %d, want %d (gate clean fails on small)", oc.ExitCode, ExitFail)
+	if oc.ExitCode != evidence.ExitFail {
+		t.Errorf("exit code %d, want %d (gate clean fails on small)", oc.ExitCode, evidence.ExitFail)
 	}
 	if filepath.Dir(oc.Files[1]) != filepath.Join(dir, "reports") {
 		t.Errorf("default output dir: %s", oc.Files[0])
@@ -112,7 +113,7 @@ func TestGatesFromPlan(t *testing.T) {
 			if g.Condition == "" {
 				t.Errorf("gate %s has no condition text", g.Gate)
 			}
-			if g.Gate == "clean" && m.Name == "small" && (g.Status != StatusFail || g.Reason != "Every request must succeed.") {
+			if g.Gate == "clean" && m.Name == "small" && (g.Status != evidence.StatusFail || g.Reason != "Every request must succeed.") {
 				t.Errorf("clean on small: %+v", g)
 			}
 		}
@@ -152,7 +153,7 @@ func TestVerifyNamesRecomputedFigure(t *testing.T) {
 	ev := oc.Evidence[0]
 	*ev.Models[1].Campaigns[0].Aggregate.TTFTP95Ms += 0.5
 	ev.Digest = ""
-	d, _ := Digest(ev)
+	d, _ := evidence.Digest(ev)
 	ev.Digest = d
 	b, _ := json.MarshalIndent(ev, "", "  ")
 	path := filepath.Join(filepath.Dir(evidenceFile(t, oc)), "forged.json")
@@ -179,8 +180,8 @@ func TestVerifyNamesForgedGate(t *testing.T) {
 		for ci := range ev.Models[mi].Campaigns {
 			gs := ev.Models[mi].Campaigns[ci].Gates
 			for gi := range gs {
-				if gs[gi].Status == StatusFail && !forged {
-					gs[gi].Status, gs[gi].Reason = StatusPass, "the condition holds"
+				if gs[gi].Status == evidence.StatusFail && !forged {
+					gs[gi].Status, gs[gi].Reason = evidence.StatusPass, "the condition holds"
 					forged = true
 				}
 			}
@@ -191,9 +192,9 @@ func TestVerifyNamesForgedGate(t *testing.T) {
 	}
 	ev.GateSummary.Fail--
 	ev.GateSummary.Pass++
-	ev.GateSummary.ExitCode = ExitPass
+	ev.GateSummary.ExitCode = evidence.ExitPass
 	ev.Digest = ""
-	d, _ := Digest(ev)
+	d, _ := evidence.Digest(ev)
 	ev.Digest = d
 	b, _ := json.MarshalIndent(ev, "", "  ")
 	path := filepath.Join(filepath.Dir(evidenceFile(t, oc)), "forged.json")
@@ -225,7 +226,7 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 	if bytes.Contains(raw, []byte(key)) {
 		t.Fatal("key in the evidence")
 	}
-	if d, _ := Digest(evs[0]); d != evs[0].Digest {
+	if d, _ := evidence.Digest(evs[0]); d != evs[0].Digest {
 		t.Fatal("redacted evidence does not verify")
 	}
 	md := filepath.Join(dir, "s.md")
@@ -283,7 +284,7 @@ func FuzzVerify(f *testing.F) {
 		if err != nil || !res.DigestOK {
 			return
 		}
-		if d, err := Digest(data); err != nil || d != res.Recorded {
+		if d, err := evidence.Digest(data); err != nil || d != res.Recorded {
 			t.Fatalf("accepted digest %s, recomputed %s (%v)", res.Recorded, d, err)
 		}
 	})
@@ -300,7 +301,7 @@ func TestFormatsAgree(t *testing.T) {
 	}
 	md, _ := os.ReadFile(files[".md"])
 	page, _ := os.ReadFile(files[".html"])
-	var ev Evidence
+	var ev evidence.Evidence
 	raw, _ := os.ReadFile(files[".json"])
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		t.Fatal(err)
@@ -451,7 +452,7 @@ func TestVerifyAcceptsEvidenceWrittenBeforeArrivalProcess(t *testing.T) {
 	dir := t.TempDir()
 	writeStateFixtureOf(t, dir, in)
 	oc, err := Generate(dir, Options{Formats: []string{FormatJSON}, Resamples: 500,
-		Cleanup: &Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}})
+		Cleanup: &evidence.Cleanup{State: "torn_down", DeploymentsTornDown: []string{"dep-big", "dep-small"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func TestVerifyAcceptsEvidenceWrittenBeforeArrivalProcess(t *testing.T) {
 		}
 		delete(doc, "digest")
 		b, _ := json.Marshal(doc)
-		doc["digest"], _ = Digest(b)
+		doc["digest"], _ = evidence.Digest(b)
 		b, _ = json.MarshalIndent(doc, "", "  ")
 		out := filepath.Join(filepath.Dir(path), "edited.evidence.json")
 		os.WriteFile(out, b, 0o644)

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
-	"github.com/infercrane/infercrane/planner/state"
 )
 
 // plotBins is the number of time bins of the time-series plots.
@@ -172,7 +172,7 @@ func firstSend(recs []loadgen.Record) int64 {
 
 // serverSeries is one gauge of a run's scraped server metrics over time,
 // scaled by factor, in seconds since the run's first send.
-func serverSeries(samples []state.MetricSample, origin int64, factor float64, names ...string) [][2]float64 {
+func serverSeries(samples []loadgen.MetricSample, origin int64, factor float64, names ...string) [][2]float64 {
 	var out [][2]float64
 	for _, s := range samples {
 		for _, n := range names {
@@ -210,7 +210,7 @@ type htmlSummary struct {
 }
 
 type htmlPage struct {
-	Ev            *Evidence
+	Ev            *evidence.Evidence
 	Summary       htmlSummary
 	Rows          []htmlRow
 	NotionalNote  string
@@ -328,7 +328,7 @@ footer{margin-top:24px;font-size:12px;color:#666}
 
 // pageSummary says what the screen covered, what passed and what is
 // incomplete, for the top of the page.
-func pageSummary(ev *Evidence) htmlSummary {
+func pageSummary(ev *evidence.Evidence) htmlSummary {
 	var models, shapes, gpus []string
 	seen := map[string]bool{}
 	add := func(list *[]string, v string) {
@@ -343,15 +343,15 @@ func pageSummary(ev *Evidence) htmlSummary {
 		add(&models, m.Name+" ("+m.Model+")")
 		for _, c := range m.Campaigns {
 			lanes++
-			add(&shapes, "shape "+c.shapeWords())
+			add(&shapes, "shape "+c.ShapeWords())
 			add(&gpus, c.GPUType)
 			for _, g := range c.Gates {
 				gates++
-				where := fmt.Sprintf("gate %s on %s/%s: %s", g.Gate, m.Name, c.shapeWords(), g.Reason)
+				where := fmt.Sprintf("gate %s on %s/%s: %s", g.Gate, m.Name, c.ShapeWords(), g.Reason)
 				switch g.Status {
-				case StatusPass:
+				case evidence.StatusPass:
 					passed++
-				case StatusFail:
+				case evidence.StatusFail:
 					s.Failed = append(s.Failed, where)
 				default:
 					s.Inconclusive = append(s.Inconclusive, where)
@@ -391,7 +391,7 @@ func pageSummary(ev *Evidence) htmlSummary {
 // panels in the same columns: latency over time, requests in flight,
 // output tokens/s and the server's scraped running/waiting requests and
 // KV-cache usage.
-func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
+func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 	p := htmlPage{Ev: ev, Summary: pageSummary(ev), ActiveTasks: activeWords(ev.Cleanup.ActiveGPUTasks),
 		Runtime: ev.Environment.Runtime.Engine + " " + ev.Environment.Runtime.Version, RuntimeIntro: runtimeIntro}
 	if len(ev.Environment.Runtimes) > 0 {
@@ -407,13 +407,13 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
-			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.shapeWords(), GPU: c.GPUType, Runs: runsWords(&c),
-				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
+			p.Rows = append(p.Rows, htmlRow{Model: m.Model, Shape: c.ShapeWords(), GPU: c.GPUType, Runs: runsWords(&c),
+				Throughput: withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.AggregatedRuns()),
 				TTFT:       fmtPtr(a.TTFTP95Ms), TPOT: fmtPtr(a.TPOTP95Ms), Latency: fmtPtr(a.LatencyP95Ms), Errors: errorsWords(a), Price: priceWords(c.Price)})
 			for _, g := range c.Gates {
-				p.Gates = append(p.Gates, htmlGate{g.Gate, m.Model, c.shapeWords(), g.Status, g.Condition, g.Reason})
+				p.Gates = append(p.Gates, htmlGate{g.Gate, m.Model, c.ShapeWords(), g.Status, g.Condition, g.Reason})
 			}
-			bg := barGroup{name: m.Name + " · " + c.shapeWords()}
+			bg := barGroup{name: m.Name + " · " + c.ShapeWords()}
 			for _, r := range c.Runs {
 				bg.values = append(bg.values, r.OutputTokenThroughput)
 			}
@@ -432,7 +432,7 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 			if !ok {
 				continue
 			}
-			row := intervalRow{label: c.Candidate + " / " + c.Baseline + " " + metric + " (" + c.shapeWords() + ")", value: r.Value, ci: r.CI95, signif: r.Significant}
+			row := intervalRow{label: c.Candidate + " / " + c.Baseline + " " + metric + " (" + c.ShapeWords() + ")", value: r.Value, ci: r.CI95, signif: r.Significant}
 			if r.HigherIsBetter {
 				p.Higher = append(p.Higher, ratioSentence(&c, &r))
 				higher = append(higher, row)
@@ -536,8 +536,8 @@ func WriteHTML(w io.Writer, ev *Evidence, runs []LaneRecords) error {
 }
 
 // searchedLanes maps each lane with a capacity search to its capacity.
-func searchedLanes(ev *Evidence) map[string]*Capacity {
-	out := map[string]*Capacity{}
+func searchedLanes(ev *evidence.Evidence) map[string]*evidence.Capacity {
+	out := map[string]*evidence.Capacity{}
 	for _, m := range ev.Models {
 		for i := range m.Campaigns {
 			if c := m.Campaigns[i].Capacity; c != nil {
@@ -550,7 +550,7 @@ func searchedLanes(ev *Evidence) map[string]*Capacity {
 
 // pointName names a search's run by its load and verdict ("4 rps, met",
 // "8 rps, missed ttft").
-func pointName(c *Capacity, run int) string {
+func pointName(c *evidence.Capacity, run int) string {
 	for _, p := range c.Points {
 		if p.Run != run {
 			continue
@@ -566,7 +566,7 @@ func pointName(c *Capacity, run int) string {
 
 // cdfRun is the run of a search whose requests the CDFs show: the point at
 // capacity, or the lowest load when no point met the objectives.
-func cdfRun(c *Capacity) int {
+func cdfRun(c *evidence.Capacity) int {
 	if c.CapacityRun > 0 {
 		return c.CapacityRun
 	}

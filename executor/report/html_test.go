@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/state"
 )
 
 // chromium finds Debian's chromium (or another Chrome) on PATH. Without
@@ -232,11 +232,11 @@ func multiLaneInput() Input {
 // fakeGauges are server gauges over a 0.3 s run: requests running rising
 // to 4, a short queue, KV-cache usage up to 60%. (The report only draws
 // them; executor's tests scrape real ones from the simulated engine.)
-func fakeGauges(run int) []state.MetricSample {
-	var out []state.MetricSample
+func fakeGauges(run int) []loadgen.MetricSample {
+	var out []loadgen.MetricSample
 	for i := 0; i <= 12; i++ {
 		t := float64(i) * 0.025
-		out = append(out, state.MetricSample{T: t, Values: map[string]float64{
+		out = append(out, loadgen.MetricSample{T: t, Values: map[string]float64{
 			"vllm:num_requests_running": math.Min(4, float64(i)),
 			"vllm:num_requests_waiting": float64((i + run) % 3),
 			"vllm:kv_cache_usage_perc":  0.6 * math.Sin(math.Pi*float64(i)/12),

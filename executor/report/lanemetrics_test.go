@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -20,24 +21,24 @@ func TestLaneMetricNames(t *testing.T) {
 			t.Errorf("LaneMetricNames lacks %q: %v", want, names)
 		}
 	}
-	full := &Campaign{CoefficientOfVariation: map[string]float64{}}
-	for _, p := range full.Aggregate.Latencies.fields() {
+	full := &evidence.Campaign{CoefficientOfVariation: map[string]float64{}}
+	for _, p := range full.Aggregate.Latencies.Fields() {
 		*p = ptr(1)
 	}
-	for _, p := range full.Pooled.fields() {
+	for _, p := range full.Pooled.Fields() {
 		*p = ptr(1)
 	}
 	full.Aggregate.Goodput, full.Aggregate.GoodFraction = ptr(1), ptr(1)
 	for _, m := range append(append([]string{}, throughputMetrics...), percentileMetrics...) {
 		full.CoefficientOfVariation[m] = 0.1
 	}
-	full.Runs = []RunEvidence{{}}
-	full.ClientVsServer = &LaneReconciliation{GapMs: map[string]float64{"ttft": 1, "tpot": 1, "itl": 1, "latency": 1}}
+	full.Runs = []evidence.RunEvidence{{}}
+	full.ClientVsServer = &evidence.LaneReconciliation{GapMs: map[string]float64{"ttft": 1, "tpot": 1, "itl": 1, "latency": 1}}
 	// A searched lane has the capacity metrics of what it varies: every
 	// name evaluates on the lane of one of the two kinds of search.
 	rate, streams := *full, *full
-	rate.Capacity = &Capacity{Vary: "request_rate", USDPerMTok: ptr(1.0)}
-	streams.Capacity = &Capacity{Vary: "concurrency", USDPerMTok: ptr(1.0)}
+	rate.Capacity = &evidence.Capacity{Vary: "request_rate", USDPerMTok: ptr(1.0)}
+	streams.Capacity = &evidence.Capacity{Vary: "concurrency", USDPerMTok: ptr(1.0)}
 	for _, n := range names {
 		expr, diags := hclsyntax.ParseExpression([]byte("lane."+n), "t.hcl", hcl.InitialPos)
 		if diags.HasErrors() {
@@ -45,7 +46,7 @@ func TestLaneMetricNames(t *testing.T) {
 		}
 		var last hcl.Diagnostics
 		ok := false
-		for _, c := range []*Campaign{&rate, &streams} {
+		for _, c := range []*evidence.Campaign{&rate, &streams} {
 			ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"lane": laneValue(c)}}
 			if _, last = expr.Value(ctx); !last.HasErrors() {
 				ok = true

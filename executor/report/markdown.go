@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -23,7 +24,7 @@ var metricWords = map[string]string{
 // WriteMarkdown renders ev as the summary a reviewer pastes into a pull
 // request: the results table, the comparisons in words, the gates, the
 // preflight findings and corrections, and the selection boundary.
-func WriteMarkdown(w io.Writer, ev *Evidence) error {
+func WriteMarkdown(w io.Writer, ev *evidence.Evidence) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# InferCrane screen `%s`\n\n", ev.Screen)
 	if c := ev.Completeness; !c.Complete {
@@ -40,7 +41,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 		for _, c := range m.Campaigns {
 			a := &c.Aggregate
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				m.Model, c.shapeWords(), c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.aggregatedRuns()),
+				m.Model, c.ShapeWords(), c.GPUType, runsWords(&c), withCV(a.OutputTokenThroughput, c.CoefficientOfVariation["output_token_throughput"], c.AggregatedRuns()),
 				fmtPtr(a.TTFTP95Ms), fmtPtr(a.TPOTP95Ms), fmtPtr(a.LatencyP95Ms), errorsWords(a), priceWords(c.Price))
 		}
 	}
@@ -87,7 +88,7 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 					b.WriteString("| gate | model | shape | status | condition | why |\n|---|---|---|---|---|---|\n")
 					any = true
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | **%s** | `%s` | %s |\n", g.Gate, m.Model, c.shapeWords(), g.Status, cell(g.Condition), cell(g.Reason))
+				fmt.Fprintf(&b, "| %s | %s | %s | **%s** | `%s` | %s |\n", g.Gate, m.Model, c.ShapeWords(), g.Status, cell(g.Condition), cell(g.Reason))
 			}
 		}
 	}
@@ -120,12 +121,12 @@ func WriteMarkdown(w io.Writer, ev *Evidence) error {
 
 // ratioSentence says one ratio in words, e.g. "Qwen3-0.6B delivered 1.44x
 // the output throughput of Qwen3-1.7B on the interactive shape".
-func ratioSentence(c *Comparison, r *Ratio) string {
+func ratioSentence(c *evidence.Comparison, r *evidence.Ratio) string {
 	var s string
 	if r.HigherIsBetter {
-		s = fmt.Sprintf("%s delivered %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.shapeWords())
+		s = fmt.Sprintf("%s delivered %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.ShapeWords())
 	} else {
-		s = fmt.Sprintf("%s had %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.shapeWords())
+		s = fmt.Sprintf("%s had %.2fx %s of %s on the %s shape", c.CandidateModel, r.Value, metricWords[r.Metric], c.BaselineModel, c.ShapeWords())
 	}
 	switch {
 	case r.CI95 == nil:
@@ -140,7 +141,7 @@ func ratioSentence(c *Comparison, r *Ratio) string {
 	return s + "."
 }
 
-func runtimeWords(r Runtime) string {
+func runtimeWords(r evidence.Runtime) string {
 	s := strings.TrimSpace(r.Engine + " " + r.Version)
 	if s == "" {
 		return "runtime unknown"
@@ -178,7 +179,7 @@ func fmtPtr(p *float64) string {
 	return fmt.Sprintf("%.1f", *p)
 }
 
-func errorsWords(a *Metrics) string {
+func errorsWords(a *evidence.Metrics) string {
 	if a.Failed == 0 {
 		return "0"
 	}
@@ -214,7 +215,7 @@ func oneLine(s string) string {
 }
 
 // runsWords is a campaign's run count, "1 of 3" when it is incomplete.
-func runsWords(c *Campaign) string {
+func runsWords(c *evidence.Campaign) string {
 	if c.Complete {
 		return fmt.Sprint(len(c.Runs))
 	}
@@ -223,7 +224,7 @@ func runsWords(c *Campaign) string {
 
 // writeServerViews lists, per run whose server exposed latency histograms,
 // the client's mean TTFT and TPOT beside the server's and what was flagged.
-func writeServerViews(b *strings.Builder, ev *Evidence) {
+func writeServerViews(b *strings.Builder, ev *evidence.Evidence) {
 	header := false
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
@@ -251,7 +252,7 @@ func writeServerViews(b *strings.Builder, ev *Evidence) {
 					}
 					return fmt.Sprintf("%.2f / %.2f", *client, d.Mean)
 				}
-				fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", m.Model, c.shapeWords(), r.Run,
+				fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", m.Model, c.ShapeWords(), r.Run,
 					pair(clientMean(rc, "ttft"), v.TTFTMs), pair(clientMean(rc, "tpot"), v.TPOTMs), pair(clientMean(rc, "latency"), v.LatencyMs), cell(verdict))
 			}
 		}

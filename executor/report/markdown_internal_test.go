@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/executor/evidence"
 )
 
 // Report figures carry significant digits, never an exponent: the plan
@@ -27,11 +29,11 @@ func TestFmtSigNeverUsesAnExponent(t *testing.T) {
 // same rows, with the flag of a figure outside its range in bold in both.
 func TestHTMLHasTheMarkdownsTables(t *testing.T) {
 	hit := 0.42
-	ev := &Evidence{Screen: "s", Models: []ModelEvidence{{Name: "m", Model: "Qwen/Qwen3-0.6B", Campaigns: []Campaign{{
+	ev := &evidence.Evidence{Screen: "s", Models: []evidence.ModelEvidence{{Name: "m", Model: "Qwen/Qwen3-0.6B", Campaigns: []evidence.Campaign{{
 		Profile: "chat", Lane: "abc", GPUType: "L40S",
-		RequestMix: &RequestMix{InputTokens: LengthMix{Intended: Quantiles{P50: 100, P95: 900, P99: 1000}, Sent: Quantiles{P50: 101, P95: 905, P99: 1010}},
-			Clipped: 3, PrefixCache: &PrefixCacheMix{Intended: 0.5, Achieved: &hit, AchievedSource: "vllm:prefix_cache_hits_total|queries"}},
-		Prediction: &Prediction{Assumptions: "catalog", Metrics: []PredictedMetric{
+		RequestMix: &evidence.RequestMix{InputTokens: evidence.LengthMix{Intended: evidence.Quantiles{P50: 100, P95: 900, P99: 1000}, Sent: evidence.Quantiles{P50: 101, P95: 905, P99: 1010}},
+			Clipped: 3, PrefixCache: &evidence.PrefixCacheMix{Intended: 0.5, Achieved: &hit, AchievedSource: "vllm:prefix_cache_hits_total|queries"}},
+		Prediction: &evidence.Prediction{Assumptions: "catalog", Metrics: []evidence.PredictedMetric{
 			{Metric: "output_token_throughput", Predicted: 1040.3, Low: 781, High: 1300, Measured: 1500, Error: 0.44}}},
 	}}}}}
 	var md, html strings.Builder

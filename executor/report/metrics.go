@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -31,8 +32,8 @@ func higherIsBetter(metric string) bool {
 }
 
 // latenciesFrom turns a run's distributions into its percentile figures.
-func latenciesFrom(s *loadgen.Summary) Latencies {
-	var l Latencies
+func latenciesFrom(s *loadgen.Summary) evidence.Latencies {
+	var l evidence.Latencies
 	set := func(d loadgen.Dist, p50, p90, p95, p99 **float64) {
 		if d.Count == 0 {
 			return
@@ -46,20 +47,10 @@ func latenciesFrom(s *loadgen.Summary) Latencies {
 	return l
 }
 
-// fields maps each percentile metric name to its slot in l.
-func (l *Latencies) fields() map[string]**float64 {
-	return map[string]**float64{
-		"ttft_p50_ms": &l.TTFTP50Ms, "ttft_p90_ms": &l.TTFTP90Ms, "ttft_p95_ms": &l.TTFTP95Ms, "ttft_p99_ms": &l.TTFTP99Ms,
-		"tpot_p50_ms": &l.TPOTP50Ms, "tpot_p90_ms": &l.TPOTP90Ms, "tpot_p95_ms": &l.TPOTP95Ms, "tpot_p99_ms": &l.TPOTP99Ms,
-		"itl_p50_ms": &l.ITLP50Ms, "itl_p90_ms": &l.ITLP90Ms, "itl_p95_ms": &l.ITLP95Ms, "itl_p99_ms": &l.ITLP99Ms,
-		"latency_p50_ms": &l.LatencyP50Ms, "latency_p90_ms": &l.LatencyP90Ms, "latency_p95_ms": &l.LatencyP95Ms, "latency_p99_ms": &l.LatencyP99Ms,
-	}
-}
-
 // runMetrics is the evidence form of one run's summary. Goodput and
 // good_fraction are kept only when the lane has SLOs.
-func runMetrics(s *loadgen.Summary, withSLO bool) Metrics {
-	m := Metrics{
+func runMetrics(s *loadgen.Summary, withSLO bool) evidence.Metrics {
+	m := evidence.Metrics{
 		Requests:              s.Requests,
 		Succeeded:             s.Succeeded,
 		Failed:                s.Failed,
@@ -93,42 +84,14 @@ type runFigures struct {
 
 func newRunFigures(s *loadgen.Summary, withSLO bool) runFigures {
 	m := runMetrics(s, withSLO)
-	return runFigures{summary: s, values: m.values()}
-}
-
-// values returns every figure of m by its JSON name; absent figures are left out.
-func (m *Metrics) values() map[string]float64 {
-	v := map[string]float64{
-		"requests":                float64(m.Requests),
-		"succeeded":               float64(m.Succeeded),
-		"failed":                  float64(m.Failed),
-		"cancelled":               float64(m.Cancelled),
-		"window_seconds":          m.WindowSeconds,
-		"input_tokens":            float64(m.InputTokens),
-		"output_tokens":           float64(m.OutputTokens),
-		"request_throughput":      m.RequestThroughput,
-		"output_token_throughput": m.OutputTokenThroughput,
-		"total_token_throughput":  m.TotalTokenThroughput,
-	}
-	for name, p := range m.Latencies.fields() {
-		if *p != nil {
-			v[name] = **p
-		}
-	}
-	if m.Goodput != nil {
-		v["goodput"] = *m.Goodput
-	}
-	if m.GoodFraction != nil {
-		v["good_fraction"] = *m.GoodFraction
-	}
-	return v
+	return runFigures{summary: s, values: m.Values()}
 }
 
 // aggregate combines runs by the design's rules: counts and tokens add up,
 // throughputs pool all runs (total count / total window), latency
 // percentiles are the mean of the per-run values.
-func aggregate(runs []runFigures, withSLO bool) Metrics {
-	m := Metrics{Failures: map[string]int{}}
+func aggregate(runs []runFigures, withSLO bool) evidence.Metrics {
+	m := evidence.Metrics{Failures: map[string]int{}}
 	var good, judged int
 	for _, r := range runs {
 		s := r.summary
@@ -156,7 +119,7 @@ func aggregate(runs []runFigures, withSLO bool) Metrics {
 	if withSLO && judged > 0 {
 		m.GoodFraction = ptr(float64(good) / float64(judged))
 	}
-	for name, p := range m.Latencies.fields() {
+	for name, p := range m.Latencies.Fields() {
 		if v, ok := meanOf(runs, name, nil); ok {
 			*p = ptr(v)
 		}
@@ -266,7 +229,7 @@ func sampleCV(xs []float64) (float64, bool) {
 
 // pooledLatencies are percentiles over every request of every run: the
 // records of all runs computed as one population with loadgen.Compute.
-func pooledLatencies(records [][]loadgen.Record, slo loadgen.SLO) Latencies {
+func pooledLatencies(records [][]loadgen.Record, slo loadgen.SLO) evidence.Latencies {
 	var all []loadgen.Record
 	for _, rs := range records {
 		all = append(all, rs...)

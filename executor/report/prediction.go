@@ -5,49 +5,26 @@ import (
 	"math"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
-
-// Prediction sets the plan's estimate of a lane beside what its runs
-// measured, with the estimate's range and the error.
-type Prediction struct {
-	// Assumptions is "catalog" or the calibration file the estimate used.
-	Assumptions string `json:"assumptions"`
-	// Scale is the sim executor's speedup the predicted times were divided
-	// by (and throughputs multiplied by); 1 elsewhere.
-	Scale   float64           `json:"scale"`
-	Metrics []PredictedMetric `json:"metrics"`
-	// Outside lists the metrics measured outside their predicted range.
-	Outside []string `json:"outside"`
-}
-
-// PredictedMetric is one figure: predicted with its range, measured (the
-// aggregate), and the error (measured / predicted - 1).
-type PredictedMetric struct {
-	Metric    string  `json:"metric"`
-	Predicted float64 `json:"predicted"`
-	Low       float64 `json:"low"`
-	High      float64 `json:"high"`
-	Measured  float64 `json:"measured"`
-	Error     float64 `json:"error"`
-	Within    bool    `json:"within"`
-}
 
 // predictionMetrics are the figures compared.
 var predictionMetrics = []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "latency_p50_ms", "latency_p95_ms", "output_token_throughput"}
 
 // prediction compares a lane's estimate with its aggregate; nil when the
 // plan has no estimate or nothing was measured.
-func prediction(l *planner.Lane, a *Metrics) *Prediction {
+func prediction(l *planner.Lane, a *evidence.Metrics) *evidence.Prediction {
 	e := l.Estimate
 	if !e.Available || a.Succeeded == 0 {
 		return nil
 	}
-	u := planner.CatalogUncertainty()
+	u := perf.CatalogUncertainty()
 	if e.Uncertainty != nil {
 		u = *e.Uncertainty
 	}
-	p := &Prediction{Assumptions: "catalog", Scale: 1, Metrics: []PredictedMetric{}, Outside: []string{}}
+	p := &evidence.Prediction{Assumptions: "catalog", Scale: 1, Metrics: []evidence.PredictedMetric{}, Outside: []string{}}
 	if c := l.Calibration; c != nil {
 		p.Assumptions = c.File
 	}
@@ -68,7 +45,7 @@ func prediction(l *planner.Lane, a *Metrics) *Prediction {
 			pred *= p.Scale
 		}
 		w := u.Of(m)
-		pm := PredictedMetric{Metric: m, Predicted: round6(pred), Low: round6(pred * (1 - w)), High: round6(pred * (1 + w)),
+		pm := evidence.PredictedMetric{Metric: m, Predicted: round6(pred), Low: round6(pred * (1 - w)), High: round6(pred * (1 + w)),
 			Measured: *meas, Error: round6(*meas/pred - 1)}
 		pm.Within = *meas >= pred*(1-w) && *meas <= pred*(1+w)
 		if !pm.Within {
@@ -133,7 +110,7 @@ func (t *reportTable) markdown(b *strings.Builder) {
 
 // predictionTable sets each campaign's predicted figures beside the
 // measured ones (empty when no campaign has a prediction).
-func predictionTable(ev *Evidence) reportTable {
+func predictionTable(ev *evidence.Evidence) reportTable {
 	t := reportTable{Title: "Plan versus measurement",
 		Header:  []string{"model", "shape", "gpu", "assumptions", "metric", "predicted (range)", "measured", "error", ""},
 		Numeric: []bool{false, false, false, false, false, true, true, true, false},
@@ -149,7 +126,7 @@ func predictionTable(ev *Evidence) reportTable {
 				if !pm.Within {
 					flag = "outside the range"
 				}
-				t.Rows = append(t.Rows, []string{m.Model, c.shapeWords(), c.GPUType, p.Assumptions, pm.Metric,
+				t.Rows = append(t.Rows, []string{m.Model, c.ShapeWords(), c.GPUType, p.Assumptions, pm.Metric,
 					fmt.Sprintf("%s (%s-%s)", fmtSig(pm.Predicted, 3), fmtSig(pm.Low, 3), fmtSig(pm.High, 3)),
 					fmtSig(pm.Measured, 3), fmt.Sprintf("%+.1f%%", 100*pm.Error), flag})
 			}
@@ -162,7 +139,7 @@ func predictionTable(ev *Evidence) reportTable {
 }
 
 // writePredictions renders the prediction-versus-measurement table.
-func writePredictions(b *strings.Builder, ev *Evidence) {
+func writePredictions(b *strings.Builder, ev *evidence.Evidence) {
 	t := predictionTable(ev)
 	t.markdown(b)
 }

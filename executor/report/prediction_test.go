@@ -4,7 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // TestPredictionRangeFlags: a figure is within its range when it lies
@@ -14,7 +16,7 @@ import (
 // same rows end to end with measured (wall-clock) figures.
 func TestPredictionRangeFlags(t *testing.T) {
 	l := &planner.Lane{Inputs: planner.LaneInputs{ExecutorType: "sim", ExecutorConfig: map[string]any{"timing": "constant"}},
-		Estimate: planner.Estimate{Available: true, PerfEstimate: planner.PerfEstimate{TTFTMs: 4.75, TPOTMs: 2.75}}}
+		Estimate: planner.Estimate{Available: true, Estimate: perf.Estimate{TTFTMs: 4.75, TPOTMs: 2.75}}}
 	f := func(x float64) *float64 { return &x }
 	cases := []struct {
 		ttft, tpot float64
@@ -29,7 +31,7 @@ func TestPredictionRangeFlags(t *testing.T) {
 		{4, 3.44, []string{"tpot_p50_ms"}},
 	}
 	for _, c := range cases {
-		p := prediction(l, &Metrics{Succeeded: 4, Latencies: Latencies{TTFTP50Ms: f(c.ttft), TPOTP50Ms: f(c.tpot)}})
+		p := prediction(l, &evidence.Metrics{Succeeded: 4, Latencies: evidence.Latencies{TTFTP50Ms: f(c.ttft), TPOTP50Ms: f(c.tpot)}})
 		if p == nil || len(p.Metrics) != 2 {
 			t.Fatalf("ttft %v, tpot %v: prediction %+v, want two figures", c.ttft, c.tpot, p)
 		}

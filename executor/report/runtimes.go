@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -15,57 +16,10 @@ var runtimeMetrics = []string{
 	"output_token_throughput", "request_throughput",
 }
 
-// RuntimeComparison sets one lane beside the lane of the same screen,
-// model, shape and GPU on the screen's first runtime (the reference): the
-// two differ only by runtime, so the deltas are the runtime's effect.
-type RuntimeComparison struct {
-	Profile string `json:"profile"`
-	GPU     string `json:"gpu"`
-	Model   string `json:"model"` // model block
-	// Candidate and Baseline are runtime blocks, their lanes the lane IDs.
-	Candidate     string `json:"candidate"`
-	Baseline      string `json:"baseline"`
-	CandidateLane string `json:"candidate_lane"`
-	BaselineLane  string `json:"baseline_lane"`
-	// Metrics are the aggregates of both lanes, in runtimeMetrics order,
-	// with their difference and ratio (a metric either lane lacks is left
-	// out).
-	Metrics []RuntimeDelta `json:"metrics"`
-	// PrefixCache sets the lanes' achieved prefix-cache hit ratios side by
-	// side (shapes with a prefix or sessions only).
-	PrefixCache *RuntimeHitRatio `json:"prefix_cache,omitempty"`
-}
-
-// RuntimeDelta is one metric of a runtime comparison: both aggregates,
-// Delta = candidate - baseline in the metric's unit, and the ratio
-// candidate / baseline with its interval and verdict.
-type RuntimeDelta struct {
-	Ratio
-	Candidate float64 `json:"candidate"`
-	Baseline  float64 `json:"baseline"`
-	Delta     float64 `json:"delta"`
-}
-
-// RuntimeHitRatio is the prefix-cache hit ratio of both lanes of a runtime
-// comparison: the intended one (the same workload on both) and what each
-// server achieved (nil where it reported nothing).
-type RuntimeHitRatio struct {
-	Intended  float64  `json:"intended"`
-	Candidate *float64 `json:"candidate,omitempty"`
-	Baseline  *float64 `json:"baseline,omitempty"`
-	// CandidateCaching and BaselineCaching say whether each runtime has
-	// prefix caching on, as the plan resolved its settings (a server with
-	// it off reports no hits at all).
-	CandidateCaching bool `json:"candidate_prefix_caching"`
-	BaselineCaching  bool `json:"baseline_prefix_caching"`
-	// Delta is candidate - baseline, when both are known.
-	Delta *float64 `json:"delta,omitempty"`
-}
-
 // compareRuntimes sets every lane of a screen comparing runtimes beside
 // its lane on the first runtime. campaigns holds each lane's campaign by
 // lane ID (for the hit ratios).
-func compareRuntimes(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]runFigures, campaigns map[string]*Campaign, resamples int) []RuntimeComparison {
+func compareRuntimes(sc *planner.Screen, lanes []*planner.Lane, figures map[string][]runFigures, campaigns map[string]*evidence.Campaign, resamples int) []evidence.RuntimeComparison {
 	if len(sc.Runtimes) < 2 {
 		return nil
 	}
@@ -76,16 +30,16 @@ func compareRuntimes(sc *planner.Screen, lanes []*planner.Lane, figures map[stri
 			base[[3]string{l.Model, l.Shape, l.GPU}] = l
 		}
 	}
-	out := []RuntimeComparison{}
+	out := []evidence.RuntimeComparison{}
 	for _, l := range lanes {
 		b := base[[3]string{l.Model, l.Shape, l.GPU}]
 		if l.Runtime == ref || b == nil {
 			continue
 		}
-		c := RuntimeComparison{
+		c := evidence.RuntimeComparison{
 			Profile: l.Shape, GPU: l.GPU, Model: l.Model,
 			Candidate: l.Runtime, Baseline: b.Runtime, CandidateLane: l.ID, BaselineLane: b.ID,
-			Metrics: []RuntimeDelta{},
+			Metrics: []evidence.RuntimeDelta{},
 		}
 		cf, bf := figures[l.ID], figures[b.ID]
 		for _, metric := range runtimeMetrics {
@@ -95,7 +49,7 @@ func compareRuntimes(sc *planner.Screen, lanes []*planner.Lane, figures map[stri
 			}
 			cv, _ := statistic(cf, metric, nil)
 			bv, _ := statistic(bf, metric, nil)
-			c.Metrics = append(c.Metrics, RuntimeDelta{Ratio: r, Candidate: cv, Baseline: bv, Delta: cv - bv})
+			c.Metrics = append(c.Metrics, evidence.RuntimeDelta{Ratio: r, Candidate: cv, Baseline: bv, Delta: cv - bv})
 		}
 		if c.PrefixCache = hitRatios(campaigns[l.ID], campaigns[b.ID]); c.PrefixCache != nil {
 			c.PrefixCache.CandidateCaching, c.PrefixCache.BaselineCaching = prefixCaching(l), prefixCaching(b)
@@ -115,8 +69,8 @@ func prefixCaching(l *planner.Lane) bool {
 
 // hitRatios pairs two campaigns' prefix-cache hit ratios; nil when the
 // shape shares no prefix.
-func hitRatios(cand, base *Campaign) *RuntimeHitRatio {
-	pc := func(c *Campaign) *PrefixCacheMix {
+func hitRatios(cand, base *evidence.Campaign) *evidence.RuntimeHitRatio {
+	pc := func(c *evidence.Campaign) *evidence.PrefixCacheMix {
 		if c == nil || c.RequestMix == nil {
 			return nil
 		}
@@ -126,26 +80,11 @@ func hitRatios(cand, base *Campaign) *RuntimeHitRatio {
 	if cp == nil || bp == nil {
 		return nil
 	}
-	h := &RuntimeHitRatio{Intended: cp.Intended, Candidate: cp.Achieved, Baseline: bp.Achieved}
+	h := &evidence.RuntimeHitRatio{Intended: cp.Intended, Candidate: cp.Achieved, Baseline: bp.Achieved}
 	if cp.Achieved != nil && bp.Achieved != nil {
 		h.Delta = ptr(*cp.Achieved - *bp.Achieved)
 	}
 	return h
-}
-
-// shapeWords names a campaign's shape in the reports' tables, with its
-// runtime when the screen compares several: "prefix_reuse (vllm_off)".
-func (c *Campaign) shapeWords() string { return withRuntime(c.Profile, c.Runtime) }
-
-// shapeWords names a comparison's shape, with the runtime both sides ran
-// on when the screen compares several.
-func (c *Comparison) shapeWords() string { return withRuntime(c.Profile, c.Runtime) }
-
-func withRuntime(shape, runtime string) string {
-	if runtime != "" {
-		return shape + " (" + runtime + ")"
-	}
-	return shape
 }
 
 // runtimeMetricWords names the runtime comparison's metrics in tables.
@@ -157,7 +96,7 @@ var runtimeMetricWords = map[string]string{
 
 // runtimeRow is one row of a runtime comparison table, shared by the
 // Markdown and HTML reports: metric, reference, candidate, delta, ratio.
-func runtimeRows(c *RuntimeComparison) [][5]string {
+func runtimeRows(c *evidence.RuntimeComparison) [][5]string {
 	var rows [][5]string
 	for _, d := range c.Metrics {
 		better := "lower is better"
@@ -199,7 +138,7 @@ func runtimeRows(c *RuntimeComparison) [][5]string {
 }
 
 // runtimeTitle heads one runtime comparison.
-func runtimeTitle(c *RuntimeComparison) string {
+func runtimeTitle(c *evidence.RuntimeComparison) string {
 	return fmt.Sprintf("%s on %s (%s): %s against %s", c.Model, c.Profile, c.GPU, c.Candidate, c.Baseline)
 }
 
@@ -208,7 +147,7 @@ const runtimeIntro = "Each lane beside the lane that differs from it only by run
 
 // writeRuntimeComparisons writes the Markdown tables of a screen that
 // compares runtimes.
-func writeRuntimeComparisons(b *strings.Builder, ev *Evidence) {
+func writeRuntimeComparisons(b *strings.Builder, ev *evidence.Evidence) {
 	if len(ev.RuntimeComparisons) == 0 {
 		return
 	}
@@ -224,7 +163,7 @@ func writeRuntimeComparisons(b *strings.Builder, ev *Evidence) {
 
 // environmentRuntimeWords names the screen's runtime ("vllm 0.22.1"), or
 // each runtime it compares by block ("runtimes vllm: vllm 0.22.1, ...").
-func environmentRuntimeWords(env Environment) string {
+func environmentRuntimeWords(env evidence.Environment) string {
 	if len(env.Runtimes) == 0 {
 		return runtimeWords(env.Runtime)
 	}
@@ -236,17 +175,4 @@ func environmentRuntimeWords(env Environment) string {
 		}
 	}
 	return "runtimes " + strings.Join(parts, "; ")
-}
-
-// CampaignRuntime is the runtime a campaign ran on: its entry in the
-// environment's runtimes when the screen compares several, else the
-// environment's one runtime.
-func (ev *Evidence) CampaignRuntime(c *Campaign) Runtime {
-	for _, r := range ev.Environment.Runtimes {
-		if c.Runtime != "" && r.Name == c.Runtime {
-			r.Name = ""
-			return r
-		}
-	}
-	return ev.Environment.Runtime
 }

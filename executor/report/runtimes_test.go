@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // runtimesInput is a screen comparing two runtimes (prefix caching on,
@@ -31,7 +33,7 @@ func runtimesInput() Input {
 				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args, ExecutorType: "sim", Seed: 17,
 				Workload: &load.Spec{Prefix: &load.Prefix{Groups: 2, SharedTokens: 64}},
 			},
-			Perf: &planner.PerfLane{Engine: planner.EngineConfig{PrefixCaching: caching}},
+			Perf: &perf.Lane{Engine: perf.EngineConfig{PrefixCaching: caching}},
 		}
 	}
 	plan := &planner.Plan{
@@ -123,11 +125,11 @@ func TestRuntimeComparisons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Evidence
+	var back evidence.Evidence
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := Digest(&back); err != nil || d != ev.Digest {
+	if d, err := evidence.Digest(&back); err != nil || d != ev.Digest {
 		t.Errorf("digest after a round trip %s (%v), want %s", d, err, ev.Digest)
 	}
 	var md bytes.Buffer

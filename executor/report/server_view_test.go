@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -44,7 +45,7 @@ func TestEvidenceCarriesServerView(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := evs[0]
-	var runs []RunEvidence
+	var runs []evidence.RunEvidence
 	for _, m := range ev.Models {
 		if m.Name == "small" {
 			runs = m.Campaigns[0].Runs
@@ -70,7 +71,7 @@ func TestEvidenceCarriesServerView(t *testing.T) {
 	if !bytes.Contains(raw, []byte(`"server_view"`)) || !bytes.Contains(raw, []byte(`"client_vs_server"`)) {
 		t.Error("the evidence JSON lacks server_view or client_vs_server")
 	}
-	if d, err := Digest(raw); err != nil || d == "" {
+	if d, err := evidence.Digest(raw); err != nil || d == "" {
 		t.Errorf("digest over the evidence with server views: %q, %v", d, err)
 	}
 	var md bytes.Buffer
@@ -96,9 +97,9 @@ func TestGateReadsClientVersusServer(t *testing.T) {
 		flaggedRun      int
 		gapAbove, below bool
 	}{
-		{"client above", []float64{8, 0, 0}, StatusFail, 1, true, false},
-		{"client below", []float64{0, -6, 0}, StatusFail, 2, false, true},
-		{"within", []float64{0, 0.5, 0}, StatusPass, 0, false, false},
+		{"client above", []float64{8, 0, 0}, evidence.StatusFail, 1, true, false},
+		{"client below", []float64{0, -6, 0}, evidence.StatusFail, 2, false, true},
+		{"within", []float64{0, 0.5, 0}, evidence.StatusPass, 0, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The server records each run's requests 0.3 ms shorter than
@@ -128,8 +129,8 @@ func TestGateReadsClientVersusServer(t *testing.T) {
 					t.Errorf("run %d: %v, want below=%v", i+1, r.ClientVsServer.Flagged, tc.below)
 				}
 			}
-			if s := summarize([]ModelEvidence{{Campaigns: []Campaign{c}}}, Completeness{Complete: true}); tc.status == StatusFail && s.ExitCode != ExitFail {
-				t.Errorf("exit code %d with the gate failed, want %d", s.ExitCode, ExitFail)
+			if s := summarize([]evidence.ModelEvidence{{Campaigns: []evidence.Campaign{c}}}, evidence.Completeness{Complete: true}); tc.status == evidence.StatusFail && s.ExitCode != evidence.ExitFail {
+				t.Errorf("exit code %d with the gate failed, want %d", s.ExitCode, evidence.ExitFail)
 			}
 		})
 	}

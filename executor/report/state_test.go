@@ -52,7 +52,11 @@ func writeStateFixtureOf(t *testing.T, dir string, in Input) {
 		for _, r := range in.Runs[l.ID] {
 			s := loadgen.Compute(r.Records, laneSLO(&l.Inputs))
 			raw, _ := json.Marshal(s)
-			rr := state.RunRecord{Lane: l.ID, Run: r.Run, Deployment: l.Deployment, Summary: raw, Server: r.Server, ServerSeries: r.ServerSeries,
+			var series json.RawMessage
+			if len(r.ServerSeries) > 0 {
+				series, _ = json.Marshal(r.ServerSeries)
+			}
+			rr := state.RunRecord{Lane: l.ID, Run: r.Run, Deployment: l.Deployment, Summary: raw, Server: r.Server, ServerSeries: series,
 				StartedAt: fmt.Sprintf("2026-11-29T11:0%d:00Z", r.Run), FinishedAt: r.FinishedAt}
 			recs := r.Records
 			if err := st.CommitRun(rr, func(w io.Writer) error { return loadgen.WriteRecords(w, recs) }); err != nil {

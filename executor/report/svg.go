@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/infercrane/infercrane/executor/evidence"
 )
 
 // The plots are hand-made SVG: self-contained, no scripts, no network.
@@ -395,7 +397,7 @@ func barChart(title, ylabel string, groups []barGroup) string {
 type intervalRow struct {
 	label  string
 	value  float64
-	ci     *Interval
+	ci     *evidence.Interval
 	signif bool
 }
 

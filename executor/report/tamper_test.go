@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/executor/evidence"
 )
 
 // at walks a decoded JSON document along a dotted path of member names and
@@ -190,7 +192,7 @@ func TestTamperSuite(t *testing.T) {
 			}
 			tc.edit(t, doc)
 			delete(doc, "digest")
-			d, err := Digest(doc)
+			d, err := evidence.Digest(doc)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner/state"
 )
@@ -123,7 +124,7 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fresh *Evidence
+	var fresh *evidence.Evidence
 	for _, ev := range evs {
 		if ev.Screen == head.Screen {
 			fresh = ev
@@ -200,15 +201,15 @@ func verifyDigest(path string, raw []byte) (*VerifyResult, evidenceHead, error) 
 		return nil, head, fmt.Errorf("%s is not JSON (%v); pass an evidence file written by 'infercrane report'", path, err)
 	}
 	switch head.SchemaVersion {
-	case SchemaVersion:
+	case evidence.SchemaVersion:
 	case "":
-		return nil, head, fmt.Errorf("%s is not an evidence document: it has no schema_version, not %s as evidence has; pass a *.evidence.json file written by 'infercrane report'", path, SchemaVersion)
+		return nil, head, fmt.Errorf("%s is not an evidence document: it has no schema_version, not %s as evidence has; pass a *.evidence.json file written by 'infercrane report'", path, evidence.SchemaVersion)
 	default:
-		return nil, head, fmt.Errorf("%s has schema_version %q, not %s; pass an evidence file written by 'infercrane report'", path, head.SchemaVersion, SchemaVersion)
+		return nil, head, fmt.Errorf("%s has schema_version %q, not %s; pass an evidence file written by 'infercrane report'", path, head.SchemaVersion, evidence.SchemaVersion)
 	}
 	res := &VerifyResult{Recorded: head.Digest}
 	var err error
-	if res.Computed, err = Digest(raw); err != nil {
+	if res.Computed, err = evidence.Digest(raw); err != nil {
 		return nil, head, err
 	}
 	res.DigestOK = res.Computed == res.Recorded
@@ -226,14 +227,14 @@ func (r *VerifyResult) checkFiles(doc map[string]any, reportDir, stateDir string
 		want, _ := m["sha256"].(string)
 		dir := reportDir
 		switch base {
-		case BaseReport:
-		case BaseState:
+		case evidence.BaseReport:
+		case evidence.BaseState:
 			if stateDir == "" {
 				continue
 			}
 			dir = stateDir
 		default:
-			r.Differences = append(r.Differences, fmt.Sprintf("files[%d].base: %q is neither %q nor %q", i, base, BaseReport, BaseState))
+			r.Differences = append(r.Differences, fmt.Sprintf("files[%d].base: %q is neither %q nor %q", i, base, evidence.BaseReport, evidence.BaseState))
 			continue
 		}
 		if p == "" || filepath.IsAbs(filepath.FromSlash(p)) || strings.HasPrefix(filepath.ToSlash(filepath.Clean(p)), "../") {
@@ -430,7 +431,7 @@ func unionKeys(a, b map[string]any) []string {
 }
 
 func fmtNum(f float64) string {
-	s, err := FormatNumber(f)
+	s, err := evidence.FormatNumber(f)
 	if err != nil {
 		return fmt.Sprint(f)
 	}

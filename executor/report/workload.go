@@ -5,114 +5,40 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
 )
 
-// RequestMix sets what a lane's drawn workload asked for beside what its
-// runs sent and what the server did with it: the length distributions, the
-// draws clipped to the window, and prefix-cache reuse.
-type RequestMix struct {
-	// Spec is the workload as planned (distributions, prefix, session).
-	Spec *load.Spec `json:"spec"`
-	// InputTokens and OutputTokens compare the intended percentiles with
-	// those of the measured requests (server-counted prompt and completion
-	// tokens of succeeded requests, nearest rank).
-	InputTokens  LengthMix `json:"input_tokens"`
-	OutputTokens LengthMix `json:"output_tokens"`
-	// Clipped counts the draws of all runs cut to the window.
-	Clipped int `json:"clipped"`
-	// PrefixCache is set for shapes with a prefix or sessions.
-	PrefixCache *PrefixCacheMix `json:"prefix_cache,omitempty"`
-	// Sessions is set for shapes with sessions: the turns they ask for
-	// beside the turns the planned and the sent conversations reached.
-	Sessions *SessionMix `json:"sessions,omitempty"`
-}
-
-// SessionMix compares a session shape's turns with its conversations,
-// over the measured requests of every run.
-type SessionMix struct {
-	// Turns is the turns each session asks for.
-	Turns int `json:"turns"`
-	// Intended sums the runs' planned sessions: a session restarts (a new
-	// conversation at turn 1) when its next turn would overflow the window.
-	Intended load.SessionStats `json:"intended"`
-	// SentSessions counts the sessions with a succeeded turn, SentFull
-	// those whose every one of Turns turns succeeded, and SentMostTurns is
-	// the most turns of one session that succeeded (a failed turn ends its
-	// session).
-	SentSessions  int `json:"sent_sessions"`
-	SentFull      int `json:"sent_full"`
-	SentMostTurns int `json:"sent_most_turns"`
-}
-
-// LengthMix is one length's intended percentiles (of the planned requests,
-// after clipping to the window) and sent ones.
-type LengthMix struct {
-	Intended Quantiles `json:"intended"`
-	Sent     Quantiles `json:"sent"`
-	Samples  int       `json:"samples"`
-}
-
-// Quantiles are p50, p90, p95 and p99.
-type Quantiles struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-}
-
-// PrefixCacheMix is the intended and achieved prefix-cache hit ratio
-// (cached over prompt tokens of measured requests).
-type PrefixCacheMix struct {
-	// Intended follows from the drawn requests: whole blocks of a prompt
-	// that an earlier request of its group or session left in a cache of
-	// unbounded size (the warm-up requests fill it first).
-	Intended float64 `json:"intended"`
-	// Achieved is what the server reported, from AchievedSource: its
-	// prefix-cache counters over the measured requests of every run when
-	// it exports them (vLLM does), else usage.prompt_tokens_details (vLLM
-	// fills it only with --enable-prompt-tokens-details); nil when neither.
-	Achieved       *float64 `json:"achieved,omitempty"`
-	AchievedSource string   `json:"achieved_source,omitempty"`
-	// PromptTokens and CachedTokens sum usage over the measured requests
-	// that reported cached tokens; ServerQueriedTokens and ServerHitTokens
-	// are the counters' change.
-	PromptTokens        int64   `json:"prompt_tokens"`
-	CachedTokens        int64   `json:"cached_tokens"`
-	ServerQueriedTokens float64 `json:"server_queried_tokens,omitempty"`
-	ServerHitTokens     float64 `json:"server_hit_tokens,omitempty"`
-}
-
 // quantilesOf returns the nearest-rank quantiles of v (sorted in place).
-func quantilesOf(v []float64) Quantiles {
+func quantilesOf(v []float64) evidence.Quantiles {
 	sort.Float64s(v)
-	return Quantiles{load.NearestRank(v, 0.5), load.NearestRank(v, 0.9), load.NearestRank(v, 0.95), load.NearestRank(v, 0.99)}
+	return evidence.Quantiles{P50: load.NearestRank(v, 0.5), P90: load.NearestRank(v, 0.9), P95: load.NearestRank(v, 0.95), P99: load.NearestRank(v, 0.99)}
 }
 
 // requestMix compares a lane's planned workload with its runs' records;
 // nil for lanes that send fixed sizes.
-func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
+func requestMix(l *planner.Lane, runs []RunData) *evidence.RequestMix {
 	in := &l.Inputs
 	w := in.Workload
 	if !w.Active() {
 		return nil
 	}
-	m := &RequestMix{Spec: w}
+	m := &evidence.RequestMix{Spec: w}
 	var prompts, outputs, planIn, planOut []float64
 	var planned load.Stats
 	var cachedTokens, reportedPrompt int64
 	var serverQueried, serverHits float64
 	reported, counted := false, len(runs) > 0
 	if w.Session != nil {
-		m.Sessions = &SessionMix{Turns: w.Session.Turns}
+		m.Sessions = &evidence.SessionMix{Turns: w.Session.Turns}
 	}
 	for _, r := range runs {
 		seed := in.Seed + int64(r.Run-1)
 		seq := w.Sequence(seed, in.Requests, in.InputTokens, in.OutputTokens)
 		if sm := m.Sessions; sm != nil {
-			sm.add(load.Sessions(seq, sm.Turns), r.Records)
+			addSessions(sm, load.Sessions(seq, sm.Turns), r.Records)
 		}
 		for _, q := range seq {
 			planIn, planOut = append(planIn, float64(q.Input)), append(planOut, float64(q.Output))
@@ -141,10 +67,10 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 		}
 	}
 	m.Clipped = planned.Clipped
-	m.InputTokens = LengthMix{Intended: quantilesOf(planIn), Sent: quantilesOf(prompts), Samples: len(prompts)}
-	m.OutputTokens = LengthMix{Intended: quantilesOf(planOut), Sent: quantilesOf(outputs), Samples: len(outputs)}
+	m.InputTokens = evidence.LengthMix{Intended: quantilesOf(planIn), Sent: quantilesOf(prompts), Samples: len(prompts)}
+	m.OutputTokens = evidence.LengthMix{Intended: quantilesOf(planOut), Sent: quantilesOf(outputs), Samples: len(outputs)}
 	if w.Prefix != nil || w.Session != nil {
-		pc := &PrefixCacheMix{Intended: planned.HitRatio(), PromptTokens: reportedPrompt, CachedTokens: cachedTokens}
+		pc := &evidence.PrefixCacheMix{Intended: planned.HitRatio(), PromptTokens: reportedPrompt, CachedTokens: cachedTokens}
 		switch {
 		case counted && serverQueried > 0:
 			pc.Achieved = ptr(serverHits / serverQueried)
@@ -159,9 +85,9 @@ func requestMix(l *planner.Lane, runs []RunData) *RequestMix {
 	return m
 }
 
-// add counts one run: its planned sessions' statistics and the turns its
+// addSessions counts one run into sm: its planned sessions' statistics and the turns its
 // succeeded measured records reached.
-func (sm *SessionMix) add(planned load.SessionStats, records []loadgen.Record) {
+func addSessions(sm *evidence.SessionMix, planned load.SessionStats, records []loadgen.Record) {
 	sm.Intended.Sessions += planned.Sessions
 	sm.Intended.Restarted += planned.Restarted
 	sm.Intended.MostTurns = max(sm.Intended.MostTurns, planned.MostTurns)
@@ -183,12 +109,12 @@ func (sm *SessionMix) add(planned load.SessionStats, records []loadgen.Record) {
 // requestMixTable sets drawn workloads' intended lengths beside those
 // sent, with clipped draws, prefix-cache reuse and sessions (empty when
 // no lane drew its workload).
-func requestMixTable(ev *Evidence) reportTable {
+func requestMixTable(ev *evidence.Evidence) reportTable {
 	t := reportTable{Title: "Workload as sent",
 		Intro:   "Intended percentiles are those of the planned requests (after clipping to the window); sent ones are what the server counted for succeeded requests.",
 		Header:  []string{"model", "shape", "input p50/p95/p99 intended", "sent", "output p50/p95/p99 intended", "sent", "clipped", "prefix-cache hit intended", "achieved"},
 		Numeric: []bool{false, false, false, false, false, false, true, true, true}}
-	q := func(x Quantiles) string { return fmt.Sprintf("%.0f / %.0f / %.0f", x.P50, x.P95, x.P99) }
+	q := func(x evidence.Quantiles) string { return fmt.Sprintf("%.0f / %.0f / %.0f", x.P50, x.P95, x.P99) }
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
 			x := c.RequestMix
@@ -203,7 +129,7 @@ func requestMixTable(ev *Evidence) reportTable {
 					achieved = fmt.Sprintf("%.1f%% (%s)", 100**pc.Achieved, pc.AchievedSource)
 				}
 			}
-			t.Rows = append(t.Rows, []string{m.Model, c.shapeWords(),
+			t.Rows = append(t.Rows, []string{m.Model, c.ShapeWords(),
 				q(x.InputTokens.Intended), q(x.InputTokens.Sent), q(x.OutputTokens.Intended), q(x.OutputTokens.Sent),
 				fmt.Sprint(x.Clipped), intended, achieved})
 		}
@@ -215,7 +141,7 @@ func requestMixTable(ev *Evidence) reportTable {
 			}
 			sm := c.RequestMix.Sessions
 			t.Notes = append(t.Notes, fmt.Sprintf("Sessions of %s on %s, %d turns each: planned %d, %d of them restarted early (the next turn would overflow the window), the longest %s; sent %d, %d with every turn succeeded, the longest %s.",
-				c.shapeWords(), m.Model, sm.Turns, sm.Intended.Sessions, sm.Intended.Restarted, turnsWord(sm.Intended.MostTurns),
+				c.ShapeWords(), m.Model, sm.Turns, sm.Intended.Sessions, sm.Intended.Restarted, turnsWord(sm.Intended.MostTurns),
 				sm.SentSessions, sm.SentFull, turnsWord(sm.SentMostTurns)))
 		}
 	}
@@ -223,7 +149,7 @@ func requestMixTable(ev *Evidence) reportTable {
 }
 
 // writeRequestMix writes the Markdown table of drawn workloads.
-func writeRequestMix(b *strings.Builder, ev *Evidence) {
+func writeRequestMix(b *strings.Builder, ev *evidence.Evidence) {
 	t := requestMixTable(ev)
 	t.markdown(b)
 }

@@ -5,6 +5,9 @@
 // /metrics), tokenizes with its own documented tokenizer (see Tokenize), and
 // times tokens either with a constant TTFT and ITL or with a
 // continuous-batching scheduler driven by the planner's roofline model.
+//
+// The package is also the built-in "sim" executor (New, executor.go), which
+// deploys such engines in this process on loopback ports.
 package sim
 
 import (
@@ -63,9 +66,9 @@ type Engine struct {
 // maxArrivals bounds the arrival times an engine keeps (Arrivals).
 const maxArrivals = 1 << 16
 
-// New builds an engine from opts, filling defaults; it fails with a message
+// NewEngine builds an engine from opts, filling defaults; it fails with a message
 // that names the option to fix.
-func New(opts Options) (*Engine, error) {
+func NewEngine(opts Options) (*Engine, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err

@@ -64,9 +64,9 @@ func TestOptionsValidation(t *testing.T) {
 		{Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxModelLen: 100_000},
 		{Timing: TimingModel, ModelID: "Qwen/Qwen3-8B", GPU: "T4"},
 	} {
-		if e, err := New(o); err == nil {
+		if e, err := NewEngine(o); err == nil {
 			e.Close()
-			t.Errorf("New(%+v) accepted", o)
+			t.Errorf("NewEngine(%+v) accepted", o)
 		}
 	}
 }

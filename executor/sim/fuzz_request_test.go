@@ -32,7 +32,7 @@ func FuzzRequestBody(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	e, err := New(Options{Model: "m", MaxModelLen: 64})
+	e, err := NewEngine(Options{Model: "m", MaxModelLen: 64})
 	if err != nil {
 		f.Fatal(err)
 	}

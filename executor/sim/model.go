@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/clock"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // modelTiming is model mode: the performance model's engine (planner.Engine,
@@ -18,12 +18,12 @@ import (
 // overhead later on the engine's timeline. One loop runs the steps on a
 // timeline that does not drift: each starts when the previous ends (or,
 // on an idle engine, when the first request enters), takes the requests
-// that entered by then, and lasts planner.PerfLane.StepSeconds divided by
+// that entered by then, and lasts perf.Lane.StepSeconds divided by
 // Speedup; at a step's end each request that sampled a token is woken.
 // The timeline decides, not the order in which goroutines wake, so the
 // engine joins requests to steps as the virtual run does.
 type modelTiming struct {
-	srv        planner.PerfLane
+	srv        perf.Lane
 	maxWaiting int
 	speedup    float64
 	metrics    *metrics
@@ -33,7 +33,7 @@ type modelTiming struct {
 	epoch time.Time
 
 	mu          sync.Mutex
-	eng         *planner.Engine
+	eng         *perf.Engine
 	prefix      bool // the engine has a prefix cache
 	preemptions int  // of the scheduler, already counted in metrics
 
@@ -53,7 +53,7 @@ func newModelTiming(o Options, m *metrics, clk *clock.Clock) (*modelTiming, erro
 		srv: srv, maxWaiting: o.MaxWaiting, speedup: o.Speedup, metrics: m,
 		clock: clk,
 		epoch: time.Now(),
-		eng:   planner.NewEngine(srv, 0),
+		eng:   perf.NewEngine(srv, 0),
 		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 	}
@@ -77,7 +77,7 @@ func (mt *modelTiming) admit(g *genState) error {
 		mt.mu.Unlock()
 		return errQueueFull
 	}
-	g.seq = planner.Seq{Prompt: g.prompt, Output: g.output, Data: g, Index: g.index}
+	g.seq = perf.Seq{Prompt: g.prompt, Output: g.output, Data: g, Index: g.index}
 	// The per-request overhead (HTTP, tokenisation) counts from the
 	// request's arrival, as the estimator counts it from the send.
 	mt.eng.Arrive(&g.seq, mt.timeline(g.arrival))
@@ -141,7 +141,7 @@ func (mt *modelTiming) close() {
 // sampled wakes the stream of a request that sampled a token; at its
 // first token it records what the prefix cache served it at its first
 // schedule.
-func (mt *modelTiming) sampled(q *planner.Seq) {
+func (mt *modelTiming) sampled(q *perf.Seq) {
 	g := q.Data.(*genState)
 	if mt.prefix && q.Sampled == 1 {
 		mt.metrics.prefixLooked(g, q.Cached)
@@ -160,7 +160,7 @@ const maxLag = 50 * time.Millisecond
 func (mt *modelTiming) loop() {
 	defer close(mt.done)
 	sl := clock.NewSleeper(mt.clock)
-	var st planner.Step
+	var st perf.Step
 	sampled := mt.sampled
 	for {
 		mt.mu.Lock()

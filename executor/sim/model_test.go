@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // closedLoop runs c clients, each sending n streaming completions of in
@@ -62,7 +62,7 @@ func closedLoop(t *testing.T, url string, c, n, in, out int, stagger time.Durati
 
 // TestModelModeMatchesEstimate checks that the simulated engine under
 // closed-loop load reproduces a virtual-time run of the same scheduler
-// (planner.PerfLane.Run, what the planner estimates with) for the same model,
+// (perf.Lane.Run, what the planner estimates with) for the same model,
 // GPU and workload: the median TPOT the clients measure and the output
 // throughput at full concurrency (c x output tokens / the mean latency in
 // the engine's /metrics) within 5%. The full plan-versus-apply agreement,
@@ -76,7 +76,7 @@ func TestModelModeMatchesEstimate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		est, err := srv.Run(planner.Load{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: 4 * c})
+		est, err := srv.Run(perf.Load{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: 4 * c})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Timing modes of the simulated engine.
@@ -78,7 +78,7 @@ type Options struct {
 	// engine reproduces the plan's estimate. When set it replaces ModelID's
 	// and GPU's catalog defaults, GPUCount, MaxNumSeqs, MaxBatchedTokens and
 	// GPUMemoryUtil.
-	Server *planner.PerfLane
+	Server *perf.Lane
 	// PrefixCaching reuses the KV of cached prompt prefixes in whole blocks
 	// of BlockSize tokens (default 16), keeping at most PrefixCacheBlocks
 	// blocks (0: unbounded), as vLLM's --enable-prefix-caching does.
@@ -216,7 +216,7 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Validate reports whether New would accept the options, with an error
+// Validate reports whether NewEngine would accept the options, with an error
 // that names what to change.
 func (o Options) Validate() error {
 	_, err := o.withDefaults()
@@ -235,28 +235,28 @@ func checkFailStatus(st int) error {
 // set, else ModelID and GPU through the planner's catalog with its default
 // assumptions and the engine settings of the options (chunked prefill on,
 // as vLLM's v1 engine), refusing what vLLM refuses at start-up.
-func (o Options) server() (planner.PerfLane, error) {
+func (o Options) server() (perf.Lane, error) {
 	if o.Server != nil {
 		s := *o.Server
 		if s.Engine.KVBlocks == 0 {
-			s.Engine.KVBlocks = int(planner.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
+			s.Engine.KVBlocks = int(perf.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
 		}
-		return planner.NewPerfLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
+		return perf.NewLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
 	}
-	m, ok := planner.LookupModel(o.ModelID)
+	m, ok := perf.LookupModel(o.ModelID)
 	if !ok {
-		return planner.PerfLane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(planner.ModelIDs(), ", "))
+		return perf.Lane{}, fmt.Errorf("model mode needs a catalog model id, got %q; known: %s", o.ModelID, strings.Join(perf.ModelIDs(), ", "))
 	}
 	if m.MaxPositions > 0 && o.MaxModelLen > m.MaxPositions {
-		return planner.PerfLane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
+		return perf.Lane{}, fmt.Errorf("max model len %d exceeds %s's %d positions; lower --max-model-len", o.MaxModelLen, m.ID, m.MaxPositions)
 	}
-	g, ok := planner.LookupGPU(o.GPU)
+	g, ok := perf.LookupGPU(o.GPU)
 	if !ok {
-		return planner.PerfLane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(planner.GPUNames(), ", "))
+		return perf.Lane{}, fmt.Errorf("model mode needs a catalog GPU, got %q; known: %s", o.GPU, strings.Join(perf.GPUNames(), ", "))
 	}
-	a := planner.DefaultAssumptions(g)
+	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = o.GPUMemoryUtil
-	hw := planner.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
-	return planner.NewPerfLane(m, hw, planner.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
+	hw := perf.Hardware{GPU: g, Count: max(o.GPUCount, 1), BytesPerElem: 2, Assume: a}
+	return perf.NewLane(m, hw, perf.EngineConfig{MaxNumSeqs: o.MaxNumSeqs, MaxBatchedTokens: o.MaxBatchedTokens, ChunkedPrefill: true,
 		PrefixCaching: o.PrefixCaching, BlockSize: o.BlockSize}, o.MaxModelLen)
 }

@@ -5,8 +5,8 @@ import (
 	"hash/fnv"
 	"sync"
 
-	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // prefixCache is the engine's automatic prefix cache, block by block as
@@ -23,11 +23,11 @@ import (
 type prefixCache struct {
 	mu        sync.Mutex
 	blockSize int
-	lru       *planner.BlockLRU
+	lru       *perf.BlockLRU
 }
 
 func newPrefixCache(blockSize, capacity int) *prefixCache {
-	return &prefixCache{blockSize: blockSize, lru: planner.NewBlockLRU(capacity)}
+	return &prefixCache{blockSize: blockSize, lru: perf.NewBlockLRU(capacity)}
 }
 
 // blockHashes returns the chained hashes of the full blocks of ids.
@@ -74,13 +74,13 @@ func (c *prefixCache) insert(hs []uint64) {
 type stepCache struct{ c *prefixCache }
 
 // Lookup implements planner.PrefixCache.
-func (s stepCache) Lookup(q *planner.Seq) int {
+func (s stepCache) Lookup(q *perf.Seq) int {
 	g := q.Data.(*genState)
 	return s.c.hit(g.blocks, g.prompt)
 }
 
 // Store implements planner.PrefixCache.
-func (s stepCache) Store(q *planner.Seq, from, to int) {
+func (s stepCache) Store(q *perf.Seq, from, to int) {
 	g := q.Data.(*genState)
 	s.c.insert(g.blocks[min(from, len(g.blocks)):min(to, len(g.blocks))])
 }

@@ -13,7 +13,7 @@ import (
 
 func serve(t *testing.T, o sim.Options) string {
 	t.Helper()
-	e, err := sim.New(o)
+	e, err := sim.NewEngine(o)
 	if err != nil {
 		t.Fatal(err)
 	}

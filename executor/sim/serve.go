@@ -24,7 +24,7 @@ type Server struct {
 // serving HTTP/1.1 and unencrypted HTTP/2 (h2c). A crash fault closes the
 // listener and drops every connection.
 func Listen(addr string, opts Options) (*Server, error) {
-	e, err := New(opts)
+	e, err := NewEngine(opts)
 	if err != nil {
 		return nil, err
 	}

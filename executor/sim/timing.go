@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/clock"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // genState is one generation request in flight.
@@ -29,7 +29,7 @@ type genState struct {
 	// Model mode: the scheduler advances generated and signals wake.
 	generated atomic.Int64
 	wake      chan struct{}
-	seq       planner.Seq // the scheduler's view (model mode)
+	seq       perf.Seq // the scheduler's view (model mode)
 }
 
 // timing decides when each token of a request is due.

@@ -90,9 +90,10 @@ type RunRecord struct {
 	// ServerView is the run's loadgen.ServerView as JSON: the server's
 	// latency histograms over the measured requests, when it has them.
 	ServerView json.RawMessage `json:"server_view,omitempty"`
-	// ServerSeries are the server's gauges (KV-cache usage, running and
-	// waiting requests) scraped over the run, oldest first.
-	ServerSeries []MetricSample `json:"server_series,omitempty"`
+	// ServerSeries is the run's []loadgen.MetricSample as JSON: the
+	// server's gauges (KV-cache usage, running and waiting requests)
+	// scraped over the run, oldest first.
+	ServerSeries json.RawMessage `json:"server_series,omitempty"`
 	// GPUSeconds is the measured GPU time of the run, when known.
 	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
 	// SearchLoad is the load of a capacity search's point (request rate
@@ -100,15 +101,6 @@ type RunRecord struct {
 	SearchLoad float64 `json:"search_load,omitempty"`
 	StartedAt  string  `json:"started_at"`
 	FinishedAt string  `json:"finished_at"`
-}
-
-// MetricSample is one scrape of a server's gauges during a run.
-type MetricSample struct {
-	// T is the seconds since the run's load generator started (the origin
-	// of its records' times).
-	T float64 `json:"t"`
-	// Values maps metric names (vllm:kv_cache_usage_perc, ...) to values.
-	Values map[string]float64 `json:"values"`
 }
 
 // Complete reports whether run n (1-based) of the lane is complete.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
-	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // DefaultApp is the Modal App the sandboxes run under when the executor
@@ -101,9 +101,9 @@ func ParseGPU(s string) (catalog string, count int, err error) {
 		count, spec = n, spec[:i]
 	}
 	spec = strings.TrimSuffix(spec, "!")
-	g, ok := planner.LookupGPU(spec)
+	g, ok := perf.LookupGPU(spec)
 	if !ok || spec == "" {
-		return "", 0, fmt.Errorf("modal executor: unknown GPU %q; known types: %s", s, strings.Join(planner.GPUNames(), ", "))
+		return "", 0, fmt.Errorf("modal executor: unknown GPU %q; known types: %s", s, strings.Join(perf.GPUNames(), ", "))
 	}
 	return g.Name, count, nil
 }
@@ -114,9 +114,9 @@ var modalGPUNames = map[string]string{"A10": "A10G"}
 // GPURequest is the Modal GPU string for a lane's GPU type and count, or the
 // executor's gpu attribute when set (which must agree with the lane).
 func (c Config) GPURequest(gpuType string, count int) (string, error) {
-	g, ok := planner.LookupGPU(gpuType)
+	g, ok := perf.LookupGPU(gpuType)
 	if !ok {
-		return "", fmt.Errorf("modal executor: the lane's GPU %q is not in the catalog; known types: %s", gpuType, strings.Join(planner.GPUNames(), ", "))
+		return "", fmt.Errorf("modal executor: the lane's GPU %q is not in the catalog; known types: %s", gpuType, strings.Join(perf.GPUNames(), ", "))
 	}
 	count = max(count, 1)
 	if c.GPU != "" {

@@ -12,6 +12,7 @@ package main
 
 import (
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/executor/sim"
 	"github.com/infercrane/infercrane/plugins"
 )
 
@@ -19,13 +20,13 @@ func main() {
 	// The plugin's defaults live in the schema it serves: infercrane
 	// resolves every lane's settings from it at plan time and Configure
 	// receives them complete, so the factory applies none.
-	schema := executor.SimSchema()
+	schema := sim.Schema()
 	for i := range schema.Attributes {
 		if schema.Attributes[i].Name == "timing" {
 			schema.Attributes[i].Default = "constant"
 		}
 	}
 	plugins.Serve(func(typ string, settings map[string]any) (executor.Executor, error) {
-		return executor.NewSim(settings)
+		return sim.New(settings)
 	}, schema)
 }

@@ -1,5 +1,0 @@
-//go:build race
-
-package executor
-
-const raceEnabled = true

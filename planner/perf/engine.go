@@ -1,0 +1,164 @@
+package perf
+
+import "math"
+
+// Engine is the serving engine's step loop around a Scheduler: when
+// requests enter and which step each joins. Both clocks drive this one
+// type, so they make the same decisions: the planner's virtual run
+// (Lane.Run) in virtual time and the simulated engine (executor/sim) in
+// real time. Times are seconds on the caller's clock.
+//
+// The decision rule, as measured on vLLM (README, "The performance
+// model"):
+//   - a request enters the engine Lane.RequestDelaySeconds after it was
+//     sent (HTTP, chat template, tokenisation, and timing noise when the
+//     assumptions give it);
+//   - a step decides what it computes when it starts: requests that enter
+//     while a step runs wait for the next one;
+//   - a busy engine starts each step the moment the previous one ends;
+//   - an idle engine starts a step the moment a request enters, with that
+//     request alone: the front end hands requests to the engine one at a
+//     time, so others sent at the same instant join the next step.
+//
+// The last two are what desynchronise a closed loop's streams: of c
+// streams starting together the first is prefilled alone and the others
+// one step later, and that offset persists.
+//
+// An Engine is not safe for concurrent use.
+type Engine struct {
+	lane    Lane
+	sched   *Scheduler
+	pending []arrival // in entry order
+	end     float64   // when the last step ended
+	// stuck is set when the last step found nothing it could schedule (the
+	// KV cache cannot take the waiting requests and nothing runs): nothing
+	// changes until a request arrives or leaves.
+	stuck bool
+	// frontFree is when the front end is next free to take a request
+	// (Lane.FrontEndBusySeconds).
+	frontFree float64
+}
+
+// arrival is a request on its way to the engine.
+type arrival struct {
+	q     *Seq
+	enter float64
+}
+
+// NewEngine returns an idle engine for lane l whose clock starts at t0.
+func NewEngine(l Lane, t0 float64) *Engine {
+	return &Engine{lane: l, sched: NewScheduler(l.Engine), end: t0}
+}
+
+// SetPrefixCache gives the engine its prefix cache (PrefixCache: looked
+// up at a request's first schedule, filled as steps complete).
+func (e *Engine) SetPrefixCache(c PrefixCache) { e.sched.SetPrefixCache(c) }
+
+// Scheduler returns the engine's scheduler (its queues and gauges).
+func (e *Engine) Scheduler() *Scheduler { return e.sched }
+
+// Arrive queues q, sent at time sent, and returns when it enters the
+// engine.
+func (e *Engine) Arrive(q *Seq, sent float64) float64 {
+	a := arrival{q, sent + e.lane.RequestDelaySeconds(q.Index)}
+	if busy := e.lane.FrontEndBusySeconds(q); busy > 0 {
+		// One front-end process: a request sent while it works on
+		// others waits for it.
+		start := math.Max(sent, e.frontFree)
+		a.enter = start + e.lane.RequestDelaySeconds(q.Index)
+		e.frontFree = start + busy
+	}
+	q.state = seqNew
+	// Entries come in order but for ties and racing callers: insert from
+	// the back.
+	i := len(e.pending)
+	for i > 0 && e.pending[i-1].enter > a.enter {
+		i--
+	}
+	e.pending = append(e.pending, arrival{})
+	copy(e.pending[i+1:], e.pending[i:])
+	e.pending[i] = a
+	e.stuck = false
+	return a.enter
+}
+
+// Abort forgets q, on its way or in the scheduler, freeing its KV cache.
+func (e *Engine) Abort(q *Seq) {
+	for i, a := range e.pending {
+		if a.q == q {
+			e.pending = append(e.pending[:i], e.pending[i+1:]...)
+			q.state = seqDone
+			return
+		}
+	}
+	if q.state == seqRunning {
+		e.stuck = false
+	}
+	e.sched.Abort(q)
+}
+
+// Waiting counts the requests waiting: queued in the scheduler or on
+// their way to it.
+func (e *Engine) Waiting() int { return e.sched.Waiting() + len(e.pending) }
+
+// Idle reports whether nothing is running, waiting or on its way.
+func (e *Engine) Idle() bool { return e.sched.Idle() && len(e.pending) == 0 }
+
+// NextEntry is when the first request on its way enters (+Inf if none).
+func (e *Engine) NextEntry() float64 {
+	if len(e.pending) == 0 {
+		return math.Inf(1)
+	}
+	return e.pending[0].enter
+}
+
+// Next returns when the next step starts: when the last one ended if
+// there is work, else when the next request enters; false when nothing can
+// happen until a request arrives or leaves.
+func (e *Engine) Next() (float64, bool) {
+	if !e.stuck && !e.sched.Idle() {
+		return e.end, true
+	}
+	if len(e.pending) == 0 {
+		return 0, false
+	}
+	return math.Max(e.end, e.pending[0].enter), true
+}
+
+// Begin starts a step at start (Next's time, or later when the caller's
+// clock fell behind) and schedules it into st: it hands the engine the
+// requests that entered by start (on an idle engine, at the instant the
+// first entered, that one alone) and returns the step's duration. Zero
+// means there was nothing it could schedule; Next then waits for a
+// request to arrive or leave.
+func (e *Engine) Begin(start float64, st *Step) float64 {
+	alone := e.sched.Idle() && len(e.pending) > 0 && e.pending[0].enter >= e.end && start == e.pending[0].enter
+	n := 0
+	for n < len(e.pending) && e.pending[n].enter <= start && (n == 0 || !alone) {
+		e.sched.Add(e.pending[n].q)
+		n++
+	}
+	if n > 0 {
+		e.pending = append(e.pending[:0], e.pending[n:]...)
+		e.stuck = false
+	}
+	e.end = math.Max(e.end, start)
+	e.sched.Schedule(st)
+	if len(st.Seqs) == 0 {
+		e.stuck = !e.sched.Idle()
+		return 0
+	}
+	d := e.lane.StepSeconds(st)
+	e.end = start + d
+	return d
+}
+
+// End completes the step Begin scheduled: each request whose scheduled
+// tokens are all computed samples one (Scheduler.Complete).
+func (e *Engine) End(st *Step, sampled func(q *Seq)) {
+	n := e.sched.Running()
+	e.sched.Complete(st, sampled)
+	if e.sched.Running() < n {
+		e.stuck = false
+	}
+}

@@ -1,0 +1,112 @@
+package perf
+
+// Estimate is a lane's predicted figures per run, read off virtual-time
+// runs of the scheduler model (Lane.Run) with the load generator's
+// arrival process: percentiles are the mean of the per-run values and
+// throughputs pool the runs, as the evidence aggregates measurements.
+// TTFTMs, TPOTMs and LatencyMs are medians (p50).
+type Estimate struct {
+	TTFTMs                float64 `json:"ttft_ms"`
+	TTFTP95Ms             float64 `json:"ttft_p95_ms,omitempty"`
+	TPOTMs                float64 `json:"tpot_ms"`
+	LatencyMs             float64 `json:"latency_ms"`
+	OutputTokenThroughput float64 `json:"output_token_throughput"`
+	RequestThroughput     float64 `json:"request_throughput"`
+	// RunSeconds is the predicted duration of one run, warmup included.
+	RunSeconds   float64 `json:"run_seconds"`
+	TTFTP99Ms    float64 `json:"ttft_p99_ms,omitempty"`
+	TPOTP95Ms    float64 `json:"tpot_p95_ms,omitempty"`
+	TPOTP99Ms    float64 `json:"tpot_p99_ms,omitempty"`
+	ITLP50Ms     float64 `json:"itl_p50_ms,omitempty"`
+	ITLP95Ms     float64 `json:"itl_p95_ms,omitempty"`
+	ITLP99Ms     float64 `json:"itl_p99_ms,omitempty"`
+	LatencyP95Ms float64 `json:"latency_p95_ms,omitempty"`
+	LatencyP99Ms float64 `json:"latency_p99_ms,omitempty"`
+	// Preemptions is the predicted number of preemptions per run.
+	Preemptions float64 `json:"preemptions,omitempty"`
+}
+
+// Estimate simulates runs runs of l (run i with seed l.Seed + i, as the
+// executor seeds them) and summarises them. A closed loop, or an open one
+// at given send times, does not depend on the seed, so it is simulated
+// once.
+//
+// Its work is bounded whatever the load (a plan of the largest valid spec
+// stays within its budget): at most maxEstimateRuns seeds are simulated,
+// and a run of more than maxSimulatedRequests requests is simulated for
+// its first maxSimulatedRequests, its duration and preemptions scaled to
+// the whole run (latencies and throughputs are those of the part).
+func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
+	runs = min(max(runs, 1), maxEstimateRuns)
+	if l.RequestRate <= 0 || len(l.Sends) > 0 {
+		runs = 1
+	}
+	scale := 1.0
+	if l.Requests > maxSimulatedRequests {
+		scale = float64(l.Requests) / maxSimulatedRequests
+		l.Requests = maxSimulatedRequests
+		if len(l.Sends) > maxSimulatedRequests {
+			l.Sends = l.Sends[:maxSimulatedRequests]
+		}
+	}
+	var e Estimate
+	var window, duration float64
+	var succeeded, tokens int
+	for i := 0; i < runs; i++ {
+		rl := l
+		rl.Seed = l.Seed + int64(i)
+		st, err := s.Run(rl)
+		if err != nil {
+			return Estimate{}, err
+		}
+		e.TTFTMs += st.TTFT.P50
+		e.TTFTP95Ms += st.TTFT.P95
+		e.TTFTP99Ms += st.TTFT.P99
+		e.TPOTMs += st.TPOT.P50
+		e.TPOTP95Ms += st.TPOT.P95
+		e.TPOTP99Ms += st.TPOT.P99
+		e.ITLP50Ms += st.ITL.P50
+		e.ITLP95Ms += st.ITL.P95
+		e.ITLP99Ms += st.ITL.P99
+		e.LatencyMs += st.Latency.P50
+		e.LatencyP95Ms += st.Latency.P95
+		e.LatencyP99Ms += st.Latency.P99
+		e.Preemptions += float64(st.Preemptions)
+		window += st.WindowSeconds
+		duration += st.DurationSeconds
+		succeeded += st.Succeeded
+		tokens += st.OutputTokens
+	}
+	n := float64(runs)
+	for _, f := range []*float64{&e.TTFTMs, &e.TTFTP95Ms, &e.TTFTP99Ms, &e.TPOTMs, &e.TPOTP95Ms, &e.TPOTP99Ms,
+		&e.ITLP50Ms, &e.ITLP95Ms, &e.ITLP99Ms, &e.LatencyMs, &e.LatencyP95Ms, &e.LatencyP99Ms, &e.Preemptions} {
+		*f /= n
+	}
+	if window > 0 {
+		e.RequestThroughput = float64(succeeded) / window
+		e.OutputTokenThroughput = float64(tokens) / window
+	}
+	e.RunSeconds = duration / n * scale
+	e.Preemptions *= scale
+	return e, nil
+}
+
+// The bounds of Estimate's work.
+const (
+	maxEstimateRuns      = 5
+	maxSimulatedRequests = 10_000
+)
+
+// Metric returns the estimate's value of a metric named as the evidence
+// aggregate names it ("ttft_p95_ms", "output_token_throughput", ...) and
+// whether the estimate has it.
+func (e Estimate) Metric(name string) (float64, bool) {
+	v, ok := map[string]float64{
+		"ttft_p50_ms": e.TTFTMs, "ttft_p95_ms": e.TTFTP95Ms, "ttft_p99_ms": e.TTFTP99Ms,
+		"tpot_p50_ms": e.TPOTMs, "tpot_p95_ms": e.TPOTP95Ms, "tpot_p99_ms": e.TPOTP99Ms,
+		"itl_p50_ms": e.ITLP50Ms, "itl_p95_ms": e.ITLP95Ms, "itl_p99_ms": e.ITLP99Ms,
+		"latency_p50_ms": e.LatencyMs, "latency_p95_ms": e.LatencyP95Ms, "latency_p99_ms": e.LatencyP99Ms,
+		"output_token_throughput": e.OutputTokenThroughput, "request_throughput": e.RequestThroughput,
+	}[name]
+	return v, ok
+}

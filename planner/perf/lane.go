@@ -1,0 +1,97 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+)
+
+// Lane is everything the performance model needs about one lane, resolved
+// once by the planner after every override (the model block's architecture
+// attributes, the gpu block's efficiency factors and price, the runtime's
+// dtype, memory utilisation and engine settings, a calibration). The plan
+// carries it in each lane, so the estimator (in virtual time) and the
+// simulated engine (in real time) run the same scheduler on the same
+// numbers and no later package re-derives them from the spec or the
+// catalog.
+type Lane struct {
+	// Model is the architecture with the model block's overrides applied.
+	Model ModelArch `json:"model"`
+	// Hardware is the deployment's GPUs with the resolved assumptions.
+	Hardware Hardware `json:"hardware"`
+	// Engine is the serving engine's scheduler settings with the KV cache
+	// sized for the hardware.
+	Engine EngineConfig `json:"engine"`
+	// Runtime says where each engine setting came from (the runtime
+	// block, its args, the engine version's defaults); nil outside plans.
+	Runtime *RuntimeSettings `json:"runtime,omitempty"`
+}
+
+// NewLane resolves a lane's performance model: it sizes the KV cache from the hardware
+// when engine.KVBlocks is zero, and refuses settings the engine would
+// refuse at start-up (a cache smaller than one context of maxModelLen,
+// a zero budget or batch cap).
+func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
+	engine.BlockSize = engine.blockSize()
+	if engine.KVBlocks == 0 {
+		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
+	}
+	s := Lane{Model: arch, Hardware: hw, Engine: engine}
+	switch {
+	case engine.MaxNumSeqs < 1 || engine.MaxBatchedTokens < 1:
+		return s, fmt.Errorf("max num seqs (%d) and max num batched tokens (%d) must be at least 1", engine.MaxNumSeqs, engine.MaxBatchedTokens)
+	case engine.KVBlocks*engine.BlockSize < maxModelLen:
+		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d; lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
+			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen)
+	case !engine.ChunkedPrefill && engine.MaxBatchedTokens < maxModelLen:
+		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
+	}
+	return s, nil
+}
+
+// StepSeconds is the duration of step st on the server (StepTime of the
+// step's prefill and decode sequences).
+func (s Lane) StepSeconds(st *Step) float64 {
+	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
+}
+
+// FrontEndBusySeconds is the time the front end (one API server process)
+// spends on request q: its way in (the request overhead) and the
+// streaming of its output (FrontEndTokenUs a token). The front end serves
+// requests one at a time (Engine.Arrive), so a burst enters the engine at
+// its pace; 0 when Assumptions.FrontEndTokenUs is 0 (the front end is
+// not a queue).
+func (s Lane) FrontEndBusySeconds(q *Seq) float64 {
+	tok := s.Hardware.Assume.FrontEndTokenUs
+	if tok <= 0 {
+		return 0
+	}
+	return s.RequestOverheadSeconds() + float64(q.Output)*tok/1e6
+}
+
+// RequestOverheadSeconds is the fixed time between a request's send and
+// its entering the engine (HTTP, chat template, tokenisation); when the
+// engine takes it into a step is Engine's rule.
+func (s Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }
+
+// RequestDelaySeconds is the time between the send of request n (Seq.Index:
+// its number in its run, as the load generator numbers it) and its
+// entering the engine: the
+// overhead (RequestOverheadSeconds, the median delay) spread by the
+// front end's and the host's timing noise, an exponential of mean
+// Assumptions.RequestJitterMs shifted by its median so the median delay
+// stays the overhead (never below 0; no spread when the jitter is 0, the
+// catalog's value). The draws come from the golden-ratio sequence instead
+// of random numbers, so a run's delays are close to the distribution's
+// quantiles, and both clocks give request n the same one.
+func (s Lane) RequestDelaySeconds(n int) float64 {
+	d := s.RequestOverheadSeconds()
+	if jitter := s.Hardware.Assume.RequestJitterMs / 1000; jitter > 0 {
+		u := math.Mod(float64(n+1)*goldenFraction, 1)
+		d += jitter * (-math.Log(1-u) - math.Ln2)
+	}
+	return math.Max(d, 0)
+}
+
+// goldenFraction is the golden ratio's fractional part: its multiples
+// modulo 1 spread over [0, 1) as evenly as any sequence can.
+const goldenFraction = 0.6180339887498949

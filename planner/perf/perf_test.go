@@ -1,0 +1,93 @@
+package perf
+
+import (
+	"math"
+	"testing"
+)
+
+func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+func TestCatalogLookups(t *testing.T) {
+	for name, want := range map[string]string{"L40S": "L40S", "l40s": "L40S", " h100 ": "H100", "H100-SXM": "H100", "A100": "A100-40GB", "a10g": "A10"} {
+		g, ok := LookupGPU(name)
+		if !ok || g.Name != want {
+			t.Errorf("LookupGPU(%q) = %q, %v; want %q", name, g.Name, ok, want)
+		}
+	}
+	if _, ok := LookupGPU("TPUv5"); ok {
+		t.Error("unknown GPU found")
+	}
+	if n := GPUNames(); len(n) != 10 || n[0] != "T4" || n[8] != "B200" || n[9] != "CPU" {
+		t.Errorf("GPUNames = %v", n)
+	}
+	// Published figures of design section 8.
+	l40s, _ := LookupGPU("L40S")
+	if l40s.MemoryGB != 48 || l40s.BandwidthGBs != 864 || l40s.BF16TFLOPS != 362 || l40s.PricePerSecond != 0.000542 {
+		t.Errorf("L40S = %+v", l40s)
+	}
+	m, ok := LookupModel("qwen/qwen3-0.6b")
+	if !ok || m.Params != 596_049_920 || m.Layers != 28 || m.KVHeads != 8 || m.HeadDim != 128 || m.MaxPositions != 40_960 {
+		t.Errorf("Qwen3-0.6B = %+v", m)
+	}
+	if ids := ModelIDs(); len(ids) < 6 || ids[0] > ids[1] {
+		t.Errorf("ModelIDs = %v", ids)
+	}
+}
+
+func TestModelBytes(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	// 2 x 28 layers x 8 KV heads x 128 x 2 bytes
+	if got := m.KVBytesPerToken(2); got != 114_688 {
+		t.Errorf("KV bytes per token = %v", got)
+	}
+	if got := m.WeightBytes(2); got != 2*596_049_920 {
+		t.Errorf("weight bytes = %v", got)
+	}
+}
+
+func hw(gpu string, count int) Hardware {
+	g, _ := LookupGPU(gpu)
+	return Hardware{GPU: g, Count: count, BytesPerElem: 2, Assume: DefaultAssumptions(g)}
+}
+
+func TestStepSecondsRoofline(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	h := hw("L40S", 1)
+	// One decode step of one short sequence is memory-bound: the weights
+	// read once at 80% of 864 GB/s, plus 1 ms of step overhead.
+	want := m.WeightBytes(2)/(864e9*0.8) + 0.001
+	if got := StepSeconds(m, h, 0, 1, 100); !near(got, want+100*m.KVBytesPerToken(2)/(864e9*0.8), 1e-9) {
+		t.Errorf("decode step = %v, want %v", got, want)
+	}
+	// A long prefill is compute-bound: 2 FLOPs per parameter per token at
+	// 32% of 362 TFLOPS, the output projection (tied to the 151,936 x 1,024
+	// embedding) only for the one token that produces logits.
+	emb := 151_936.0 * 1024
+	want = 2*((float64(m.Params)-emb)*8192+emb)/(362e12*0.32) + 0.001
+	if got := StepSeconds(m, h, 8192, 0, 0); !near(got, want, 1e-9) {
+		t.Errorf("prefill step = %v, want %v", got, want)
+	}
+	if StepSeconds(m, h, 0, 0, 0) != 0 {
+		t.Error("an empty step takes time")
+	}
+	// Two GPUs (tensor parallel) halve both rooflines.
+	one, two := StepSeconds(m, h, 8192, 0, 0)-0.001, StepSeconds(m, hw("L40S", 2), 8192, 0, 0)-0.001
+	if !near(one/two, 2, 1e-9) {
+		t.Errorf("tensor parallel speedup %v", one/two)
+	}
+}
+
+func TestCapacityAndStartup(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-8B")
+	if got := KVCapacityTokens(m, hw("T4", 1)); got != 0 {
+		t.Errorf("8B weights do not fit a T4, capacity %v", got)
+	}
+	h := hw("H100", 1)
+	want := (80e9*0.9 - m.WeightBytes(2) - 1.5e9) / m.KVBytesPerToken(2)
+	if got := KVCapacityTokens(m, h); !near(got, want, 1e-12) {
+		t.Errorf("H100 capacity %v, want %v", got, want)
+	}
+	if got := StartupSeconds(m, h); !near(got, m.WeightBytes(2)/2e9+45, 1e-12) {
+		t.Errorf("startup %v", got)
+	}
+}

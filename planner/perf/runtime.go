@@ -1,0 +1,192 @@
+package perf
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// RuntimeSettings are the serving engine's settings that change
+// performance, resolved from the runtime block, its args and the engine
+// version's defaults. Sources says where each came from.
+type RuntimeSettings struct {
+	MaxNumSeqs           int     `json:"max_num_seqs"`
+	MaxBatchedTokens     int     `json:"max_num_batched_tokens"`
+	ChunkedPrefill       bool    `json:"chunked_prefill"`
+	PrefixCaching        bool    `json:"prefix_caching"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	TensorParallel       int     `json:"tensor_parallel_size"`
+	BlockSize            int     `json:"block_size"`
+	// Sources maps each setting's name to "args", "runtime" (the block's
+	// attribute), "gpu" (tensor parallelism from the gpu block's count) or
+	// the default's origin, e.g. "vllm>=0.8 default on a <70 GB GPU".
+	Sources map[string]string `json:"sources,omitempty"`
+}
+
+// RuntimeBlock is what a runtime block says explicitly (zero: unset).
+type RuntimeBlock struct {
+	Engine, Version      string
+	Args                 []string
+	GPUMemoryUtilization float64
+	MaxNumSeqs           int
+	MaxNumBatchedTokens  int
+}
+
+// ResolveRuntime resolves the engine settings of a deployment of gpus GPUs
+// of type g: the version's defaults (vLLM's API-server defaults: the v1
+// engine from 0.8 chunks prefills under 2,048 tokens a step and runs 256
+// sequences on GPUs under 70 GB and on A100s, 8,192 and 1,024 on larger
+// ones, 2,048 x TP and 128 x TP on CPU, prefix caching on; the v0 engine
+// before 0.8 prefills whole prompts with a budget of max(max model len,
+// 2,048), 256 sequences, no prefix caching), then the block's attributes,
+// then its args (vLLM takes the last flag given, and the executors put args
+// last). An unparsable flag value is an error naming it.
+func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettings, error) {
+	s := RuntimeSettings{GPUMemoryUtilization: 0.9, TensorParallel: max(gpus, 1), BlockSize: DefaultBlockSize,
+		Sources: map[string]string{"gpu_memory_utilization": "vllm default", "tensor_parallel_size": "gpu count", "block_size": "vllm default"}}
+	v1 := versionAtLeast(b.Version, 0, 8)
+	big := g.MemoryGB >= 70 && !strings.HasPrefix(g.Name, "A100")
+	switch {
+	case g.Name == "CPU":
+		s.MaxBatchedTokens, s.MaxNumSeqs = 2048*s.TensorParallel, 128*s.TensorParallel
+		s.ChunkedPrefill, s.PrefixCaching = true, true
+		s.setSource("vllm>=0.8 default on CPU", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching")
+	case v1 && big:
+		s.MaxBatchedTokens, s.MaxNumSeqs, s.ChunkedPrefill, s.PrefixCaching = 8192, 1024, true, true
+		s.setSource("vllm>=0.8 default on a >=70 GB GPU", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching")
+	case v1:
+		s.MaxBatchedTokens, s.MaxNumSeqs, s.ChunkedPrefill, s.PrefixCaching = 2048, 256, true, true
+		s.setSource("vllm>=0.8 default on a <70 GB GPU or A100", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching")
+	default:
+		s.MaxBatchedTokens, s.MaxNumSeqs = max(maxModelLen, 2048), 256
+		s.setSource("vllm<0.8 (v0 engine) default", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching")
+	}
+	if b.GPUMemoryUtilization > 0 {
+		s.GPUMemoryUtilization = b.GPUMemoryUtilization
+		s.setSource("runtime", "gpu_memory_utilization")
+	}
+	if b.MaxNumSeqs > 0 {
+		s.MaxNumSeqs = b.MaxNumSeqs
+		s.setSource("runtime", "max_num_seqs")
+	}
+	if b.MaxNumBatchedTokens > 0 {
+		s.MaxBatchedTokens = b.MaxNumBatchedTokens
+		s.setSource("runtime", "max_num_batched_tokens")
+	}
+	batchedFromArgs := false
+	args := b.Args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		name = strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-")
+		value := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+				i++
+				return args[i], nil
+			}
+			return "", fmt.Errorf("runtime arg %s needs a value", a)
+		}
+		positive := func(dst *int, key string) error {
+			v, err := value()
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("runtime arg %s: %q is not a positive whole number", a, v)
+			}
+			*dst = n
+			s.setSource("args", key)
+			return nil
+		}
+		flag := func(dst *bool, on bool, key string) error {
+			if hasVal {
+				switch strings.ToLower(val) {
+				case "true", "1", "yes":
+				case "false", "0", "no":
+					on = !on
+				default:
+					return fmt.Errorf("runtime arg %s: %q is not true or false", a, val)
+				}
+			}
+			*dst = on
+			s.setSource("args", key)
+			return nil
+		}
+		var err error
+		switch name {
+		case "max-num-batched-tokens":
+			err = positive(&s.MaxBatchedTokens, "max_num_batched_tokens")
+			batchedFromArgs = true
+		case "max-num-seqs":
+			err = positive(&s.MaxNumSeqs, "max_num_seqs")
+		case "tensor-parallel-size", "tp":
+			err = positive(&s.TensorParallel, "tensor_parallel_size")
+		case "block-size":
+			err = positive(&s.BlockSize, "block_size")
+		case "enable-chunked-prefill":
+			err = flag(&s.ChunkedPrefill, true, "chunked_prefill")
+		case "no-enable-chunked-prefill":
+			err = flag(&s.ChunkedPrefill, false, "chunked_prefill")
+		case "enable-prefix-caching":
+			err = flag(&s.PrefixCaching, true, "prefix_caching")
+		case "no-enable-prefix-caching":
+			err = flag(&s.PrefixCaching, false, "prefix_caching")
+		case "gpu-memory-utilization":
+			var v string
+			if v, err = value(); err == nil {
+				f, perr := strconv.ParseFloat(v, 64)
+				if perr != nil || !(f > 0 && f <= 1) {
+					err = fmt.Errorf("runtime arg %s: %q is not a fraction in (0, 1]", a, v)
+				} else {
+					s.GPUMemoryUtilization = f
+					s.setSource("args", "gpu_memory_utilization")
+				}
+			}
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	if !s.ChunkedPrefill && !batchedFromArgs && b.MaxNumBatchedTokens == 0 {
+		// vLLM sizes the budget to a whole context when prompts cannot be chunked.
+		s.MaxBatchedTokens = max(s.MaxBatchedTokens, maxModelLen)
+	}
+	return s, nil
+}
+
+func (s *RuntimeSettings) setSource(src string, keys ...string) {
+	for _, k := range keys {
+		s.Sources[k] = src
+	}
+}
+
+// Engine returns the scheduler settings of s (the KV cache is sized later,
+// from the hardware).
+func (s RuntimeSettings) Engine() EngineConfig {
+	return EngineConfig{MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxBatchedTokens, ChunkedPrefill: s.ChunkedPrefill,
+		PrefixCaching: s.PrefixCaching, BlockSize: s.BlockSize}
+}
+
+// versionAtLeast reports whether version (e.g. "0.22.1", "v0.8.5.post1")
+// is at least major.minor; an empty or unparsable version counts as the
+// newest (the engine's current defaults).
+func versionAtLeast(version string, major, minor int) bool {
+	v := strings.TrimPrefix(strings.TrimSpace(version), "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return true
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return ma > major || (ma == major && mi >= minor)
+}

@@ -1,0 +1,75 @@
+package perf
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestResolveRuntimeDefaultsByVersionAndGPU(t *testing.T) {
+	l40s, _ := LookupGPU("L40S")
+	h100, _ := LookupGPU("H100")
+	a100, _ := LookupGPU("A100-80GB")
+	cpu, _ := LookupGPU("CPU")
+	for _, c := range []struct {
+		name          string
+		g             GPU
+		version       string
+		tp            int
+		batched, seqs int
+		chunked       bool
+	}{
+		{"v1 small gpu", l40s, "0.22.1", 1, 2048, 256, true},
+		{"v1 large gpu", h100, "0.10.0", 1, 8192, 1024, true},
+		{"v1 A100 counts as small", a100, "0.9.2", 1, 2048, 256, true},
+		{"cpu scales with tp", cpu, "0.22.1", 2, 4096, 256, true},
+		{"v0", l40s, "0.6.3", 1, 8192, 256, false},
+		{"unknown version: current defaults", l40s, "", 1, 2048, 256, true},
+	} {
+		s, err := ResolveRuntime(RuntimeBlock{Engine: "vllm", Version: c.version}, c.g, c.tp, 8192)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.MaxBatchedTokens != c.batched || s.MaxNumSeqs != c.seqs || s.ChunkedPrefill != c.chunked || s.TensorParallel != c.tp {
+			t.Errorf("%s: %+v", c.name, s)
+		}
+	}
+}
+
+func TestResolveRuntimeArgs(t *testing.T) {
+	l40s, _ := LookupGPU("L40S")
+	b := RuntimeBlock{Version: "0.22.1", MaxNumSeqs: 64, GPUMemoryUtilization: 0.8, Args: []string{
+		"--max-model-len", "8192", "--max-num-batched-tokens=4096", "--max_num_seqs", "32",
+		"--no-enable-chunked-prefill", "--enable-prefix-caching=false", "-tp", "2", "--gpu-memory-utilization", "0.7", "--block-size", "32",
+	}}
+	s, err := ResolveRuntime(b, l40s, 1, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxBatchedTokens != 4096 || s.MaxNumSeqs != 32 || s.ChunkedPrefill || s.PrefixCaching || s.TensorParallel != 2 || s.GPUMemoryUtilization != 0.7 || s.BlockSize != 32 {
+		t.Errorf("args not applied (the last flag wins, as in vLLM): %+v", s)
+	}
+	if s.Sources["max_num_seqs"] != "args" || s.Sources["max_num_batched_tokens"] != "args" {
+		t.Errorf("sources %v", s.Sources)
+	}
+	// The block's attributes apply when args do not say otherwise.
+	s, _ = ResolveRuntime(RuntimeBlock{Version: "0.22.1", MaxNumSeqs: 64, MaxNumBatchedTokens: 512}, l40s, 1, 8192)
+	if s.MaxNumSeqs != 64 || s.MaxBatchedTokens != 512 || s.Sources["max_num_seqs"] != "runtime" {
+		t.Errorf("block attributes: %+v", s)
+	}
+	// Without chunked prefill the default budget holds a whole context.
+	s, _ = ResolveRuntime(RuntimeBlock{Version: "0.22.1", Args: []string{"--no-enable-chunked-prefill"}}, l40s, 1, 16384)
+	if s.MaxBatchedTokens != 16384 {
+		t.Errorf("unchunked default budget %d, want the 16384-token context", s.MaxBatchedTokens)
+	}
+	for arg, want := range map[string]string{
+		"--max-num-seqs=lots":            `"lots" is not a positive whole number`,
+		"--max-num-batched-tokens":       "needs a value",
+		"--gpu-memory-utilization=1.5":   "not a fraction",
+		"--enable-chunked-prefill=maybe": "not true or false",
+		"--tensor-parallel-size=0":       "not a positive whole number",
+	} {
+		if _, err := ResolveRuntime(RuntimeBlock{Args: []string{arg}}, l40s, 1, 8192); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", arg, err, want)
+		}
+	}
+}

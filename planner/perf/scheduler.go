@@ -1,0 +1,425 @@
+package perf
+
+// DefaultBlockSize is the paged KV cache's block size in tokens (vLLM's
+// default on GPUs).
+const DefaultBlockSize = 16
+
+// EngineConfig is the serving engine's scheduler settings that change
+// performance: the per-step token budget, the running-batch cap, chunked
+// prefill and the KV cache's size in blocks.
+type EngineConfig struct {
+	// MaxNumSeqs caps the running batch (--max-num-seqs).
+	MaxNumSeqs int `json:"max_num_seqs"`
+	// MaxBatchedTokens is the token budget of one step
+	// (--max-num-batched-tokens).
+	MaxBatchedTokens int `json:"max_num_batched_tokens"`
+	// ChunkedPrefill lets a prompt be prefilled over several steps and
+	// prefills share steps with decodes (vLLM's v1 engine). Off, a step
+	// either prefills whole prompts or decodes (vLLM's v0 default).
+	ChunkedPrefill bool `json:"chunked_prefill"`
+	// PrefixCaching says the engine reuses cached prompt prefixes; the
+	// scheduler then skips Seq.Cached tokens of each prompt.
+	PrefixCaching bool `json:"prefix_caching,omitempty"`
+	// BlockSize is the KV cache block in tokens (default DefaultBlockSize).
+	BlockSize int `json:"block_size,omitempty"`
+	// KVBlocks is the KV cache's size in blocks.
+	KVBlocks int `json:"kv_blocks"`
+}
+
+func (c EngineConfig) blockSize() int {
+	if c.BlockSize <= 0 {
+		return DefaultBlockSize
+	}
+	return c.BlockSize
+}
+
+// Seq is one request as the scheduler sees it. The owner sets Prompt,
+// Output, Cached and Data before Add; the scheduler maintains the rest.
+type Seq struct {
+	// Prompt and Output are the request's prompt tokens and the tokens it
+	// will generate.
+	Prompt, Output int
+	// Cached is the number of prompt tokens found in the prefix cache when
+	// the request is admitted (only with EngineConfig.PrefixCaching): their
+	// KV is not computed again. Without a PrefixCache (SetPrefixCache) the
+	// owner sets it, a fixed hit; with one the scheduler sets it at the
+	// request's first admission to what the cache served.
+	Cached int
+	// Data is the owner's handle (the simulated engine's stream, the
+	// virtual run's request).
+	Data any
+	// Index is the request's number in its run as the load generator
+	// numbers it (warmup requests first, from 0); it draws the request's
+	// delay on its way to the engine (Lane.RequestDelaySeconds), so
+	// both clocks give one request the same draw.
+	Index int
+	// Sampled counts the output tokens sampled so far.
+	Sampled int
+
+	tokens    int // prompt plus tokens sampled so far
+	computed  int // tokens whose KV is in the cache
+	blocks    int // KV blocks held
+	scheduled int // tokens scheduled in the current step
+	stored    int // leading blocks handed to the prefix cache
+	admitted  bool
+	state     seqState
+}
+
+type seqState uint8
+
+const (
+	seqNew seqState = iota
+	seqWaiting
+	seqRunning
+	seqDone // finished or aborted
+)
+
+// Step is what one engine step computes.
+type Step struct {
+	Seqs []*Seq
+	// PrefillTokens counts prompt (or recompute) tokens, DecodeSeqs the
+	// sequences decoding one token, KVTokens the KV-cache tokens the step
+	// reads.
+	PrefillTokens int
+	DecodeSeqs    int
+	KVTokens      float64
+}
+
+// Scheduler is a continuous-batching scheduler in the manner of vLLM's v1
+// scheduler, without a clock: the simulated engine drives it in real time
+// and the estimator in virtual time, so both are the same model. Every step
+// it first schedules the running requests (one token each when decoding, a
+// chunk of the remaining prompt when prefilling) and then admits waiting
+// requests in arrival order, within the token budget, MaxNumSeqs running
+// requests and the KV cache's blocks. A running request that cannot get a
+// block preempts the most recently admitted one, which loses its KV cache
+// and is prefilled again later (recompute). At the end of a step each
+// request whose scheduled tokens are all computed samples one token.
+// A Scheduler is not safe for concurrent use.
+type Scheduler struct {
+	cfg        EngineConfig
+	waiting    []*Seq // FIFO; preempted requests go back to the front
+	running    []*Seq // in admission order
+	usedBlocks int
+	cache      PrefixCache // nil: Seq.Cached is fixed
+	// Preemptions counts preemptions so far.
+	Preemptions int
+}
+
+// NewScheduler returns an idle scheduler for cfg.
+func NewScheduler(cfg EngineConfig) *Scheduler {
+	cfg.BlockSize = cfg.blockSize()
+	return &Scheduler{cfg: cfg}
+}
+
+// SetPrefixCache makes the scheduler look requests up in c when it first
+// schedules them and store the blocks each step computed in c when the
+// step completes (PrefixCache); nil keeps the owners' fixed Seq.Cached.
+// It applies with EngineConfig.PrefixCaching only.
+func (s *Scheduler) SetPrefixCache(c PrefixCache) { s.cache = c }
+
+// Config returns the scheduler's settings.
+func (s *Scheduler) Config() EngineConfig { return s.cfg }
+
+// Add queues a new request.
+func (s *Scheduler) Add(q *Seq) {
+	q.tokens, q.computed, q.blocks, q.scheduled, q.Sampled, q.stored, q.admitted = q.Prompt, 0, 0, 0, 0, 0, false
+	q.state = seqWaiting
+	s.waiting = append(s.waiting, q)
+}
+
+// Abort forgets q (a cancelled request), freeing its KV cache.
+func (s *Scheduler) Abort(q *Seq) {
+	switch q.state {
+	case seqRunning:
+		s.remove(&s.running, q)
+		s.usedBlocks -= q.blocks
+	case seqWaiting:
+		s.remove(&s.waiting, q)
+	}
+	q.blocks, q.scheduled, q.state = 0, 0, seqDone
+}
+
+func (s *Scheduler) remove(list *[]*Seq, q *Seq) {
+	for i, r := range *list {
+		if r == q {
+			*list = append((*list)[:i], (*list)[i+1:]...)
+			return
+		}
+	}
+}
+
+// Idle reports whether nothing is running or waiting.
+func (s *Scheduler) Idle() bool { return len(s.running) == 0 && len(s.waiting) == 0 }
+
+// Running and Waiting count the requests in each queue.
+func (s *Scheduler) Running() int { return len(s.running) }
+
+// Waiting counts the queued requests.
+func (s *Scheduler) Waiting() int { return len(s.waiting) }
+
+// KVUsage is the fraction of KV blocks in use.
+func (s *Scheduler) KVUsage() float64 {
+	if s.cfg.KVBlocks <= 0 {
+		return 0
+	}
+	return float64(s.usedBlocks) / float64(s.cfg.KVBlocks)
+}
+
+func (s *Scheduler) blocksFor(tokens int) int {
+	b := s.cfg.BlockSize
+	return (tokens + b - 1) / b
+}
+
+// Schedule builds the next step into st (reusing its slice). An empty step
+// means there is nothing to do.
+func (s *Scheduler) Schedule(st *Step) {
+	st.Seqs, st.PrefillTokens, st.DecodeSeqs, st.KVTokens = st.Seqs[:0], 0, 0, 0
+	if !s.cfg.ChunkedPrefill {
+		s.scheduleWhole(st)
+		return
+	}
+	budget := s.cfg.MaxBatchedTokens
+	// Running requests first, oldest first; preempt from the back when the
+	// cache is full.
+	for i := 0; i < len(s.running) && budget > 0; i++ {
+		q := s.running[i]
+		n := min(q.tokens-q.computed, budget)
+		if !s.grow(q, q.computed+n) {
+			break
+		}
+		s.take(st, q, n)
+		budget -= n
+	}
+	// Then waiting requests, in order, while there is room.
+	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
+		q := s.waiting[0]
+		s.reuse(q)
+		n := min(q.tokens-q.computed, budget)
+		if !s.admit(q, q.computed+n) {
+			break
+		}
+		s.take(st, q, n)
+		budget -= n
+	}
+}
+
+// scheduleWhole is scheduling without chunked prefill (vLLM's v0 default):
+// a step prefills whole waiting prompts (as many as the budget, the batch
+// cap and the cache allow) or, when none can start, decodes every running
+// request.
+func (s *Scheduler) scheduleWhole(st *Step) {
+	budget := s.cfg.MaxBatchedTokens
+	for len(s.waiting) > 0 && len(s.running) < s.cfg.MaxNumSeqs {
+		q := s.waiting[0]
+		s.reuse(q)
+		n := q.tokens - q.computed
+		if n > budget || !s.admit(q, q.tokens) {
+			break
+		}
+		s.take(st, q, n)
+		budget -= n
+	}
+	if len(st.Seqs) > 0 {
+		return
+	}
+	for i := 0; i < len(s.running); i++ {
+		q := s.running[i]
+		if !s.grow(q, q.computed+1) {
+			break
+		}
+		s.take(st, q, 1)
+	}
+}
+
+// reuse starts a request's prefill after its cached prefix (whole blocks
+// only, as a paged cache shares them) when prefix caching is on.
+func (s *Scheduler) reuse(q *Seq) {
+	if !s.cfg.PrefixCaching || q.computed > 0 {
+		return
+	}
+	hit := q.Cached
+	if s.cache != nil {
+		hit = s.cache.Lookup(q)
+	}
+	if hit <= 0 {
+		return
+	}
+	c := min(hit, q.tokens-1) / s.cfg.BlockSize * s.cfg.BlockSize
+	q.computed = max(c, 0)
+	// The blocks served are cached already: only later ones are stored.
+	q.stored = max(q.stored, q.computed/s.cfg.BlockSize)
+}
+
+// grow gives running request q the blocks to hold tokens, preempting from
+// the back of the running list; false when q itself had to be preempted.
+func (s *Scheduler) grow(q *Seq, tokens int) bool {
+	need := s.blocksFor(tokens) - q.blocks
+	for need > s.cfg.KVBlocks-s.usedBlocks {
+		victim := s.running[len(s.running)-1]
+		s.preempt(victim)
+		if victim == q {
+			return false
+		}
+	}
+	s.usedBlocks += need
+	q.blocks += need
+	return true
+}
+
+// admit moves waiting request q (the head of the queue) to running with
+// the blocks for tokens; false when the cache has no room.
+func (s *Scheduler) admit(q *Seq, tokens int) bool {
+	need := s.blocksFor(tokens)
+	if need > s.cfg.KVBlocks-s.usedBlocks {
+		if q.computed > 0 && q.blocks == 0 {
+			q.computed = 0 // the cached prefix is looked up again next time
+		}
+		return false
+	}
+	s.waiting = s.waiting[1:]
+	s.running = append(s.running, q)
+	q.state = seqRunning
+	if s.cache != nil && s.cfg.PrefixCaching && !q.admitted {
+		q.Cached, q.admitted = q.computed, true
+	}
+	s.usedBlocks += need
+	q.blocks = need
+	return true
+}
+
+func (s *Scheduler) take(st *Step, q *Seq, n int) {
+	q.scheduled = n
+	st.Seqs = append(st.Seqs, q)
+	if n == 1 && q.computed > 0 && q.computed == q.tokens-1 && q.Sampled > 0 {
+		st.DecodeSeqs++
+	} else {
+		st.PrefillTokens += n
+	}
+	st.KVTokens += float64(q.computed + n)
+}
+
+// preempt moves q from running back to the front of the queue, freeing its
+// KV cache; it will be prefilled again, prompt and sampled tokens alike.
+func (s *Scheduler) preempt(q *Seq) {
+	s.remove(&s.running, q)
+	s.usedBlocks -= q.blocks
+	q.blocks, q.computed, q.scheduled = 0, 0, 0
+	q.state = seqWaiting
+	s.waiting = append([]*Seq{q}, s.waiting...)
+	s.Preemptions++
+}
+
+// Complete applies a finished step: every request whose scheduled tokens
+// are all computed samples one token, and sampled is called for it (with
+// the request's Sampled count already advanced). A request that has
+// sampled all its output leaves the scheduler before sampled is called.
+// Requests aborted or preempted during the step are skipped.
+func (s *Scheduler) Complete(st *Step, sampled func(q *Seq)) {
+	for _, q := range st.Seqs {
+		if q.state != seqRunning || q.scheduled == 0 {
+			continue
+		}
+		q.computed += q.scheduled
+		q.scheduled = 0
+		s.store(q)
+		if q.computed < q.tokens {
+			continue // prefill continues next step
+		}
+		q.Sampled++
+		q.tokens++
+		if q.Sampled >= q.Output {
+			s.remove(&s.running, q)
+			s.usedBlocks -= q.blocks
+			q.blocks, q.state = 0, seqDone
+		}
+		if sampled != nil {
+			sampled(q)
+		}
+	}
+}
+
+// store hands the prefix cache q's newly computed full blocks.
+func (s *Scheduler) store(q *Seq) {
+	if s.cache == nil || !s.cfg.PrefixCaching {
+		return
+	}
+	if full := q.computed / s.cfg.BlockSize; full > q.stored {
+		s.cache.Store(q, q.stored, full)
+		q.stored = full
+	}
+}
+
+// check verifies the scheduler's block accounting (tests).
+func (s *Scheduler) check() (held, accounted int, ok bool) {
+	for _, q := range s.running {
+		held += q.blocks
+		if q.blocks != s.blocksFor(q.computed) && q.scheduled == 0 {
+			return held, s.usedBlocks, false
+		}
+	}
+	return held, s.usedBlocks, held == s.usedBlocks
+}
+
+// decodeRun reports whether the next steps are pure decodes of every
+// running request (nothing waits, every running request is decoding and
+// fits the budget) and, if so, how many running requests b there are, the
+// KV tokens the next step reads, and the most steps k that can run so
+// before a request finishes or the cache runs out of blocks. The virtual
+// clock uses it to skip through decode phases without scheduling them one
+// by one; the result equals stepping (DecodeRun's steps are the same).
+func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
+	if len(s.waiting) > 0 || len(s.running) == 0 || len(s.running) > s.cfg.MaxBatchedTokens {
+		return 0, 0, 0
+	}
+	k = limit
+	for _, q := range s.running {
+		if q.Sampled == 0 || q.computed != q.tokens-1 {
+			return 0, 0, 0
+		}
+		k = min(k, q.Output-q.Sampled-1) // stop before the first finishes
+		kv += float64(q.computed + 1)
+	}
+	if k <= 0 {
+		return 0, 0, 0
+	}
+	// Largest k whose new blocks fit the free ones (need grows with k).
+	need := func(k int) int {
+		n := 0
+		for _, q := range s.running {
+			n += s.blocksFor(q.computed+k) - q.blocks
+		}
+		return n
+	}
+	free := s.cfg.KVBlocks - s.usedBlocks
+	if need(k) > free {
+		lo, hi := 0, k // need(lo) fits, need(hi) does not
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if need(mid) <= free {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		k = lo
+	}
+	return len(s.running), kv, k
+}
+
+// advanceDecode applies k pure decode steps found by decodeRun and calls
+// each for every request advanced.
+func (s *Scheduler) advanceDecode(k int, each func(q *Seq)) {
+	if s.cache != nil && s.cfg.PrefixCaching {
+		s.storeDecodes(k)
+	}
+	for _, q := range s.running {
+		each(q)
+		nb := s.blocksFor(q.computed + k)
+		s.usedBlocks += nb - q.blocks
+		q.blocks = nb
+		q.computed += k
+		q.tokens += k
+		q.Sampled += k
+	}
+}

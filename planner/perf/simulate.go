@@ -1,0 +1,596 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/infercrane/infercrane/planner/load"
+)
+
+// Load is the load generator's side of one run, as the load generator
+// produces it: a closed loop of Concurrency streams (stream w starting at
+// RampUpMs x w / Concurrency, each sending its next request TurnaroundMs
+// after the previous one completes), or an open loop with the seeded arrival
+// schedule of load.Arrivals (RequestRate, Arrival, Burstiness, Seed), at most
+// Concurrency in flight when set. Warmup requests run first as a closed
+// loop and are left out of the statistics.
+type Load struct {
+	InputTokens  int
+	OutputTokens int
+	Concurrency  int
+	RequestRate  float64
+	Arrival      string
+	Burstiness   float64
+	Requests     int
+	Warmup       int
+	RampUpMs     float64
+	// TurnaroundMs is the client's turnaround: the time from a response's
+	// last token to the next send it frees (a closed-loop stream's next
+	// request, an open loop's slot under its cap). Zero sends at once; the
+	// load generator takes 0.1-0.5 ms.
+	TurnaroundMs float64
+	Seed         int64
+	// CachedTokens is each request's prompt prefix found in the prefix
+	// cache (with prefix caching on); the hook for prefix-reuse workloads.
+	CachedTokens int
+	// Curve and CurveStepSeconds make the open loop's rate vary over time
+	// (load.Arrivals.Modulate); nil keeps it constant.
+	Curve            []float64
+	CurveStepSeconds float64
+	// Sizes, when set, are the measured requests' own sizes in send order
+	// (drawn lengths, prefix groups), cycled if shorter than Requests, and
+	// WarmupSizes the warmup requests'; they replace InputTokens,
+	// OutputTokens and CachedTokens.
+	Sizes, WarmupSizes []RequestSize
+	// Sends, when set, are the measured phase's send offsets in seconds
+	// from its start, one per request in send order, in place of the
+	// load.Arrivals schedule: an open loop replayed at given times (a trace, or
+	// the sends a run actually made). The concurrency cap still applies.
+	Sends []float64
+}
+
+// RequestSize is one request's prompt and output tokens and the prompt
+// prefix the prefix cache holds for it when it arrives.
+type RequestSize struct {
+	Input, Output, Cached int
+	// Prefix names the token stream the request's first PrefixTokens
+	// tokens belong to (0: none): a prefix group's shared prefix, or a
+	// session's conversation (a turn's prompt and answer, which the next
+	// turn's prompt begins with). With prefix caching on and any request
+	// naming a stream, the virtual run keeps a prefix cache by the
+	// engine's timed rule (PrefixCache, PlannedCache) and Cached is
+	// ignored: a request is served the stream's blocks that steps
+	// completed before its first schedule.
+	Prefix       uint64
+	PrefixTokens int
+	// FollowUp marks a later turn of a multi-turn session: in a closed
+	// loop it is sent on the stream of the request before it, once that
+	// one's answer is complete, as the load generator sends sessions (a
+	// stream takes a whole session, turn after turn). Only Sizes and
+	// WarmupSizes carry it.
+	FollowUp bool
+}
+
+// size returns request i's size.
+func (l *Load) size(i int) RequestSize {
+	if len(l.Sizes) > 0 {
+		return l.Sizes[i%len(l.Sizes)]
+	}
+	return RequestSize{Input: l.InputTokens, Output: l.OutputTokens, Cached: l.CachedTokens}
+}
+
+// Dist summarises one metric over a run, in milliseconds.
+type Dist struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
+
+// RunStats are one run's figures with the load generator's definitions:
+// ttft is send to first token, latency send to last token, tpot (latency -
+// ttft) / (output - 1), itl every gap between successive tokens pooled over
+// requests, throughputs over the window from the first send to the last
+// completion.
+type RunStats struct {
+	TTFT, TPOT, ITL, Latency Dist
+	Succeeded                int
+	OutputTokens             int
+	WindowSeconds            float64
+	RequestThroughput        float64
+	OutputTokenThroughput    float64
+	// DurationSeconds is the whole run, warmup included.
+	DurationSeconds float64
+	Preemptions     int
+	Steps           int
+	// PromptTokens sums the measured requests' prompts and CachedTokens
+	// the part the prefix cache served them.
+	PromptTokens, CachedTokens int
+}
+
+// vreq is one request of a virtual run.
+type vreq struct {
+	seq               Seq
+	sent, first, prev float64
+	last              float64
+	worker            int // closed loop: the stream that sent it
+	index             int
+	size              RequestSize
+	own               uint64 // its own prefix-cache stream
+}
+
+func (r *vreq) prefix() (uint64, int, uint64) { return r.size.Prefix, r.size.PrefixTokens, r.own }
+
+// prefixCache returns the virtual run's prefix cache: nil unless prefix
+// caching is on and a request names a prefix stream.
+func (s Lane) prefixCache(l Load) *PlannedCache {
+	if !s.Engine.PrefixCaching {
+		return nil
+	}
+	for _, z := range append(l.Sizes[:len(l.Sizes):len(l.Sizes)], l.WarmupSizes...) {
+		if z.Prefix != 0 {
+			return NewPlannedCache(s.Engine)
+		}
+	}
+	return nil
+}
+
+// weighted is one ITL value with its multiplicity.
+type weighted struct {
+	v float64
+	n int
+}
+
+// itlHist pools inter-token gaps in logarithmic bins 0.1% wide: a decode
+// phase's gaps are all distinct (the KV cache grows every step) but a
+// percentile of the bins is within 0.05% of the exact one.
+type itlHist map[int32]int
+
+const binWidth = 0.001
+
+var logBin = math.Log1p(binWidth)
+
+func binOf(seconds float64) int32 {
+	if seconds <= 1e-12 {
+		seconds = 1e-12
+	}
+	return int32(math.Floor(math.Log(seconds) / logBin))
+}
+
+func (h itlHist) add(seconds float64, n int) { h[binOf(seconds)] += n }
+
+// weights returns the bins as values (ms, at each bin's centre) with
+// their counts.
+func (h itlHist) weights() []weighted {
+	out := make([]weighted, 0, len(h))
+	for b, n := range h {
+		out = append(out, weighted{1000 * math.Exp((float64(b)+0.5)*logBin), n})
+	}
+	return out
+}
+
+// maxSteps bounds a virtual run (a safeguard against a load that never
+// finishes).
+const maxSteps = 50_000_000
+
+// Run simulates one run of l on the server in virtual time and returns its
+// statistics. It is deterministic: the same server and load give the same
+// figures.
+func (s Lane) Run(l Load) (RunStats, error) {
+	for _, z := range append(append([]RequestSize{l.size(0)}, l.Sizes...), l.WarmupSizes...) {
+		if z.Input < 1 || z.Output < 1 {
+			return RunStats{}, fmt.Errorf("input and output tokens must be at least 1 (got %d and %d)", z.Input, z.Output)
+		}
+	}
+	if l.RequestRate <= 0 && len(l.Sends) == 0 && l.Concurrency < 1 {
+		return RunStats{}, errors.New("set a concurrency (closed loop) or a request rate (open loop)")
+	}
+	var st RunStats
+	t := 0.0
+	cache := s.prefixCache(l)
+	if l.Warmup > 0 {
+		w := l
+		w.Requests, w.RequestRate, w.RampUpMs, w.Sizes, w.Sends = l.Warmup, 0, 0, l.WarmupSizes, nil
+		if w.Concurrency < 1 {
+			w.Concurrency = min(l.Warmup, 16)
+		}
+		ws, end, err := s.phase(w, 0, 0, cache)
+		if err != nil {
+			return st, err
+		}
+		st.Preemptions, st.Steps = ws.Preemptions, ws.Steps
+		t = end
+	}
+	ms, end, err := s.phase(l, t, l.Warmup, cache)
+	if err != nil {
+		return st, err
+	}
+	ms.Preemptions += st.Preemptions
+	ms.Steps += st.Steps
+	ms.DurationSeconds = end
+	return ms, nil
+}
+
+// phase runs n = l.Requests requests starting at time t0 on an idle engine
+// and returns their statistics and the time the last one completed; the
+// load generator numbers them from first (Seq.Index); cache, when set, is
+// the engine's prefix cache, kept from phase to phase.
+func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunStats, float64, error) {
+	n := l.Requests
+	var out RunStats
+	if n <= 0 {
+		return out, t0, nil
+	}
+	eng := NewEngine(s, t0)
+	if cache != nil {
+		eng.SetPrefixCache(cache)
+	}
+	sched := eng.Scheduler()
+	reqs := make([]vreq, n)
+	sent := 0
+	// sendAt sends request i; requests go out in index order except in a
+	// closed loop of sessions, where each stream sends its session's turns.
+	sendAt := func(i int, at float64, worker int) {
+		r := &reqs[i]
+		r.index, r.sent, r.worker = i, at, worker
+		z := l.size(i)
+		r.size = z
+		if cache != nil {
+			r.own, z.Cached = cache.ownStream(), 0
+		}
+		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r, Index: number + i}
+		sent++
+		eng.Arrive(&r.seq, at)
+	}
+	send := func(at float64, worker int) { sendAt(sent, at, worker) }
+	sessions := newSessionQueue(l, n)
+	open := l.RequestRate > 0 || len(l.Sends) > 0
+	// next returns the open loop's next scheduled send.
+	var next func() float64
+	inflight, blocked := 0, false
+	lastSend := t0
+	switch {
+	case len(l.Sends) > 0:
+		if len(l.Sends) < n {
+			return out, t0, fmt.Errorf("%d send times for %d requests", len(l.Sends), n)
+		}
+		k := 0
+		next = func() float64 { k++; return t0 + l.Sends[k-1] }
+	case open:
+		arr, err := load.NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
+		if err == nil {
+			err = arr.Modulate(l.Curve, l.CurveStepSeconds)
+		}
+		if err != nil {
+			return out, t0, err
+		}
+		next = func() float64 { return t0 + float64(arr.Next())/1e9 }
+	}
+	var nextSched float64 // open loop: the next request's scheduled time
+	if open {
+		nextSched = next()
+	}
+	// dispatch sends open-loop requests whose slot is free at time now.
+	dispatch := func(now float64) {
+		for sent < n {
+			if l.Concurrency > 0 && inflight >= l.Concurrency {
+				blocked = true
+				return
+			}
+			at := math.Max(nextSched, math.Max(lastSend, now))
+			send(at, 0)
+			lastSend = at
+			inflight++
+			if sent < n {
+				nextSched = next()
+			}
+		}
+		blocked = false
+	}
+	switch {
+	case open:
+		dispatch(t0)
+	case sessions != nil:
+		for w := 0; w < l.Concurrency; w++ {
+			if i, ok := sessions.claim(); ok {
+				sendAt(i, t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
+			}
+		}
+	default:
+		for w := 0; w < min(l.Concurrency, n); w++ {
+			send(t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
+		}
+	}
+	itl := itlHist{}
+	t := t0
+	var step Step
+	done := 0
+	completed := func(q *Seq) {
+		r := q.Data.(*vreq)
+		if q.Sampled == 1 {
+			r.first = t
+		} else {
+			itl.add(t-r.prev, 1)
+		}
+		r.prev = t
+		if q.Sampled < q.Output {
+			return
+		}
+		r.last = t
+		done++
+		switch {
+		case open:
+			inflight--
+			if blocked {
+				dispatch(t + l.TurnaroundMs/1000)
+			}
+		case sessions != nil:
+			if i, ok := sessions.next(r.index); ok {
+				sendAt(i, t+l.TurnaroundMs/1000, r.worker)
+			}
+		case sent < n:
+			send(t+l.TurnaroundMs/1000, r.worker)
+		}
+	}
+	for done < n {
+		if out.Steps > maxSteps {
+			return out, t, fmt.Errorf("the virtual run did not finish within %d steps", maxSteps)
+		}
+		start, ok := eng.Next()
+		if !ok {
+			if sched.Idle() {
+				return out, t, fmt.Errorf("the virtual run stalled with %d of %d requests done", done, n)
+			}
+			return out, t, fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
+		}
+		t = start
+		d := eng.Begin(t, &step)
+		if d == 0 {
+			continue
+		}
+		t += d
+		out.Steps++
+		eng.End(&step, completed)
+		t = s.skipDecodes(eng, t, itl, &out.Steps)
+	}
+	out.Preemptions = sched.Preemptions
+	ttft, tpot, lat := make([]float64, n), make([]float64, 0, n), make([]float64, n)
+	first, last := math.Inf(1), math.Inf(-1)
+	for i := range reqs {
+		r := &reqs[i]
+		ttft[i] = (r.first - r.sent) * 1000
+		lat[i] = (r.last - r.sent) * 1000
+		if o := r.seq.Output; o >= 2 {
+			tpot = append(tpot, (r.last-r.first)*1000/float64(o-1))
+		}
+		first, last = math.Min(first, r.sent), math.Max(last, r.last)
+	}
+	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(itl.weights())
+	out.Succeeded = n
+	for i := range reqs {
+		out.OutputTokens += reqs[i].seq.Output
+		out.PromptTokens += reqs[i].seq.Prompt
+		if s.Engine.PrefixCaching {
+			out.CachedTokens += load.ServableTokens(reqs[i].seq.Cached, reqs[i].seq.Prompt, s.Engine.blockSize())
+		}
+	}
+	if w := last - first; w > 0 {
+		out.WindowSeconds = w
+		out.RequestThroughput = float64(n) / w
+		out.OutputTokenThroughput = float64(out.OutputTokens) / w
+	}
+	return out, last, nil
+}
+
+// skipDecodes runs the pure decode steps that follow (when every running
+// request decodes and nothing waits) up to the step before a request
+// finishes, the cache needs a preemption or a request on its way enters,
+// in closed form instead of one by one: the same steps and times as
+// stepping (up to rounding), and the same gaps (every running request
+// sampled its last token at t, so each gap is its step's duration).
+func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
+	sched := eng.sched
+	b, kv, k := sched.decodeRun(maxSteps)
+	if k == 0 || !skipDecodePhases {
+		return t
+	}
+	line := s.decodeLine(b, kv)
+	if next := eng.NextEntry(); !math.IsInf(next, 1) {
+		// Only steps that start before the next request enters (one that
+		// enters at a step's start joins it).
+		if t >= next {
+			return t
+		}
+		lo, hi := 1, k // step lo-1 starts before next; find the last such
+		if t+line.sum(k-1) >= next {
+			for hi-lo > 1 {
+				mid := (lo + hi) / 2
+				if t+line.sum(mid-1) < next {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			k = lo
+		}
+	}
+	line.gaps(k, b, itl)
+	t += line.sum(k)
+	*steps += k
+	sched.advanceDecode(k, func(q *Seq) { q.Data.(*vreq).prev = t })
+	eng.end = t
+	return t
+}
+
+// decodeLine is the duration of step j of a pure decode phase:
+// max(c, a + j s) + o, the compute time of b tokens, the memory time of the
+// weights and a KV cache growing by b tokens a step, and the step overhead.
+type decodeLine struct{ c, a, s, o float64 }
+
+func (s Lane) decodeLine(b int, kv float64) decodeLine {
+	h, m := s.Hardware, s.Model
+	flops := h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU
+	bw := h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency
+	kvb := m.KVBytesPerToken(h.bytesPerElem())
+	return decodeLine{
+		c: 2 * float64(m.Params) * float64(b) / flops,
+		a: (m.WeightBytes(h.bytesPerElem()) + kv*kvb) / bw,
+		s: float64(b) * kvb / bw,
+		o: h.Assume.StepOverheadMs / 1000,
+	}
+}
+
+// knee is the first step whose memory time reaches the compute time.
+func (l decodeLine) knee() float64 {
+	switch {
+	case l.a >= l.c:
+		return 0
+	case l.s <= 0:
+		return math.Inf(1)
+	}
+	return math.Ceil((l.c - l.a) / l.s)
+}
+
+func (l decodeLine) at(j int) float64 { return math.Max(l.c, l.a+float64(j)*l.s) + l.o }
+
+// sum is the duration of steps 0 to j-1.
+func (l decodeLine) sum(j int) float64 {
+	n := float64(j)
+	kn := math.Min(n, l.knee())
+	total := l.o*n + l.c*kn
+	if n > kn {
+		total += (n-kn)*l.a + l.s*(kn+n-1)*(n-kn)/2
+	}
+	return total
+}
+
+// gaps adds steps 0 to k-1, each a gap of b requests, to the histogram,
+// a bin at a time.
+func (l decodeLine) gaps(k, b int, itl itlHist) {
+	kn := int(math.Min(float64(k), l.knee()))
+	if kn > 0 {
+		itl.add(l.c+l.o, kn*b)
+	}
+	var bin int32
+	upper := math.Inf(-1)
+	for j := kn; j < k; {
+		v := l.at(j)
+		if v >= upper || v < upper/(1+binWidth) {
+			bin = binOf(v)
+			upper = math.Exp(float64(bin+1) * logBin)
+		}
+		nj := k
+		if l.s > 0 {
+			nj = int(math.Min(float64(k), math.Max(float64(j+1), math.Ceil((upper-l.a-l.o)/l.s))))
+		}
+		itl[bin] += (nj - j) * b
+		j = nj
+		bin++
+		upper *= 1 + binWidth
+	}
+}
+
+// skipDecodePhases is off only in the test that checks skipping against
+// stepping.
+var skipDecodePhases = true
+
+// NewDist summarises values (sorted in place) with the load generator's
+// percentiles.
+func NewDist(values []float64) Dist {
+	if len(values) == 0 {
+		return Dist{}
+	}
+	sort.Float64s(values)
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return Dist{Count: len(values), Mean: sum / float64(len(values)),
+		P50: load.Percentile(values, 50), P90: load.Percentile(values, 90), P95: load.Percentile(values, 95), P99: load.Percentile(values, 99)}
+}
+
+// weightedDist is NewDist of values given with multiplicities.
+func weightedDist(v []weighted) Dist {
+	sort.Slice(v, func(i, j int) bool { return v[i].v < v[j].v })
+	n, sum := 0, 0.0
+	for _, w := range v {
+		n += w.n
+		sum += w.v * float64(w.n)
+	}
+	if n == 0 {
+		return Dist{}
+	}
+	at := func(k int) float64 { // the k-th smallest value, 0-based
+		for _, w := range v {
+			if k < w.n {
+				return w.v
+			}
+			k -= w.n
+		}
+		return v[len(v)-1].v
+	}
+	pct := func(q float64) float64 {
+		pos := q / 100 * float64(n-1)
+		lo := int(math.Floor(pos))
+		if lo >= n-1 {
+			return at(n - 1)
+		}
+		a, b := at(lo), at(lo+1)
+		return a + (pos-float64(lo))*(b-a)
+	}
+	return Dist{Count: n, Mean: sum / float64(n), P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99)}
+}
+
+// sessionQueue hands a closed loop's streams whole sessions, as the load
+// generator does: a stream claims the next unclaimed session's first turn,
+// sends each later turn once the one before it is answered, and claims
+// another session when its own ends.
+type sessionQueue struct {
+	n       int
+	follow  []bool // follow[i]: request i continues request i-1's session
+	starts  []int  // first turn of each session, in order
+	claimed int
+}
+
+// newSessionQueue returns the sessions of the first n requests of l, or
+// nil when l has none (or runs open loop).
+func newSessionQueue(l Load, n int) *sessionQueue {
+	if l.RequestRate > 0 || len(l.Sends) > 0 || len(l.Sizes) == 0 {
+		return nil
+	}
+	q := &sessionQueue{n: n, follow: make([]bool, n)}
+	chained := false
+	for i := range n {
+		q.follow[i] = i > 0 && l.size(i).FollowUp
+		if !q.follow[i] {
+			q.starts = append(q.starts, i)
+		}
+		chained = chained || q.follow[i]
+	}
+	if !chained {
+		return nil
+	}
+	return q
+}
+
+// claim returns the first turn of the next unclaimed session.
+func (q *sessionQueue) claim() (int, bool) {
+	if q.claimed >= len(q.starts) {
+		return 0, false
+	}
+	q.claimed++
+	return q.starts[q.claimed-1], true
+}
+
+// next returns what the stream that completed request i sends next: its
+// session's next turn, else the next session's first.
+func (q *sessionQueue) next(i int) (int, bool) {
+	if i+1 < q.n && q.follow[i+1] {
+		return i + 1, true
+	}
+	return q.claim()
+}

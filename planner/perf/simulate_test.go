@@ -1,0 +1,246 @@
+package perf
+
+import (
+	"testing"
+
+	"github.com/infercrane/infercrane/planner/load"
+)
+
+// testLane is Qwen3-0.6B on one L40S with the given engine settings.
+func testLane(t testing.TB, model, gpu string, e EngineConfig) Lane {
+	t.Helper()
+	m, _ := LookupModel(model)
+	s, err := NewLane(m, hw(gpu, 1), e, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func v1() EngineConfig {
+	return EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true}
+}
+
+// TestRunOneStream checks a single stream against hand arithmetic: TTFT
+// is the request overhead plus one prefill step, every later token one
+// decode step over a KV cache that grows by a token a step.
+func TestRunOneStream(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	st, err := s.Run(Load{InputTokens: 1000, OutputTokens: 5, Concurrency: 1, Requests: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft := s.RequestOverheadSeconds() + StepSeconds(s.Model, s.Hardware, 1000, 0, 1000)
+	var decode float64
+	for k := 1; k < 5; k++ {
+		decode += StepSeconds(s.Model, s.Hardware, 0, 1, float64(1000+k))
+	}
+	if !near(st.TTFT.P50, ttft*1000, 1e-9) || !near(st.TTFT.P99, ttft*1000, 1e-9) {
+		t.Errorf("ttft %+v, want %v ms", st.TTFT, ttft*1000)
+	}
+	if !near(st.TPOT.P50, decode/4*1000, 1e-9) || !near(st.Latency.P50, (ttft+decode)*1000, 1e-9) {
+		t.Errorf("tpot %+v latency %+v, want %v and %v", st.TPOT, st.Latency, decode/4*1000, (ttft+decode)*1000)
+	}
+	if st.ITL.Count != 3*4 || st.Succeeded != 3 || st.OutputTokens != 15 {
+		t.Errorf("counts: itl %d, succeeded %d, tokens %d", st.ITL.Count, st.Succeeded, st.OutputTokens)
+	}
+	if want := 3 * (ttft + decode); !near(st.WindowSeconds, want, 1e-9) || !near(st.RequestThroughput, 3/want, 1e-9) {
+		t.Errorf("window %v, want %v", st.WindowSeconds, want)
+	}
+}
+
+// TestRunOpeningBurst: a closed loop's streams start together, but the
+// engine starts its first step the moment the first request enters, with
+// that one alone; the other prompts enter during that step and are
+// prefilled jointly (within the budget) in the next, beside the first's
+// decode. The last of them is the p99 when they are enough of the run.
+func TestRunOpeningBurst(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	st, err := s.Run(Load{InputTokens: 1024, OutputTokens: 64, Concurrency: 8, Requests: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := StepTime(s.Model, s.Hardware, 1024, 1, 0, 1024)
+	burst := (s.RequestOverheadSeconds() + first + StepTime(s.Model, s.Hardware, 7*1024, 7, 1, 7*1024+1025)) * 1000
+	if !near(st.TTFT.P99, burst, 1e-9) {
+		t.Errorf("ttft %+v; the burst is %v ms", st.TTFT, burst)
+	}
+	// A budget of 2,048 tokens chunks the burst: the last of the 8 waits 4 steps.
+	s2 := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
+	st2, _ := s2.Run(Load{InputTokens: 1024, OutputTokens: 64, Concurrency: 8, Requests: 32})
+	if st2.TTFT.P99 <= st.TTFT.P99 {
+		t.Errorf("a smaller budget must delay the last of the burst: %v vs %v", st2.TTFT.P99, st.TTFT.P99)
+	}
+}
+
+func TestRunConcurrencyAndOpenLoop(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-1.7B", "L40S", v1())
+	l := Load{InputTokens: 1024, OutputTokens: 256, Concurrency: 1, Requests: 32}
+	prev, _ := s.Run(l)
+	for _, c := range []int{2, 4, 8, 16, 32} {
+		l.Concurrency = c
+		st, err := s.Run(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.OutputTokenThroughput <= prev.OutputTokenThroughput || st.TPOT.P50 < prev.TPOT.P50 {
+			t.Errorf("c=%d: throughput %v tpot %v not above c/2's %v %v", c, st.OutputTokenThroughput, st.TPOT.P50, prev.OutputTokenThroughput, prev.TPOT.P50)
+		}
+		prev = st
+	}
+	// Open loop far below capacity: the achieved rate is the offered rate.
+	open := Load{InputTokens: 1024, OutputTokens: 256, Concurrency: 64, RequestRate: 0.5, Arrival: load.ArrivalConstant, Requests: 20}
+	if st, _ := s.Run(open); !near(st.RequestThroughput, 20/(19/0.5+st.Latency.P50/1000), 1e-6) {
+		t.Errorf("open loop at 0.5 req/s achieves %v (latency %v)", st.RequestThroughput, st.Latency.P50)
+	}
+	// Far above capacity the concurrency cap bounds it like a closed loop.
+	open.RequestRate, open.Requests, open.Concurrency = 1e6, 256, 32
+	capped, _ := s.Run(open)
+	closed, _ := s.Run(Load{InputTokens: 1024, OutputTokens: 256, Concurrency: 32, Requests: 256})
+	if !near(capped.RequestThroughput, closed.RequestThroughput, 0.02) {
+		t.Errorf("saturated open loop %v vs closed loop at the cap %v", capped.RequestThroughput, closed.RequestThroughput)
+	}
+	// Poisson arrivals depend on the seed; the estimate averages the runs.
+	open = Load{InputTokens: 512, OutputTokens: 64, RequestRate: 20, Requests: 64, Seed: 3}
+	a, _ := s.Run(open)
+	b, _ := s.Run(open)
+	open.Seed = 4
+	c, _ := s.Run(open)
+	if a.TTFT != b.TTFT || a.TTFT == c.TTFT {
+		t.Errorf("seeded arrivals: same seed %v vs %v, other seed %v", a.TTFT, b.TTFT, c.TTFT)
+	}
+	e, err := s.Estimate(Load{InputTokens: 512, OutputTokens: 64, RequestRate: 20, Requests: 64, Seed: 3}, 2)
+	if err != nil || !near(e.TTFTP95Ms, (a.TTFT.P95+c.TTFT.P95)/2, 1e-9) {
+		t.Errorf("estimate p95 %v, want the mean of %v and %v (%v)", e.TTFTP95Ms, a.TTFT.P95, c.TTFT.P95, err)
+	}
+}
+
+// TestRunTurnaround: a single stream with a client turnaround sends each
+// next request that much after the last token, so the window grows by it
+// once per request after the first and the figures of each request stay.
+func TestRunTurnaround(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	l := Load{InputTokens: 1000, OutputTokens: 5, Concurrency: 1, Requests: 3}
+	want, _ := s.Run(l)
+	l.TurnaroundMs = 0.4
+	got, err := s.Run(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got.TTFT.P50, want.TTFT.P50, 1e-9) || !near(got.TPOT.P50, want.TPOT.P50, 1e-9) || !near(got.WindowSeconds, want.WindowSeconds+2*0.0004, 1e-9) {
+		t.Errorf("turnaround 0.4 ms: ttft %+v window %v; without: %+v %v", got.TTFT, got.WindowSeconds, want.TTFT, want.WindowSeconds)
+	}
+}
+
+// TestRunAtGivenSendTimes: an open loop replayed at given send times is
+// the open loop whose schedule they are.
+func TestRunAtGivenSendTimes(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	l := Load{InputTokens: 512, OutputTokens: 64, Concurrency: 4, RequestRate: 30, Arrival: load.ArrivalPoisson, Requests: 40, Warmup: 2, Seed: 9}
+	want, err := s.Run(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := load.NewArrivals(l.RequestRate, l.Arrival, 0, l.Seed)
+	replay := l
+	replay.RequestRate, replay.Arrival = 0, ""
+	for range l.Requests {
+		replay.Sends = append(replay.Sends, float64(a.Next())/1e9)
+	}
+	got, err := s.Run(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TTFT != want.TTFT || got.Latency != want.Latency || got.Steps != want.Steps {
+		t.Errorf("replayed sends: ttft %+v latency %+v steps %d; the schedule's: %+v %+v %d", got.TTFT, got.Latency, got.Steps, want.TTFT, want.Latency, want.Steps)
+	}
+	replay.Sends = replay.Sends[:10]
+	if _, err := s.Run(replay); err == nil {
+		t.Error("10 send times for 40 requests must be refused")
+	}
+}
+
+func TestRunPreemptsUnderKVPressure(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	h := hw("T4", 1)
+	h.Assume.GPUMemoryUtilization = 0.2
+	s, err := NewLane(m, h, v1(), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Run(Load{InputTokens: 400, OutputTokens: 400, Concurrency: 8, Requests: 8})
+	if err != nil || st.Preemptions == 0 || st.Succeeded != 8 {
+		t.Fatalf("preemptions %d, succeeded %d, err %v; the 8 requests need more KV cache than the %d blocks", st.Preemptions, st.Succeeded, err, s.Engine.KVBlocks)
+	}
+}
+
+func TestWeightedDistIsNewDist(t *testing.T) {
+	vals := []float64{3, 1, 1, 2, 2, 2, 9, 4}
+	w := []weighted{{3, 1}, {1, 2}, {2, 3}, {9, 1}, {4, 1}}
+	if a, b := NewDist(append([]float64{}, vals...)), weightedDist(w); a != b {
+		t.Errorf("weighted %+v, plain %+v", b, a)
+	}
+}
+
+// TestSkippingDecodesEqualsStepping: the virtual clock's shortcut through
+// pure decode phases gives the figures of scheduling every step.
+func TestSkippingDecodesEqualsStepping(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	h := hw("T4", 1)
+	h.Assume.GPUMemoryUtilization = 0.2 // tight: preemptions and block limits
+	s, err := NewLane(m, h, EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []Load{
+		{InputTokens: 700, OutputTokens: 300, Concurrency: 1, Requests: 4},
+		{InputTokens: 300, OutputTokens: 500, Concurrency: 12, Requests: 30, RampUpMs: 50},
+		{InputTokens: 200, OutputTokens: 200, Concurrency: 6, RequestRate: 30, Requests: 40, Seed: 2},
+	} {
+		skipDecodePhases = false
+		want, err1 := s.Run(l)
+		skipDecodePhases = true
+		got, err2 := s.Run(l)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		for name, pair := range map[string][2]Dist{"ttft": {got.TTFT, want.TTFT}, "tpot": {got.TPOT, want.TPOT}, "latency": {got.Latency, want.Latency}, "itl": {got.ITL, want.ITL}} {
+			g, w := pair[0], pair[1]
+			tol := 1e-6
+			if name == "itl" {
+				tol = 1e-3 // a value on a bin's edge may fall in its neighbour
+			}
+			if g.Count != w.Count || !near(g.P50, w.P50, tol) || !near(g.P95, w.P95, tol) || !near(g.P99, w.P99, tol) || !near(g.Mean, w.Mean, tol) {
+				t.Errorf("%+v %s: skipping %+v, stepping %+v", l, name, g, w)
+			}
+		}
+		if got.Steps != want.Steps || got.Preemptions != want.Preemptions || !near(got.OutputTokenThroughput, want.OutputTokenThroughput, 1e-9) {
+			t.Errorf("%+v: steps %d/%d preemptions %d/%d throughput %v/%v", l, got.Steps, want.Steps, got.Preemptions, want.Preemptions, got.OutputTokenThroughput, want.OutputTokenThroughput)
+		}
+		t.Logf("%+v: %d steps, %d preemptions", l, got.Steps, got.Preemptions)
+	}
+}
+
+// BenchmarkLaneEstimate is one lane's estimate (the planner's cost per
+// lane): a closed loop, a long decode-heavy closed loop and a Poisson
+// open loop over 3 seeded runs.
+func BenchmarkLaneEstimate(b *testing.B) {
+	s := testLane(b, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
+	for _, c := range []struct {
+		name string
+		l    Load
+		runs int
+	}{
+		{"closed-c8", Load{InputTokens: 3919, OutputTokens: 295, Concurrency: 8, Requests: 32, Warmup: 1}, 3},
+		{"decode-heavy-c4", Load{InputTokens: 3919, OutputTokens: 1377, Concurrency: 4, Requests: 32, Warmup: 1}, 3},
+		{"poisson", Load{InputTokens: 512, OutputTokens: 128, Concurrency: 64, RequestRate: 20, Requests: 64, Warmup: 1, Seed: 3}, 3},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Estimate(c.l, c.runs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
