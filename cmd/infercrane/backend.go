@@ -201,7 +201,7 @@ func lockHint(err error, dir string) error {
 
 // specAndState loads the spec at path (when it exists) and returns the
 // state directory: -state, else the spec's .infercrane.
-func specAndState(env *cliEnv, name, path, stateDir string) (*lang.Config, string, bool) {
+func specAndState(env *cliEnv, path, stateDir string) (*lang.Config, string, bool) {
 	if _, err := os.Stat(path); err != nil && stateDir != "" {
 		return nil, stateDir, true
 	}
@@ -332,7 +332,7 @@ func specArgs(env *cliEnv, fs *cmdFlags, args []string, dir string) (*lang.Confi
 	if !ok {
 		return nil, "", code, false
 	}
-	cfg, stateDir, ok := specAndState(env, fs.name, path, dir)
+	cfg, stateDir, ok := specAndState(env, path, dir)
 	if !ok {
 		return nil, "", exitError, false
 	}
@@ -377,7 +377,7 @@ func runForceUnlock(env *cliEnv, args []string) int {
 	if len(pos) == 2 {
 		path = pos[1]
 	}
-	cfg, stateDir, ok := specAndState(env, "force-unlock", path, *dir)
+	cfg, stateDir, ok := specAndState(env, path, *dir)
 	if !ok {
 		return exitError
 	}

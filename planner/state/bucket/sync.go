@@ -158,9 +158,10 @@ func (b *Backend) pullLines(ctx context.Context, path string, objs []object) (in
 	return fetched, err
 }
 
-// removeStale removes the cache's mirrored files that the bucket does not
-// hold (keep lists the ones it does).
-func removeStale(dir string, keep map[string]bool, st *Stats) error {
+// walkCached calls fn for every file of dir the cache mirrors from the
+// bucket (see cached), half-written .tmp files left out, with its
+// slash-separated name relative to dir. A dir that does not exist has none.
+func walkCached(dir string, fn func(rel, path string) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -168,18 +169,30 @@ func removeStale(dir string, keep map[string]bool, st *Stats) error {
 			}
 			return err
 		}
-		rel, rerr := filepath.Rel(dir, p)
-		if rerr != nil || d.IsDir() {
-			return rerr
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if cached(rel) && !keep[rel] && !strings.HasSuffix(rel, ".tmp") {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			st.Removed++
+		if !cached(rel) || strings.HasSuffix(rel, ".tmp") {
+			return nil
 		}
-		return nil
+		return fn(rel, p)
+	})
+}
+
+// removeStale removes the cache's mirrored files that the bucket does not
+// hold (keep lists the ones it does).
+func removeStale(dir string, keep map[string]bool, st *Stats) error {
+	return walkCached(dir, func(rel, path string) error {
+		if keep[rel] {
+			return nil
+		}
+		st.Removed++
+		return os.Remove(path)
 	})
 }
 
@@ -239,22 +252,8 @@ func (b *Backend) Push(ctx context.Context, dir string) (Stats, error) {
 			st.Stored++
 		}
 	}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		rel, rerr := filepath.Rel(dir, p)
-		if rerr != nil || d.IsDir() {
-			return rerr
-		}
-		rel = filepath.ToSlash(rel)
-		if !cached(rel) || strings.HasSuffix(rel, ".tmp") {
-			return nil
-		}
-		if err := b.putFile(ctx, rel, p); err != nil {
+	err = walkCached(dir, func(rel, path string) error {
+		if err := b.putFile(ctx, rel, path); err != nil {
 			return err
 		}
 		st.Stored++
@@ -301,28 +300,27 @@ func (b *Backend) Check(ctx context.Context, dir string) error {
 			diffs = append(diffs, rel)
 		}
 	}
-	walk := func(root string, fn func(rel string, data []byte)) {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			rel, _ := filepath.Rel(root, p)
-			rel = filepath.ToSlash(rel)
-			if cached(rel) && !strings.HasSuffix(rel, ".tmp") {
-				data, _ := os.ReadFile(p)
-				fn(rel, data)
-			}
-			return nil
-		})
-	}
 	local := map[string]string{}
-	walk(dir, func(rel string, data []byte) { local[rel] = sha256Hex(data) })
-	walk(tmp, func(rel string, data []byte) {
-		if local[rel] != sha256Hex(data) {
+	hash := func(into map[string]string) func(rel, path string) error {
+		return func(rel, path string) error {
+			data, err := os.ReadFile(path)
+			into[rel] = sha256Hex(data)
+			return err
+		}
+	}
+	pulled := map[string]string{}
+	if err := walkCached(dir, hash(local)); err != nil {
+		return err
+	}
+	if err := walkCached(tmp, hash(pulled)); err != nil {
+		return err
+	}
+	for rel, sum := range pulled {
+		if local[rel] != sum {
 			diffs = append(diffs, rel)
 		}
 		delete(local, rel)
-	})
+	}
 	for rel := range local {
 		diffs = append(diffs, rel)
 	}
