@@ -282,6 +282,12 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 		mu       sync.Mutex
 		failures []string
 		wg       sync.WaitGroup
+		// Per-shard sums, added up in shard order after the wait so
+		// that the totals do not depend on which shard finished first
+		// (float addition is not associative).
+		sandboxSecs = make([]float64, job.Shards)
+		ran         = make([]bool, job.Shards)
+		lifetimes   = make([]float64, job.Shards)
 	)
 	sem := make(chan struct{}, job.Parallel)
 	for _, i := range todo {
@@ -298,17 +304,24 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 			mu.Lock()
 			defer mu.Unlock()
 			rep.Attempts[i] = attempts
-			rep.SandboxSeconds += secs
+			sandboxSecs[i] = secs
 			if err != nil {
 				failures = append(failures, err.Error())
 				return
 			}
 			shards[i] = s
-			rep.CPUSeconds += s.CPUSeconds
-			meas.add(plan.Rows[i], s.WallSeconds, last)
+			ran[i] = true
+			lifetimes[i] = last
 		}()
 	}
 	wg.Wait()
+	for i := range job.Shards {
+		rep.SandboxSeconds += sandboxSecs[i]
+		if ran[i] {
+			rep.CPUSeconds += shards[i].CPUSeconds
+			meas.add(plan.Rows[i], shards[i].WallSeconds, lifetimes[i])
+		}
+	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	rep.CoreSeconds = rep.SandboxSeconds * job.CPU
 	rep.CostUSD = rep.SandboxSeconds * job.sandboxPrice()
