@@ -87,6 +87,7 @@ func ours(t *testing.T, bin, url, model string, s fidShape, cpus string) fidRun 
 		"--concurrency", strconv.Itoa(s.conc), "--requests", strconv.Itoa(s.requests), "--warmup", "1",
 		"--seed", strconv.FormatInt(time.Now().UnixNano()%1000, 10), "--result", res)
 	cpu, wall, _ := runTool(t, nil, argv...)
+	keepOutputs(t, "infercrane", res)
 	b, err := os.ReadFile(res)
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +113,13 @@ func vllmBench(t *testing.T, venv, tokenizer, url, model string, s fidShape, cpu
 		"--model", model, "--tokenizer", tokenizer, "--dataset-name", "random",
 		"--random-input-len", strconv.Itoa(s.in), "--random-output-len", strconv.Itoa(s.out), "--random-range-ratio", "0",
 		"--num-prompts", strconv.Itoa(s.requests), "--max-concurrency", strconv.Itoa(s.conc), "--request-rate", "inf",
-		"--ignore-eos", "--save-result", "--result-dir", dir, "--result-filename", "r.json",
+		"--ignore-eos", "--save-result", "--save-detailed", "--result-dir", dir, "--result-filename", "r.json",
 		"--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,95", "--disable-tqdm",
 		"--seed", strconv.FormatInt(time.Now().UnixNano()%1000, 10))
 	before := serverHistograms(t, url)
 	cpu, wall, _ := runTool(t, []string{"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1"}, argv...)
 	view := serverDelta(t, url, before)
+	keepOutputs(t, "vllm-bench", filepath.Join(dir, "r.json"))
 	b, err := os.ReadFile(filepath.Join(dir, "r.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +156,7 @@ func aiperf(t *testing.T, tokenizer, url, model string, s fidShape, cpus string)
 		"--artifact-dir", dir, "--ui-type", "none")
 	env := []string{"HF_HUB_OFFLINE=", "TRANSFORMERS_OFFLINE=", "DO_NOT_TRACK=1"}
 	cpu, wall, _ := runTool(t, env, argv...)
+	keepOutputs(t, "aiperf", filepath.Join(dir, "profile_export_aiperf.json"), filepath.Join(dir, "profile_export.jsonl"))
 	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -364,6 +367,40 @@ func fidTable(title string, truth *fidRun, runs []fidRun) string {
 		}
 	}
 	return b.String()
+}
+
+// keepOutputs copies a tool's result files, when FIDELITY_KEEP names a
+// folder, to FIDELITY_KEEP/<test>/<tool>-<n>/ (the importers' fixtures in
+// executor/benchresult/testdata come from there). A file the tool did not
+// write is skipped.
+func keepOutputs(t *testing.T, tool string, files ...string) {
+	t.Helper()
+	root := os.Getenv("FIDELITY_KEEP")
+	if root == "" {
+		return
+	}
+	base := filepath.Join(root, t.Name())
+	n := 1
+	for ; ; n++ {
+		if _, err := os.Stat(filepath.Join(base, fmt.Sprintf("%s-%d", tool, n))); os.IsNotExist(err) {
+			break
+		}
+	}
+	dir := filepath.Join(base, fmt.Sprintf("%s-%d", tool, n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // fidelityOut writes the table to FIDELITY_OUT (when set) and stdout.

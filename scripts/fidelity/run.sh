@@ -6,6 +6,8 @@
 # than 1% (or 0.5 ms) off the engine's ground truth at 64 streams, or differ from
 # vllm bench's on real vLLM by more than their run-to-run spread.
 # With VLLM_VENV and TINY_MODEL already set (make integration), setup is skipped.
+# FIDELITY_KEEP=DIR keeps every tool's result files under DIR/<test>/<tool>-<n>/
+# (the fixtures of executor/benchresult come from there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
