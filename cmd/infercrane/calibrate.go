@@ -55,9 +55,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 	check := fs.String("check", "", "calibration file to check against the evidence instead of fitting one")
 	var models multiFlag
 	fs.Var(&models, "model", "use only this model's campaigns (model id; repeatable); one -model also names the model of a result that does not record it")
-	gpu := fs.String("gpu", "", "GPU type of other tools' results that do not record it (e.g. H100)")
-	engine := fs.String("engine", "", "serving engine and version of other tools' results that do not record them (e.g. vllm==0.11.0)")
-	toolVersion := fs.String("tool-version", "", "benchmark tool version of results that do not record it (stamped into the calibration)")
+	hints := resultHintFlags(fs, "stamped into the calibration")
 	keepCached := fs.Bool("keep-cached", false, "fit runs whose TTFT says their prompts were served from a prefix cache the evidence does not declare")
 	pos, code, ok := fs.parse(args)
 	if !ok {
@@ -78,7 +76,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 		}
 	}
 	opts := calibrate.Options{StateDir: *stateDir, Version: Version, Models: models, KeepCached: *keepCached,
-		Hints: benchresult.Hints{GPU: *gpu, Engine: *engine, ToolVersion: *toolVersion}}
+		Hints: *hints}
 	if len(models) == 1 {
 		opts.Hints.Model = models[0]
 	}
@@ -140,6 +138,17 @@ func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibra
 	}
 	fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
 	return exitError
+}
+
+// resultHintFlags declares -gpu, -engine and -tool-version: the conditions
+// of other tools' results that do not record them (benchresult.Hints);
+// stamp says where the tool version goes.
+func resultHintFlags(fs *cmdFlags, stamp string) *benchresult.Hints {
+	h := &benchresult.Hints{}
+	fs.StringVar(&h.GPU, "gpu", "", "GPU type of other tools' results that do not record it (e.g. H100)")
+	fs.StringVar(&h.Engine, "engine", "", "serving engine and version of other tools' results that do not record them (e.g. vllm==0.11.0)")
+	fs.StringVar(&h.ToolVersion, "tool-version", "", "benchmark tool version of results that do not record it ("+stamp+")")
+	return h
 }
 
 // printWarningsAndNotes prints calibrate's warnings and notes to stderr.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner/state"
@@ -25,16 +26,26 @@ func runReport(env *cliEnv, args []string) int {
 		Usage: "infercrane report [flags] [STATE_DIR]",
 		About: "Builds the evidence of every screen in STATE_DIR (default " + state.DefaultDir + ") from its\n" +
 			"per-request records and writes it with the Markdown, HTML and Parquet reports.\n" +
+			"With -results it also reads results other tools wrote (`vllm bench serve --save-result` JSON,\n" +
+			"AIPerf's profile_export_aiperf.json or profile_export.jsonl, GuideLLM's report JSON, the earlier\n" +
+			"InferCrane screen documents), matches each to the plan's lane with its model, GPU, engine, lengths\n" +
+			"and load, and writes the lane's estimate beside the result's figures to " + report.ResultsFile + ",\n" +
+			"flagging runs whose TTFT says a prefix cache served their prompts.\n" +
 			"Exit status: 0 every gate passed, 3 a gate failed, 4 a gate was inconclusive, 1 an error.",
 		Examples: []string{
 			"infercrane report",
 			"infercrane report examples/quickstart/.infercrane -format html,md",
 			"infercrane report -out /tmp/reports .infercrane",
+			"infercrane report -results vllm-bench-result.json -gpu H100 -engine vllm==0.11.0 .infercrane",
 		},
 	})
 	formats := fs.String("format", strings.Join(report.AllFormats, ","), "comma-separated formats to write: "+strings.Join(report.AllFormats, ", "))
 	out := fs.outDir("out", "", "directory for the reports (default STATE_DIR/reports)")
 	sign := fs.String("sign", env.Getenv(signingKeyEnv), "sign each evidence file with this ed25519 private key (PEM), in a DSSE envelope beside it (default $"+signingKeyEnv+")")
+	var resultFiles multiFlag
+	fs.Var(&resultFiles, "results", "another tool's result to set beside the plan's estimates (repeatable)")
+	hints := resultHintFlags(fs, "shown beside its figures")
+	fs.StringVar(&hints.Model, "model", "", "model id of results that do not record it (an AIPerf record export)")
 	pos, code, ok := fs.parse(args)
 	if !ok {
 		return code
@@ -63,6 +74,16 @@ func runReport(env *cliEnv, args []string) int {
 		return 1
 	}
 	opts := report.Options{Formats: list, OutDir: *out}
+	// Every result is read before anything is written: one that cannot
+	// be read stops the report with nothing changed.
+	for _, f := range resultFiles {
+		rs, err := benchresult.Read(f, *hints)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane report: -results %v\n", err)
+			return 1
+		}
+		opts.Results = append(opts.Results, rs...)
+	}
 	opts.Secrets = env.secrets.Values()
 	var err error
 	if opts.SigningKey, err = signingKey(*sign); err != nil {
@@ -75,7 +96,40 @@ func runReport(env *cliEnv, args []string) int {
 		return 1
 	}
 	printOutcome(env, oc)
+	printResults(env, oc.Results)
 	return oc.ExitCode
+}
+
+// printResults prints each result's comparison with the plan: the lane it
+// matches and its figures' errors, or why it matches none; a result a
+// prefix cache served is a warning.
+func printResults(env *cliEnv, cs []report.ResultComparison) {
+	for _, c := range cs {
+		if c.Lane == nil {
+			fmt.Fprintf(env.Stderr, "Warning: %s not compared: %s\n", c.Name(), c.Unmatched)
+			continue
+		}
+		p := c.Prediction
+		var errs []string
+		if p != nil {
+			for _, pm := range p.Metrics {
+				e := fmt.Sprintf("%s %+.1f%%", pm.Metric, 100*pm.Error)
+				if !pm.Within {
+					e += " (outside the range)"
+				}
+				errs = append(errs, e)
+			}
+		}
+		if len(errs) == 0 {
+			errs = []string{"no figure the estimate has"}
+		}
+		fmt.Fprintf(env.Stdout, "%s (%s) against lane %s: %s\n", c.Name(), c.Result.Tool, c.Lane.Key, strings.Join(errs, ", "))
+		if p != nil {
+			for _, h := range p.CacheHits {
+				fmt.Fprintf(env.Stderr, "Warning: %s is CACHE-SERVED: %s\n", c.Name(), h)
+			}
+		}
+	}
 }
 
 // printOutcome renders what Generate wrote and the gates; apply uses it too.

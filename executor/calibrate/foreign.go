@@ -5,32 +5,20 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/executor/benchresult"
+	"github.com/infercrane/infercrane/executor/cachehit"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // CachedTTFTFraction is how far below a lone prefill's compute a measured
 // TTFT p50 must fall to count as served from a prefix cache the evidence
-// does not declare: the catalog's time for the GPU to prefill one prompt
-// alone (no front end, no queueing), times this fraction. Nothing but a
-// cache hit makes a request's first token come sooner than half of that.
-const CachedTTFTFraction = 0.5
-
-// lonePrefillMs is the catalog's time for lane's GPU to prefill one prompt
-// of input tokens alone, in milliseconds: the floor of any cold TTFT.
-func lonePrefillMs(lane perf.Lane, input int) float64 {
-	return 1000 * perf.StepTime(lane.Model, lane.Hardware, input, 1, 0, 0)
-}
+// does not declare (cachehit.Fraction).
+const CachedTTFTFraction = cachehit.Fraction
 
 // cachedTTFT says why a measured TTFT p50 of ttft ms for prompts of input
 // tokens looks served from a prefix cache ("" when it does not).
 func cachedTTFT(lane perf.Lane, input int, ttft float64) string {
-	floor := lonePrefillMs(lane, input)
-	if ttft <= 0 || ttft >= CachedTTFTFraction*floor {
-		return ""
-	}
-	return fmt.Sprintf("TTFT p50 %.1f ms is under %.0f%% of a lone %d-token prefill's %.1f ms on %s: the prompts were served from a prefix cache the evidence does not declare (identical prompts across runs?)",
-		ttft, 100*CachedTTFTFraction, input, floor, lane.Hardware.GPU.Name)
+	return cachehit.TTFT(lane, input, ttft, 1)
 }
 
 // foreignRef is the calibration's record of another tool's result.
@@ -107,13 +95,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 		m := r.Metrics
 		if len(r.TTFTsMs) > 0 {
 			// Per-request TTFTs: the share of requests served from a cache.
-			floor := CachedTTFTFraction * lonePrefillMs(lane, r.InputTokens)
-			hit := 0
-			for _, t := range r.TTFTsMs {
-				if t < floor {
-					hit++
-				}
-			}
+			hit, floor := cachehit.Requests(lane, r.InputTokens, r.TTFTsMs, 1)
 			if hit > 0 && 2*hit <= len(r.TTFTsMs) {
 				notes = append(notes, fmt.Sprintf("%s: %d of %d requests' TTFT is under %.1f ms (half a lone prefill): some prompts were served from a prefix cache", name, hit, len(r.TTFTsMs), floor))
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/benchresult"
+	"github.com/infercrane/infercrane/executor/cachehit"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 )
@@ -144,7 +145,7 @@ func TestCalibrateScreenDocumentLeavesOutCachedRuns(t *testing.T) {
 	}
 	// Run 1 (TTFT p50 300 ms) is cold; run 2 (8 ms) cannot have
 	// prefilled 4,096 tokens.
-	floor := lonePrefillMs(obs[0].Lane, 4096)
+	floor := cachehit.LonePrefillMs(obs[0].Lane, 4096)
 	if !(8 < CachedTTFTFraction*floor && 300 > floor) {
 		t.Fatalf("the fixture no longer straddles the floor: lone prefill %.1f ms", floor)
 	}

@@ -96,6 +96,11 @@ type Prediction struct {
 	Metrics []PredictedMetric `json:"metrics"`
 	// Outside lists the metrics measured outside their predicted range.
 	Outside []string `json:"outside"`
+	// CacheHits names the runs whose TTFT p50 is under half a lone
+	// prefill's compute while the server declared no prefix-cache hit
+	// (executor/cachehit): a cache served their prompts, so their figures
+	// measure the cache, not the model the estimate is made of.
+	CacheHits []string `json:"cache_hits,omitempty"`
 }
 
 // PredictedMetric is one figure: predicted with its range, measured (the

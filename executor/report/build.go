@@ -311,7 +311,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	c.Price = lanePrice(in.Plan, l, c.Aggregate.OutputTokenThroughput)
 	c.Pooled = pooledLatencies(records, slo)
 	c.RequestMix = requestMix(l, runs)
-	c.Prediction = prediction(l, &c.Aggregate)
+	c.Prediction = prediction(l, &c.Aggregate, c.Runs)
 	c.CoefficientOfVariation = coefficientOfVariation(figs, withSLO)
 	ciMetrics := append([]string{}, throughputMetrics...)
 	if !withSLO {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/redact"
@@ -64,6 +65,10 @@ type Options struct {
 	// lists them in Outcome.Repaired (apply does this when it has nothing
 	// to run).
 	RepairOnly bool
+	// Results are other tools' results (benchresult) to set beside the
+	// plan's estimates: Generate writes them, matched to the plan's lanes,
+	// to ResultsFile in the output directory (Outcome.Results).
+	Results []benchresult.Result
 	// Check, when set, is called before each file Generate writes (the
 	// state store's Check: the lock it holds is still on the state
 	// directory); an error stops it before the write.
@@ -91,6 +96,8 @@ type Outcome struct {
 	Warnings []string
 	// Repaired names the reports RepairOnly rewrote, each with why.
 	Repaired []string
+	// Results set Options.Results beside the plan's estimates.
+	Results []ResultComparison
 }
 
 // Generate reads the plan, spec snapshot, journal and records of a state
@@ -177,6 +184,21 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 			}
 		}
 		oc.ExitCode = worseExit(oc.ExitCode, ev.GateSummary.ExitCode)
+	}
+	if len(opts.Results) > 0 {
+		oc.Results = CompareResults(in.Plan, opts.Results)
+		b, err := renderText(red, func(w io.Writer) error { return WriteResults(w, oc.Results) })
+		if err == nil {
+			err = opts.check()
+		}
+		path := filepath.Join(out, ResultsFile)
+		if err == nil {
+			err = writeAtomic(path, b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", ResultsFile, err)
+		}
+		oc.Files = append(oc.Files, path)
 	}
 	return oc, nil
 }

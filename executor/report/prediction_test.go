@@ -31,7 +31,7 @@ func TestPredictionRangeFlags(t *testing.T) {
 		{4, 3.44, []string{"tpot_p50_ms"}},
 	}
 	for _, c := range cases {
-		p := prediction(l, &evidence.Metrics{Succeeded: 4, Latencies: evidence.Latencies{TTFTP50Ms: f(c.ttft), TPOTP50Ms: f(c.tpot)}})
+		p := prediction(l, &evidence.Metrics{Succeeded: 4, Latencies: evidence.Latencies{TTFTP50Ms: f(c.ttft), TPOTP50Ms: f(c.tpot)}}, nil)
 		if p == nil || len(p.Metrics) != 2 {
 			t.Fatalf("ttft %v, tpot %v: prediction %+v, want two figures", c.ttft, c.tpot, p)
 		}
