@@ -2,6 +2,11 @@
 GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 20s
+# Go's fuzzer minimizes every input that finds new coverage for up to 60 s by
+# default, trying O(n^2) cuts of it; a multi-KB spec seed at a few ms an
+# execution never finishes, so FuzzLoad sat at ~28 execs for its whole run.
+# A bounded count keeps the workers fuzzing (docs/testing.md).
+FUZZMINIMIZETIME ?= 200x
 
 .PHONY: build check-binary cross test bench bench-duckdb fuzz lint integration integration-dsse fidelity clean
 
@@ -50,11 +55,12 @@ bench:
 bench-duckdb:
 	bash scripts/bench/duckdb-vs-profile.sh
 
-## fuzz: run every fuzz target for FUZZTIME each
+## fuzz: run every fuzz target for FUZZTIME each (inputs minimized for at most
+## FUZZMINIMIZETIME executions)
 fuzz:
 	@for pkg in $$($(GO) list $(PKGS)); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
 	  done; \
 	done
 
