@@ -80,16 +80,14 @@ func attrRange(t *lang.Trace, attr string) hcl.Range {
 }
 
 // CacheKey names the cached profile of a trace object at a given identity
-// and sampling.
+// and with given options: every option that changes a profile's content is
+// in it, as ShardOptions declares them (in the form that selects the same
+// rows, so options that make the same profile share a key).
 func CacheKey(source, identity string, o Options) string {
-	key := []any{source, identity, o.RowGroups, o.RowGroupIndices, o.All, o.RowsPerGroup, o.MaxContext}
-	if o.Sketch && !o.All {
-		key = append(key, "sketch") // sketch percentiles of a sample differ from exact ones
-	}
-	if o.Quantiles {
-		key = append(key, "quantiles")
-	}
-	b, _ := json.Marshal(key)
+	b, _ := json.Marshal(struct {
+		Source, Identity string
+		Options          ShardOptions
+	}{source, identity, o.ShardOptions()})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

@@ -78,9 +78,8 @@ type ShardOptions struct {
 // count or list and sketch (always on with it), an explicit list drops a
 // count.
 func (o Options) ShardOptions() ShardOptions {
-	s := ShardOptions{All: o.All, Sketch: o.Sketch, RowGroups: o.RowGroups, RowGroupIndices: o.RowGroupIndices,
-		RowsPerGroup: o.RowsPerGroup, MaxContext: o.MaxContext, Name: o.Name, License: o.License, Citation: o.Citation,
-		Quantiles: o.Quantiles}
+	var s ShardOptions
+	copyShardFields(reflect.ValueOf(&s).Elem(), reflect.ValueOf(o))
 	switch {
 	case s.All:
 		s.Sketch, s.RowGroups, s.RowGroupIndices = false, 0, nil
@@ -91,9 +90,20 @@ func (o Options) ShardOptions() ShardOptions {
 }
 
 func (s ShardOptions) options() Options {
-	return Options{All: s.All, Sketch: s.Sketch, RowGroups: s.RowGroups, RowGroupIndices: s.RowGroupIndices,
-		RowsPerGroup: s.RowsPerGroup, MaxContext: s.MaxContext, Name: s.Name, License: s.License, Citation: s.Citation,
-		Quantiles: s.Quantiles}
+	var o Options
+	copyShardFields(reflect.ValueOf(&o).Elem(), reflect.ValueOf(s))
+	return o
+}
+
+// copyShardFields sets each field of dst that ShardOptions declares from
+// the field of src with the same name (dst and src are Options or
+// ShardOptions), so the list of options is ShardOptions alone.
+func copyShardFields(dst, src reflect.Value) {
+	t := reflect.TypeFor[ShardOptions]()
+	for i := range t.NumField() {
+		name := t.Field(i).Name
+		dst.FieldByName(name).Set(src.FieldByName(name))
+	}
 }
 
 // shardOption is one field of ShardOptions: its flag and its value.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // outputNeutral are the Options fields that do not change a profile's
@@ -102,5 +103,42 @@ func TestShardOptionsArgs(t *testing.T) {
 	}
 	if got := strings.Join(Options{All: true, Sketch: true, RowGroups: 3}.ShardOptions().Args(), " "); got != "--all --rows-per-group 0" {
 		t.Errorf("full-scan args %q", got)
+	}
+}
+
+// The cached profile's key changes with every option that changes a
+// profile (each ShardOptions field, set alone), and not with those that
+// do not (outputNeutral, but the source the caller passes apart).
+func TestCacheKeyHasEveryShardOption(t *testing.T) {
+	base := CacheKey("s", "id", Options{})
+	st := reflect.TypeOf(ShardOptions{})
+	for i := range st.NumField() {
+		name := st.Field(i).Name
+		var o Options
+		v := reflect.ValueOf(&o).Elem().FieldByName(name)
+		switch v.Kind() {
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int:
+			v.SetInt(7)
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]int{1, 2}))
+		default:
+			t.Fatalf("Options.%s: kind %s", name, v.Kind())
+		}
+		if CacheKey("s", "id", o) == base {
+			t.Errorf("CacheKey ignores Options.%s: a profile made with it would be served from the cache of one made without", name)
+		}
+	}
+	neutral := Options{Source: "elsewhere", Read: ReadOptions{Region: "r"}, Workers: 9, Now: func() time.Time { return time.Time{} }, Progress: func(Progress) {}}
+	if CacheKey("s", "id", neutral) != base {
+		t.Error("CacheKey changes with an option that does not change the profile")
+	}
+	// Options that select the same rows share a key: a full scan sketches
+	// whatever Sketch says and reads every group whatever RowGroups says.
+	if CacheKey("s", "id", Options{All: true}) != CacheKey("s", "id", Options{All: true, Sketch: true, RowGroups: 5}) {
+		t.Error("a full scan's key depends on options it ignores")
 	}
 }
