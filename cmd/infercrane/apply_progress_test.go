@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,31 @@ func TestBarsViewRedacts(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "the key is "+redact.Marker) {
 		t.Errorf("the note is missing or not redacted:\n%q", b.String())
+	}
+}
+
+// TestTrackerETAIsTheSameEveryTime: the time left adds the deployments'
+// start-ups in plan order, not in a map's (float addition is not
+// associative: 0.1 + 0.2 + 0.7 and 0.7 + 0.2 + 0.1 differ in the last
+// bit), so the same state gives the same ETA on every call.
+func TestTrackerETAIsTheSameEveryTime(t *testing.T) {
+	var lanes []*planner.Lane
+	for i, startup := range []float64{0.1, 0.2, 0.7, 0.3, 1.1, 0.6} {
+		id := fmt.Sprintf("l%d", i)
+		lanes = append(lanes, &planner.Lane{ID: id, Key: "s/" + id, Deployment: "d" + id, Action: planner.ActionRun, Runs: 1, RequestsPerRun: 8,
+			Inputs:   planner.LaneInputs{ModelID: "Qwen/" + id, GPUType: "L40S", ExecutorType: "local"},
+			Estimate: planner.Estimate{Available: true, StartupSeconds: startup, Estimate: perf.Estimate{RunSeconds: 1.3}}})
+	}
+	tr := newTracker(&planner.Plan{Lanes: lanes}, 6)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr.now = func() time.Time { return now }
+	first, ok := tr.eta()
+	if !ok {
+		t.Fatal("no ETA")
+	}
+	for range 200 {
+		if s, _ := tr.eta(); s != first {
+			t.Fatalf("ETA %v, then %v: the same state gives different figures", first, s)
+		}
 	}
 }

@@ -292,7 +292,11 @@ func (t *tracker) eta() (secs float64, ok bool) {
 		avg = t.measRuns / float64(t.finishedRuns)
 	}
 	total := 0.0
+	// The busy deployments in plan order: their start-ups are added in
+	// that order, not a map's, so the same state gives the same figure
+	// (float addition is not associative).
 	busyDeps := map[string]bool{}
+	var busyOrder []string
 	for _, id := range t.order {
 		lt := t.lanes[id]
 		left := lt.runsToDo - lt.done - lt.failedRuns - lt.notRun
@@ -312,7 +316,10 @@ func (t *tracker) eta() (secs float64, ok bool) {
 			}
 			per = avg
 		}
-		busyDeps[lt.deployment] = true
+		if !busyDeps[lt.deployment] {
+			busyDeps[lt.deployment] = true
+			busyOrder = append(busyOrder, lt.deployment)
+		}
 		if r := lt.running; r != nil {
 			left--
 			el := now.Sub(r.started).Seconds()
@@ -324,7 +331,7 @@ func (t *tracker) eta() (secs float64, ok bool) {
 		}
 		total += float64(left) * per
 	}
-	for id := range busyDeps {
+	for _, id := range busyOrder {
 		d := t.deps[id]
 		if d == nil {
 			continue

@@ -27,9 +27,19 @@ func addCompletionCommands() {
 
 const bashCompletion = `# bash completion for infercrane; load it with:
 #   source <(infercrane completion bash)
+# bash splits words at COMP_WORDBREAKS ("=" and ":" among them), so the
+# line is split here at blanks only, as infercrane reads it, and what the
+# current bash word does not cover ("-target" of "-target=s/a") is taken
+# off each completion.
 _infercrane() {
-  local IFS=$'\n'
-  COMPREPLY=( $(infercrane __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null) )
+  local IFS=$'\n' line="${COMP_LINE:0:COMP_POINT}" cur="${COMP_WORDS[COMP_CWORD]}"
+  local -a words
+  IFS=$' \t' read -ra words <<< "$line"
+  [[ -z $line || $line == *[[:blank:]] ]] && words+=("")
+  local word="${words[${#words[@]}-1]}"
+  local pre="${word%"$cur"}"
+  COMPREPLY=( $(infercrane __complete "${words[@]:1}" 2>/dev/null) )
+  COMPREPLY=( "${COMPREPLY[@]#"$pre"}" )
 }
 complete -o default -F _infercrane infercrane
 `

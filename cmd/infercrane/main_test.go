@@ -53,10 +53,11 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waiturl":    waitURL,
-			"echoserver": echoServer,
-			"s3serve":    s3Serve,
-			"exitcode":   exitCode,
+			"waiturl":      waitURL,
+			"echoserver":   echoServer,
+			"s3serve":      s3Serve,
+			"exitcode":     exitCode,
+			"bashcomplete": bashComplete,
 		},
 	})
 }
