@@ -319,6 +319,12 @@ const (
 	MaxSeconds = 86_400
 	// MaxMilliseconds bounds latencies given in milliseconds (a day).
 	MaxMilliseconds = MaxSeconds * 1000
+	// MaxSigma bounds a lognormal distribution's sigma (lognormal(1,
+	// MaxTokens) has 9.8).
+	MaxSigma = 10
+	// MaxQuantiles bounds the quantiles a distribution lists (a profile
+	// made with --quantiles has 10).
+	MaxQuantiles = 10_000
 )
 
 // checkMax reports a number (or a list element) beyond sp.max, at the

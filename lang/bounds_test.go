@@ -82,3 +82,22 @@ func TestBoundsAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestDistributionBoundsAreDocumented: docs/language/bounds.md lists the
+// bounds of distributions (TestDistributionsAreBounded checks them).
+func TestDistributionBoundsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/language/bounds.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| token lengths | `p50`, `p90`, `p95`, `p99`, `quantiles[].v` | " + strconv.Itoa(MaxTokens) + " |",
+		"| token lengths | lognormal `median` | " + strconv.Itoa(MaxTokens) + " |",
+		"| token lengths | lognormal `sigma` | " + strconv.Itoa(MaxSigma) + " |",
+		"| any | `quantiles` (points) | " + strconv.Itoa(MaxQuantiles) + " |",
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/language/bounds.md has no row %q", want)
+		}
+	}
+}

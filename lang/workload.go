@@ -141,6 +141,12 @@ var LognormalFunc = function.New(&function.Spec{
 		if !(p95 >= m) || math.IsInf(p95, 0) {
 			return cty.NilVal, function.NewArgErrorf(1, "the p95 must be at least the median (%g), got %g", m, p95)
 		}
+		if m > MaxTokens {
+			return cty.NilVal, function.NewArgErrorf(0, "the median is %g; a token count is at most %d", m, MaxTokens)
+		}
+		if p95 > MaxTokens {
+			return cty.NilVal, function.NewArgErrorf(1, "the p95 is %g; a token count is at most %d", p95, MaxTokens)
+		}
 		return lognormalObject(m, math.Log(p95/m)/normalScore(0.95)), nil
 	},
 })
@@ -214,8 +220,14 @@ func toDistribution(v cty.Value, fraction bool) (*Distribution, error) {
 			if fraction {
 				return nil, fmt.Errorf("a lognormal cannot describe a fraction; use percentiles such as trace.NAME.cache_hit_fraction")
 			}
-			m, _ := v.GetAttr("median").AsBigFloat().Float64()
-			s, _ := v.GetAttr("sigma").AsBigFloat().Float64()
+			m, err := lognormalParam(v, "median", 1, MaxTokens)
+			if err != nil {
+				return nil, err
+			}
+			s, err := lognormalParam(v, "sigma", 0, MaxSigma)
+			if err != nil {
+				return nil, err
+			}
 			return &Distribution{Median: m, Sigma: s}, nil
 		}
 	}
@@ -230,6 +242,9 @@ func toDistribution(v cty.Value, fraction bool) (*Distribution, error) {
 		if !fraction && p < 1 {
 			return nil, fmt.Errorf("%s is %g; token counts must be at least 1", percentileKeys[i], p)
 		}
+		if !fraction && p > MaxTokens {
+			return nil, fmt.Errorf("%s is %g; a token count is at most %d", percentileKeys[i], p, MaxTokens)
+		}
 	}
 	d := &Distribution{Percentiles: ps}
 	if v.Type().HasAttribute("quantiles") {
@@ -242,12 +257,32 @@ func toDistribution(v cty.Value, fraction bool) (*Distribution, error) {
 	return d, nil
 }
 
+// lognormalParam reads a lognormal object's median or sigma, a number in
+// [lo, hi].
+func lognormalParam(v cty.Value, name string, lo, hi float64) (float64, error) {
+	if !v.Type().HasAttribute(name) {
+		return 0, fmt.Errorf("the lognormal object has no %s; write lognormal(median, p95) or lognormal_fit(trace.NAME.output_tokens)", name)
+	}
+	x := v.GetAttr(name)
+	if x.IsNull() || x.Type() != cty.Number {
+		return 0, fmt.Errorf("the lognormal's %s must be a number", name)
+	}
+	f, _ := x.AsBigFloat().Float64()
+	if !(f >= lo && f <= hi) {
+		return 0, fmt.Errorf("the lognormal's %s is %g; it must be between %g and %g", name, f, lo, hi)
+	}
+	return f, nil
+}
+
 // quantilesOf reads a distribution's quantiles ({q, v} objects in
 // increasing q) and merges in its percentiles, which they must agree with
 // where both give a value.
 func quantilesOf(v cty.Value, ps []float64, fraction bool) ([]QuantilePoint, error) {
 	if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType()) {
 		return nil, fmt.Errorf("quantiles must be a list of {q, v} objects, as a profile made with --quantiles has them")
+	}
+	if n := v.LengthInt(); n > MaxQuantiles {
+		return nil, fmt.Errorf("quantiles has %d points; a distribution lists at most %d", n, MaxQuantiles)
 	}
 	at := map[float64]float64{0.5: ps[0], 0.9: ps[1], 0.95: ps[2], 0.99: ps[3]}
 	var out []QuantilePoint
@@ -272,6 +307,8 @@ func quantilesOf(v cty.Value, ps []float64, fraction bool) ([]QuantilePoint, err
 			return nil, fmt.Errorf("quantiles[%d].v is %g; a fraction is between 0 and 1", len(out), x)
 		case !fraction && x < 1:
 			return nil, fmt.Errorf("quantiles[%d].v is %g; token counts must be at least 1", len(out), x)
+		case !fraction && x > MaxTokens:
+			return nil, fmt.Errorf("quantiles[%d].v is %g; a token count is at most %d", len(out), x, MaxTokens)
 		}
 		if p, ok := at[q]; ok {
 			if p != x {
