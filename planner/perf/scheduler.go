@@ -362,14 +362,15 @@ func (s *Scheduler) check() (held, accounted int, ok bool) {
 }
 
 // decodeRun reports whether the next steps are pure decodes of every
-// running request (nothing waits, every running request is decoding and
-// fits the budget) and, if so, how many running requests b there are, the
+// running request (every running request is decoding and fits the budget,
+// and nothing waits or the waiting head cannot be admitted: headBlocked)
+// and, if so, how many running requests b there are, the
 // KV tokens the next step reads, and the most steps k that can run so
 // before a request finishes or the cache runs out of blocks. The virtual
 // clock uses it to skip through decode phases without scheduling them one
 // by one; the result equals stepping (DecodeRun's steps are the same).
 func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
-	if len(s.waiting) > 0 || len(s.running) == 0 || len(s.running) > s.cfg.MaxBatchedTokens {
+	if len(s.running) == 0 || len(s.running) > s.cfg.MaxBatchedTokens {
 		return 0, 0, 0
 	}
 	k = limit
@@ -392,6 +393,17 @@ func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
 		return n
 	}
 	free := s.cfg.KVBlocks - s.usedBlocks
+	if len(s.waiting) > 0 {
+		// The head is tried after the step's decodes grew (chunked
+		// prefill) or before (whole prompts).
+		taken := 0
+		if s.cfg.ChunkedPrefill {
+			taken = need(1)
+		}
+		if !s.headBlocked(free - taken) {
+			return 0, 0, 0
+		}
+	}
 	if need(k) > free {
 		lo, hi := 0, k // need(lo) fits, need(hi) does not
 		for hi-lo > 1 {
@@ -405,6 +417,32 @@ func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
 		k = lo
 	}
 	return len(s.running), kv, k
+}
+
+// headBlocked reports whether the waiting queue's head cannot be admitted
+// with free blocks, and so stays waiting through the pure decode steps
+// that follow: they admit nobody before it (the queue is FIFO), finish
+// nobody, keep the running count and only take blocks, so what refuses it
+// now refuses it until a request finishes. It has no side effects. With a
+// prefix cache the head's hit can change from step to step (and a lookup
+// marks the cache), so such a head is never judged blocked.
+func (s *Scheduler) headBlocked(free int) bool {
+	if s.cache != nil && s.cfg.PrefixCaching {
+		return false
+	}
+	if len(s.running) >= s.cfg.MaxNumSeqs {
+		return true
+	}
+	q := s.waiting[0]
+	computed := q.computed
+	if s.cfg.PrefixCaching && computed == 0 && q.Cached > 0 { // as reuse
+		computed = max(min(q.Cached, q.tokens-1)/s.cfg.BlockSize*s.cfg.BlockSize, 0)
+	}
+	if s.cfg.ChunkedPrefill {
+		budget := s.cfg.MaxBatchedTokens - len(s.running)
+		return budget <= 0 || s.blocksFor(computed+min(q.tokens-computed, budget)) > free
+	}
+	return q.tokens-computed > s.cfg.MaxBatchedTokens || s.blocksFor(q.tokens) > free
 }
 
 // advanceDecode applies k pure decode steps found by decodeRun and calls

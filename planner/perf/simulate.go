@@ -109,6 +109,10 @@ type RunStats struct {
 	DurationSeconds float64
 	Preemptions     int
 	Steps           int
+	// Stepped counts the steps scheduled one by one; the others (Steps -
+	// Stepped) were skipped through in closed form. The estimate's work
+	// grows with Stepped.
+	Stepped int
 	// PromptTokens sums the measured requests' prompts and CachedTokens
 	// the part the prefix cache served them.
 	PromptTokens, CachedTokens int
@@ -204,7 +208,7 @@ func (s Lane) Run(l Load) (RunStats, error) {
 		if err != nil {
 			return st, err
 		}
-		st.Preemptions, st.Steps = ws.Preemptions, ws.Steps
+		st.Preemptions, st.Steps, st.Stepped = ws.Preemptions, ws.Steps, ws.Stepped
 		t = end
 	}
 	ms, end, err := s.phase(l, t, l.Warmup, cache)
@@ -213,6 +217,7 @@ func (s Lane) Run(l Load) (RunStats, error) {
 	}
 	ms.Preemptions += st.Preemptions
 	ms.Steps += st.Steps
+	ms.Stepped += st.Stepped
 	ms.DurationSeconds = end
 	return ms, nil
 }
@@ -373,6 +378,7 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 		}
 		t += d
 		out.Steps++
+		out.Stepped++
 		eng.End(&step, completed)
 		t = s.skipDecodes(eng, t, itl, &out.Steps)
 	}
@@ -414,6 +420,13 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 // sampled its last token at t, so each gap is its step's duration).
 func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
 	sched := eng.sched
+	for _, q := range sched.running {
+		// Without chunked prefill a step that prefills decodes nobody: the
+		// running requests' next gap is then longer than its step.
+		if q.Data.(*vreq).prev != t {
+			return t
+		}
+	}
 	b, kv, k := sched.decodeRun(maxSteps)
 	if k == 0 || !skipDecodePhases {
 		return t

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/infercrane/infercrane/planner/load"
@@ -188,14 +189,30 @@ func TestSkippingDecodesEqualsStepping(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B")
 	h := hw("T4", 1)
 	h.Assume.GPUMemoryUtilization = 0.2 // tight: preemptions and block limits
-	s, err := NewLane(m, h, EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
-	if err != nil {
-		t.Fatal(err)
+	for _, e := range []EngineConfig{
+		{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true},
+		{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true, PrefixCaching: true},
+		{MaxNumSeqs: 8, MaxBatchedTokens: 2048},
+	} {
+		s, err := NewLane(m, h, e, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("chunked=%v,prefix-caching=%v", e.ChunkedPrefill, e.PrefixCaching), func(t *testing.T) {
+			skippingEqualsStepping(t, s)
+		})
 	}
+}
+
+func skippingEqualsStepping(t *testing.T, s Lane) {
 	for _, l := range []Load{
 		{InputTokens: 700, OutputTokens: 300, Concurrency: 1, Requests: 4},
 		{InputTokens: 300, OutputTokens: 500, Concurrency: 12, Requests: 30, RampUpMs: 50},
 		{InputTokens: 200, OutputTokens: 200, Concurrency: 6, RequestRate: 30, Requests: 40, Seed: 2},
+		// Requests waiting on the batch cap (20 streams, 8 running) and on
+		// the KV cache (preemptions), through long decodes.
+		{InputTokens: 100, OutputTokens: 900, Concurrency: 20, Requests: 60},
+		{InputTokens: 600, OutputTokens: 1200, Concurrency: 8, Requests: 24},
 	} {
 		skipDecodePhases = false
 		want, err1 := s.Run(l)
@@ -217,7 +234,7 @@ func TestSkippingDecodesEqualsStepping(t *testing.T) {
 		if got.Steps != want.Steps || got.Preemptions != want.Preemptions || !near(got.OutputTokenThroughput, want.OutputTokenThroughput, 1e-9) {
 			t.Errorf("%+v: steps %d/%d preemptions %d/%d throughput %v/%v", l, got.Steps, want.Steps, got.Preemptions, want.Preemptions, got.OutputTokenThroughput, want.OutputTokenThroughput)
 		}
-		t.Logf("%+v: %d steps, %d preemptions", l, got.Steps, got.Preemptions)
+		t.Logf("%+v: %d steps (%d stepped, %d when stepping), %d preemptions", l, got.Steps, got.Stepped, want.Stepped, got.Preemptions)
 	}
 }
 
@@ -242,5 +259,34 @@ func BenchmarkLaneEstimate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestEstimateWorkDoesNotGrowWithOutputTokens counts the steps a virtual
+// run schedules one by one (its work; the rest are skipped in closed
+// form) as each request's output grows tenfold: with requests waiting for
+// the batch cap (20 streams, 8 running) the work must stay flat. Before,
+// any waiting request made every step of the run scheduled one by one.
+func TestEstimateWorkDoesNotGrowWithOutputTokens(t *testing.T) {
+	for _, e := range []EngineConfig{
+		{MaxNumSeqs: 8, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true},
+		{MaxNumSeqs: 8, MaxBatchedTokens: 8192},
+	} {
+		s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", e)
+		var stepped [2]int
+		for i, out := range []int{500, 5000} {
+			st, err := s.Run(Load{InputTokens: 100, OutputTokens: out, Concurrency: 20, Requests: 60})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Preemptions > 0 {
+				t.Fatalf("%d preemptions: the KV cache should hold the batch", st.Preemptions)
+			}
+			stepped[i] = st.Stepped
+		}
+		if stepped[1] > stepped[0]*3/2 {
+			t.Errorf("chunked=%v: %d steps scheduled one by one at 500 output tokens, %d at 5000", e.ChunkedPrefill, stepped[0], stepped[1])
+		}
+		t.Logf("chunked=%v: stepped %d at 500 output tokens, %d at 5000", e.ChunkedPrefill, stepped[0], stepped[1])
 	}
 }
