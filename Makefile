@@ -58,11 +58,7 @@ bench-duckdb:
 ## fuzz: run every fuzz target for FUZZTIME each (inputs minimized for at most
 ## FUZZMINIMIZETIME executions)
 fuzz:
-	@for pkg in $$($(GO) list $(PKGS)); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
-	  done; \
-	done
+	GO='$(GO)' PKGS='$(PKGS)' FUZZTIME='$(FUZZTIME)' FUZZMINIMIZETIME='$(FUZZMINIMIZETIME)' bash scripts/fuzz/run.sh
 
 ## lint: formatting and vet
 lint:
