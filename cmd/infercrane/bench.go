@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os/signal"
 	"strings"
@@ -45,6 +46,8 @@ type benchFlags struct {
 	gauges    time.Duration
 	config    string
 	sliceSet  bool // --sched-slice was given
+	// seedDrawn: no --seed was given, and the run draws its own.
+	seedDrawn bool
 }
 
 // benchOutputFlags are the bench flags that may go with --config: they say
@@ -78,7 +81,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.IntVar(&cfg.Requests, "requests", 0, "measured requests (with --duration: an upper bound)")
 	fs.IntVar(&cfg.Warmup, "warmup", 1, "warmup requests, run first and excluded from statistics (vllm bench also sends one)")
 	fs.DurationVar(&bf.warmupFor, "warmup-duration", 0, "warm up for this long instead (with --warmup: whichever ends first)")
-	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of prompts and arrival schedules")
+	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of prompts and arrival schedules (default: drawn for the run, so that no two runs send the same prompts, which a server's prefix cache would serve; the result records it)")
 	fs.StringVar(&cfg.TraceFile, "trace", "", "replay a JSONL trace of {timestamp_ms,input_tokens,output_tokens}")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", 1, "trace replay: multiply gaps by this (0.5 replays twice as fast)")
 	fs.BoolVar(&cfg.H2C, "h2c", false, "speak HTTP/2 over cleartext (prior knowledge) instead of HTTP/1.1")
@@ -121,6 +124,12 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 			c.BaseURL = cfg.BaseURL
 		}
 		return runBench(ctx, env, c, bf)
+	}
+	if !set["seed"] {
+		// Two runs with one seed send the same prompts, and vLLM's prefix
+		// cache (on by default) then serves the second run's: a fixed
+		// default would measure the cache from the second run on.
+		cfg.Seed, bf.seedDrawn = rand.Int64N(1<<31), true
 	}
 	cfg.Streaming = !bf.noStream
 	cfg.WarmupDurationMs = bf.warmupFor.Milliseconds()
@@ -175,6 +184,7 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
 		return 1
 	}
+	res.Prompts.Drawn = bf.seedDrawn
 	code := 0
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane bench: interrupted (%v); the summary covers the requests that finished\n", err)
@@ -210,6 +220,7 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 			break
 		}
 	}
+	fmt.Fprintf(env.Stdout, "Prompt seed:             %d (%s)\n", res.Prompts.Seed, res.Prompts.Repeats())
 	writeSummaryTable(env.Stdout, res.Summary)
 	writeServerView(env.Stdout, &res.Summary, res.ServerView)
 	return code

@@ -155,6 +155,9 @@ func writeServerView(w io.Writer, s *loadgen.Summary, v *loadgen.ServerView) {
 			fmt.Fprintf(w, "%-26s %7d %9.2f %9.2f %9.2f   %s\n", r.name, r.d.Count, r.d.Mean, r.d.P50, r.d.P95, r.d.Metric)
 		}
 	}
+	if pc := v.PrefixCache; pc != nil && pc.QueriedTokens > 0 {
+		fmt.Fprintf(w, "prefix cache: the server served %.0f of the %.0f prompt tokens it looked up from its cache (vllm:prefix_cache_hits_total)\n", pc.HitTokens, pc.QueriedTokens)
+	}
 	switch {
 	case !rc.Comparable:
 		fmt.Fprintf(w, "Not compared: %s\n", rc.Reason)

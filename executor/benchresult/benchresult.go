@@ -576,8 +576,29 @@ func parseAIPerf(data []byte) (Result, error) {
 	if s, ok := stat("input_sequence_length"); ok && s.Avg != nil {
 		r.InputTokens = round(*s.Avg)
 	}
-	if s, ok := stat("output_sequence_length"); ok && s.Avg != nil {
+	osl, oslOK := stat("output_sequence_length")
+	if oslOK && osl.Avg != nil {
+		r.OutputTokens = round(*osl.Avg)
+	}
+	// The server's own counts (usage, AIPerf 0.13 on) are InferCrane's:
+	// the prompt with its chat template, the output as generated.
+	if s, ok := stat("usage_prompt_tokens"); ok && s.Avg != nil && *s.Avg > 0 {
+		r.InputTokens = round(*s.Avg)
+	}
+	if s, ok := stat("usage_completion_tokens"); ok && s.Avg != nil && *s.Avg > 0 {
 		r.OutputTokens = round(*s.Avg)
+		if oslOK && osl.Avg != nil && math.Abs(*osl.Avg / *s.Avg - 1) > 0.01 {
+			// Its ITL divides each request's decode time by its own
+			// re-tokenised count, and its output throughput counts them.
+			delete(r.Metrics, TPOTMean)
+			delete(r.Metrics, TPOTP50)
+			delete(r.Metrics, TPOTP95)
+			delete(r.Metrics, TPOTP99)
+			if v, ok := r.Metrics[OutTput]; ok {
+				r.Metrics[OutTput] = v * *s.Avg / *osl.Avg
+			}
+			r.Notes = append(r.Notes, fmt.Sprintf("AIPerf re-tokenised the output to %.2f tokens a request where the server counted %.2f: its inter_token_latency divides by its own count, so the TPOT is left out (profile_export.jsonl gives it with the server's counts), and the output throughput is scaled to the server's count", *osl.Avg, *s.Avg))
+		}
 	}
 	if s, ok := stat("request_count"); ok && s.Avg != nil {
 		r.Requests = round(*s.Avg)
@@ -588,10 +609,39 @@ func parseAIPerf(data []byte) (Result, error) {
 			ModelNames []string `json:"model_names"`
 		} `json:"endpoint"`
 		Loadgen map[string]json.RawMessage `json:"loadgen"`
+		// AIPerf 0.13: models.items[].name and a list of phases.
+		Models struct {
+			Items []struct {
+				Name string `json:"name"`
+			} `json:"items"`
+		} `json:"models"`
+		Phases []map[string]json.RawMessage `json:"phases"`
 	}
 	_ = json.Unmarshal(top["input_config"], &cfg)
 	if len(cfg.Endpoint.ModelNames) > 0 {
 		r.Model = cfg.Endpoint.ModelNames[0]
+	} else if len(cfg.Models.Items) > 0 {
+		r.Model = cfg.Models.Items[0].Name
+	}
+	if cfg.Loadgen == nil {
+		cfg.Loadgen = map[string]json.RawMessage{}
+	}
+	for _, ph := range cfg.Phases {
+		switch str(ph["kind"]) {
+		case "warmup":
+			if _, set := cfg.Loadgen["warmup_request_count"]; !set {
+				cfg.Loadgen["warmup_request_count"] = ph["requests"]
+			}
+		case "profiling":
+			for ours, theirs := range map[string]string{"concurrency": "concurrency", "request_count": "requests", "request_rate": "rate"} {
+				if _, set := cfg.Loadgen[ours]; !set && ph[theirs] != nil {
+					cfg.Loadgen[ours] = ph[theirs]
+				}
+			}
+			if v := ph["request_rate"]; v != nil {
+				cfg.Loadgen["request_rate"] = v
+			}
+		}
 	}
 	if c, ok := num(cfg.Loadgen["concurrency"]); ok && c >= 1 {
 		r.Concurrency = round(c)
@@ -649,7 +699,7 @@ func parseAIPerfRecords(data []byte) (Result, error) {
 	var ttft, tpot, lat []float64
 	var spans []span
 	var outTok float64
-	var inSum, outSum, n int
+	var inSum, outSum, n, retokenised int
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
@@ -696,21 +746,38 @@ func parseAIPerfRecords(data []byte) (Result, error) {
 		if v, ok := val("time_to_first_token"); ok {
 			ttft = append(ttft, v)
 		}
-		if v, ok := val("inter_token_latency"); ok {
-			tpot = append(tpot, v)
-		}
+		tpotRecorded, hasTPOT := val("inter_token_latency")
 		if v, ok := val("request_latency"); ok {
 			lat = append(lat, v)
 		}
-		if v, ok := raw("output_sequence_length"); ok {
-			outSum += round(v)
-			outTok += v
-		} else if v, ok := raw("output_token_count"); ok {
-			outSum += round(v)
-			outTok += v
+		// The server's counts (usage) are InferCrane's; AIPerf's own are
+		// its re-tokenisation of the streamed text.
+		out, outOK := raw("usage_completion_tokens")
+		if !outOK || out < 1 {
+			if out, outOK = raw("output_sequence_length"); !outOK {
+				out, outOK = raw("output_token_count")
+			}
+		} else if theirs, ok := raw("output_sequence_length"); ok && theirs != out {
+			retokenised++
 		}
-		if v, ok := raw("input_sequence_length"); ok {
+		if outOK {
+			outSum += round(out)
+			outTok += out
+		}
+		if v, ok := raw("usage_prompt_tokens"); ok && v > 0 {
 			inSum += round(v)
+		} else if v, ok := raw("input_sequence_length"); ok {
+			inSum += round(v)
+		}
+		// TPOT is (latency - ttft) / (output tokens - 1) with the server's
+		// count when the record has it.
+		l, lok := val("request_latency")
+		f, fok := val("time_to_first_token")
+		switch {
+		case lok && fok && outOK && out > 1:
+			tpot = append(tpot, (l-f)/(out-1))
+		case hasTPOT:
+			tpot = append(tpot, tpotRecorded)
 		}
 		if s, e := rec.Metadata.Start, rec.Metadata.End; s != nil && e != nil && *e >= *s {
 			spans = append(spans, span{*s, *e})
@@ -766,7 +833,10 @@ func parseAIPerfRecords(data []byte) (Result, error) {
 		peak = max(peak, cur)
 	}
 	r.Concurrency = peak
-	r.Notes = append(r.Notes, "AIPerf per-record export: figures recomputed from its records (its inter_token_latency is our tpot); the concurrency is the most requests it had in flight at once")
+	r.Notes = append(r.Notes, "AIPerf per-record export: figures recomputed from its records with the server's token counts where they are recorded (usage); tpot is (latency - ttft) / (output tokens - 1); the concurrency is the most requests it had in flight at once")
+	if retokenised > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("AIPerf's own output count (its re-tokenisation) differs from the server's in %d of %d records; the server's is used", retokenised, n))
+	}
 	return r, nil
 }
 

@@ -8,9 +8,18 @@ import (
 	"testing"
 )
 
-// The fixtures in testdata are written in each tool's own layout (vLLM's
-// vllm/benchmarks/serve.py result_json, AIPerf's exporters, GuideLLM's
-// report, the earlier screen's Modal script); the figures are made up.
+// The vllm bench and AIPerf fixtures in testdata are real tool output,
+// kept by `FIDELITY_KEEP=DIR make fidelity` (scripts/fidelity/run.sh) from
+// TestFidelityVLLM's runs against vLLM 0.32.0's CPU build serving a tiny
+// Qwen3 (served as tiny-qwen3) at concurrency 1, 24 requests of 64 + 16
+// tokens (72 prompt tokens with the chat template), untrimmed:
+// vllm-bench-0.32.0-cpu.json (`vllm bench serve --save-result
+// --save-detailed`) and aiperf-0.13.0-cpu/ (AIPerf 0.13.0's
+// profile_export_aiperf.json and profile_export.jsonl). No GPU ran them:
+// the tests name one with -gpu as a user would. vllm-bench-rate.json (an
+// open loop), guidellm-report.json and screen-two-model.json follow their
+// tools' layouts with made-up figures: make fidelity runs neither an open
+// loop nor GuideLLM.
 
 func read(t *testing.T, name string, h Hints) []Result {
 	t.Helper()
@@ -32,26 +41,38 @@ func wantMetrics(t *testing.T, r Result, want map[string]float64) {
 	}
 }
 
+const (
+	realVLLMBench = "vllm-bench-0.32.0-cpu.json"
+	realAIPerf    = "aiperf-0.13.0-cpu/profile_export_aiperf.json"
+	realRecords   = "aiperf-0.13.0-cpu/profile_export.jsonl"
+)
+
+var cpuHints = Hints{GPU: "L40S", Engine: "vllm==0.32.0"}
+
 func TestVLLMBenchDetailed(t *testing.T) {
-	rs := read(t, "vllm-bench-detailed.json", Hints{})
+	rs := read(t, realVLLMBench, cpuHints)
 	if len(rs) != 1 {
 		t.Fatalf("%d results", len(rs))
 	}
 	r := rs[0]
-	if r.Tool != ToolVLLMBench || r.Model != "Qwen/Qwen3-0.6B" || r.GPU != "H100" || r.Engine != "vllm" || r.EngineVersion != "0.11.0" {
+	if r.Tool != ToolVLLMBench || r.Model != "tiny-qwen3" || r.GPU != "L40S" || r.Engine != "vllm" || r.EngineVersion != "0.32.0" || r.ToolVersion != "" {
 		t.Errorf("conditions: %+v", r)
 	}
-	if r.Concurrency != 4 || r.RequestRate != 0 || r.Requests != 8 || r.InputTokens != 128 || r.OutputTokens != 64 {
+	// --max-concurrency 1 --request-rate inf; the prompt lengths are the
+	// server's (72: 64 random tokens and the chat template).
+	if r.Concurrency != 1 || r.RequestRate != 0 || r.Requests != 24 || r.InputTokens != 72 || r.OutputTokens != 16 {
 		t.Errorf("load: concurrency %d rate %v requests %d lengths %d/%d", r.Concurrency, r.RequestRate, r.Requests, r.InputTokens, r.OutputTokens)
 	}
-	if len(r.Sizes) != 8 || len(r.TTFTsMs) != 8 || !near(r.TTFTsMs[0], 20) {
-		t.Errorf("per-request arrays: %d sizes, ttfts %v", len(r.Sizes), r.TTFTsMs)
+	// --save-detailed's per-request arrays: ttfts in seconds.
+	if len(r.Sizes) != 24 || r.Sizes[0] != (Size{72, 16}) || len(r.TTFTsMs) != 24 || !near(r.TTFTsMs[0], 30.491055998936645) {
+		t.Errorf("per-request arrays: %d sizes (%v), %d ttfts (%v)", len(r.Sizes), r.Sizes[:min(1, len(r.Sizes))], len(r.TTFTsMs), r.TTFTsMs[:min(1, len(r.TTFTsMs))])
 	}
-	wantMetrics(t, r, map[string]float64{TTFTP50: 23.5, TTFTP95: 26.65, TPOTP50: 7.1, TTFTMean: 23.5, LatP50: 470.8, ITLP50: 7.1, OutTput: 512 / 1.2})
+	wantMetrics(t, r, map[string]float64{TTFTP50: 29.72694500022044, TTFTP95: 37.60129135025635, TPOTP50: 17.361587966661318,
+		TTFTMean: 29.620119583417665, LatP50: 293.6545264992674, ITLP50: 16.832281999995757, OutTput: 53.508833127744495})
 	if _, ok := r.Metrics["itl_p95_ms"]; ok {
 		t.Error("itl_p95 is not a figure the model is compared on")
 	}
-	if !strings.HasPrefix(r.Digest, "sha256:") || r.File != "vllm-bench-detailed.json" {
+	if !strings.HasPrefix(r.Digest, "sha256:") || r.File != realVLLMBench {
 		t.Errorf("provenance %q %q", r.File, r.Digest)
 	}
 }
@@ -59,13 +80,15 @@ func TestVLLMBenchDetailed(t *testing.T) {
 // A vllm bench result records neither the GPU nor vLLM's version unless
 // --metadata says them: it is refused naming both and the flags.
 func TestVLLMBenchWithoutConditionsIsRefused(t *testing.T) {
-	_, err := Read(filepath.Join("testdata", "vllm-bench-rate.json"), Hints{})
-	if err == nil {
-		t.Fatal("accepted a result whose GPU and engine are unknown")
-	}
-	for _, want := range []string{"vllm-bench-rate.json", "the GPU", "--metadata gpu=", "-gpu NAME", "-engine ENGINE==VERSION", "-engine vllm==0.11.0"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
+	for _, name := range []string{realVLLMBench, "vllm-bench-rate.json"} {
+		_, err := Read(filepath.Join("testdata", name), Hints{})
+		if err == nil {
+			t.Fatalf("%s: accepted a result whose GPU and engine are unknown", name)
+		}
+		for _, want := range []string{name, "the GPU", "--metadata gpu=", "-gpu NAME", "-engine ENGINE==VERSION", "-engine vllm==0.11.0"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
 		}
 	}
 	rs, err := Read(filepath.Join("testdata", "vllm-bench-rate.json"), Hints{GPU: "A100-80GB", Engine: "vllm==0.10.2"})
@@ -76,64 +99,97 @@ func TestVLLMBenchWithoutConditionsIsRefused(t *testing.T) {
 	if r.GPU != "A100-80GB" || r.EngineVersion != "0.10.2" || r.RequestRate != 2 || r.Arrival != "gamma" || r.Burstiness != 0.5 || r.Concurrency != 0 {
 		t.Errorf("hinted open loop: %+v", r)
 	}
-	// Record wins over a hint.
-	rs = read(t, "vllm-bench-detailed.json", Hints{GPU: "L4", Engine: "vllm==0.1.0"})
+	// --metadata gpu=... vllm=... (top-level strings) wins over a hint.
+	rs, err = Parse("meta.json", withMembers(t, realVLLMBench, `"gpu": "NVIDIA H100 80GB HBM3", "vllm": "0.11.0"`), Hints{GPU: "L4", Engine: "vllm==0.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rs[0].GPU != "H100" || rs[0].EngineVersion != "0.11.0" {
 		t.Errorf("a hint overrode the document: %s %s", rs[0].GPU, rs[0].EngineVersion)
 	}
 }
 
+// withMembers is a fixture with members added at the start of its object.
+func withMembers(t *testing.T, name, members string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(strings.Replace(string(data), "{", "{"+members+", ", 1))
+}
+
 // Every prompt at once (rate inf, no --max-concurrency) is a closed loop
 // of one stream per request.
 func TestVLLMBenchBurst(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "vllm-bench-detailed.json"))
+	data, err := os.ReadFile(filepath.Join("testdata", realVLLMBench))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := strings.Replace(string(data), `"max_concurrency": 4`, `"max_concurrency": null`, 1)
-	rs, err := Parse("burst.json", []byte(doc), Hints{})
+	doc := strings.Replace(string(data), `"max_concurrency": 1,`, `"max_concurrency": null,`, 1)
+	if doc == string(data) {
+		t.Fatal("the fixture has no max_concurrency to clear")
+	}
+	rs, err := Parse("burst.json", []byte(doc), cpuHints)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs[0].Concurrency != 8 || rs[0].RequestRate != 0 {
+	if rs[0].Concurrency != 24 || rs[0].RequestRate != 0 {
 		t.Errorf("burst: concurrency %d rate %v", rs[0].Concurrency, rs[0].RequestRate)
 	}
 }
 
+// AIPerf 0.13's aggregate export: the model is in input_config.models and
+// the load in input_config.phases (before, both were read only from 0.12's
+// endpoint.model_names and loadgen, so a real 0.13 export was refused for
+// want of a model and a load). The lengths are the server's (usage): AIPerf
+// re-tokenised the output to 17.08 tokens a request where vLLM generated
+// 16, so its inter_token_latency (divided by its own count) is left out and
+// the output throughput is scaled to the server's count.
 func TestAIPerfAggregate(t *testing.T) {
-	r := read(t, "profile_export_aiperf.json", Hints{Engine: "vllm==0.22.1"})[0]
-	if r.Tool != ToolAIPerf || r.Model != "Qwen/Qwen3-1.7B" || r.GPU != "L40S" || r.Concurrency != 4 || r.Requests != 32 || r.Warmup != 4 || r.InputTokens != 128 || r.OutputTokens != 64 {
+	r := read(t, realAIPerf, cpuHints)[0]
+	if r.Tool != ToolAIPerf || r.ToolVersion != "0.13.0" || r.Model != "tiny-qwen3" || r.Concurrency != 1 || r.Requests != 24 || r.Warmup != 1 || r.InputTokens != 72 || r.OutputTokens != 16 {
 		t.Errorf("conditions: %+v", r)
 	}
-	// AIPerf's inter_token_latency is our TPOT, inter_chunk_latency our ITL.
-	wantMetrics(t, r, map[string]float64{TTFTP50: 29, TTFTP95: 35, TPOTP50: 7.4, TPOTP95: 7.9, ITLP50: 7.3, LatP95: 520, OutTput: 505.6})
-	if !strings.Contains(strings.Join(r.Notes, " "), "re-tokenisation") {
-		t.Errorf("notes do not say AIPerf re-tokenises: %v", r.Notes)
+	// AIPerf's inter_chunk_latency is our ITL.
+	wantMetrics(t, r, map[string]float64{TTFTP50: 32.591848999999996, TTFTP95: 44.486380649999994, ITLP50: 17.534301, LatP50: 304.85225249999996,
+		OutTput: 54.76713943021696 * 16 / 17.083333333333332})
+	for _, m := range []string{TPOTMean, TPOTP50, TPOTP95, TPOTP99} {
+		if v, ok := r.Metrics[m]; ok {
+			t.Errorf("%s = %v from AIPerf's re-tokenised count", m, v)
+		}
 	}
-	_, err := Read(filepath.Join("testdata", "profile_export_aiperf.json"), Hints{})
+	if notes := strings.Join(r.Notes, " "); !strings.Contains(notes, "re-tokenised the output to 17.08 tokens a request where the server counted 16.00") {
+		t.Errorf("notes do not say AIPerf re-tokenised: %v", r.Notes)
+	}
+	_, err := Read(filepath.Join("testdata", realAIPerf), Hints{GPU: "L40S"})
 	if err == nil || !strings.Contains(err.Error(), "-engine vllm==0.11.0") {
 		t.Errorf("no engine: %v", err)
 	}
 }
 
+// AIPerf's record export, recomputed with the server's counts: the warmup
+// record is left out, and TPOT is (latency - ttft) / (usage completion
+// tokens - 1), not AIPerf's inter_token_latency, which divides by its own
+// re-tokenised count (20 tokens where vLLM generated 16 in 9 of the 24
+// records): p50 18.06 ms where AIPerf's own figures give 17.25.
 func TestAIPerfRecords(t *testing.T) {
-	r := read(t, "profile_export.jsonl", Hints{GPU: "H100", Engine: "vllm==0.22.1", Model: "Qwen/Qwen3-0.6B"})[0]
-	// The failed record is left out; two requests were in flight at once.
-	if r.Requests != 6 || r.Concurrency != 2 || r.InputTokens != 128 || r.OutputTokens != 64 {
+	r := read(t, realRecords, Hints{GPU: "L40S", Engine: "vllm==0.32.0", Model: "tiny-qwen3"})[0]
+	if r.Requests != 24 || r.Concurrency != 1 || r.InputTokens != 72 || r.OutputTokens != 16 {
 		t.Errorf("load: %+v", r)
 	}
-	// TTFTs 20..25: linear-interpolation p50 22.5, p95 24.75.
-	wantMetrics(t, r, map[string]float64{TTFTP50: 22.5, TTFTP95: 24.75, TPOTP50: 7.3, LatP50: 480})
-	// 6 x 64 tokens over 1.48 s (first send to last end).
-	wantMetrics(t, r, map[string]float64{OutTput: 384 / 1.48})
-	if r.Model != "Qwen/Qwen3-0.6B" {
-		t.Errorf("model %q", r.Model)
+	wantMetrics(t, r, map[string]float64{TTFTP50: 32.591848999999996, TTFTP95: 44.48638065, TPOTP50: 18.06377083333333, TPOTMean: 18.190888555555556, LatP50: 304.85225249999996})
+	if got := r.Metrics[OutTput]; math.Abs(got/51.34934058808228-1) > 1e-9 {
+		t.Errorf("output throughput %v, want 384 server-counted tokens over the records' window, 51.349", got)
+	}
+	if notes := strings.Join(r.Notes, " "); !strings.Contains(notes, "differs from the server's in 9 of 24 records") {
+		t.Errorf("notes: %v", r.Notes)
 	}
 }
 
 // A record export has no model id: refused naming it.
 func TestAIPerfRecordsNeedAModel(t *testing.T) {
-	_, err := Read(filepath.Join("testdata", "profile_export.jsonl"), Hints{GPU: "H100", Engine: "vllm==0.22.1"})
+	_, err := Read(filepath.Join("testdata", realRecords), Hints{GPU: "H100", Engine: "vllm==0.22.1"})
 	if err == nil || !strings.Contains(err.Error(), "-model ID") {
 		t.Fatalf("a record export without a model: %v", err)
 	}
@@ -208,7 +264,7 @@ func TestParseEngine(t *testing.T) {
 // FuzzParse: no document makes Parse panic, and an accepted one states
 // every condition.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"vllm-bench-detailed.json", "vllm-bench-rate.json", "profile_export_aiperf.json", "profile_export.jsonl", "guidellm-report.json", "screen-two-model.json"} {
+	for _, name := range []string{realVLLMBench, "vllm-bench-rate.json", realAIPerf, realRecords, "guidellm-report.json", "screen-two-model.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

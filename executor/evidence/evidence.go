@@ -239,6 +239,24 @@ type Workload struct {
 	// evidence written before it was recorded (an open-loop campaign
 	// without it may have had any burstiness or arrival curve).
 	ArrivalProcess *ArrivalProcess `json:"arrival_process,omitempty"`
+	// Prompts says where the campaign's prompt texts came from and whether
+	// any run sent the same prompts as another (which a server's prefix
+	// cache would then serve instead of prefilling). Absent from evidence
+	// written before it was recorded.
+	Prompts *Prompts `json:"prompts,omitempty"`
+}
+
+// Prompts says where a campaign's prompt texts came from: the load
+// generator draws request i's prompt from the run's prompt seed and i
+// alone, so two runs with one prompt seed send the same prompts.
+type Prompts struct {
+	// Source says how each run's prompt seed is made.
+	Source string `json:"source"`
+	// RepeatAcrossRuns is true when two of the campaign's runs had the
+	// same prompt seed; RepeatAcrossLanes when a run of another lane of
+	// the screen had the same prompt seed as one of these.
+	RepeatAcrossRuns  bool `json:"repeat_across_runs"`
+	RepeatAcrossLanes bool `json:"repeat_across_lanes"`
 }
 
 // ArrivalProcess is the schedule of an open loop's sends: gaps of kind

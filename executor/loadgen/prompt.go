@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -39,6 +40,37 @@ func promptText(seed int64, index, words int) string {
 	}
 	return b.String()
 }
+
+// Prompts says where a run's prompt texts came from: request i's prompt is
+// a function of the prompt seed (Seed with Salt mixed in), i and its
+// length alone, so two runs with the same seed, salt and lengths send the
+// very same prompts, and a server with prefix caching (vLLM's default)
+// serves the second run's from its cache instead of prefilling them. The
+// screen's runs never repeat: run n of a lane has seed + n - 1 and the
+// lane's id as its salt (executor.RunSpecFor).
+type Prompts struct {
+	Seed int64  `json:"seed"`
+	Salt string `json:"salt,omitempty"`
+	// Drawn marks a seed drawn for this run (bench without --seed): no
+	// other run draws the same, so its prompts repeat no earlier run's.
+	Drawn bool `json:"drawn,omitempty"`
+}
+
+// Repeats says, in words, which runs send the same prompts as this one.
+func (p Prompts) Repeats() string {
+	if p.Drawn {
+		return "drawn for this run: its prompts repeat no other run's (--seed " + strconv.FormatInt(p.Seed, 10) + " sends them again)"
+	}
+	salt := ""
+	if p.Salt != "" {
+		salt = ", salt " + p.Salt
+	}
+	return "fixed: every run with seed " + strconv.FormatInt(p.Seed, 10) + salt + " and these lengths sends the same prompts, which a server's prefix cache then serves instead of prefilling (leave --seed out to draw one per run)"
+}
+
+// PromptSeed is the seed of the prompt texts a run of cfg sends: runs with
+// equal prompt seeds (and lengths) send the same prompts.
+func PromptSeed(cfg Config) int64 { return promptSeed(cfg) }
 
 // promptSeed is the seed of a run's prompt texts: cfg.Seed, with
 // cfg.PromptSalt's FNV-1a hash mixed in when set.

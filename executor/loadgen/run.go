@@ -51,6 +51,9 @@ type Result struct {
 	Records []Record `json:"records,omitempty"`
 	// Calibrations says how prompts of each target length were sized.
 	Calibrations []Calibration `json:"calibrations"`
+	// Prompts says where the run's prompt texts came from, and so whether
+	// another run sends the same ones.
+	Prompts Prompts `json:"prompts"`
 	// Started is the wall-clock time of the run's start (record times are
 	// offsets from it on the monotonic clock).
 	Started time.Time `json:"started"`
@@ -183,7 +186,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (res *Result, err erro
 	}
 	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming,
 		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond, red: redact.New(append([]string{cfg.APIKey}, cfg.Redact...)...)}
-	res = &Result{Started: time.Now()}
+	res = &Result{Started: time.Now(), Prompts: Prompts{Seed: cfg.Seed, Salt: cfg.PromptSalt}}
 	r.c.start = res.Started
 	r.prewarm(ctx, base)
 	if cfg.Warmup > 0 || cfg.WarmupDurationMs > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/redact"
@@ -240,6 +241,37 @@ func arrivalProcess(li *planner.LaneInputs) *evidence.ArrivalProcess {
 	return p
 }
 
+// promptsOf says where a lane's prompts come from (executor.RunSpecFor:
+// run n has the lane's seed + n - 1, salted with the lane's id) and
+// whether any of its runs repeats the prompt seed of another run, of it or
+// of another lane of the screen; recorded runs beyond the plan's (a
+// search's points) count too.
+func promptsOf(plan *planner.Plan, sc *planner.Screen, l *planner.Lane, recorded int) *evidence.Prompts {
+	seeds := func(x *planner.Lane, n int) []int64 {
+		out := make([]int64, 0, n)
+		for r := 1; r <= n; r++ {
+			out = append(out, loadgen.PromptSeed(executor.RunSpecFor(x, r).Load))
+		}
+		return out
+	}
+	mine := seeds(l, max(l.Runs, recorded))
+	p := &evidence.Prompts{Source: fmt.Sprintf("run n sends the prompts of seed %d + n - 1 salted with the lane's id %s (the load generator draws request i's prompt from that prompt seed and i alone)", l.Inputs.Seed, l.ID)}
+	seen := map[int64]bool{}
+	for _, s := range mine {
+		p.RepeatAcrossRuns = p.RepeatAcrossRuns || seen[s]
+		seen[s] = true
+	}
+	for _, o := range plan.Lanes {
+		if o.ID == l.ID || o.Screen != sc.Name {
+			continue
+		}
+		for _, s := range seeds(o, o.Runs) {
+			p.RepeatAcrossLanes = p.RepeatAcrossLanes || seen[s]
+		}
+	}
+	return p
+}
+
 // buildCampaign computes one lane's campaign and returns its run figures
 // and its last run's finish time.
 func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int) (evidence.Campaign, []runFigures, string) {
@@ -259,6 +291,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 		Gates:      []evidence.GateResult{},
 		GPUSeconds: evidence.GPUSeconds{Estimated: l.Estimate.GPUSeconds},
 	}
+	c.Workload.Prompts = promptsOf(in.Plan, sc, l, len(in.Runs[l.ID]))
 	runs := append([]RunData(nil), in.Runs[l.ID]...)
 	sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
 	var figs []runFigures

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
@@ -102,5 +103,44 @@ func TestReportFlagsCacheServedRuns(t *testing.T) {
 	runs[0].ServerView = &loadgen.ServerView{PrefixCache: &loadgen.ServerPrefixCache{QueriedTokens: 2560, HitTokens: 2400}}
 	if h := campaignCacheHits(in.Plan.Lanes[0], runs, 1); len(h) != 0 {
 		t.Errorf("a run whose server declared its cache hits is flagged: %q", h)
+	}
+}
+
+// The evidence says where each campaign's prompts came from and whether
+// any run repeats another's prompts (issue 27: "make bench/evidence state
+// whether prompts repeat across runs"): the screen's runs do not (run n
+// has the lane's seed + n - 1, salted with the lane's id). The check is
+// the load generator's own prompt seed, so two lanes whose seeds and
+// salts do give one prompt seed are said to repeat.
+func TestEvidenceSaysWhetherPromptsRepeat(t *testing.T) {
+	in := fixtureInputRuns(20, 16, 3)
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range evs[0].Models {
+		for _, c := range m.Campaigns {
+			p := c.Workload.Prompts
+			if p == nil || p.RepeatAcrossRuns || p.RepeatAcrossLanes || !strings.Contains(p.Source, "seed 17 + n - 1 salted with the lane's id "+c.Lane) {
+				t.Errorf("%s: prompts %+v, want seed 17 + n - 1 salted with %s, repeating nothing", m.Name, p, c.Lane)
+			}
+		}
+	}
+	// A lane whose seed, with its salt, gives lane aaaa1111's run 2's
+	// prompt seed for its own run 1.
+	sc := in.Plan.Screens[0]
+	a := in.Plan.Lanes[0]
+	target := loadgen.PromptSeed(executor.RunSpecFor(a, 2).Load)
+	twin := &planner.Lane{ID: "cccc3333", Screen: sc.Name, Runs: 1}
+	twin.Inputs.Seed = target ^ loadgen.PromptSeed(loadgen.Config{PromptSalt: twin.ID})
+	if got := loadgen.PromptSeed(executor.RunSpecFor(twin, 1).Load); got != target {
+		t.Fatalf("the twin's prompt seed %d, want %d", got, target)
+	}
+	in.Plan.Lanes = append(in.Plan.Lanes, twin)
+	if p := promptsOf(in.Plan, sc, a, 3); !p.RepeatAcrossLanes || p.RepeatAcrossRuns {
+		t.Errorf("lane %s's run 2 sends the twin's prompts, but the evidence says %+v", a.ID, p)
+	}
+	if p := promptsOf(in.Plan, sc, in.Plan.Lanes[1], 3); p.RepeatAcrossLanes {
+		t.Errorf("lane %s repeats nothing, but the evidence says %+v", in.Plan.Lanes[1].ID, p)
 	}
 }

@@ -21,6 +21,32 @@ var metricWords = map[string]string{
 	"latency_p95_ms":          "the p95 latency",
 }
 
+// promptWords says in a sentence whether any campaign's runs repeat
+// prompts ("" when the evidence does not record it).
+func promptWords(ev *evidence.Evidence) string {
+	var repeat []string
+	recorded := false
+	for _, m := range ev.Models {
+		for _, c := range m.Campaigns {
+			p := c.Workload.Prompts
+			if p == nil {
+				continue
+			}
+			recorded = true
+			if p.RepeatAcrossRuns || p.RepeatAcrossLanes {
+				repeat = append(repeat, m.Model+" "+c.ShapeWords())
+			}
+		}
+	}
+	switch {
+	case !recorded:
+		return ""
+	case len(repeat) > 0:
+		return "**Prompts repeat** across runs or lanes in " + strings.Join(repeat, ", ") + ": a server's prefix cache may have served them (workload.prompts in the evidence)."
+	}
+	return "Prompts: each run of each lane sends its own (the lane's seed + run - 1, salted with the lane's id); none repeats another run's, so no prefix cache served one run's prompts from another's."
+}
+
 // WriteMarkdown renders ev as the summary a reviewer pastes into a pull
 // request: the results table, the comparisons in words, the gates, the
 // preflight findings and corrections, and the selection boundary.
@@ -34,6 +60,9 @@ func WriteMarkdown(w io.Writer, ev *evidence.Evidence) error {
 	fmt.Fprintf(&b, "%s, observed %s on %s (%s). %d run(s) per lane, seed %d.\n\n",
 		strings.ReplaceAll(ev.EvidenceClass, "-", " "), orDash(ev.ObservedAt), strings.Join(ev.Environment.GPURequest, ", "),
 		environmentRuntimeWords(ev.Environment), ev.Environment.ProfileRuns, ev.Environment.RandomSeed)
+	if w := promptWords(ev); w != "" {
+		b.WriteString(w + "\n\n")
+	}
 
 	b.WriteString("| model | shape | gpu | runs | output tok/s (higher is better) | p95 TTFT ms (lower is better) | p95 TPOT ms (lower is better) | p95 latency ms (lower is better) | errors | $ per M output tok (lower is better) |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")

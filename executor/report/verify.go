@@ -49,7 +49,7 @@ type VerifyResult struct {
 // accepts that: an absent workload.arrival_process loses nothing a reader
 // relies on (calibrate leaves such an open loop out of a fit from
 // aggregates). A member present with another value is a difference.
-var AddedLater = []string{"workload.arrival_process", "prediction.cache_hits"}
+var AddedLater = []string{"workload.arrival_process", "prediction.cache_hits", "workload.prompts"}
 
 // addedLater reports whether path ends with a member of AddedLater.
 func addedLater(path string) bool {
