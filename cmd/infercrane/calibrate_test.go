@@ -472,8 +472,15 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 func engineLateness(t *testing.T, dir string) string {
 	t.Helper()
 	var late, total float64
-	for _, screen := range []string{"fit", "transfer"} {
-		ev := readEvidenceRuns(t, filepath.Join(dir, ".infercrane", "reports", screen+".evidence.json"))
+	// Every screen's evidence (calibrate's fit and transfer, a capacity
+	// test's s): naming fit and transfer here failed the capacity tests
+	// on a missing file instead of skipping them on a busy machine.
+	files, _ := filepath.Glob(filepath.Join(dir, ".infercrane", "reports", "*.evidence.json"))
+	if len(files) == 0 {
+		t.Fatalf("no evidence in %s to tell whether the engine kept time", dir)
+	}
+	for _, file := range files {
+		ev := readEvidenceRuns(t, file)
 		for m := range ev.Models {
 			l, _ := serverCounter(ev, m, "infercrane:sim_late_steps_total")
 			n, _ := serverCounter(ev, m, "infercrane:sim_steps_total")

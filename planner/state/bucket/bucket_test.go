@@ -442,3 +442,50 @@ func TestACorruptObjectIsRefused(t *testing.T) {
 		t.Fatalf("pulling a tampered object: %v", err)
 	}
 }
+
+// TestALostRenewalKeepsTheLock: a renewal the store applied but whose
+// answer never arrived (or came after the renewal's deadline, as on a busy
+// machine) changed the lock's ETag behind the holder's back; the next
+// write with the old ETag is refused, and the holder took that for a
+// force-unlock and stopped its apply ("it was forced open", the kill
+// matrix's sim-s3-backend at load average 10). The lock still carries the
+// holder's ID, so it is still the holder's: it keeps renewing.
+func TestALostRenewalKeepsTheLock(t *testing.T) {
+	f := newFakeStore(t)
+	b := f.backendFor(t, "p")
+	lock, err := b.Lock(ctx, "apply 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	f.inject(fault{kind: "put-lock", how: "lost", times: 1})
+	deadline := time.Now().Add(20 * time.Second)
+	for f.pending() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f.pending() > 0 {
+		t.Fatal("no renewal reached the store")
+	}
+	// Renewals after the lost one must land: the stored renewal time moves
+	// on twice more.
+	first, _, err := b.ReadLock(ctx)
+	if err != nil || first == nil {
+		t.Fatalf("read the lock: %+v, %v", first, err)
+	}
+	seen := 0
+	for last := first.Renewed; seen < 2 && lock.Held() == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cur, _, err := b.ReadLock(ctx); err == nil && cur != nil && cur.Renewed != last {
+			last = cur.Renewed
+			seen++
+		}
+	}
+	if err := lock.Held(); err != nil {
+		t.Fatalf("the holder gave its lock up after a lost renewal: %v", err)
+	}
+	if seen < 2 {
+		t.Fatalf("the lock was renewed %d times after the lost renewal, want 2", seen)
+	}
+	if cur, _, _ := b.ReadLock(ctx); cur == nil || cur.ID != lock.ID() {
+		t.Fatalf("the lock is %+v, not the holder's %s", cur, lock.ID())
+	}
+}

@@ -168,17 +168,38 @@ func (l *Lock) renew() {
 		newTag, err := l.b.put(ctx, lockKey, data, false, etag)
 		cancel()
 		var ce *conflictError
+		forced := false
+		if errors.As(err, &ce) {
+			// The lock changed since this process last wrote it, but that
+			// write may be its own: a renewal the store applied whose
+			// answer was lost or came after the deadline (a busy machine)
+			// changed the ETag this process holds. The lock is still this
+			// apply's while it carries its ID.
+			ctx, cancel := context.WithTimeout(context.Background(), l.b.RenewEvery)
+			holder, curTag, rerr := l.b.ReadLock(ctx)
+			cancel()
+			switch {
+			case rerr != nil:
+				// Unknown: retried at the next tick.
+			case holder != nil && holder.ID == info.ID:
+				l.mu.Lock()
+				l.etag = curTag
+				l.mu.Unlock()
+			default:
+				forced = true
+			}
+		}
 		l.mu.Lock()
 		switch {
 		case err == nil:
 			l.info, l.etag = info, newTag
-		case errors.As(err, &ce):
+		case forced:
 			l.err = fmt.Errorf("the lock of %s is no longer this apply's (lock ID %s): it was forced open, and another apply may hold the state now", l.b, l.info.ID)
 		}
 		// Other errors (the store unreachable for a moment) are retried at
 		// the next tick; a lock not renewed for long is reported as stale.
 		l.mu.Unlock()
-		if errors.As(err, &ce) {
+		if forced {
 			return
 		}
 	}
