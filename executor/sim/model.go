@@ -119,6 +119,10 @@ func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genSta
 	return true
 }
 
+func (mt *modelTiming) ready(g *genState, k int, _ time.Time) bool {
+	return !(k == g.stallAt && g.stallFor > 0) && g.generated.Load() > int64(k)
+}
+
 func (mt *modelTiming) release(g *genState) {
 	mt.mu.Lock()
 	mt.eng.Abort(&g.seq)

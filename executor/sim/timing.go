@@ -40,6 +40,9 @@ type timing interface {
 	// wait blocks until token k (0-based) of g is due and returns false when
 	// ctx ends or stop closes first.
 	wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool
+	// ready reports whether token k of g is due by now without a wait
+	// (what wait would return at once for).
+	ready(g *genState, k int, now time.Time) bool
 	// release forgets g, finished or abandoned.
 	release(g *genState)
 	// gauges reports the running and waiting requests and the KV-cache usage
@@ -61,6 +64,10 @@ func (c *constantTiming) release(g *genState) { c.running.Add(-1) }
 
 func (c *constantTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool {
 	return s.Until(ctx, stop, c.due(g, k))
+}
+
+func (c *constantTiming) ready(g *genState, k int, now time.Time) bool {
+	return !c.due(g, k).After(now)
 }
 
 // due is when token k of g is due.
