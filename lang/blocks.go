@@ -35,10 +35,22 @@ func (l *loader) requireKnown(d *decl, a *attrs, allowed ...string) {
 		if !a.set[name] || v == cty.NilVal || v.IsWhollyKnown() || contains(allowed, name) {
 			continue
 		}
-		l.diags = append(l.diags, errorf(a.rangeOf(name), "Value depends on an unprofiled trace",
+		l.unprofiled(a.rangeOf(name), "Value depends on an unprofiled trace",
 			"%s depends on %s, which is not profiled yet; only a shape's input_tokens and output_tokens may. Profile the trace (infercrane profile trace) and pin it with profile and digest, or write a number here.",
-			name, traceList(d.traces)))
+			name, traceList(d.traces))
 	}
+}
+
+// unprofiled reports a value that must be known but depends on a trace not
+// profiled yet: an error, or, in a static decode (Options.Static), a
+// warning, since the planner's trace step profiles the trace and the
+// second decode checks the value.
+func (l *loader) unprofiled(rng hcl.Range, summary, format string, args ...any) {
+	if !l.opts.Static {
+		l.diags = append(l.diags, errorf(rng, summary, format, args...))
+		return
+	}
+	l.diags = append(l.diags, warnf(rng, summary, format+" (Checked when plan profiles the trace; validate reads no trace.)", args...))
 }
 
 // ref returns an instance's value as other blocks see it.

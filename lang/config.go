@@ -68,8 +68,8 @@ type Trace struct {
 	Digest string
 	// ProfileDigest is the document digest of the workload profile the
 	// trace resolved to (the digest `infercrane profile validate` prints),
-	// set by the ResolveTrace hook with the value; empty while the trace
-	// is not profiled.
+	// given with the value in Options.Traces; empty while the trace is not
+	// profiled.
 	ProfileDigest string
 	// MaxContext clips derived shapes to a context window (0: no clipping).
 	MaxContext int

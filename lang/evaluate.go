@@ -139,8 +139,8 @@ func (l *loader) instances(d *decl) ([]instance, hcl.Body) {
 	rng := attr.Expr.Range()
 	if !v.IsWhollyKnown() {
 		if len(d.traces) > 0 {
-			l.diags = append(l.diags, errorf(rng, "Invalid for_each",
-				"for_each must be known when the spec is loaded, but it depends on %s, which is not profiled yet.", traceList(d.traces)))
+			l.unprofiled(rng, "Invalid for_each",
+				"for_each must be known when the spec is loaded, but it depends on %s, which is not profiled yet.", traceList(d.traces))
 		}
 		return nil, rest
 	}

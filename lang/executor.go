@@ -122,8 +122,8 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 		if !v.IsWhollyKnown() {
 			checkable = false
 			if len(d.traces) > 0 {
-				l.diags = append(l.diags, errorf(a.Expr.Range(), "Value depends on an unprofiled trace",
-					"%s depends on %s, which is not profiled yet. Executor settings must be known when the spec is loaded.", a.Name, traceList(d.traces)))
+				l.unprofiled(a.Expr.Range(), "Value depends on an unprofiled trace",
+					"%s depends on %s, which is not profiled yet. Executor settings must be known when the spec is loaded.", a.Name, traceList(d.traces))
 			}
 			continue
 		}

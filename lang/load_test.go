@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -347,18 +346,11 @@ func TestTracePending(t *testing.T) {
 }
 
 func TestTraceResolved(t *testing.T) {
-	var gotDir string
 	opts := testOptions()
-	opts.ResolveTrace = func(tr *Trace, dir string) (cty.Value, hcl.Diagnostics) {
-		gotDir = dir
-		if tr.Profile != "profiles/chutes.json" {
-			t.Errorf("resolver got profile %q", tr.Profile)
-		}
-		return profile(), nil
-	}
+	opts.Traces = map[string]ResolvedTrace{"chutes": {Value: profile(), ProfileDigest: "sha256:abc"}}
 	cfg := mustLoad(t, traceSpec, opts)
-	if gotDir == "" {
-		t.Errorf("resolver not called")
+	if d := cfg.Traces["chutes"].ProfileDigest; d != "sha256:abc" {
+		t.Errorf("ProfileDigest = %q, want the resolved trace's", d)
 	}
 	s := cfg.Shapes["interactive"]
 	if s.InputTokens != 1000 || s.OutputTokens != 1800 || len(s.Pending) != 0 {
@@ -367,12 +359,10 @@ func TestTraceResolved(t *testing.T) {
 	if f := cfg.Shapes["fixed"]; f.OutputTokens != 200 {
 		t.Errorf("fixed: %+v", f)
 	}
-	// A resolver's diagnostics are reported.
-	opts.ResolveTrace = func(tr *Trace, dir string) (cty.Value, hcl.Diagnostics) {
-		return cty.DynamicVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Profile digest mismatch", Subject: tr.DeclRange.Ptr()}}
-	}
-	if got := loadErr(t, traceSpec, opts); !strings.Contains(got, "Profile digest mismatch") {
-		t.Errorf("resolver error lost: %s", got)
+	// A value for a trace the spec does not declare is ignored.
+	opts.Traces = map[string]ResolvedTrace{"other": {Value: profile()}}
+	if s := mustLoad(t, traceSpec, opts).Shapes["interactive"]; len(s.Pending) == 0 {
+		t.Errorf("shape resolved from another trace's value: %+v", s)
 	}
 }
 
@@ -621,9 +611,7 @@ func TestLengthsFromProfileQuantiles(t *testing.T) {
 		Quantiles: []QuantilePoint{{0.25, 0}, {0.75, 0.6}}} // percentiles merged in
 	out := TracePercentiles{P50: 200, P90: 600, P95: 900, P99: 2000, Samples: 100}
 	opts := testOptions()
-	opts.ResolveTrace = func(*Trace, string) (cty.Value, hcl.Diagnostics) {
-		return TraceProfile{InputTokens: in, OutputTokens: out, CacheHitFraction: hit, Shapes: map[string]TraceShape{}}.Value(), nil
-	}
+	opts.Traces = map[string]ResolvedTrace{"chutes": {Value: TraceProfile{InputTokens: in, OutputTokens: out, CacheHitFraction: hit, Shapes: map[string]TraceShape{}}.Value()}}
 	cfg := mustLoad(t, `
 trace "chutes" {
   source  = "s3://bucket/trace.parquet"

@@ -1,7 +1,6 @@
 package lang
 
 import (
-	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -26,11 +25,17 @@ type Options struct {
 	// names such a type, so nothing is started for specs that use built-ins
 	// only. Nil: no external types.
 	ExternalExecutors ExternalExecutors
-	// ResolveTrace returns a trace's profile as a value (see TraceValueType).
-	// Nil, or a result of cty.DynamicVal, means "not profiled yet": every
-	// value derived from the trace stays unknown and shapes list it in
-	// Shape.Pending. With a value it sets t.ProfileDigest.
-	ResolveTrace func(t *Trace, specDir string) (cty.Value, hcl.Diagnostics)
+	// Traces are the traces resolved before this Load, by trace name: the
+	// profile values a first Load left unknown, found by the planner's
+	// trace step (planner/workload.ResolveTraces). Load itself reads no
+	// trace and touches no network: a trace without an entry is "not
+	// profiled yet", every value derived from it stays unknown and shapes
+	// list it in Shape.Pending.
+	Traces map[string]ResolvedTrace
+	// Static makes Load a static decode (validate, and the first decode
+	// of the planner's trace step): a value that must be known but depends
+	// on a trace not in Traces is a warning instead of an error.
+	Static bool
 	// GPUTypes are the GPU catalog names (planner.GPUNames()); a gpu block with
 	// another type is an error that suggests the closest names. Nil skips
 	// the check.
@@ -47,6 +52,13 @@ type Options struct {
 	// Version is the running infercrane version ("0.1.0"), checked against
 	// infercrane { required_version }. Empty skips the check.
 	Version string
+}
+
+// ResolvedTrace is a trace's profile as a value (see TraceValueType) and
+// the digest of the profile document it came from.
+type ResolvedTrace struct {
+	Value         cty.Value
+	ProfileDigest string
 }
 
 // ExternalExecutors are executor types known only by asking (plugins).

@@ -176,8 +176,8 @@ func (l *loader) identify(d *decl, v cty.Value, kind, attr string, rng hcl.Range
 	if !v.IsKnown() {
 		*failed = true
 		if len(d.traces) > 0 {
-			l.diags = append(l.diags, errorf(rng, "Value depends on an unprofiled trace",
-				"%s depends on %s, which is not profiled yet; block references must be known when the spec is loaded.", attr, traceList(d.traces)))
+			l.unprofiled(rng, "Value depends on an unprofiled trace",
+				"%s depends on %s, which is not profiled yet; block references must be known when the spec is loaded.", attr, traceList(d.traces))
 		}
 		return nil
 	}

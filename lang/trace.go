@@ -72,12 +72,8 @@ func (l *loader) decodeTrace(d *decl) {
 		l.diags = append(l.diags, errorf(t.Sample.DeclRange, "Shards without an executor",
 			"sample.shards splits the scan over an executor's sandboxes; set executor = executor.NAME (a modal executor) in the trace block, or leave shards out to profile here."))
 	}
-	if l.opts.ResolveTrace != nil && !d.failed && !hasErrors(l.diags[before:]) {
-		v, diags := l.opts.ResolveTrace(t, l.cfg.Dir)
-		l.diags = append(l.diags, diags...)
-		if !diags.HasErrors() && v != cty.NilVal {
-			t.Value = v
-		}
+	if r, ok := l.opts.Traces[d.name]; ok && !d.failed && !hasErrors(l.diags[before:]) && r.Value != cty.NilVal {
+		t.Value, t.ProfileDigest = r.Value, r.ProfileDigest
 	}
 	if !t.Value.IsWhollyKnown() {
 		d.traces[d.name] = true

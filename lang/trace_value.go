@@ -36,7 +36,7 @@ type TraceProfile struct {
 // duration_ms and cache_hit_fraction (each {p50, p90, p95, p99, samples},
 // and quantiles, a list of {q, v}, when the profile sketches it finer)
 // and shapes (an object of {input_tokens, output_tokens, concurrency,
-// requests}). A ResolveTrace function returns it.
+// requests}). Options.Traces carries it into Load.
 func (p TraceProfile) Value() cty.Value {
 	dist := func(d TracePercentiles) cty.Value {
 		attrs := map[string]cty.Value{

@@ -33,6 +33,9 @@ func (r *Registry) SpecExternal() lang.ExternalExecutors { return &specExternal{
 type specExternal struct {
 	r     *Registry
 	found map[string]string
+	// schemas are the schemas asked for so far: a spec loaded twice (the
+	// planner's trace step) starts each plugin once.
+	schemas map[string]lang.ExecutorSchema
 }
 
 func (x *specExternal) discover() map[string]string {
@@ -47,6 +50,9 @@ func (x *specExternal) Types() []string { return sortedNames(x.discover()) }
 
 // Schema starts the plugin for typ and asks for its schema.
 func (x *specExternal) Schema(typ string) (lang.ExecutorSchema, error) {
+	if s, ok := x.schemas[typ]; ok {
+		return s, nil
+	}
 	path, ok := x.discover()[typ]
 	if !ok {
 		return lang.ExecutorSchema{}, fmt.Errorf("no %s%s binary is in $INFERCRANE_PLUGIN_DIR or $PATH", ExternalPrefix, typ)
@@ -57,7 +63,11 @@ func (x *specExternal) Schema(typ string) (lang.ExecutorSchema, error) {
 	if err != nil {
 		return lang.ExecutorSchema{}, err
 	}
-	return SpecSchema(typ, s, nil), nil
+	if x.schemas == nil {
+		x.schemas = map[string]lang.ExecutorSchema{}
+	}
+	x.schemas[typ] = SpecSchema(typ, s, nil)
+	return x.schemas[typ], nil
 }
 
 // SpecSchema converts an executor schema to the spec language's form. Its

@@ -518,7 +518,7 @@ func revealSaved(env *cliEnv, saved *planner.SavedPlan, vars []string) error {
 		}
 	}
 	sort.Strings(vf.files)
-	cfg, diags := loadConfig(env, saved.SpecPath, vf)
+	cfg, diags := loadResolved(env, saved.SpecPath, vf)
 	if diags.HasErrors() || cfg == nil {
 		printDiags(env, diags, nil)
 		return fmt.Errorf("the saved plan has sensitive inputs, and loading the spec again for their values failed; set its sensitive variables (-var NAME=VALUE, %sNAME) and apply again", lang.EnvVarPrefix)

@@ -3,10 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/workload"
 )
 
 // varFlags collects -var and -var-file flags.
@@ -48,8 +50,23 @@ func addVarFlags(fs *flag.FlagSet) *varFlags {
 }
 
 // loadConfig loads the spec at path (default ".") with the variables from
-// vf (which may be nil) and the environment.
+// vf (which may be nil) and the environment, offline: pinned traces are
+// read from their profile files, unpinned ones stay unprofiled (their
+// shapes list them as pending). validate and the state commands use it.
 func loadConfig(env *cliEnv, path string, vf *varFlags) (*lang.Config, hcl.Diagnostics) {
+	return loadSpec(env, path, vf, nil)
+}
+
+// loadResolved is loadConfig with the planner's trace step: unpinned traces
+// are profiled from their sources (S3, a Modal fan-out) and the spec is
+// evaluated again with their values. plan and apply use it.
+func loadResolved(env *cliEnv, path string, vf *varFlags) (*lang.Config, hcl.Diagnostics) {
+	return loadSpec(env, path, vf, env.traceProfiler())
+}
+
+// loadSpec loads the spec with the planner's trace step
+// (workload.LoadSpec); unpinned traces are profiled only with profile.
+func loadSpec(env *cliEnv, path string, vf *varFlags, profile workload.Profiler) (*lang.Config, hcl.Diagnostics) {
 	if path == "" {
 		path = "."
 	}
@@ -61,7 +78,25 @@ func loadConfig(env *cliEnv, path string, vf *varFlags) (*lang.Config, hcl.Diagn
 		opts.Vars = vf.vars
 		opts.VarFiles = vf.files
 	}
-	cfg, diags := lang.Load(path, opts)
+	cfg, diags := workload.LoadSpec(func(o lang.Options) (*lang.Config, hcl.Diagnostics) { return lang.Load(path, o) }, opts, profile)
+	if profile != nil {
+		printProfiledTraces(env, cfg)
+	}
 	env.addSecrets(cfg)
 	return cfg, diags
+}
+
+// printProfiledTraces shows the planner's trace step on stderr: each
+// unpinned trace and the profile it resolved to.
+func printProfiledTraces(env *cliEnv, cfg *lang.Config) {
+	names := make([]string, 0, len(cfg.Traces))
+	for n, t := range cfg.Traces {
+		if t.Profile == "" && t.ProfileDigest != "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(env.Stderr, "trace.%s: profiled, profile %s\n", n, cfg.Traces[n].ProfileDigest)
+	}
 }

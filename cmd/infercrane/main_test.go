@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func TestScripts(t *testing.T) {
 			"waiturl":      waitURL,
 			"echoserver":   echoServer,
 			"s3serve":      s3Serve,
+			"s3requests":   s3Requests,
 			"exitcode":     exitCode,
 			"bashcomplete": bashComplete,
 		},
@@ -203,7 +205,38 @@ func s3Serve(ts *testscript.TestScript, neg bool, args []string) {
 	if _, err := backend.PutObject(bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
 		ts.Fatalf("%v", err)
 	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	ts.Defer(srv.Close)
+	n := new(atomic.Int64)
+	fake := gofakes3.New(backend).Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		fake.ServeHTTP(w, r)
+	}))
+	s3Counts.Store(srv.URL, n)
+	ts.Defer(func() { srv.Close(); s3Counts.Delete(srv.URL) })
 	ts.Setenv(args[2], srv.URL)
+}
+
+// s3Counts counts the requests each s3serve server received, by URL.
+var s3Counts sync.Map
+
+// s3Requests is the testscript command `s3requests URL N`: it fails unless
+// the s3serve server at URL has received exactly N requests (with !: unless
+// it has received some other number).
+func s3Requests(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: s3requests URL N")
+	}
+	c, ok := s3Counts.Load(args[0])
+	if !ok {
+		ts.Fatalf("s3requests: no s3serve server at %s", args[0])
+	}
+	want, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil {
+		ts.Fatalf("s3requests: %v", err)
+	}
+	got := c.(*atomic.Int64).Load()
+	if (got == want) == neg {
+		ts.Fatalf("s3requests: the server at %s received %d requests (want %s%d)", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+	ts.Logf("the server at %s received %d requests", args[0], got)
 }

@@ -49,7 +49,7 @@ type plannedSpec struct {
 // builds the plan, printing diagnostics on stderr. ok is false when it
 // could not make a plan.
 func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps plannedSpec, ok bool) {
-	cfg, diags := loadConfig(env, path, pf.vars)
+	cfg, diags := loadResolved(env, path, pf.vars)
 	if cfg == nil {
 		cfg = &lang.Config{}
 	}

@@ -34,7 +34,8 @@ func runValidate(env *cliEnv, args []string) int {
 	fs := newFlags(env, "validate", usageDoc{
 		Usage: "infercrane validate [flags] [PATH]",
 		About: "Checks the spec in PATH (a directory of *.hcl files or one file; default .): syntax,\n" +
-			"references, types, variables and executor settings. Exit status 0 valid, 1 invalid.",
+			"references, types, variables and executor settings. Offline: it reads pinned profile files\n" +
+			"but no trace source (plan profiles unpinned traces). Exit status 0 valid, 1 invalid.",
 		Examples: []string{
 			"infercrane validate",
 			"infercrane validate examples/quickstart -json",

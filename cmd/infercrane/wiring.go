@@ -122,24 +122,30 @@ func (env *cliEnv) resolveTraceOnModal(t *lang.Trace, specDir string, ro workloa
 	})
 }
 
+// traceProfiler is the planner's trace step's profiler: an unpinned trace
+// that names a modal executor fans out over Modal CPU sandboxes, any other
+// is profiled here from its source (a local file or S3).
+func (env *cliEnv) traceProfiler() workload.Profiler {
+	return func(ctx context.Context, t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
+		ro := s3Options(env, "", false, "", false)
+		if t.Executor != nil {
+			return env.resolveTraceOnModal(t, specDir, ro)
+		}
+		return workload.Resolve(ctx, t, specDir, ro)
+	}
+}
+
 // langOptions are the spec language's checks against knowledge that lives
-// above lang: executor schemas, the GPU catalog, the trace profiler and the
-// report's lane metric names.
+// above lang: executor schemas, the GPU catalog and the report's lane
+// metric names. They read no trace (see loadResolved).
 func (env *cliEnv) langOptions() lang.Options {
 	reg := env.registry(nil)
 	return lang.Options{
 		ExecutorSchemas:   reg.SpecSchemas(),
 		ExternalExecutors: reg.SpecExternal(),
-		ResolveTrace: func(t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
-			ro := s3Options(env, "", false, "", false)
-			if t.Executor != nil && t.Profile == "" {
-				return env.resolveTraceOnModal(t, specDir, ro)
-			}
-			return workload.Resolve(context.Background(), t, specDir, ro)
-		},
-		GPUTypes:    perf.GPUNames(),
-		IsGPUType:   func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
-		LaneMetrics: report.LaneMetricNames(),
-		Version:     Version,
+		GPUTypes:          perf.GPUNames(),
+		IsGPUType:         func(t string) bool { _, ok := perf.LookupGPU(t); return ok },
+		LaneMetrics:       report.LaneMetricNames(),
+		Version:           Version,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -35,6 +36,73 @@ func Resolve(ctx context.Context, t *lang.Trace, specDir string, ro ReadOptions)
 		}}
 	}
 	return Resolved(t, doc), nil
+}
+
+// Profiler profiles an unpinned trace (source and sample, no profile
+// file): in this process, or fanned out on the executor the trace names.
+// Its value records the profile's digest in t.ProfileDigest (Resolved).
+type Profiler func(ctx context.Context, t *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics)
+
+// ResolveTraces is the planner's trace step, run between a static
+// lang.Load of the spec and a second Load with the result as
+// lang.Options.Traces. It resolves cfg's traces in name order: a pinned
+// trace (profile and digest) from its profile file, a local read that
+// validate does too, and an unpinned one with profile, which reads the
+// trace's source (a local file, S3, a Modal fan-out). A nil profile leaves
+// unpinned traces out, not profiled yet, so nothing leaves the machine.
+func ResolveTraces(ctx context.Context, cfg *lang.Config, profile Profiler) (map[string]lang.ResolvedTrace, hcl.Diagnostics) {
+	names := make([]string, 0, len(cfg.Traces))
+	for n := range cfg.Traces {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := map[string]lang.ResolvedTrace{}
+	var diags hcl.Diagnostics
+	for _, n := range names {
+		t := cfg.Traces[n]
+		var v cty.Value
+		var d hcl.Diagnostics
+		switch {
+		case t == nil:
+			continue
+		case t.Profile != "":
+			v, d = resolvePinned(t, cfg.Dir)
+		case profile != nil:
+			v, d = profile(ctx, t, cfg.Dir)
+		default:
+			continue
+		}
+		diags = append(diags, d...)
+		if !d.HasErrors() && v != cty.NilVal && v.IsWhollyKnown() {
+			out[n] = lang.ResolvedTrace{Value: v, ProfileDigest: t.ProfileDigest}
+		}
+	}
+	return out, diags
+}
+
+// LoadSpec loads a spec in two decodes around ResolveTraces: load
+// (lang.Load or lang.LoadSource of one spec) with opts as a static decode,
+// the trace step, and load again with the traces' values. Without profile
+// (validate) it reads no trace source: values that depend on an unpinned
+// trace stay unknown, shapes list them as pending and other values warn.
+func LoadSpec(load func(lang.Options) (*lang.Config, hcl.Diagnostics), opts lang.Options, profile Profiler) (*lang.Config, hcl.Diagnostics) {
+	opts.Static = true
+	cfg, diags := load(opts)
+	if diags.HasErrors() || len(cfg.Traces) == 0 {
+		return cfg, diags
+	}
+	traces, tdiags := ResolveTraces(context.Background(), cfg, profile)
+	if tdiags.HasErrors() {
+		return cfg, append(diags, tdiags...)
+	}
+	// Offline (no profile), what depends on an unpinned trace stays a
+	// warning; with the traces profiled, the second decode is final.
+	opts.Traces, opts.Static = traces, profile == nil
+	if len(traces) == 0 && opts.Static {
+		return cfg, diags
+	}
+	cfg, diags = load(opts)
+	return cfg, append(diags, tdiags...)
 }
 
 // Resolved is a trace's value for the profile doc it resolved to, and

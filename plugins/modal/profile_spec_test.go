@@ -65,17 +65,19 @@ trace "t" {
 }
 `
 	spec = strings.Replace(spec, "BIN", bin, 1)
+	// load is the CLI's loadResolved: the planner's trace step with the
+	// modal fan-out as profiler between two decodes.
 	load := func(src string) (*lang.Config, hcl.Diagnostics) {
-		return lang.LoadSource(dir, "main.hcl", []byte(src), lang.Options{
-			ResolveTrace: func(tr *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
-				if tr.Executor == nil {
-					return workload.Resolve(context.Background(), tr, specDir, ro)
-				}
-				return modal.ResolveTrace(context.Background(), tr, specDir, ro, modal.SpecTraceJob{
-					Attrs: tr.Executor.Attrs, Cloud: func(string) (modal.Cloud, error) { return cloud, nil },
-					Progress: func(line string) { t.Log(line) },
-				})
-			},
+		return workload.LoadSpec(func(o lang.Options) (*lang.Config, hcl.Diagnostics) {
+			return lang.LoadSource(dir, "main.hcl", []byte(src), o)
+		}, lang.Options{}, func(ctx context.Context, tr *lang.Trace, specDir string) (cty.Value, hcl.Diagnostics) {
+			if tr.Executor == nil {
+				return workload.Resolve(ctx, tr, specDir, ro)
+			}
+			return modal.ResolveTrace(ctx, tr, specDir, ro, modal.SpecTraceJob{
+				Attrs: tr.Executor.Attrs, Cloud: func(string) (modal.Cloud, error) { return cloud, nil },
+				Progress: func(line string) { t.Log(line) },
+			})
 		})
 	}
 	cfg, diags := load(spec)
