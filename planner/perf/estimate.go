@@ -33,22 +33,15 @@ type Estimate struct {
 //
 // Its work is bounded whatever the load (a plan of the largest valid spec
 // stays within its budget): at most maxEstimateRuns seeds are simulated,
-// and a run of more than maxSimulatedRequests requests is simulated for
-// its first maxSimulatedRequests, its duration and preemptions scaled to
-// the whole run (latencies and throughputs are those of the part).
+// and of a run's warmup and measured requests each only a first part
+// (simulated), their durations and preemptions scaled to the whole run
+// (latencies and throughputs are those of the part).
 func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 	runs = min(max(runs, 1), maxEstimateRuns)
 	if l.RequestRate <= 0 || len(l.Sends) > 0 {
 		runs = 1
 	}
-	scale := 1.0
-	if l.Requests > maxSimulatedRequests {
-		scale = float64(l.Requests) / maxSimulatedRequests
-		l.Requests = maxSimulatedRequests
-		if len(l.Sends) > maxSimulatedRequests {
-			l.Sends = l.Sends[:maxSimulatedRequests]
-		}
-	}
+	l, scale, warmupScale := simulated(l)
 	var e Estimate
 	var window, duration float64
 	var succeeded, tokens int
@@ -71,9 +64,9 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 		e.LatencyMs += st.Latency.P50
 		e.LatencyP95Ms += st.Latency.P95
 		e.LatencyP99Ms += st.Latency.P99
-		e.Preemptions += float64(st.Preemptions)
+		e.Preemptions += float64(st.Preemptions-st.WarmupPreemptions)*scale + float64(st.WarmupPreemptions)*warmupScale
 		window += st.WindowSeconds
-		duration += st.DurationSeconds
+		duration += (st.DurationSeconds-st.WarmupEnd)*scale + st.WarmupEnd*warmupScale
 		succeeded += st.Succeeded
 		tokens += st.OutputTokens
 	}
@@ -86,8 +79,7 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 		e.RequestThroughput = float64(succeeded) / window
 		e.OutputTokenThroughput = float64(tokens) / window
 	}
-	e.RunSeconds = duration / n * scale
-	e.Preemptions *= scale
+	e.RunSeconds = duration / n
 	return e, nil
 }
 
@@ -95,7 +87,47 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 const (
 	maxEstimateRuns      = 5
 	maxSimulatedRequests = 10_000
+	// maxSimulatedTokens bounds the output tokens of the requests a
+	// phase (warmup, measured) simulates: stepping through preemptions
+	// when the KV cache is oversubscribed grows with them.
+	maxSimulatedTokens = 10_000_000
 )
+
+// simulated returns the part of l that Estimate simulates: of the warmup
+// and of the measured requests each the first ones, at most
+// maxSimulatedRequests and, beyond the first, while their output tokens
+// stay under maxSimulatedTokens; and the factors that scale the measured
+// phase's and the warmup's duration to the whole.
+func simulated(l Load) (part Load, scale, warmupScale float64) {
+	n := simulatedCount(l.Requests, l.size)
+	w := l
+	w.Sizes = l.WarmupSizes
+	nw := simulatedCount(l.Warmup, w.size)
+	scale, warmupScale = 1, 1
+	if n < l.Requests {
+		scale = float64(l.Requests) / float64(n)
+		l.Requests = n
+		if len(l.Sends) > n {
+			l.Sends = l.Sends[:n]
+		}
+	}
+	if nw < l.Warmup {
+		warmupScale = float64(l.Warmup) / float64(nw)
+		l.Warmup = nw
+	}
+	return l, scale, warmupScale
+}
+
+// simulatedCount is how many of n requests a phase simulates (size(i) is
+// request i's size).
+func simulatedCount(n int, size func(int) RequestSize) int {
+	k, tokens := 0, 0
+	for k < min(n, maxSimulatedRequests) && (k == 0 || tokens < maxSimulatedTokens) {
+		tokens += size(k).Output
+		k++
+	}
+	return k
+}
 
 // Metric returns the estimate's value of a metric named as the evidence
 // aggregate names it ("ttft_p95_ms", "output_token_throughput", ...) and

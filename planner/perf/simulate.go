@@ -105,10 +105,13 @@ type RunStats struct {
 	WindowSeconds            float64
 	RequestThroughput        float64
 	OutputTokenThroughput    float64
-	// DurationSeconds is the whole run, warmup included.
-	DurationSeconds float64
-	Preemptions     int
-	Steps           int
+	// DurationSeconds is the whole run, warmup included; WarmupEnd is
+	// the time the warmup ended, WarmupPreemptions its part of Preemptions.
+	DurationSeconds   float64
+	WarmupEnd         float64
+	WarmupPreemptions int
+	Preemptions       int
+	Steps             int
 	// Stepped counts the steps scheduled one by one; the others (Steps -
 	// Stepped) were skipped through in closed form. The estimate's work
 	// grows with Stepped.
@@ -218,7 +221,7 @@ func (s Lane) Run(l Load) (RunStats, error) {
 	ms.Preemptions += st.Preemptions
 	ms.Steps += st.Steps
 	ms.Stepped += st.Stepped
-	ms.DurationSeconds = end
+	ms.DurationSeconds, ms.WarmupEnd, ms.WarmupPreemptions = end, t, st.Preemptions
 	return ms, nil
 }
 

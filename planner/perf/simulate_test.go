@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/infercrane/infercrane/planner/load"
@@ -288,5 +289,53 @@ func TestEstimateWorkDoesNotGrowWithOutputTokens(t *testing.T) {
 			t.Errorf("chunked=%v: %d steps scheduled one by one at 500 output tokens, %d at 5000", e.ChunkedPrefill, stepped[0], stepped[1])
 		}
 		t.Logf("chunked=%v: stepped %d at 500 output tokens, %d at 5000", e.ChunkedPrefill, stepped[0], stepped[1])
+	}
+}
+
+// TestEstimateSimulatesABoundedPart: whatever a run's warmup, requests and
+// output tokens (at their bounds, docs/language/bounds.md), the estimate
+// simulates at most maxSimulatedRequests requests of each phase and, past
+// the first, maxSimulatedTokens output tokens, and scales the rest. Before,
+// a warmup of 10000000 requests was simulated whole: 80 s and 2.4 GB for
+// one lane's plan.
+func TestEstimateSimulatesABoundedPart(t *testing.T) {
+	for _, c := range []struct {
+		l                  Load
+		requests, warmup   int
+		scale, warmupScale float64
+	}{
+		{Load{OutputTokens: 100, Requests: 500, Warmup: 10}, 500, 10, 1, 1},
+		{Load{OutputTokens: 100, Requests: 10_000_000, Warmup: 10_000_000}, 10_000, 10_000, 1000, 1000},
+		{Load{OutputTokens: 40_000, Requests: 1000, Warmup: 1}, 250, 1, 4, 1},
+		{Load{OutputTokens: 10_000_000, Requests: 10_000_000, Warmup: 10_000_000}, 1, 1, 10_000_000, 10_000_000},
+		{Load{Requests: 30, Sizes: []RequestSize{{Output: 9_000_000}, {Output: 2_000_000}, {Output: 5}}}, 2, 0, 15, 1},
+	} {
+		part, scale, warmupScale := simulated(c.l)
+		if part.Requests != c.requests || part.Warmup != c.warmup || scale != c.scale || warmupScale != c.warmupScale {
+			t.Errorf("%d requests (warmup %d) of %d output tokens: simulated %d (warmup %d), scales %g and %g; want %d (%d), %g and %g",
+				c.l.Requests, c.l.Warmup, c.l.OutputTokens, part.Requests, part.Warmup, scale, warmupScale, c.requests, c.warmup, c.scale, c.warmupScale)
+		}
+	}
+	// A lane's estimate with a warmup at its bound allocates little (a
+	// count of work: the allocations, not the time).
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	l := Load{InputTokens: 64, OutputTokens: 16, Concurrency: 16, Requests: 100, Warmup: 10_000_000}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	e, err := s.Estimate(l, 1)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("the estimate allocated %d MiB", alloc>>20)
+	}
+	// The warmup's 10000000 requests take about 1000 times its simulated
+	// 10000's time.
+	part, _, _ := simulated(l)
+	part.Requests = 0
+	w, _ := s.Run(part)
+	if !(e.RunSeconds > 999*w.WarmupEnd) {
+		t.Errorf("run of %g s, the simulated warmup alone %g s", e.RunSeconds, w.WarmupEnd)
 	}
 }
