@@ -26,6 +26,11 @@ type DiffResult struct {
 	// old plan's.
 	CostDeltaUSD    float64 `json:"cost_delta_usd"`
 	GPUSecondsDelta float64 `json:"gpu_seconds_delta"`
+	// Notional is the cost of the lanes on executors that bill nothing
+	// (the sim) had they run on their GPUs at the plan's price, old and
+	// new totals and the difference: a change of a sim screen shows what
+	// it would cost on the real GPUs, not $0. Nil without such lanes.
+	Notional *NotionalCost `json:"notional,omitempty"`
 	// FindingsAdded are preflight findings only the new plan has.
 	FindingsAdded []Finding `json:"findings_added"`
 	// SettingsChanged are the settings only the reports read (a gate's
@@ -33,6 +38,14 @@ type DiffResult struct {
 	// baseline or selection boundary, ...) that differ, with old and new
 	// values: what "pass" means, which no lane's ID carries.
 	SettingsChanged []SettingChange `json:"settings_changed"`
+}
+
+// NotionalCost is what lanes on an executor that bills nothing would
+// cost on their GPUs at the plan's price (notionalUSD), in each plan.
+type NotionalCost struct {
+	OldUSD   float64 `json:"old_usd"`
+	NewUSD   float64 `json:"new_usd"`
+	DeltaUSD float64 `json:"delta_usd"`
 }
 
 // DiffSide identifies one plan of a diff.
@@ -50,6 +63,9 @@ type DiffLane struct {
 	Requests   int     `json:"requests"`
 	GPUSeconds float64 `json:"gpu_seconds"`
 	CostUSD    float64 `json:"cost_usd"`
+	// NotionalUSD is the lane's notional cost (an executor that bills
+	// nothing), 0 otherwise.
+	NotionalUSD float64 `json:"notional_usd,omitempty"`
 }
 
 // DiffChange is a lane whose inputs or key changed.
@@ -64,6 +80,9 @@ type DiffChange struct {
 	Values          map[string][2]any `json:"values"`
 	GPUSecondsDelta float64           `json:"gpu_seconds_delta"`
 	CostDeltaUSD    float64           `json:"cost_delta_usd"`
+	// NotionalDeltaUSD is the change of the lane's notional cost (an
+	// executor that bills nothing), 0 otherwise.
+	NotionalDeltaUSD float64 `json:"notional_delta_usd,omitempty"`
 }
 
 // Empty reports whether the plans have the same lanes, findings and
@@ -104,7 +123,16 @@ func Diff(old, cur *Plan) DiffResult {
 		if settings {
 			c.addSettings(o, l)
 		}
+		ou, _ := notionalUSD(old, o)
+		nu, _ := notionalUSD(cur, l)
+		c.NotionalDeltaUSD = round(nu-ou, 6)
 		return c
+	}
+	diffLane := func(p *Plan, l *Lane) DiffLane {
+		dl := diffLane(l)
+		dl.NotionalUSD, _ = notionalUSD(p, l)
+		dl.NotionalUSD = round(dl.NotionalUSD, 6)
+		return dl
 	}
 	matched := map[*Lane]bool{}
 	var unmatched []*Lane
@@ -132,16 +160,17 @@ func Diff(old, cur *Plan) DiffResult {
 			d.Changed = append(d.Changed, c)
 			continue
 		}
-		d.Added = append(d.Added, diffLane(l))
+		d.Added = append(d.Added, diffLane(cur, l))
 	}
 	for _, l := range old.Lanes {
 		if l.Action != ActionDrop && !matched[l] {
-			d.Removed = append(d.Removed, diffLane(l))
+			d.Removed = append(d.Removed, diffLane(old, l))
 		}
 	}
 	sort.Slice(d.Changed, func(i, j int) bool { return d.Changed[i].Key < d.Changed[j].Key })
 	sort.Slice(d.Added, func(i, j int) bool { return d.Added[i].Key < d.Added[j].Key })
 	sort.Slice(d.Removed, func(i, j int) bool { return d.Removed[i].Key < d.Removed[j].Key })
+	d.Notional = notionalTotals(old, cur)
 	seen := map[Finding]bool{}
 	for _, f := range old.Preflight {
 		seen[f] = true
@@ -152,6 +181,33 @@ func Diff(old, cur *Plan) DiffResult {
 		}
 	}
 	return d
+}
+
+// notionalTotals adds up the notional costs of each plan's lanes, in plan
+// order; nil when neither plan has a lane with one.
+func notionalTotals(old, cur *Plan) *NotionalCost {
+	var n NotionalCost
+	found := false
+	for i, p := range []*Plan{old, cur} {
+		for _, l := range p.Lanes {
+			if l.Action == ActionDrop {
+				continue
+			}
+			if usd, ok := notionalUSD(p, l); ok {
+				found = true
+				if i == 0 {
+					n.OldUSD += usd
+				} else {
+					n.NewUSD += usd
+				}
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	n.OldUSD, n.NewUSD, n.DeltaUSD = round(n.OldUSD, 6), round(n.NewUSD, 6), round(n.NewUSD-n.OldUSD, 6)
+	return &n
 }
 
 func diffLane(l *Lane) DiffLane {

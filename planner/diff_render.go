@@ -39,6 +39,25 @@ func abs(x float64) float64 {
 	return x
 }
 
+// notionalLine says what the lanes on an executor that bills nothing would
+// cost on their GPUs, old and new; "" without such lanes.
+func (d DiffResult) notionalLine() string {
+	n := d.Notional
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprintf("Notional cost %s (%s -> %s)*: the sim executor bills nothing; * is what the lanes' runs would cost on their GPUs at the plan's price.",
+		fmtSignedUSD(n.DeltaUSD), fmtUSD(n.OldUSD), fmtUSD(n.NewUSD))
+}
+
+// notionalCell renders a lane's notional cost after its billed one, " (~$0.12*)".
+func notionalCell(usd float64) string {
+	if usd == 0 {
+		return ""
+	}
+	return " (~" + fmtSignedUSD(usd) + "*)"
+}
+
 // valueChanges renders "name old -> new" for each changed input.
 func (c DiffChange) valueChanges(code func(string) string) []string {
 	var out []string
@@ -79,6 +98,9 @@ func fmtValue(v any) string {
 func (d DiffResult) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", d.Summary())
+	if n := d.notionalLine(); n != "" {
+		ew.printf("%s\n", n)
+	}
 	if len(d.SettingsChanged) > 0 {
 		ew.printf("\nGates and report settings:\n")
 		for _, c := range d.SettingsChanged {
@@ -89,19 +111,19 @@ func (d DiffResult) WriteText(w io.Writer) error {
 	if len(d.Added) > 0 {
 		ew.printf("\nAdded:\n")
 		for _, l := range d.Added {
-			ew.printf("  + %s  %s  %s, %s GPU-s, %s\n", l.ID, l.Key, plural(l.Runs, "run"), fmtInt(int64(l.GPUSeconds+0.5)), fmtUSD(l.CostUSD))
+			ew.printf("  + %s  %s  %s, %s GPU-s, %s%s\n", l.ID, l.Key, plural(l.Runs, "run"), fmtInt(int64(l.GPUSeconds+0.5)), fmtUSD(l.CostUSD), notionalCell(l.NotionalUSD))
 		}
 	}
 	if len(d.Removed) > 0 {
 		ew.printf("\nRemoved:\n")
 		for _, l := range d.Removed {
-			ew.printf("  - %s  %s  %s, %s GPU-s, %s\n", l.ID, l.Key, plural(l.Runs, "run"), fmtInt(int64(l.GPUSeconds+0.5)), fmtUSD(l.CostUSD))
+			ew.printf("  - %s  %s  %s, %s GPU-s, %s%s\n", l.ID, l.Key, plural(l.Runs, "run"), fmtInt(int64(l.GPUSeconds+0.5)), fmtUSD(l.CostUSD), notionalCell(-l.NotionalUSD))
 		}
 	}
 	if len(d.Changed) > 0 {
 		ew.printf("\nChanged:\n")
 		for _, c := range d.Changed {
-			ew.printf("  ~ %s -> %s  %s  cost %s\n", c.OldID, c.NewID, c.Key, fmtSignedUSD(c.CostDeltaUSD))
+			ew.printf("  ~ %s -> %s  %s  cost %s%s\n", c.OldID, c.NewID, c.Key, fmtSignedUSD(c.CostDeltaUSD), notionalCell(c.NotionalDeltaUSD))
 			for _, v := range c.valueChanges(plain) {
 				ew.printf("      %s\n", v)
 			}
@@ -124,6 +146,9 @@ func (d DiffResult) WriteText(w io.Writer) error {
 func (d DiffResult) Markdown() string {
 	var b strings.Builder
 	b.WriteString("**InferCrane** " + d.Summary() + "\n")
+	if n := d.notionalLine(); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
 	type row struct {
 		cost float64
 		text string
@@ -132,16 +157,16 @@ func (d DiffResult) Markdown() string {
 	var rows []row
 	for _, l := range d.Added {
 		rows = append(rows, row{l.CostUSD, fmt.Sprintf("| added | %s | %s | %d runs | %s | %s |\n",
-			code(l.Key), code(l.ID), l.Runs, signedInt(l.GPUSeconds), fmtSignedUSD(l.CostUSD))})
+			code(l.Key), code(l.ID), l.Runs, signedInt(l.GPUSeconds), fmtSignedUSD(l.CostUSD)+notionalCell(l.NotionalUSD))})
 	}
 	for _, l := range d.Removed {
 		rows = append(rows, row{-l.CostUSD, fmt.Sprintf("| removed | %s | %s | | %s | %s |\n",
-			code(l.Key), code(l.ID), signedInt(-l.GPUSeconds), fmtSignedUSD(-l.CostUSD))})
+			code(l.Key), code(l.ID), signedInt(-l.GPUSeconds), fmtSignedUSD(-l.CostUSD)+notionalCell(-l.NotionalUSD))})
 	}
 	for _, c := range d.Changed {
 		rows = append(rows, row{c.CostDeltaUSD, fmt.Sprintf("| changed | %s | %s → %s | %s | %s | %s |\n",
 			code(c.Key), code(c.OldID), code(c.NewID), mdCell(strings.Join(c.valueChanges(code), "; ")),
-			signedInt(c.GPUSecondsDelta), fmtSignedUSD(c.CostDeltaUSD))})
+			signedInt(c.GPUSecondsDelta), fmtSignedUSD(c.CostDeltaUSD)+notionalCell(c.NotionalDeltaUSD))})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return abs(rows[i].cost) > abs(rows[j].cost) })
 	writeSettingsTable(&b, d.SettingsChanged, code)
