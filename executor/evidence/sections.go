@@ -133,6 +133,9 @@ type Capacity struct {
 	Goodput   float64    `json:"goodput"`
 	Tolerance float64    `json:"tolerance"`
 	MaxPoints int        `json:"max_points"`
+	// ExpectedPoints is how many points the plan expected the search to
+	// need (those done before it and those it predicted; 0: no estimate).
+	ExpectedPoints int `json:"expected_points,omitempty"`
 	// PredictedKnee is the plan's prediction (0: none).
 	PredictedKnee float64 `json:"predicted_knee"`
 	// Status is converged, max_points, above_range, below_range or running

@@ -30,6 +30,7 @@ func buildCapacity(p *planner.Plan, l *planner.Lane, runs []pointRun) (*evidence
 	start := 0.0
 	if l.Search != nil {
 		c.PredictedKnee, start = l.Search.PredictedKnee, l.Search.Start
+		c.ExpectedPoints = len(l.Search.Done) + len(l.Search.Expected)
 	}
 	for _, a := range p.Assumptions {
 		if a.GPU == l.GPU {

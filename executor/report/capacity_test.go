@@ -181,3 +181,30 @@ func TestCapacityHTMLNamesPointsByLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityHTMLCountsPointsNotPlannedRuns: the page's summary counts a
+// search's points as points, with what the plan expected and max_points
+// as the bound; it said "7 of 7 planned run(s) completed" (issue 26 item
+// 3), as if the points run were what was planned.
+func TestCapacityHTMLCountsPointsNotPlannedRuns(t *testing.T) {
+	in := capacityInput()
+	for _, l := range in.Plan.Lanes {
+		l.Search.Expected = []planner.PlannedPoint{{}, {}}
+	}
+	evs, err := BuildEvidence(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, evs[0], screenRecords(&in, evs[0])); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	if want := "3 lane(s), 3 capacity search(es): 7 point(s) run (expected 6, at most 24), "; !strings.Contains(html, want) {
+		i := strings.Index(html, "lane(s)")
+		t.Errorf("the summary does not say %q: %s", want, html[max(i-200, 0):min(i+200, len(html))])
+	}
+	if strings.Contains(html, "planned run(s)") {
+		t.Error("a search's points are counted as planned runs")
+	}
+}

@@ -338,11 +338,26 @@ func pageSummary(ev *evidence.Evidence) htmlSummary {
 		}
 	}
 	lanes, gates, passed := 0, 0, 0
+	// A capacity search's runs are its points: it plans up to max_points
+	// and is done when they decide it, so its runs are counted apart from
+	// fixed-load lanes' ("3 of 3 planned runs" said nothing of a search).
+	fixed, fixedPlanned, fixedDone := 0, 0, 0
+	searches, points, expected, atMost := 0, 0, 0, 0
 	var s htmlSummary
 	for _, m := range ev.Models {
 		add(&models, m.Name+" ("+m.Model+")")
 		for _, c := range m.Campaigns {
 			lanes++
+			if cp := c.Capacity; cp != nil {
+				searches++
+				points += len(cp.Points)
+				expected += cp.ExpectedPoints
+				atMost += cp.MaxPoints
+			} else {
+				fixed++
+				fixedPlanned += c.RunsPlanned
+				fixedDone += min(len(c.Runs), c.RunsPlanned)
+			}
 			add(&shapes, "shape "+c.ShapeWords())
 			add(&gpus, c.GPUType)
 			for _, g := range c.Gates {
@@ -364,9 +379,23 @@ func pageSummary(ev *evidence.Evidence) htmlSummary {
 	if len(ev.Environment.Runtimes) > 0 {
 		rt = environmentRuntimeWords(ev.Environment)
 	}
-	s.Screened = fmt.Sprintf("%s × %s on %s: %d lane(s), %d of %d planned run(s) completed, %s.",
+	var counts []string
+	if fixed > 0 {
+		counts = append(counts, fmt.Sprintf("%d of %d planned run(s) completed", fixedDone, fixedPlanned))
+		if searches > 0 {
+			counts[0] = fmt.Sprintf("%d fixed-load: %s", fixed, counts[0])
+		}
+	}
+	if searches > 0 {
+		bound := fmt.Sprintf("at most %d", atMost)
+		if expected > 0 {
+			bound = fmt.Sprintf("expected %d, %s", expected, bound)
+		}
+		counts = append(counts, fmt.Sprintf("%d capacity search(es): %d point(s) run (%s)", searches, points, bound))
+	}
+	s.Screened = fmt.Sprintf("%s × %s on %s: %d lane(s), %s, %s.",
 		strings.Join(models, ", "), strings.Join(shapes, ", "), strings.Join(gpus, ", "), lanes,
-		cp.RunsCompleted, cp.RunsPlanned, rt)
+		strings.Join(counts, "; "), rt)
 	switch {
 	case gates == 0:
 		s.Passed = "no gate was set."
