@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,8 +55,9 @@ screen "s" {
 `, url)
 }
 
-// freePort asks the kernel for an unused loopback port (the integration
-// tests use it too).
+// freePort asks the kernel for an unused loopback port, for a server that
+// cannot pick its own and say it (vLLM in the integration tests); the port
+// is free when asked, not necessarily when the server binds it.
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -64,28 +68,59 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// simServe starts a real `infercrane sim serve` process on port (carrying
-// the rig's marker) and waits until it answers /health.
-func (r *applyRig) simServe(port int, extra ...string) *exec.Cmd {
+// simServe starts a real `infercrane sim serve` process (carrying the
+// rig's marker) on port, or on a port it picks itself when port is 0 (read
+// from its "listening on" line: a port asked of the kernel and released
+// for the child to take could be taken first), waits until it answers
+// /health and returns it with its port.
+func (r *applyRig) simServe(port int, extra ...string) (*exec.Cmd, int) {
 	r.t.Helper()
 	args := append([]string{"sim", "serve", "--port", strconv.Itoa(port), "--model", "Qwen/Qwen3-0.6B", "--ttft", "5ms", "--itl", "5ms"}, extra...)
 	cmd := r.command(args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	listening := make(chan int, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := listeningOn.FindStringSubmatch(sc.Text()); m != nil {
+				p, _ := strconv.Atoi(m[1])
+				listening <- p
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		close(listening)
+	}()
+	select {
+	case p, ok := <-listening:
+		if !ok {
+			r.t.Fatalf("sim serve --port %d exited without listening", port)
+		}
+		port = p
+	case <-time.After(30 * time.Second):
+		r.t.Fatalf("sim serve --port %d did not say where it listens within 30 s", port)
+	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/health", port)
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cmd
+				return cmd, port
 			}
 		}
 	}
 	r.t.Fatalf("sim serve on port %d did not answer /health", port)
-	return nil
+	return nil, 0
 }
+
+var listeningOn = regexp.MustCompile(`^listening on http://127\.0\.0\.1:(\d+)$`)
 
 // TestApplyEndpointServerKilledMidRunIsRedone is the outside tester's
 // repro: the endpoint's server (a real sim serve process) is killed with
@@ -95,9 +130,9 @@ func (r *applyRig) simServe(port int, extra ...string) *exec.Cmd {
 // redoes runs 2 and 3 and the gate (no failed request) passes.
 func TestApplyEndpointServerKilledMidRunIsRedone(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
-	r := newRig(t, livenessSpec(fmt.Sprintf("http://127.0.0.1:%d", port)))
-	sim := r.simServe(port)
+	r := newRig(t, "")
+	sim, port := r.simServe(0)
+	r.write(livenessSpec(fmt.Sprintf("http://127.0.0.1:%d", port)))
 	run := r.start()
 	// Two of run 2's eight requests are done: six are still to be sent or
 	// in flight when the server dies.
@@ -150,9 +185,9 @@ func TestApplyEndpointServerKilledMidRunIsRedone(t *testing.T) {
 // the run counts and the gate judges it (exit 3), nothing is redone.
 func TestApplyEndpointErrorsAreMeasured(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
-	r := newRig(t, strings.Replace(livenessSpec(fmt.Sprintf("http://127.0.0.1:%d", port)), "runs     = 3", "runs     = 1", 1))
-	r.simServe(port, "--fail-at", "3=500")
+	r := newRig(t, "")
+	_, port := r.simServe(0, "--fail-at", "3=500")
+	r.write(strings.Replace(livenessSpec(fmt.Sprintf("http://127.0.0.1:%d", port)), "runs     = 3", "runs     = 1", 1))
 	code, out, errOut := r.apply()
 	if code != 3 || !strings.Contains(out, "1 run(s) completed, 0 failed") {
 		t.Fatalf("exit %d, want 3 (the gate failed on a measured run)\n%s\n%s", code, out, errOut)
