@@ -16,7 +16,9 @@ func Format(filename string, src []byte) ([]byte, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return src, diags
 	}
-	out := hclwrite.Format(src)
+	// Formatted with its final newline: without one, hclwrite keeps the
+	// spaces that end the file, and would drop them on the next pass.
+	out := hclwrite.Format(append(src[:len(src):len(src)], '\n'))
 	// Files end with exactly one newline.
 	out = append(bytes.TrimRight(out, "\n"), '\n')
 	if len(bytes.TrimSpace(out)) == 0 {
