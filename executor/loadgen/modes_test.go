@@ -273,9 +273,16 @@ func TestCancelStopsTheRun(t *testing.T) {
 	url := startSim(t, sim.Options{TTFT: 5 * time.Millisecond, ITL: 20 * time.Millisecond})
 	cfg := baseConfig(url)
 	cfg.Requests, cfg.OutputTokens = 100, 50
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	// Cancelled once requests are in flight (each takes about 1 s), not at
+	// a fixed 150 ms: on a busy machine the run could still be sizing its
+	// prompts then, with nothing in flight to cancel.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := loadgen.Run(ctx, cfg)
+	res, err := loadgen.Run(ctx, cfg, loadgen.WithProgress(func(p loadgen.Progress) {
+		if !p.Warmup && p.InFlight > 0 {
+			cancel()
+		}
+	}, 5*time.Millisecond))
 	if err == nil || res == nil || res.Summary.Cancelled == 0 || len(res.Records) >= 100 {
 		t.Fatalf("cancel: err %v, result %+v", err, res)
 	}

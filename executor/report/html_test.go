@@ -41,7 +41,7 @@ func chromium(t *testing.T) string {
 // runChromium runs headless Chromium with a private profile and returns stdout.
 func runChromium(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a stuck browser, not a slow one: at load average 14 the test took 55 s
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
 		"--disable-background-networking", "--user-data-dir=" + t.TempDir()}
