@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -159,9 +160,12 @@ func Bound(x float64) *float64 { return &x }
 func Seconds(d time.Duration) *float64 { return Bound(d.Seconds()) }
 
 // Schema describes the attributes an executor block of a type accepts,
-// besides `type` itself, so the spec language can validate it.
+// besides `type` itself, so the spec language can validate it, and what the
+// executor does (its capabilities: the planner, the report and the spec
+// language read them instead of comparing type names).
 type Schema struct {
-	Attributes []Attribute `json:"attributes"`
+	Attributes   []Attribute       `json:"attributes"`
+	Capabilities lang.Capabilities `json:"capabilities,omitzero"`
 }
 
 // Describer is implemented by executors that publish their config schema.

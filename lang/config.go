@@ -176,8 +176,10 @@ type Executor struct {
 	// Attrs as JSON-like values with every default of the type's schema
 	// applied and durations in canonical form (ExecutorSchema.Resolve); the
 	// planner puts them in each lane. Nil when the block has errors.
-	Settings  map[string]any
-	DeclRange hcl.Range
+	Settings map[string]any
+	// Capabilities are what the executor type declares it does.
+	Capabilities Capabilities
+	DeclRange    hcl.Range
 }
 
 // Shape is a workload: token counts, load and request counts.

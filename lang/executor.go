@@ -17,7 +17,7 @@ import (
 func (l *loader) executorTypes() []string {
 	var out []string
 	if l.opts.ExecutorSchemas == nil {
-		out = append(out, BuiltinExecutorTypes...)
+		out = sortedKeys(BuiltinExecutors)
 	} else {
 		out = sortedKeys(l.opts.ExecutorSchemas)
 	}
@@ -37,7 +37,8 @@ func (l *loader) executorTypes() []string {
 // unknown type; a plugin that cannot answer is a diagnostic at rng.
 func (l *loader) executorSchema(typ string, rng hcl.Range) (schema *ExecutorSchema, ok bool) {
 	if l.opts.ExecutorSchemas == nil {
-		return nil, contains(BuiltinExecutorTypes, typ)
+		_, ok := BuiltinExecutors[typ]
+		return nil, ok
 	}
 	if s, found := l.opts.ExecutorSchemas[typ]; found {
 		return &s, true
@@ -97,6 +98,7 @@ func (l *loader) decodeExecutor(d *decl, in instance, body hcl.Body, ctx *hcl.Ev
 			e.Type, didYouMean(e.Type, l.executorTypes()), strings.Join(l.executorTypes(), ", ")))
 		return cty.DynamicVal
 	}
+	e.Capabilities = l.capabilities(e.Type, schema)
 	checkable := true
 	for _, a := range sortedAttrs(attrsMap) {
 		if a.Name == "type" {
@@ -168,10 +170,23 @@ func (l *loader) defaultExecutor() string {
 		if s, ok := l.opts.ExecutorSchemas[e.Type]; ok {
 			schema = &s
 		}
+		e.Capabilities = l.capabilities(e.Type, schema)
 		l.resolveExecutor(e, schema, nil, hcl.Range{})
 		l.cfg.Executors[DefaultExecutorName] = e
 	}
 	return DefaultExecutorName
+}
+
+// capabilities are what an executor type declares it does: its schema's,
+// or, without Options.ExecutorSchemas, the BuiltinExecutors'.
+func (l *loader) capabilities(typ string, schema *ExecutorSchema) Capabilities {
+	if schema != nil {
+		return schema.Capabilities
+	}
+	if l.opts.ExecutorSchemas == nil {
+		return BuiltinExecutors[typ]
+	}
+	return Capabilities{}
 }
 
 // String renders an executor for messages.

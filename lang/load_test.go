@@ -646,3 +646,34 @@ shape "traced" {
 		t.Errorf("hit ratio points %v, want %v (quantiles and percentiles merged)", got, want)
 	}
 }
+
+// Which executor may profile a trace is what its type declares
+// (Capabilities.ProfilesTraces), not its name: a new executor type that
+// declares it profiles traces without lang knowing it.
+func TestTraceExecutorIsWhatTheTypeDeclares(t *testing.T) {
+	src := `
+executor "x" {
+  type = "TYPE"
+}
+trace "t" {
+  source   = "s3://bucket/t.parquet"
+  executor = executor.x
+  sample {
+    all = true
+  }
+}
+`
+	opts := testOptions()
+	opts.ExecutorSchemas = map[string]ExecutorSchema{
+		"sim":     {Capabilities: BuiltinExecutors["sim"]},
+		"cloudy":  {Capabilities: Capabilities{ProfilesTraces: true}},
+		"servery": {Capabilities: Capabilities{Tokenizes: true}},
+	}
+	cfg := mustLoad(t, strings.Replace(src, "TYPE", "cloudy", 1), opts)
+	if tr := cfg.Traces["t"]; tr.Executor == nil || !tr.Executor.Capabilities.ProfilesTraces || tr.Sample.Shards != DefaultTraceShards {
+		t.Errorf("trace on a type that profiles traces: %+v", tr)
+	}
+	if got := loadErr(t, strings.Replace(src, "TYPE", "servery", 1), opts); !strings.Contains(got, "cannot profile a trace") {
+		t.Errorf("trace on a type that does not profile traces: %s", got)
+	}
+}

@@ -18,7 +18,7 @@ type Options struct {
 	// entries set variables with the lowest precedence above defaults.
 	Environ []string
 	// ExecutorSchemas describes the built-in executor types. Nil accepts
-	// the built-in types sim, endpoint, local and modal with any attributes.
+	// the BuiltinExecutors with any attributes.
 	ExecutorSchemas map[string]ExecutorSchema
 	// ExternalExecutors finds executor types that are not in
 	// ExecutorSchemas (external plugins). Load consults it only when a spec
@@ -78,6 +78,8 @@ type ExecutorSchema struct {
 	// will run with: the schema's defaults applied, durations in canonical
 	// form. Nil: the settings are the attributes as given.
 	Resolve func(attrs map[string]any) map[string]any
+	// Capabilities are what the executor type does (Executor.Capabilities).
+	Capabilities Capabilities
 	// Check validates the resolved settings as the executor will read
 	// them: types, bounds, enumerations, rules across attributes. Each
 	// problem is reported at its attribute, or at the block when Attr is
@@ -103,9 +105,41 @@ type AttributeSpec struct {
 	Doc string
 }
 
-// BuiltinExecutorTypes are the executor types accepted when
-// Options.ExecutorSchemas is nil.
-var BuiltinExecutorTypes = []string{"sim", "endpoint", "local", "modal"}
+// Capabilities are what an executor type does that the spec language, the
+// planner and the report must know. Each executor declares them where it
+// registers (its schema), so that no package decides by comparing type
+// names; an external plugin declares them in the schema it sends, and has
+// none of them when it declares nothing.
+type Capabilities struct {
+	// Simulated: the executor runs the built-in simulated engine, so its
+	// GPU time bills nothing (a lane's cost is notional) and its evidence
+	// only plays the catalog's performance model back.
+	Simulated bool `json:"simulated,omitempty"`
+	// ExistingServer: the executor drives a server that is already
+	// running: no deployment, no model load or start-up to pay for.
+	ExistingServer bool `json:"existing_server,omitempty"`
+	// ProfilesTraces: the executor can profile a trace on machines of its
+	// own (a trace block's executor).
+	ProfilesTraces bool `json:"profiles_traces,omitempty"`
+	// Tokenizes: the servers it starts answer /tokenize, so prompts are
+	// sized as the server counts them, chat template included.
+	Tokenizes bool `json:"tokenizes,omitempty"`
+	// OwnServerSetting names the setting with which a user runs a server
+	// of their own instead, whose /tokenize is not assured ("" for none).
+	OwnServerSetting string `json:"own_server_setting,omitempty"`
+}
+
+// BuiltinExecutors are the executor types accepted when
+// Options.ExecutorSchemas is nil (the tests of packages below cmd, which
+// cannot link the executors), with the capabilities their executors
+// declare; TestBuiltinCapabilitiesAreTheRegistered (cmd/infercrane) holds
+// the two equal.
+var BuiltinExecutors = map[string]Capabilities{
+	"sim":      {Simulated: true, Tokenizes: true},
+	"endpoint": {ExistingServer: true},
+	"local":    {Tokenizes: true, OwnServerSetting: "command"},
+	"modal":    {Tokenizes: true, ProfilesTraces: true},
+}
 
 // DefaultExecutorName is the name of the built-in executor used by a screen
 // that names none. It has type "sim" unless the spec declares its own

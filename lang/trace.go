@@ -87,9 +87,9 @@ func (l *loader) checkTraceExecutor(t *Trace, a *attrs) {
 	rng := a.rangeOf("executor")
 	switch {
 	case t.Executor == nil:
-	case t.Executor.Type != "modal":
+	case !t.Executor.Capabilities.ProfilesTraces:
 		l.diags = append(l.diags, errorf(rng, "Invalid executor for profiling",
-			"executor.%s is a %s executor; only a modal executor profiles a trace (on Modal CPU sandboxes). Leave executor out to profile here.", t.Executor.Name, t.Executor.Type))
+			"executor.%s is a %s executor, which cannot profile a trace; only a modal executor profiles a trace (on Modal CPU sandboxes). Leave executor out to profile here.", t.Executor.Name, t.Executor.Type))
 	case t.Sample == nil || !t.Sample.All && !t.Sample.Sketch:
 		l.diags = append(l.diags, errorf(rng, "Sharded profile needs sketches",
 			"A trace profiled by an executor is split into shards whose sketches are merged; set all = true (a full scan) or sketch = true in its sample block."))

@@ -74,7 +74,7 @@ func (x *specExternal) Schema(typ string) (lang.ExecutorSchema, error) {
 // Check applies the schema's types, bounds and enumerations to the
 // evaluated attributes, then validate (when given).
 func SpecSchema(typ string, s executor.Schema, validate func(map[string]any) error) lang.ExecutorSchema {
-	out := lang.ExecutorSchema{Attributes: map[string]lang.AttributeSpec{}}
+	out := lang.ExecutorSchema{Attributes: map[string]lang.AttributeSpec{}, Capabilities: s.Capabilities}
 	for _, a := range s.Attributes {
 		var t cty.Type
 		switch a.Type {

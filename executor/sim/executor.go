@@ -12,11 +12,16 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // Type is the sim executor's type name (executor "sim" in a spec).
 const Type = "sim"
+
+// Capabilities are what this executor does, declared where it registers
+// (its Schema): see lang.Capabilities.
+var Capabilities = lang.Capabilities{Simulated: true, Tokenizes: true}
 
 // Schema describes the sim executor block; its defaults are the only ones
 // the sim executor has (the planner applies them).
@@ -27,7 +32,7 @@ func Schema() executor.Schema {
 		{Name: "ttft", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(10 * time.Minute), Default: "20ms", Doc: "time to first token in constant timing"},
 		{Name: "itl", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Minute), Default: "5ms", Doc: "inter-token latency in constant timing"},
 		{Name: "max_waiting", Type: executor.AttrNumber, Whole: true, Min: executor.Bound(0), Max: executor.Bound(1e9), Default: 0.0, Doc: "cap on queued requests; more are answered 503 (0: unlimited)"},
-	}}
+	}, Capabilities: Capabilities}
 }
 
 // Settings are a lane's resolved sim executor settings, as the plan

@@ -16,10 +16,15 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang"
 )
 
 // Type is the executor type name.
 const Type = "endpoint"
+
+// Capabilities are what this executor does, declared where it registers
+// (its Schema): see lang.Capabilities.
+var Capabilities = lang.Capabilities{ExistingServer: true}
 
 // Schema describes the endpoint executor block; its defaults are the only
 // ones the endpoint executor has (the planner applies them).
@@ -29,7 +34,7 @@ func Schema() executor.Schema {
 		{Name: "api_key_env", Type: executor.AttrString, Doc: "name of the environment variable holding the API key (the key itself never goes in the spec; unset: no key is sent)"},
 		{Name: "model", Type: executor.AttrString, Doc: "served model name to request (unset: the lane's model id)"},
 		{Name: "check_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(time.Hour), Default: "30s", Doc: "how long Deploy waits for the endpoint to answer"},
-	}}
+	}, Capabilities: Capabilities}
 }
 
 // Settings are a lane's resolved endpoint executor settings, as the plan

@@ -24,10 +24,15 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang"
 )
 
 // Type is the executor type name.
 const Type = "local"
+
+// Capabilities are what this executor does, declared where it registers
+// (its Schema): see lang.Capabilities.
+var Capabilities = lang.Capabilities{Tokenizes: true, OwnServerSetting: "command"}
 
 // Schema describes the local executor block; its defaults are the only
 // ones the local executor has (the planner applies them).
@@ -40,7 +45,7 @@ func Schema() executor.Schema {
 		{Name: "stop_timeout", Type: executor.AttrDuration, Min: executor.Seconds(0), Max: executor.Seconds(time.Hour), Default: "30s", Doc: "how long SIGTERM may take before SIGKILL"},
 		{Name: "env", Type: executor.AttrStringMap, Doc: "extra environment variables for the server"},
 		{Name: "served_model_name", Type: executor.AttrString, Doc: "model name to request (unset: the lane's model id)"},
-	}}
+	}, Capabilities: Capabilities}
 }
 
 // Settings are a lane's resolved local executor settings, as the plan

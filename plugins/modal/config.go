@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -35,6 +36,10 @@ type Config struct {
 	Binary        string        `json:"binary"` // path of a linux/amd64 load generator binary (empty: see ResolveBinary)
 }
 
+// Capabilities are what this executor does, declared where it registers
+// (its Schema): see lang.Capabilities.
+var Capabilities = lang.Capabilities{Tokenizes: true, ProfilesTraces: true}
+
 // Schema describes the attributes of a modal executor block; its defaults
 // are the only ones the modal executor has (the planner applies them).
 func Schema() executor.Schema {
@@ -52,7 +57,7 @@ func Schema() executor.Schema {
 		{Name: "region", Type: executor.AttrString, Doc: `Modal region to run in, e.g. "us-east" (unset: any).`},
 		{Name: "cloud", Type: executor.AttrString, Doc: `Cloud provider, e.g. "aws", "gcp", "oci" (unset: any).`},
 		{Name: "binary", Type: executor.AttrString, Doc: "Path of the linux/amd64 binary copied into the sandbox: for benchmarks infercrane-loadgen or a whole infercrane (unset: the infercrane-loadgen next to the running binary, else the running binary when it is linux/amd64, else built with go build); for trace profile shards a whole infercrane."},
-	}}
+	}, Capabilities: Capabilities}
 }
 
 // ParseConfig decodes a lane's resolved executor settings strictly (see
