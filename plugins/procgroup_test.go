@@ -92,7 +92,7 @@ func TestHangingPluginStopsAtTheCommandsDeadline(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "infercrane-executor-script) did not answer the handshake before the command's deadline") {
 		t.Fatalf("got %v", err)
 	}
-	if took := time.Since(start); took > 8*time.Second {
+	if took := time.Since(start); took > 30*time.Second { // a hang, not a slow machine
 		t.Errorf("took %s after a 1 s deadline", took)
 	}
 	noneLeft(t, mark)

@@ -120,7 +120,7 @@ func TestHealthTimeout(t *testing.T) {
 	start := time.Now()
 	_, err := f.exec.Deploy(t.Context(), f.deployment("dep1"))
 	wantErr(t, err, "did not answer /health within health_timeout (1s)", "raise health_timeout", "connection refused")
-	if time.Since(start) > 20*time.Second {
+	if time.Since(start) > 60*time.Second { // a hang, not a slow machine
 		t.Fatalf("deploy took %s", time.Since(start))
 	}
 	id := sandboxID(t, err)
@@ -222,7 +222,7 @@ func TestCancelMidRun(t *testing.T) {
 	start := time.Now()
 	_, err = f.exec.Run(ctx, srv, executor.RunSpec{Lane: "l", Run: 1, Load: l})
 	wantErr(t, err, "cancelled", "context canceled")
-	if time.Since(start) > 10*time.Second {
+	if time.Since(start) > 60*time.Second { // a hang, not a slow machine
 		t.Fatalf("cancel took %s", time.Since(start))
 	}
 	if err := f.exec.Teardown(ctx, srv); err != nil {
