@@ -287,7 +287,7 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 	if *mf.dryRun {
 		return 0
 	}
-	if job.Binary, err = modal.ResolveBinary(*mf.binary, filepath.Join(".infercrane", "bin")); err != nil {
+	if job.Binary, err = modal.ResolveBinary(*mf.binary); err != nil {
 		return fail(err)
 	}
 	rep, err := modal.RunProfile(ctx, cloud, job, plan)

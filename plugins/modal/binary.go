@@ -1,14 +1,11 @@
 package modal
 
 import (
-	"bytes"
 	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 )
 
 // LoadgenName is the load-generator-only binary's name (cmd/infercrane-loadgen);
@@ -17,47 +14,66 @@ const LoadgenName = "infercrane-loadgen"
 
 // ResolveLoadgen finds the linux/amd64 load generator to copy into a
 // benchmark sandbox: the configured path (infercrane-loadgen or a whole
-// infercrane), else the infercrane-loadgen next to the running executable,
-// else the running executable itself when it is linux/amd64 (a larger
-// upload), else a fresh `go build` of ./cmd/infercrane-loadgen from the
-// module the current directory belongs to (written under cacheDir).
-func ResolveLoadgen(configured, cacheDir string) (string, error) {
+// infercrane), else the infercrane-loadgen next to the running executable
+// (a release, or `make build`, puts it there), else the running executable
+// itself when it is linux/amd64 (a larger upload). It never builds one: a
+// release binary runs no Go toolchain for its user. Without one, the error
+// says which attribute to set.
+func ResolveLoadgen(configured string) (string, error) {
+	self, err := os.Executable()
+	return resolveLoadgen(configured, self, err, runtime.GOOS+"/"+runtime.GOARCH)
+}
+
+// resolveLoadgen is ResolveLoadgen for a running executable self (selfErr:
+// it is unknown) on platform ("linux/amd64").
+func resolveLoadgen(configured, self string, selfErr error, platform string) (string, error) {
 	if configured != "" {
 		return checkConfigured(configured, LoadgenName)
 	}
-	self, selfErr := os.Executable()
 	if selfErr == nil {
 		sibling := filepath.Join(filepath.Dir(self), LoadgenName)
 		if checkLinuxAMD64(sibling) == nil {
 			return sibling, nil
 		}
 	}
-	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" && selfErr == nil {
+	if platform == "linux/amd64" && selfErr == nil {
 		return self, nil
 	}
-	return buildLinuxAMD64(cacheDir, LoadgenName)
+	return "", noLinuxBinary(LoadgenName, platform, "an "+LoadgenName+" for linux/amd64 beside it")
 }
 
 // ResolveBinary finds the linux/amd64 infercrane CLI to copy into a
 // sandbox that runs more than the load generator (profile shards): the
-// configured path, else the running executable when it is one, else a
-// fresh `go build` of ./cmd/infercrane (written under cacheDir).
-func ResolveBinary(configured, cacheDir string) (string, error) {
+// configured path, else the running executable when it is one. It never
+// builds one.
+func ResolveBinary(configured string) (string, error) {
+	self, err := os.Executable()
+	return resolveBinary(configured, self, err, runtime.GOOS+"/"+runtime.GOARCH)
+}
+
+// resolveBinary is ResolveBinary for a running executable self on platform.
+func resolveBinary(configured, self string, selfErr error, platform string) (string, error) {
 	if configured != "" {
 		return checkConfigured(configured, "infercrane")
 	}
-	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
-		if self, err := os.Executable(); err == nil {
-			return self, nil
-		}
+	if platform == "linux/amd64" && selfErr == nil {
+		return self, nil
 	}
-	return buildLinuxAMD64(cacheDir, "infercrane")
+	return "", noLinuxBinary("infercrane", platform, "")
+}
+
+// noLinuxBinary is the error for a sandbox binary that is not there.
+func noLinuxBinary(cmd, platform, beside string) error {
+	if beside != "" {
+		beside = " and has no " + beside
+	}
+	return fmt.Errorf("modal executor: no linux/amd64 %s to copy into the sandbox: this infercrane runs on %s%s; set the executor's binary attribute to a linux/amd64 %s (from the linux/amd64 release, or `make build` on linux/amd64)", cmd, platform, beside, cmd)
 }
 
 // checkConfigured accepts a configured binary that is linux/amd64.
 func checkConfigured(path, cmd string) (string, error) {
 	if err := checkLinuxAMD64(path); err != nil {
-		return "", fmt.Errorf("modal executor: binary %s: %w; build one with: GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -ldflags \"-s -w\" -o %s ./cmd/%s", path, err, cmd, cmd)
+		return "", fmt.Errorf("modal executor: binary %s: %w; use the linux/amd64 %s of a release, or build one with: GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -ldflags \"-s -w\" -o %s ./cmd/%s", path, err, cmd, cmd, cmd)
 	}
 	return path, nil
 }
@@ -73,30 +89,4 @@ func checkLinuxAMD64(path string) error {
 		return fmt.Errorf("is a %s %s file, not a linux/amd64 executable", f.Machine, f.Type)
 	}
 	return nil
-}
-
-// buildLinuxAMD64 cross-compiles ./cmd/CMD of the enclosing module.
-func buildLinuxAMD64(cacheDir, cmdName string) (string, error) {
-	hint := "set the executor's binary attribute to a linux/amd64 " + cmdName + " (GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -ldflags \"-s -w\" -o " + cmdName + " ./cmd/" + cmdName + ")"
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("modal executor: this infercrane is not linux/amd64 and no Go toolchain was found to build %s (%v); %s", cmdName, err, hint)
-	}
-	mod := strings.TrimSpace(string(gomod))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("modal executor: this infercrane is not linux/amd64 and the current directory is not inside the infercrane source tree to build %s; %s", cmdName, hint)
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", fmt.Errorf("modal executor: %w", err)
-	}
-	out := filepath.Join(cacheDir, cmdName+"-linux-amd64")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/"+cmdName)
-	cmd.Dir = filepath.Dir(mod)
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("modal executor: building a linux/amd64 %s in %s failed: %v\n%s%s", cmdName, cmd.Dir, err, stderr.String(), hint)
-	}
-	return out, nil
 }

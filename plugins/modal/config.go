@@ -56,7 +56,7 @@ func Schema() executor.Schema {
 		{Name: "health_timeout", Type: executor.AttrDuration, Min: executor.Seconds(time.Second), Max: executor.Seconds(MaxTimeout), Default: "20m", DefaultCap: &executor.DefaultCap{Attr: "timeout", Share: 2.0 / 3}, Doc: "Deadline for vLLM's /health to answer 200, image pull and model download included (shorter than timeout)."},
 		{Name: "region", Type: executor.AttrString, Doc: `Modal region to run in, e.g. "us-east" (unset: any).`},
 		{Name: "cloud", Type: executor.AttrString, Doc: `Cloud provider, e.g. "aws", "gcp", "oci" (unset: any).`},
-		{Name: "binary", Type: executor.AttrString, Doc: "Path of the linux/amd64 binary copied into the sandbox: for benchmarks infercrane-loadgen or a whole infercrane (unset: the infercrane-loadgen next to the running binary, else the running binary when it is linux/amd64, else built with go build); for trace profile shards a whole infercrane."},
+		{Name: "binary", Type: executor.AttrString, Doc: "Path of the linux/amd64 binary copied into the sandbox: for benchmarks infercrane-loadgen or a whole infercrane (unset: the infercrane-loadgen next to the running binary, else the running binary when it is linux/amd64; never built at run time); for trace profile shards a whole infercrane."},
 	}, Capabilities: Capabilities}
 }
 

@@ -311,14 +311,38 @@ func TestResolveBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ResolveBinary(self, t.TempDir()); err != nil || got != self {
+	if got, err := ResolveBinary(self); err != nil || got != self {
 		t.Fatalf("a linux/amd64 executable refused: %q, %v", got, err)
 	}
 	text := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(text, []byte("not a program"), 0o644)
-	_, err = ResolveBinary(text, t.TempDir())
+	_, err = ResolveBinary(text)
 	if err == nil || !strings.Contains(err.Error(), "not a Linux executable") || !strings.Contains(err.Error(), "GOOS=linux GOARCH=amd64") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// On another platform than linux/amd64, with no infercrane-loadgen beside
+// the running binary and no binary attribute, the modal executor does not
+// run `go build` for its user (issue 24): it refuses, naming the attribute
+// to set. Before, it built one from the module of the current directory
+// (this test's, so it returned a fresh binary and no error).
+func TestResolveLoadgenNeverBuilds(t *testing.T) {
+	self := filepath.Join(t.TempDir(), "infercrane") // nothing beside it
+	for name, resolve := range map[string]func() (string, error){
+		"loadgen": func() (string, error) { return resolveLoadgen("", self, nil, "darwin/arm64") },
+		"cli":     func() (string, error) { return resolveBinary("", self, nil, "darwin/arm64") },
+	} {
+		got, err := resolve()
+		if err == nil || got != "" {
+			t.Errorf("%s: got %q, %v; want an error", name, got, err)
+			continue
+		}
+		for _, want := range []string{"no linux/amd64", "darwin/arm64", "binary attribute"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v does not say %q", name, err, want)
+			}
+		}
 	}
 }
 
@@ -332,7 +356,7 @@ func TestResolveLoadgen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ResolveLoadgen("", t.TempDir()); err != nil || got != self {
+	if got, err := ResolveLoadgen(""); err != nil || got != self {
 		t.Fatalf("without a sibling: %q, %v; want %q", got, err, self)
 	}
 	sibling := filepath.Join(filepath.Dir(self), LoadgenName)
@@ -344,10 +368,10 @@ func TestResolveLoadgen(t *testing.T) {
 		t.Skipf("cannot write next to the test binary: %v", err)
 	}
 	defer os.Remove(sibling)
-	if got, err := ResolveLoadgen("", t.TempDir()); err != nil || got != sibling {
+	if got, err := ResolveLoadgen(""); err != nil || got != sibling {
 		t.Fatalf("with a sibling: %q, %v; want %q", got, err, sibling)
 	}
-	if got, err := ResolveBinary("", t.TempDir()); err != nil || got != self {
+	if got, err := ResolveBinary(""); err != nil || got != self {
 		t.Fatalf("profile shards need the whole CLI: %q, %v", got, err)
 	}
 }

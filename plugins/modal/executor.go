@@ -17,8 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -123,12 +121,7 @@ func (e *Executor) binaryPath() (string, error) {
 	if e.binary != "" {
 		return e.binary, nil
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	cacheDir := filepath.Join(base, "infercrane", "modal")
-	b, err := ResolveLoadgen(e.cfg.Binary, cacheDir)
+	b, err := ResolveLoadgen(e.cfg.Binary)
 	if err != nil {
 		return "", err
 	}

@@ -612,7 +612,7 @@ func ResolveTrace(ctx context.Context, t *lang.Trace, specDir string, ro workloa
 		job := ProfileJob{Options: o, Shards: t.Sample.Shards, App: cfg.App, Environment: cfg.Environment, Secrets: cfg.Secrets,
 			Timeout: cfg.Timeout, Progress: j.Progress,
 			Dir: filepath.Join(specDir, ".infercrane", "profile-shards", workload.ShardKey(plan.Identity, o, t.Sample.Shards))}
-		if job.Binary, err = ResolveBinary(cfg.Binary, filepath.Join(specDir, ".infercrane", "bin")); err != nil {
+		if job.Binary, err = ResolveBinary(cfg.Binary); err != nil {
 			return nil, err
 		}
 		calFile := CalibrationFile(specDir)
