@@ -177,5 +177,5 @@ func signingKey(path string) (ed25519.PrivateKey, error) {
 	if path == "" {
 		return nil, nil
 	}
-	return readKeyFile(path, report.ParsePrivateKey)
+	return readKeyFile(path, evidence.ParsePrivateKey)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/report"
 )
 
@@ -52,7 +53,7 @@ func runKeygen(env *cliEnv, args []string) int {
 			}
 		}
 	}
-	priv, pub, err := report.GenerateKey()
+	priv, pub, err := evidence.GenerateKey()
 	if err == nil {
 		err = os.WriteFile(keyPath, priv, 0o600)
 	}
@@ -63,8 +64,8 @@ func runKeygen(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane keygen: %v\n", err)
 		return 1
 	}
-	pk, _ := report.ParsePublicKey(pub)
-	fmt.Fprintf(env.Stdout, "Wrote %s (private) and %s (public), key id %s.\n", keyPath, pubPath, report.KeyID(pk))
+	pk, _ := evidence.ParsePublicKey(pub)
+	fmt.Fprintf(env.Stdout, "Wrote %s (private) and %s (public), key id %s.\n", keyPath, pubPath, evidence.KeyID(pk))
 	return 0
 }
 
@@ -139,16 +140,16 @@ func runVerify(env *cliEnv, args []string) int {
 		}
 	}
 	ok = res.OK()
-	if _, err := os.Stat(report.EnvelopeFile(pos[0])); err == nil && *keyFile == "" {
+	if _, err := os.Stat(evidence.EnvelopeFile(pos[0])); err == nil && *keyFile == "" {
 		// A signature beside the evidence is checked for its structure and
 		// its subjects; only -key checks who signed it.
-		sr, err := report.VerifySignature(pos[0], *stateDir, nil)
+		sr, err := evidence.VerifySignature(pos[0], *stateDir, nil)
 		switch {
 		case err != nil:
-			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n  %v\n", filepath.Base(report.EnvelopeFile(pos[0])), err)
+			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n  %v\n", filepath.Base(evidence.EnvelopeFile(pos[0])), err)
 			ok = false
 		case !sr.OK():
-			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n", filepath.Base(report.EnvelopeFile(pos[0])))
+			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n", filepath.Base(evidence.EnvelopeFile(pos[0])))
 			for _, p := range sr.Problems {
 				fmt.Fprintf(env.Stdout, "  %s\n", p)
 			}
@@ -158,12 +159,12 @@ func runVerify(env *cliEnv, args []string) int {
 		}
 	}
 	if *keyFile != "" {
-		pub, err := readKeyFile(*keyFile, report.ParsePublicKey)
+		pub, err := readKeyFile(*keyFile, evidence.ParsePublicKey)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
 			return 1
 		}
-		sr, err := report.VerifySignature(pos[0], *stateDir, pub)
+		sr, err := evidence.VerifySignature(pos[0], *stateDir, pub)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
 			return 1

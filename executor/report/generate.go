@@ -58,7 +58,7 @@ type Options struct {
 	Resamples int
 	// SigningKey, when set, signs each screen's evidence: a DSSE envelope
 	// with an in-toto statement over the evidence and the files it vouches
-	// for, written beside it (EnvelopeFile).
+	// for, written beside it (evidence.EnvelopeFile).
 	SigningKey ed25519.PrivateKey
 	// RepairOnly rewrites only the reports that are missing, truncated,
 	// different from what the state gives, or older than the state, and
@@ -172,11 +172,11 @@ func Generate(stateDir string, opts Options) (*Outcome, error) {
 		if opts.SigningKey != nil && contains(formats, FormatJSON) {
 			ep := filepath.Join(out, FileName(ev.Screen, FormatJSON))
 			repaired := !opts.RepairOnly || contains(oc.Files, ep)
-			if _, err := os.Stat(EnvelopeFile(ep)); repaired || err != nil {
+			if _, err := os.Stat(evidence.EnvelopeFile(ep)); repaired || err != nil {
 				if err := opts.check(); err != nil {
 					return nil, err
 				}
-				signed, err := SignEvidence(ep, opts.SigningKey)
+				signed, err := signEvidence(ep, opts.SigningKey)
 				if err != nil {
 					return nil, fmt.Errorf("sign the evidence of screen %s: %w", ev.Screen, err)
 				}
@@ -332,6 +332,21 @@ func encodeJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// signEvidence signs the evidence file at path with key (evidence.Sign)
+// and writes its envelope atomically; it returns the envelope's path.
+func signEvidence(path string, key ed25519.PrivateKey) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	b, err := evidence.Sign(path, raw, key)
+	if err != nil {
+		return "", err
+	}
+	out := evidence.EnvelopeFile(path)
+	return out, writeAtomic(out, b)
 }
 
 // writeFile is where writeAtomic writes; tests replace it to simulate a

@@ -2,12 +2,9 @@ package report
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -114,7 +111,7 @@ func Verify(path, stateDir string) (*VerifyResult, error) {
 			}
 			runs[i].Summary = nil // recompute from the records, not the journal
 			if p := filepath.Join(stateDir, filepath.FromSlash(runs[i].RecordsFile)); runs[i].RecordsSHA256 != "" {
-				if sum, err := fileSHA256(p); err == nil && sum != runs[i].RecordsSHA256 {
+				if sum, err := evidence.FileSHA256(p); err == nil && sum != runs[i].RecordsSHA256 {
 					res.Differences = append(res.Differences, fmt.Sprintf("records of lane %s run %d: SHA-256 %s, the journal recorded %s", lane, runs[i].Run, sum, runs[i].RecordsSHA256))
 				}
 			}
@@ -242,7 +239,7 @@ func (r *VerifyResult) checkFiles(doc map[string]any, reportDir, stateDir string
 			continue
 		}
 		r.FilesChecked++
-		sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(p)))
+		sum, err := evidence.FileSHA256(filepath.Join(dir, filepath.FromSlash(p)))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.Differences = append(r.Differences, fmt.Sprintf("files[%d] (%s): the file is missing from %s", i, p, dir))
@@ -252,19 +249,6 @@ func (r *VerifyResult) checkFiles(doc map[string]any, reportDir, stateDir string
 			r.Differences = append(r.Differences, fmt.Sprintf("files[%d].sha256 (%s): the evidence has %s, the file hashes to %s", i, p, want, sum))
 		}
 	}
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // findResamples reads the bootstrap size the evidence was built with.

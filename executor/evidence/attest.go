@@ -1,4 +1,4 @@
-package report
+package evidence
 
 import (
 	"bytes"
@@ -12,11 +12,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/infercrane/infercrane/executor/evidence"
 )
 
 // Signed evidence is a DSSE envelope (github.com/secure-systems-lab/dsse)
@@ -154,7 +153,7 @@ func EnvelopeFile(evidencePath string) string {
 // statementFor builds the statement of the evidence at evidencePath: the
 // evidence itself, then every file its files[] names.
 func statementFor(evidencePath string, raw []byte) (*Statement, error) {
-	var ev evidence.Evidence
+	var ev Evidence
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, fmt.Errorf("%s is not evidence: %w", evidencePath, err)
 	}
@@ -166,7 +165,7 @@ func statementFor(evidencePath string, raw []byte) (*Statement, error) {
 			Complete: ev.Completeness.Complete, ExitCode: ev.GateSummary.ExitCode}}
 	for _, f := range ev.Files {
 		name := f.Path
-		if f.Base == evidence.BaseState {
+		if f.Base == BaseState {
 			name = StateSubjectPrefix + f.Path
 		}
 		st.Subject = append(st.Subject, Subject{Name: name, Digest: map[string]string{"sha256": f.SHA256}})
@@ -174,30 +173,40 @@ func statementFor(evidencePath string, raw []byte) (*Statement, error) {
 	return st, nil
 }
 
-// SignEvidence signs the evidence file at path with key and writes its
-// envelope (EnvelopeFile) atomically; it returns the envelope's path.
-func SignEvidence(path string, key ed25519.PrivateKey) (string, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
+// Sign returns the DSSE envelope, as indented JSON, that signs raw, the
+// evidence file at path (named in its statement), with key. The caller
+// writes it to EnvelopeFile(path).
+func Sign(path string, raw []byte, key ed25519.PrivateKey) ([]byte, error) {
 	st, err := statementFor(path, raw)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	payload, err := json.Marshal(st)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	sig := ed25519.Sign(key, PAE(PayloadType, payload))
 	env := Envelope{PayloadType: PayloadType, Payload: base64.StdEncoding.EncodeToString(payload),
 		Signatures: []DSSESignature{{KeyID: KeyID(key.Public().(ed25519.PublicKey)), Sig: base64.StdEncoding.EncodeToString(sig)}}}
-	b, err := encodeJSON(env)
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// FileSHA256 is the hex SHA-256 of the file at path.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
-	out := EnvelopeFile(path)
-	return out, writeAtomic(out, b)
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // SignatureResult is what VerifySignature found.
@@ -291,7 +300,7 @@ func VerifySignature(path, stateDir string, pub ed25519.PublicKey) (*SignatureRe
 			res.Problems = append(res.Problems, fmt.Sprintf("subject %q is not a relative path", s.Name))
 			continue
 		}
-		sum, err := fileSHA256(p)
+		sum, err := FileSHA256(p)
 		switch {
 		case err != nil:
 			res.Problems = append(res.Problems, fmt.Sprintf("subject %s: %v", s.Name, err))
