@@ -432,6 +432,21 @@ func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 	}
 	p.Tables = []reportTable{requestMixTable(ev), predictionTable(ev)}
 	p.NotionalNote = notionalNote(ev)
+	bars := p.addResults(ev)
+	p.addComparisons(ev)
+	lanes := laneCharts(ev, runs)
+	p.addOverview(lanes, bars)
+	p.addLanePanels(lanes)
+	p.Capacity = template.HTML(capacityTableHTML(ev)) // every cell is escaped
+	for _, s := range capacityPlots(ev) {
+		p.CapacityPlots = append(p.CapacityPlots, template.HTML(s)) // generated SVG; every label is escaped
+	}
+	return pageTemplate.Execute(w, p)
+}
+
+// addResults adds a row per campaign and its gates to the page and
+// returns the throughput bars per run.
+func (p *htmlPage) addResults(ev *evidence.Evidence) []barGroup {
 	var bars []barGroup
 	for _, m := range ev.Models {
 		for _, c := range m.Campaigns {
@@ -454,6 +469,12 @@ func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 			bars = append(bars, bg)
 		}
 	}
+	return bars
+}
+
+// addComparisons adds the ratio sentences, split by direction, and their
+// interval charts.
+func (p *htmlPage) addComparisons(ev *evidence.Evidence) {
 	var higher, lower []intervalRow
 	for _, c := range ev.Comparisons {
 		for _, metric := range ratioMetrics {
@@ -477,13 +498,20 @@ func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 			template.HTML(intervalChart("Latency ratios over the baseline: lower is better", false, lower)),
 		}
 	}
-	// Per-lane pooled distributions and per-run time series, in evidence order.
-	type laneData struct {
-		label, cdfNote          string
-		ttft, tpot, lat         []float64
-		latency, inflight, toks []series
-		running, kv             []series
-	}
+}
+
+// laneData is one lane's pooled distributions (the CDFs) and per-run time
+// series, for the HTML page.
+type laneData struct {
+	label, cdfNote          string
+	ttft, tpot, lat         []float64
+	latency, inflight, toks []series
+	running, kv             []series
+}
+
+// laneCharts pools each lane's distributions and collects its runs' time
+// series, in evidence order.
+func laneCharts(ev *evidence.Evidence, runs []LaneRecords) []*laneData {
 	var lanes []*laneData
 	byLane := map[string]*laneData{}
 	searched := searchedLanes(ev)
@@ -526,6 +554,11 @@ func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 			d.kv = append(d.kv, series{name: name, points: pts, step: true, color: colour})
 		}
 	}
+	return lanes
+}
+
+// addOverview adds the CDFs across lanes and the throughput bars.
+func (p *htmlPage) addOverview(lanes []*laneData, bars []barGroup) {
 	var latS, ttftS, tpotS []series
 	for _, d := range lanes {
 		latS = append(latS, cdfSeries(d.label+d.cdfNote, d.lat))
@@ -541,6 +574,10 @@ func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 	for _, s := range overview {
 		p.Overview = append(p.Overview, template.HTML(s)) // generated SVG; every label is escaped
 	}
+}
+
+// addLanePanels adds one row of panels per lane.
+func (p *htmlPage) addLanePanels(lanes []*laneData) {
 	const since = "seconds since the run's first request"
 	const notScraped = "not scraped: the server exposes no /metrics"
 	for _, d := range lanes {
@@ -557,11 +594,6 @@ func WriteHTML(w io.Writer, ev *evidence.Evidence, runs []LaneRecords) error {
 		}
 		p.Lanes = append(p.Lanes, lane)
 	}
-	p.Capacity = template.HTML(capacityTableHTML(ev)) // every cell is escaped
-	for _, s := range capacityPlots(ev) {
-		p.CapacityPlots = append(p.CapacityPlots, template.HTML(s)) // generated SVG; every label is escaped
-	}
-	return pageTemplate.Execute(w, p)
 }
 
 // searchedLanes maps each lane with a capacity search to its capacity.
