@@ -194,7 +194,7 @@ func TestPublishedMeasurements(t *testing.T) {
 	points := readPublished(t)
 	for _, set := range []string{"fit", "heldout"} {
 		mape, lines := publishedMAPE(t, points, set)
-		t.Logf("%s set: MAPE throughput %.1f%%, TPOT %.1f%%, TTFT %.1f%%\n%s", set, 100*mape["throughput"], 100*mape["tpot"], 100*mape["ttft"], strings.Join(lines, "\n"))
+		t.Logf("%s set: MAPE throughput %.2f%%, TPOT %.2f%%, TTFT %.2f%%\n%s", set, 100*mape["throughput"], 100*mape["tpot"], 100*mape["ttft"], strings.Join(lines, "\n"))
 		for f, limit := range publishedLimits[set] {
 			if mape[f] > limit {
 				t.Errorf("%s set: %s MAPE %.1f%% is over %.0f%%", set, f, 100*mape[f], 100*limit)
@@ -205,12 +205,14 @@ func TestPublishedMeasurements(t *testing.T) {
 
 // publishedLimits are the MAPE each set is held to: the goal (throughput
 // and TPOT 15%, TTFT 25%) where the model reaches it, else what it
-// reaches, rounded up (docs/performance-model.md, "Measured error").
-// Measured (go test ./planner -run TestPublishedMeasurements -v): fit
-// throughput 9.3%, TPOT 10.7%, TTFT 34.4%; held-out throughput 9.1%,
-// TPOT 16.9%, TTFT 26.7%. TTFT misses the goal on both sets and TPOT on
-// the held-out set by two points.
+// reaches, rounded up (docs/performance-model.md, "Accuracy against
+// published measurements"). Measured (go test ./planner -run
+// TestPublishedMeasurements -v): fit throughput 9.32%, TPOT 10.70%, TTFT
+// 34.41% (misses the goal); held-out (7 points) throughput 8.62%, TPOT
+// 15.00%, TTFT 23.53%, and with issue 28's tensor-parallel model
+// throughput 8.40%, TPOT 13.76%, TTFT 24.12%. Held-out TPOT is held to
+// 15.1% until that model is on main.
 var publishedLimits = map[string]map[string]float64{
 	"fit":     {"throughput": 0.15, "tpot": 0.15, "ttft": 0.35},
-	"heldout": {"throughput": 0.15, "tpot": 0.17, "ttft": 0.27},
+	"heldout": {"throughput": 0.15, "tpot": 0.151, "ttft": 0.25},
 }
