@@ -132,7 +132,7 @@ type Capabilities struct {
 // BuiltinExecutors are the executor types accepted when
 // Options.ExecutorSchemas is nil (the tests of packages below cmd, which
 // cannot link the executors), with the capabilities their executors
-// declare; TestBuiltinCapabilitiesAreTheRegistered (cmd/infercrane) holds
+// declare; TestLayersBuiltinCapabilities (cmd/infercrane) holds
 // the two equal.
 var BuiltinExecutors = map[string]Capabilities{
 	"sim":      {Simulated: true, Tokenizes: true},

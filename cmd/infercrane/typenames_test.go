@@ -25,7 +25,7 @@ var typeNameHomes = []string{"executor/sim", "plugins/endpoint", "plugins/local"
 
 // typeNameDebt lists, per file, the comparisons of executor type names that
 // remain from before executors declared their capabilities (issue 24), each
-// to be replaced by a lang.Capabilities field. TestExecutorTypeNames fails
+// to be replaced by a lang.Capabilities field. TestLayersExecutorTypeNames fails
 // when a file compares more than its entry allows (a new comparison) and
 // when it compares fewer (shrink the entry: the debt only goes down).
 var typeNameDebt = map[string]int{
@@ -36,14 +36,14 @@ var typeNameDebt = map[string]int{
 	"planner/preflight.go":     4, // pinning warnings, PromptsCalibrated
 }
 
-// TestExecutorTypeNames holds the rule "executor capabilities are declared
+// TestLayersExecutorTypeNames holds the rule "executor capabilities are declared
 // where the executor registers": outside an executor's own package and
 // cmd/infercrane, no code compares a value with an executor type name (the
 // names of the registered built-ins) to decide what an executor does; it
 // reads lang.Capabilities instead. A comparison is an == or !=, a case of a
 // switch, or a slices/strings Contains or HasPrefix, whose other side reads
 // an executor type or kind (its text names executor, kinds or .Type).
-func TestExecutorTypeNames(t *testing.T) {
+func TestLayersExecutorTypeNames(t *testing.T) {
 	names := map[string]bool{}
 	for _, b := range (&cliEnv{Wire: productionWiring()}).builtins() {
 		names[b.Name] = true
@@ -68,9 +68,9 @@ func TestExecutorTypeNames(t *testing.T) {
 	}
 }
 
-// TestExecutorTypeNamesCatchesANewComparison shows the scan finds the
+// TestLayersExecutorTypeNamesCatchesANewComparison shows the scan finds the
 // comparisons it is meant to, and not a local block's kind.
-func TestExecutorTypeNamesCatchesANewComparison(t *testing.T) {
+func TestLayersExecutorTypeNamesCatchesANewComparison(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"planner/x.go": `package planner
 func a(in struct{ ExecutorType string }) bool { return in.ExecutorType == "sim" }
@@ -102,10 +102,10 @@ func e(t string) bool { return t == "sim" }
 	}
 }
 
-// TestBuiltinCapabilitiesAreTheRegistered holds lang.BuiltinExecutors (what
+// TestLayersBuiltinCapabilities holds lang.BuiltinExecutors (what
 // the tests below cmd, which cannot link the executors, load specs with)
 // equal to what each registered built-in declares.
-func TestBuiltinCapabilitiesAreTheRegistered(t *testing.T) {
+func TestLayersBuiltinCapabilities(t *testing.T) {
 	got := map[string]lang.Capabilities{}
 	for _, b := range (&cliEnv{Wire: productionWiring()}).builtins() {
 		got[b.Name] = b.Schema().Capabilities
