@@ -73,3 +73,50 @@ func TestJSONStreamIsTheCanonicalJSON(t *testing.T) {
 		}
 	}
 }
+
+// Marshal encodes a plan once for its digest and its output: the result is
+// the indented canonical JSON of the plan with the digest set, as encoding
+// it again with the field would give (the golden plans and a generated one,
+// whose variables hold strings that look like JSON).
+func TestMarshalIsTheIndentedCanonicalJSONWithItsDigest(t *testing.T) {
+	var plans []*Plan
+	dirs, _ := filepath.Glob("../testdata/golden/*/spec")
+	for _, dir := range dirs {
+		cfg, diags := lang.Load(dir, lang.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		p, _ := Build(cfg, nil, Options{Version: "golden"})
+		plans = append(plans, p)
+	}
+	p, _ := Build(genConfig(7, 3, 2), nil, Options{Version: `1","variables":{"x":1}`})
+	p.Variables = map[string]any{"v": `,"variables":{}`}
+	plans = append(plans, p)
+	for _, p := range plans {
+		d, err := Digest(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := *p
+		c.PlanDigest = d
+		compact, err := encode(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		want.WriteByte('\n')
+		got, err := Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("Marshal differs from the indented JSON with the digest set (%d vs %d bytes)", len(got), len(want.Bytes()))
+		}
+		if back, err := Unmarshal(got); err != nil || back.PlanDigest != d {
+			t.Errorf("Unmarshal: %v", err)
+		}
+	}
+}

@@ -38,19 +38,30 @@ func Digest(p *Plan) (string, error) {
 // newline) with plan_digest recomputed, so two plans of the same spec,
 // variables and state are byte-identical.
 func Marshal(p *Plan) ([]byte, error) {
-	d, err := Digest(p)
-	if err != nil {
-		return nil, err
-	}
+	// One encoding serves the digest and the output: the plan's JSON with
+	// plan_digest set is the digested JSON with the field inserted where
+	// its declaration puts it, before variables (a JSON string cannot hold
+	// `,"variables":` unescaped, so the first one is the field's).
 	c := *p
-	c.PlanDigest = d
+	c.PlanDigest = ""
 	var b bytes.Buffer
 	if err := newJSONStream(&b).encode(&c); err != nil {
 		return nil, err
 	}
+	sum := sha256.Sum256(b.Bytes())
+	field := `,"plan_digest":"sha256:` + hex.EncodeToString(sum[:]) + `"`
+	at := bytes.Index(b.Bytes(), []byte(`,"variables":`))
+	if at < 0 {
+		return nil, fmt.Errorf("planner: plan JSON without variables")
+	}
+	n := b.Len()
+	b.WriteString(field) // room for the field, then moved into place
+	full := b.Bytes()
+	copy(full[at+len(field):], full[at:n])
+	copy(full[at:], field)
 	var out bytes.Buffer
-	out.Grow(b.Len() * 2)
-	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
+	out.Grow(len(full) * 2)
+	if err := json.Indent(&out, full, "", "  "); err != nil {
 		return nil, err
 	}
 	out.WriteByte('\n')
