@@ -66,6 +66,8 @@ func wholeNum(name string, max float64) attrSpec {
 var modelSpecs = []attrSpec{
 	{name: "id", typ: cty.String, required: true},
 	{name: "revision", typ: cty.String},
+	{name: "config", typ: cty.String},
+	{name: "config_digest", typ: cty.String},
 	wholeNum("max_context", MaxTokens),
 	wholeNum("params", 1e14), wholeNum("layers", 10_000), wholeNum("hidden", 1_000_000),
 	wholeNum("heads", 100_000), wholeNum("kv_heads", 100_000), wholeNum("head_dim", 100_000), wholeNum("vocab", MaxTokens),
@@ -79,6 +81,7 @@ func (l *loader) decodeModel(d *decl, in instance, body hcl.Body, ctx *hcl.EvalC
 		Heads: int(a.int("heads")), KVHeads: int(a.int("kv_heads")), HeadDim: int(a.int("head_dim")),
 		Vocab: int(a.int("vocab")), DeclRange: d.block.DefRange, AttrRanges: a.ranges(),
 	}
+	m.Config = l.pinnedFile(a, modelConfigFile)
 	if a.known("id") && strings.TrimSpace(m.ID) == "" {
 		l.diags = append(l.diags, errorf(a.rangeOf("id"), "Invalid value for id",
 			`id must name the model, such as "Qwen/Qwen3-0.6B" (a Hugging Face repository id).`))
@@ -182,28 +185,48 @@ func (l *loader) decodeRuntime(d *decl, in instance, body hcl.Body, ctx *hcl.Eva
 	return ref(a, in.name)
 }
 
+// pinnedFileKind names a kind of file a block pins by path and digest,
+// for the diagnostics.
+type pinnedFileKind struct {
+	attr, digestAttr string // e.g. "calibration", "calibration_digest"
+	what             string // "the path of a calibration file (from infercrane calibrate)"
+	printedBy        string // "as printed by infercrane calibrate"
+	changes          string // "every estimate it calibrates"
+}
+
+var (
+	calibrationFile = pinnedFileKind{"calibration", "calibration_digest",
+		"the path of a calibration file (from infercrane calibrate)", "as printed by infercrane calibrate", "every estimate it calibrates"}
+	modelConfigFile = pinnedFileKind{"config", "config_digest",
+		"the path of the model's config.json", "as printed by infercrane plan or sha256sum", "the architecture of every lane of the model"}
+)
+
 // calibrationRef reads a block's calibration and calibration_digest.
-func (l *loader) calibrationRef(a *attrs) *CalibrationRef {
-	if !a.set["calibration"] && !a.set["calibration_digest"] {
+func (l *loader) calibrationRef(a *attrs) *CalibrationRef { return l.pinnedFile(a, calibrationFile) }
+
+// pinnedFile reads a block's file attribute of kind k and its digest
+// (nil when neither is set or they are invalid, which is a diagnostic).
+func (l *loader) pinnedFile(a *attrs, k pinnedFileKind) *PinnedFile {
+	if !a.set[k.attr] && !a.set[k.digestAttr] {
 		return nil
 	}
-	c := &CalibrationRef{File: a.str("calibration"), Digest: a.str("calibration_digest"),
-		FileRange: a.rangeOf("calibration"), DigestRange: a.rangeOf("calibration_digest")}
+	c := &PinnedFile{File: a.str(k.attr), Digest: a.str(k.digestAttr),
+		FileRange: a.rangeOf(k.attr), DigestRange: a.rangeOf(k.digestAttr)}
 	switch {
-	case !a.set["calibration"]:
-		l.diags = append(l.diags, errorf(c.DigestRange, "calibration_digest without calibration",
-			"calibration_digest pins a calibration file; set calibration to the path infercrane calibrate wrote."))
+	case !a.set[k.attr]:
+		l.diags = append(l.diags, errorf(c.DigestRange, k.digestAttr+" without "+k.attr,
+			"%s pins a file; set %s to %s.", k.digestAttr, k.attr, k.what))
 		return nil
-	case a.known("calibration") && strings.TrimSpace(c.File) == "":
-		l.diags = append(l.diags, errorf(c.FileRange, "Invalid value for calibration", "calibration must be the path of a calibration file (from infercrane calibrate), relative to the spec directory."))
+	case a.known(k.attr) && strings.TrimSpace(c.File) == "":
+		l.diags = append(l.diags, errorf(c.FileRange, "Invalid value for "+k.attr, "%s must be %s, relative to the spec directory.", k.attr, k.what))
 		return nil
-	case a.known("calibration_digest") && a.set["calibration_digest"] && !digestPattern.MatchString(c.Digest):
-		l.diags = append(l.diags, errorf(c.DigestRange, "Invalid value for calibration_digest",
-			`calibration_digest must be "sha256:" followed by 64 lowercase hex digits, as printed by infercrane calibrate.`))
+	case a.known(k.digestAttr) && a.set[k.digestAttr] && !digestPattern.MatchString(c.Digest):
+		l.diags = append(l.diags, errorf(c.DigestRange, "Invalid value for "+k.digestAttr,
+			`%s must be "sha256:" followed by 64 lowercase hex digits, %s.`, k.digestAttr, k.printedBy))
 		return nil
-	case !a.set["calibration_digest"]:
-		l.diags = append(l.diags, warnf(c.FileRange, "Calibration is not pinned",
-			"Without calibration_digest, a changed calibration file silently changes every estimate it calibrates. Add the digest printed by infercrane calibrate."))
+	case !a.set[k.digestAttr]:
+		l.diags = append(l.diags, warnf(c.FileRange, strings.ToUpper(k.attr[:1])+k.attr[1:]+" is not pinned",
+			"Without %s, a changed file silently changes %s. Add the digest %s.", k.digestAttr, k.changes, k.printedBy))
 	}
 	return c
 }

@@ -103,7 +103,10 @@ type Model struct {
 	ID         string // Hugging Face repo id, e.g. Qwen/Qwen3-0.6B
 	Revision   string // commit hash; empty is a preflight warning
 	MaxContext int
-	// Architecture overrides; zero means "take it from the built-in catalog".
+	// Config is the model's config.json the block pins (nil: the catalog's,
+	// else the local Hugging Face cache's for Revision).
+	Config *PinnedFile
+	// Architecture overrides; zero means "take it from the model's config".
 	Params  int64
 	Layers  int
 	Hidden  int
@@ -134,14 +137,18 @@ type GPU struct {
 	DeclRange   hcl.Range
 }
 
-// CalibrationRef is a calibration file a gpu or runtime block references
-// (calibration = "calib/l40s.json", calibration_digest = "sha256:...");
-// the planner reads it, checks the digest and applies the fit for the
-// lane's GPU type and runtime version.
-type CalibrationRef struct {
+// PinnedFile is a file a block references by path and pins by digest
+// (calibration = "calib/l40s.json", calibration_digest = "sha256:...";
+// config = "models/x/config.json", config_digest = "sha256:..."); the
+// planner reads it and checks the digest.
+type PinnedFile struct {
 	File, Digest           string
 	FileRange, DigestRange hcl.Range
 }
+
+// CalibrationRef is a calibration file a gpu or runtime block pins; the
+// planner applies its fit for the lane's GPU type and runtime version.
+type CalibrationRef = PinnedFile
 
 // Runtime is a serving engine at a pinned version with its flags.
 type Runtime struct {

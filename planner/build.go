@@ -28,6 +28,9 @@ type Options struct {
 	// every lane with known inputs after the planner's own; their findings
 	// join the plan's preflight. cmd wires them (see LaneCheck).
 	Checks []LaneCheck
+	// Env reads the environment for the Hugging Face cache's location (a
+	// model's config.json at its revision); nil: the cache is not read.
+	Env Env
 }
 
 // LaneCheck checks one planned lane of screen sc and returns what the plan
@@ -79,7 +82,9 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 		Traces:            traceProfiles(cfg),
 		secrets:           append([]string(nil), cfg.Secrets...),
 	}
-	lanes, diags := expand(cfg, p)
+	models, diags := modelConfigs(cfg, opts.Env)
+	lanes, ediags := expand(cfg, p, models)
+	diags = append(diags, ediags...)
 	cals, cdiags := calibrations(cfg)
 	diags = append(diags, cdiags...)
 	for _, l := range lanes {
@@ -156,7 +161,7 @@ func (p *Plan) Lane(id string) *Lane {
 
 // expand makes one lane per (screen, model, shape, gpu, runtime), sorted
 // by key.
-func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
+func expand(cfg *lang.Config, p *Plan, models map[*lang.Model]modelConfig) ([]*lanePlan, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var lanes []*lanePlan
 	for _, sname := range sortedKeys(cfg.Screens) {
@@ -219,6 +224,7 @@ func expand(cfg *lang.Config, p *Plan) ([]*lanePlan, hcl.Diagnostics) {
 						if lb.model == nil || lb.shape == nil || lb.gpu == nil {
 							continue // reported once below
 						}
+						lb.config = models[lb.model]
 						lb.search = laneSearch(cfg, s, lb.shape)
 						lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb))
 					}
@@ -264,7 +270,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 	}
 	l.Deployment = DeploymentID(in)
 	l.ExecutorSettings = executorSettings(b.executor, &l.Inputs)
-	l.arch, l.missing = ResolveModelArch(b.model)
+	l.arch, l.missing = ResolveModelArch(b.model, b.config.pinned)
 	l.hw, l.hwOK = hardware(b.gpu, in)
 	resolveWorkload(l)
 	return l

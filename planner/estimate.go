@@ -5,21 +5,35 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // lookupGPU finds a GPU type in the catalog (planner/perf).
 func lookupGPU(t string) (perf.GPU, bool) { return perf.LookupGPU(t) }
 
-// ResolveModelArch returns the architecture the estimator uses for m: the built-in
-// catalog entry for m.ID with the model block's overrides applied. It
-// reports false with the missing attribute names when neither source gives
-// the parameters, layers, KV heads and head dimension.
-func ResolveModelArch(m *lang.Model) (perf.ModelArch, []string) {
-	a, _ := perf.LookupModel(m.ID)
+// ResolveModelArch returns the architecture the estimator uses for m: its
+// config.json's (pinned: the block's config file, the catalog's or the
+// Hugging Face cache's; nil: none) with the model block's attribute
+// overrides applied. It reports the missing attribute names when neither
+// source gives the parameters, layers, KV heads and head dimension.
+func ResolveModelArch(m *lang.Model, pinned *arch.Pinned) (perf.ModelArch, []string) {
+	var a perf.ModelArch
+	if pinned != nil {
+		a = perf.FromConfig(*pinned)
+	}
 	a.ID = m.ID
+	overridden := false
+	for _, n := range []string{"params", "layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"} {
+		_, set := m.AttrRanges[n]
+		overridden = overridden || set
+	}
+	if overridden && a.Source != "" {
+		a.Source += ", with the model block's overrides"
+	}
 	if m.Params > 0 {
 		a.Params = m.Params
+		a.ActiveParams, a.LinearParams = 0, 0 // the config's split no longer adds up
 	}
 	if m.Layers > 0 {
 		a.Layers = m.Layers

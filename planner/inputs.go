@@ -20,6 +20,7 @@ const defaultGPUMemoryUtilization = 0.9
 type laneBlocks struct {
 	screen  *lang.Screen
 	model   *lang.Model
+	config  modelConfig // the model's config.json, where one was found
 	shape   *lang.Shape
 	gpu     *lang.GPU
 	runtime *lang.Runtime // nil: none named

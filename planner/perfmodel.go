@@ -2,7 +2,9 @@ package planner
 
 import (
 	"encoding/json"
+	"fmt"
 
+	"github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
 )
@@ -26,8 +28,30 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	l.settings = &rs
+	if rs.PipelineParallel > 1 {
+		l.perfErr = fmt.Errorf("pipeline parallelism (--pipeline-parallel-size %d) is not modelled: the plan cannot estimate or check it; use tensor parallelism (gpu count, or --tensor-parallel-size) on one server", rs.PipelineParallel)
+		return
+	}
+	var c arch.Config // a model without a config.json: no checkpoint quantization
+	if p := l.blocks.config.pinned; p != nil {
+		c = p.Config
+	}
+	prec, err := perf.ResolvePrecision(c, in.RuntimeDtype, rs, l.hw.GPU)
+	if err != nil {
+		l.perfErr = err
+		return
+	}
+	if v := arch.Methods[prec.Quantization].MinVersion; v != "" && orDefault(in.RuntimeEngine, "vllm") == "vllm" && !perf.VersionAtLeast(in.RuntimeVersion, v) {
+		l.perfErr = fmt.Errorf("quantization %q needs %s %s or newer; the runtime pins %s", prec.Quantization, orDefault(in.RuntimeEngine, "vllm"), v, in.RuntimeVersion)
+		return
+	}
+	l.hw = l.hw.WithPrecision(prec)
 	if len(l.missing) > 0 {
 		return // the engine's settings are known, its performance is not
+	}
+	if err := l.arch.CheckTensorParallel(rs.TensorParallel); err != nil {
+		l.perfErr = err
+		return
 	}
 	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := l.hw

@@ -243,9 +243,13 @@ func modelChecks(l *lanePlan, realEngine bool, f *findings) {
 			fmt.Sprintf("%s Set revision = \"<commit hash>\" in model %q.", why, m.Name))
 	}
 	if len(l.missing) > 0 {
+		cache := "the Hugging Face cache was not consulted"
+		if p := l.blocks.config.looked; p != "" {
+			cache = "the Hugging Face cache has no " + p
+		}
 		f.add(SeverityWarning, "", "", fmt.Sprintf("estimates unavailable for model %q (%s)", m.Name, m.ID),
-			fmt.Sprintf("%s is not in the built-in catalog (%s). Set %s on model %q to get time, memory and cost estimates and the memory check.",
-				m.ID, strings.Join(perf.ModelIDs(), ", "), strings.Join(l.missing, ", "), m.Name))
+			fmt.Sprintf("%s is not in the built-in catalog (%s), and %s. Set config = \"path/to/config.json\" (the model's config.json at its revision) with config_digest, or %s, on model %q to get time, memory and cost estimates and the memory check.",
+				m.ID, strings.Join(perf.ModelIDs(), ", "), cache, strings.Join(l.missing, ", "), m.Name))
 	}
 }
 
@@ -462,29 +466,33 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 		return
 	}
 	in, h := l.Inputs, l.hw
-	bpe := h.BytesPerElem
-	deviceGB := float64(h.Count) * h.GPU.MemoryGB
+	if l.Perf != nil {
+		h = l.Perf.Hardware // the tensor-parallel size the engine runs
+	}
+	n := float64(max(h.Count, 1))
+	deviceGB := n * h.GPU.MemoryGB
 	usableGB := deviceGB * h.Assume.GPUMemoryUtilization
-	weightsGB := l.arch.WeightBytes(bpe) / 1e9
-	reserveGB := float64(h.Count) * h.Assume.ActivationReserveGB
-	gpuDesc := fmt.Sprintf("%d x %s", h.Count, h.GPU.Name)
+	weightsGB := l.arch.WeightBytesOn(h) / 1e9
+	reserveGB := n * h.Assume.ActivationReserveGB
+	gpuDesc := fmt.Sprintf("%d x %s", max(h.Count, 1), h.GPU.Name)
 	if weightsGB+reserveGB >= usableGB {
 		f.add(SeverityError, l.ID, "", fmt.Sprintf("weights do not fit: %.1f GB + %.1f GB reserve > %.1f GB usable on %s",
 			weightsGB, reserveGB, usableGB, gpuDesc),
-			fmt.Sprintf("%s: %s needs %.1f GB for weights, and %s offers %.0f GB at gpu_memory_utilization %.2f. Use a larger GPU type or more GPUs (count) in gpu %q.",
-				name, in.ModelID, weightsGB, gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU))
+			fmt.Sprintf("%s: %s needs %.1f GB for weights%s, and %s offers %.0f GB at gpu_memory_utilization %.2f. Use a larger GPU type or more GPUs (count) in gpu %q, or quantised weights (--quantization fp8 in the runtime's args).",
+				name, in.ModelID, weightsGB, precisionNote(h), gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU))
 		return
 	}
 	capacity := perf.KVCapacityTokens(l.arch, h)
 	perSeq := in.InputTokens + in.OutputTokens
 	need := float64(in.Concurrency * perSeq)
 	if need > capacity {
-		kvGB := need * l.arch.KVBytesPerToken(bpe) / 1e9
-		freeGB := capacity * l.arch.KVBytesPerToken(bpe) / 1e9
+		perToken := l.arch.KVBytesPerTokenPerGPU(h) * n
+		kvGB := need * perToken / 1e9
+		freeGB := capacity * perToken / 1e9
 		maxC := int(math.Floor(capacity / float64(perSeq)))
 		if maxC < 1 {
 			f.add(SeverityError, l.ID, "", fmt.Sprintf("KV cache does not fit one request: %d + %d tokens need %.2f GB, %.2f GB free on %s",
-				in.InputTokens, in.OutputTokens, float64(perSeq)*l.arch.KVBytesPerToken(bpe)/1e9, freeGB, gpuDesc),
+				in.InputTokens, in.OutputTokens, float64(perSeq)*perToken/1e9, freeGB, gpuDesc),
 				fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache, fewer than one request's %d: the engine cannot serve it. Use shorter requests in shape %q, or a larger GPU or more GPUs in gpu %q.",
 					name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, perSeq, l.Shape, l.GPU))
 			return
@@ -498,6 +506,15 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 			fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache: the engine runs about %d requests at once and queues (or preempts) the rest, and the estimate includes that queueing in its TTFT, duration and throughput. To measure without queueing, lower concurrency in shape %q to at most %d, or use a larger GPU or more GPUs in gpu %q.",
 				name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, maxC, l.Shape, maxC, l.GPU))
 	}
+}
+
+// precisionNote says how a lane holds its weights when that is not its
+// dtype throughout (" at fp8").
+func precisionNote(h perf.Hardware) string {
+	if p := h.Precision; p != nil && p.Quantization != "" {
+		return " at " + p.Quantization
+	}
+	return ""
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }

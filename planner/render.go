@@ -66,6 +66,7 @@ func WriteTextOpts(w io.Writer, p *Plan, o TextOptions) error {
 	writeExecutorSettings(ew, p)
 	writeFindings(ew, p.Preflight)
 	writeAssumptions(ew, p, o.Verbose)
+	writeDeployments(ew, p)
 	switch n := countSeverity(p.Preflight, SeverityError); {
 	case n == 1:
 		ew.printf("\n1 preflight error blocks this plan: fix it, then plan again.\n")

@@ -523,7 +523,7 @@ func revealSaved(env *cliEnv, saved *planner.SavedPlan, vars []string) error {
 		printDiags(env, diags, nil)
 		return fmt.Errorf("the saved plan has sensitive inputs, and loading the spec again for their values failed; set its sensitive variables (-var NAME=VALUE, %sNAME) and apply again", lang.EnvVarPrefix)
 	}
-	fresh, _ := planner.Build(cfg, &state.Snapshot{}, planner.Options{Version: Version})
+	fresh, _ := planner.Build(cfg, &state.Snapshot{}, planner.Options{Version: Version, Env: env.Getenv})
 	byID := map[string]*planner.Lane{}
 	for _, l := range fresh.Lanes {
 		byID[l.ID] = l

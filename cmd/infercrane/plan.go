@@ -78,7 +78,7 @@ func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps planned
 		}
 		ps.snap = snap
 	}
-	p, bdiags := planner.Build(cfg, ps.snap, planner.Options{Replace: pf.replace, Target: pf.target, Version: Version, Checks: env.planChecks()})
+	p, bdiags := planner.Build(cfg, ps.snap, planner.Options{Replace: pf.replace, Target: pf.target, Version: Version, Checks: env.planChecks(), Env: env.Getenv})
 	printDiags(env, bdiags, cfg.Files)
 	if bdiags.HasErrors() {
 		return ps, false

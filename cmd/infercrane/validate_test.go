@@ -13,7 +13,7 @@ import (
 // chutes example's pinned profile must match its digest and feed its shapes.
 func TestExamplesLoad(t *testing.T) {
 	env := &cliEnv{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }}
-	for _, dir := range []string{"../../examples/quickstart", "../../examples/chutes-qwen-l40s"} {
+	for _, dir := range []string{"../../examples/quickstart", "../../examples/chutes-qwen-l40s", "../../examples/architectures"} {
 		cfg, diags := loadConfig(env, dir, nil)
 		if len(diags) > 0 {
 			var b strings.Builder

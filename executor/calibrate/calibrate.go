@@ -20,6 +20,7 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner"
+	modelarch "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
@@ -510,7 +511,13 @@ func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evi
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()
 	if planned != nil {
-		engine = planned.Engine
+		engine, hw.Precision = planned.Engine, planned.Hardware.Precision
+	} else if p, ok := modelarch.Lookup(m.Model); ok {
+		prec, err := perf.ResolvePrecision(p.Config, rt.Dtype, rs, g)
+		if err != nil {
+			return nil, nil, err.Error()
+		}
+		hw = hw.WithPrecision(prec)
 	}
 	lane, err := perf.NewLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {

@@ -93,7 +93,8 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 	}
 	for i, f := range c.Fits {
 		p := f.Params
-		if !(p.PrefillMFU > 0 && p.PrefillMFU <= 1 && p.DecodeEfficiency > 0 && p.DecodeEfficiency <= 1 && p.StepOverheadMs >= 0 && p.RequestOverheadMs >= 0 && p.RequestJitterMs >= 0) {
+		if !(p.PrefillMFU > 0 && p.PrefillMFU <= 1 && p.DecodeEfficiency > 0 && p.DecodeEfficiency <= 1 && p.StepOverheadMs >= 0 && p.RequestOverheadMs >= 0 && p.RequestJitterMs >= 0 &&
+			p.InterconnectEfficiency >= 0 && p.InterconnectEfficiency <= 1 && p.MoERoutingSpread >= 0 && p.MoERoutingSpread <= 1) {
 			return nil, fmt.Errorf("fits[%d] (%s, %s %s): parameters %+v out of range", i, f.GPUType, f.Engine, f.Version, p)
 		}
 	}
@@ -155,7 +156,7 @@ func (f *CalibrationFit) Uncertainty(source string) Uncertainty {
 			continue
 		}
 		u.TTFT, u.Latency, u.Throughput = math.Max(u.TTFT, cat.TTFT), math.Max(u.Latency, cat.Latency), math.Max(u.Throughput, cat.Throughput)
-		if name == "decode_efficiency" || name == "step_overhead_ms" {
+		if name == "decode_efficiency" || name == "step_overhead_ms" || name == "interconnect_efficiency" || name == "moe_routing_spread" {
 			u.TPOT = math.Max(u.TPOT, cat.TPOT)
 		}
 	}

@@ -1,8 +1,9 @@
 package perf
 
 import (
-	"sort"
 	"strings"
+
+	"github.com/infercrane/infercrane/planner/arch"
 )
 
 // GPU is one accelerator type of the catalog.
@@ -20,21 +21,48 @@ type GPU struct {
 	// memory traffic (a CPU): a step lasts their sum, not the roofline's
 	// maximum (StepTime).
 	Serial bool `json:"serial,omitempty"`
+	// FP8TFLOPS and INT8TOPS are the dense FP8 and INT8 tensor peaks (0:
+	// the GPU has none; FP8 from Ada and Hopper on).
+	FP8TFLOPS float64 `json:"fp8_tflops,omitempty"`
+	INT8TOPS  float64 `json:"int8_tops,omitempty"`
+	// Capability is the CUDA compute capability times ten (89: Ada), which
+	// decides the quantisation kernels vLLM can run (0: not a CUDA GPU).
+	Capability int `json:"compute_capability,omitempty"`
+	// Interconnect names the links between the GPUs of one server and
+	// LinkGBs is a GPU's bandwidth on them in one direction (GB/s), which
+	// tensor parallelism's all-reduces share.
+	Interconnect string  `json:"interconnect,omitempty"`
+	LinkGBs      float64 `json:"link_gbs,omitempty"`
 }
 
 // Published figures (design section 8). Efficiency defaults: llm-d's roofline
 // MFU for prefill (0.32 on L40S-class parts, 0.45 on Hopper and newer) and
-// GenZ's 0.8 bandwidth efficiency for decode.
+// GenZ's 0.8 bandwidth efficiency for decode. FP8 and INT8 peaks are the
+// datasheets' sparse figures halved (NVIDIA T4, L4, A10, L40S, A100, H100
+// SXM, H200 SXM and HGX B200 datasheets); the link bandwidth is the
+// datasheet's NVLink figure (both directions) halved, or PCIe's x16
+// (Gen3 16 GB/s, Gen4 32 GB/s a direction) for cards without NVLink. The
+// A100s are the SXM4 parts of HGX servers (NVLink 3, 600 GB/s); H100, H200
+// are SXM5 (NVLink 4, 900 GB/s); B200 is NVLink 5 (1.8 TB/s).
 var gpus = []GPU{
-	{"T4", 16, 320, 65, 0.000164, 0.30, 0.8, false},
-	{"L4", 24, 300, 121, 0.000222, 0.32, 0.8, false},
-	{"A10", 24, 600, 125, 0.000306, 0.32, 0.8, false},
-	{"L40S", 48, 864, 362, 0.000542, 0.32, 0.8, false},
-	{"A100-40GB", 40, 1555, 312, 0.000583, 0.40, 0.8, false},
-	{"A100-80GB", 80, 2039, 312, 0.000694, 0.40, 0.8, false},
-	{"H100", 80, 3350, 989, 0.001097, 0.45, 0.8, false},
-	{"H200", 141, 4800, 989, 0.001261, 0.45, 0.8, false},
-	{"B200", 180, 8000, 2250, 0.001736, 0.45, 0.8, false},
+	{Name: "T4", MemoryGB: 16, BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
+		INT8TOPS: 130, Capability: 75, Interconnect: "PCIe 3.0 x16", LinkGBs: 16},
+	{Name: "L4", MemoryGB: 24, BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+		FP8TFLOPS: 242.5, INT8TOPS: 242.5, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
+	{Name: "A10", MemoryGB: 24, BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+		INT8TOPS: 250, Capability: 86, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
+	{Name: "L40S", MemoryGB: 48, BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
+	{Name: "A100-40GB", MemoryGB: 40, BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.40, DecodeEfficiency: 0.8,
+		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
+	{Name: "A100-80GB", MemoryGB: 80, BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.40, DecodeEfficiency: 0.8,
+		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
+	{Name: "H100", MemoryGB: 80, BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
+	{Name: "H200", MemoryGB: 141, BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
+	{Name: "B200", MemoryGB: 180, BandwidthGBs: 8000, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},
 	// CPU is the host processor, for local runs of vLLM's CPU build (tiny models
 	// in integration tests): a modest host's memory for the KV cache, its DDR
 	// bandwidth and AVX2 throughput, and no price. Its steps are serial
@@ -44,6 +72,10 @@ var gpus = []GPU{
 	// 20 µs a token, at 0.6 MFLOP a token.
 	{Name: "CPU", MemoryGB: 16, BandwidthGBs: 20, BF16TFLOPS: 0.2, PrefillMFU: 0.15, DecodeEfficiency: 0.5, Serial: true},
 }
+
+// NVLink reports whether g's GPUs talk over NVLink (else PCIe or, for the
+// CPU, memory).
+func (g GPU) NVLink() bool { return strings.HasPrefix(g.Interconnect, "NVLink") }
 
 // gpuAliases maps other spellings to catalog names.
 var gpuAliases = map[string]string{
@@ -76,7 +108,8 @@ func GPUNames() []string {
 	return out
 }
 
-// ModelArch holds the architecture facts of a model (from its config.json).
+// ModelArch holds the architecture facts of a model (from its config.json:
+// FromConfig).
 type ModelArch struct {
 	ID            string `json:"id"`
 	Params        int64  `json:"params"`
@@ -88,40 +121,53 @@ type ModelArch struct {
 	Vocab         int    `json:"vocab,omitempty"`
 	TiedEmbedding bool   `json:"tied_embedding,omitempty"`
 	MaxPositions  int    `json:"max_positions,omitempty"`
+	// ActiveParams is the parameters one token uses when that is fewer
+	// than Params (a mixture of experts, a vision tower); 0: Params.
+	ActiveParams int64 `json:"active_params,omitempty"`
+	// LinearParams is the parameters of the linear layers, which
+	// quantisation narrows; 0: Params less the embeddings.
+	LinearParams int64 `json:"linear_params,omitempty"`
+	// KVLatent is the elements one token caches in one layer under latent
+	// attention (DeepSeek's kv_lora_rank + qk_rope_head_dim), which every
+	// GPU keeps whole; 0: a key and a value for each KV head, split over
+	// the GPUs.
+	KVLatent int `json:"kv_latent,omitempty"`
+	// MoE describes the routed experts (nil: a dense model).
+	MoE *MoE `json:"moe,omitempty"`
+	// Architecture summarises the config; Source, ConfigRevision and
+	// ConfigDigest say where it came from (empty for an architecture given
+	// by the model block's attributes alone).
+	Architecture   string `json:"architecture,omitempty"`
+	Source         string `json:"source,omitempty"`
+	ConfigRevision string `json:"config_revision,omitempty"`
+	ConfigDigest   string `json:"config_digest,omitempty"`
 }
 
-var models = []ModelArch{
-	{"Qwen/Qwen3-0.6B", 596_049_920, 28, 1024, 16, 8, 128, 151_936, true, 40_960},
-	{"Qwen/Qwen3-1.7B", 1_720_574_976, 28, 2048, 16, 8, 128, 151_936, true, 40_960},
-	{"Qwen/Qwen3-4B", 4_022_468_096, 36, 2560, 32, 8, 128, 151_936, true, 40_960},
-	{"Qwen/Qwen3-8B", 8_190_735_360, 36, 4096, 32, 8, 128, 151_936, false, 40_960},
-	{"meta-llama/Llama-3.1-8B", 8_030_261_248, 32, 4096, 32, 8, 128, 128_256, false, 131_072},
-	{"meta-llama/Llama-3.1-8B-Instruct", 8_030_261_248, 32, 4096, 32, 8, 128, 128_256, false, 131_072},
-}
-
-// LookupModel finds the architecture of a known model id, ignoring case.
+// LookupModel finds the architecture of a model of the catalog
+// (planner/arch's pinned configs) by id, ignoring case.
 func LookupModel(id string) (ModelArch, bool) {
-	for _, m := range models {
-		if strings.EqualFold(m.ID, id) {
-			return m, true
-		}
+	p, ok := arch.Lookup(id)
+	if !ok {
+		return ModelArch{}, false
 	}
-	return ModelArch{}, false
+	return FromConfig(p), true
 }
 
 // ModelIDs lists the model ids the catalog knows, sorted.
 func ModelIDs() []string {
-	out := make([]string, len(models))
-	for i, m := range models {
-		out[i] = m.ID
+	cat := arch.Catalog()
+	out := make([]string, len(cat))
+	for i, p := range cat {
+		out[i] = p.ID
 	}
-	sort.Strings(out)
 	return out
 }
 
-// KVBytesPerToken is 2 (K and V) x layers x kv_heads x head_dim x bytes per element.
+// KVBytesPerToken is one token's KV cache over all layers at bytesPerElem
+// bytes an element, on one GPU: 2 (K and V) x layers x kv_heads x
+// head_dim, or layers x the latent under latent attention.
 func (m ModelArch) KVBytesPerToken(bytesPerElem int) float64 {
-	return float64(2 * m.Layers * m.KVHeads * m.HeadDim * bytesPerElem)
+	return float64(m.Layers) * m.kvElementsPerTokenLayer(1) * float64(bytesPerElem)
 }
 
 // EmbeddingParams is the size of the token embedding (vocab x hidden; 0

@@ -16,17 +16,30 @@ type Params struct {
 	RequestOverheadMs float64 `json:"request_overhead_ms"`
 	// RequestJitterMs is Assumptions.RequestJitterMs (absent: none).
 	RequestJitterMs float64 `json:"request_jitter_ms,omitempty"`
+	// InterconnectEfficiency and MoERoutingSpread are fitted only from
+	// evidence with tensor-parallel or mixture-of-experts lanes (absent:
+	// the lane's own assumption stands).
+	InterconnectEfficiency float64 `json:"interconnect_efficiency,omitempty"`
+	MoERoutingSpread       float64 `json:"moe_routing_spread,omitempty"`
 }
 
 // ParamsOf returns the free parameters of a.
 func ParamsOf(a Assumptions) Params {
-	return Params{a.PrefillMFU, a.DecodeEfficiency, a.StepOverheadMs, a.RequestOverheadMs, a.RequestJitterMs}
+	return Params{PrefillMFU: a.PrefillMFU, DecodeEfficiency: a.DecodeEfficiency, StepOverheadMs: a.StepOverheadMs,
+		RequestOverheadMs: a.RequestOverheadMs, RequestJitterMs: a.RequestJitterMs}
 }
 
-// Apply returns a with the parameters of p.
+// Apply returns a with the parameters of p (an absent interconnect
+// efficiency or routing spread keeps a's).
 func (p Params) Apply(a Assumptions) Assumptions {
 	a.PrefillMFU, a.DecodeEfficiency, a.StepOverheadMs, a.RequestOverheadMs = p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs
 	a.RequestJitterMs = p.RequestJitterMs
+	if p.InterconnectEfficiency > 0 {
+		a.InterconnectEfficiency = p.InterconnectEfficiency
+	}
+	if p.MoERoutingSpread > 0 {
+		a.MoERoutingSpread = p.MoERoutingSpread
+	}
 	return a
 }
 
@@ -80,9 +93,18 @@ type FitResult struct {
 }
 
 // ParamNames are the JSON names of the free parameters, in Params' order.
-var ParamNames = [numParams]string{"prefill_mfu", "decode_efficiency", "step_overhead_ms", "request_overhead_ms", "request_jitter_ms"}
+var ParamNames = [numParams]string{"prefill_mfu", "decode_efficiency", "step_overhead_ms", "request_overhead_ms", "request_jitter_ms",
+	"interconnect_efficiency", "moe_routing_spread"}
 
-const numParams = 5
+const numParams = 7
+
+// interconnectIndex and spreadIndex are the parameters only evidence with
+// lanes on several GPUs, or of a mixture of experts, can move: Fit leaves
+// them out (absent from the result and its identification) otherwise.
+const (
+	interconnectIndex = 5
+	spreadIndex       = 6
+)
 
 // jitterIndex is the request jitter's place in Params' order: the one
 // parameter whose starting value may be 0 (the catalog's), so the fit
@@ -102,7 +124,8 @@ const jitterFloorMs = 0.5
 const simplexStep = 0.5
 
 // paramLabels are the parameters in words, in Params' order.
-var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead", "request jitter"}
+var paramLabels = [numParams]string{"prefill MFU", "decode efficiency", "step overhead", "request overhead", "request jitter",
+	"interconnect efficiency", "MoE routing spread"}
 
 // ParamLabel is a parameter (by its JSON name) in words, e.g. "prefill MFU".
 func ParamLabel(name string) string { return paramLabels[indexOf(name)] }
@@ -114,6 +137,8 @@ var paramHints = [numParams]string{
 	"lanes whose decode batches read different amounts of KV cache (small and large concurrency or context) separate it from the decode efficiency",
 	"a lane of short prompts at concurrency 1 (TTFT's intercept) beside one of long prompts pins it",
 	"TTFT p50, p95 and p99 of lanes with tens of requests or more pin it (their spread beyond the step loop's)",
+	"lanes at tensor parallel 2 or more whose steps carry many tokens (long prompts, big batches), beside the same lanes on fewer GPUs, pin it",
+	"decode lanes of a mixture of experts at small and large batches (one token reaches k experts, a big batch nearly all) pin it",
 }
 
 // Identification says how well the evidence pins one parameter.
@@ -172,11 +197,29 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 			}
 		}
 	}
-	if n < numParams {
-		return FitResult{}, fmt.Errorf("%d measured figures cannot determine %d parameters; give evidence with more lanes or metrics", n, numParams)
+	// The interconnect efficiency and the routing spread are parameters of
+	// this evidence only when a lane runs on several GPUs, or is a mixture
+	// of experts; they start at that lane's assumption.
+	free := [numParams]bool{true, true, true, true, true}
+	for _, o := range obs {
+		if a := o.Lane.Hardware.Assume; o.Lane.Hardware.Count > 1 && a.InterconnectEfficiency > 0 && o.Lane.Hardware.GPU.LinkGBs > 0 {
+			free[interconnectIndex], start.InterconnectEfficiency = true, a.InterconnectEfficiency
+		}
+		if a := o.Lane.Hardware.Assume; o.Lane.Model.MoE != nil && a.MoERoutingSpread > 0 {
+			free[spreadIndex], start.MoERoutingSpread = true, a.MoERoutingSpread
+		}
+	}
+	relevant := free
+	nfree := 0
+	for _, ok := range free {
+		if ok {
+			nfree++
+		}
+	}
+	if n < nfree {
+		return FitResult{}, fmt.Errorf("%d measured figures cannot determine %d parameters; give evidence with more lanes or metrics", n, nfree)
 	}
 	f := &fitter{obs: obs}
-	free := [numParams]bool{true, true, true, true, true}
 	p := start
 	var ident, held [numParams]Identification
 	for {
@@ -240,13 +283,21 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 			ident[jitterIndex] = Identification{Identified: true}
 		}
 	}
+	if !relevant[interconnectIndex] {
+		p.InterconnectEfficiency = 0
+	}
+	if !relevant[spreadIndex] {
+		p.MoERoutingSpread = 0
+	}
 	res, err := f.result(p)
 	if err != nil {
 		return res, err
 	}
 	res.Identification = map[string]Identification{}
 	for j, id := range ident {
-		res.Identification[ParamNames[j]] = id
+		if relevant[j] {
+			res.Identification[ParamNames[j]] = id
+		}
 	}
 	return res, nil
 }
@@ -386,8 +437,8 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 		c float64
 	}
 	cands := []cand{{x, best}}
-	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}, {0, 2}}
-	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}, {0, 4}}
+	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}, {0, 2}, {0.5, 1}, {0.5, 1}}
+	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}, {0, 4}, {0.3, 0.8}, {0.3, 0.9}}
 	var grid func(j int, p Params, abs bool)
 	grid = func(j int, p Params, abs bool) {
 		if j == numParams {
@@ -418,6 +469,8 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 				q.RequestOverheadMs = math.Max(start.RequestOverheadMs, 0.1) * k
 			case j == jitterIndex:
 				q.RequestJitterMs = math.Max(start.RequestJitterMs, 1) * k
+			default:
+				q = setParam(q, j, math.Min(get(start, j)*k, 0.999))
 			}
 			grid(j+1, q, abs)
 		}
@@ -492,6 +545,10 @@ func setParam(p Params, j int, v float64) Params {
 		p.RequestOverheadMs = v
 	case jitterIndex:
 		p.RequestJitterMs = v
+	case interconnectIndex:
+		p.InterconnectEfficiency = v
+	case spreadIndex:
+		p.MoERoutingSpread = v
 	}
 	return p
 }
@@ -628,7 +685,8 @@ func indexOf(name string) int {
 }
 
 func get(p Params, j int) float64 {
-	return [numParams]float64{p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs, p.RequestJitterMs}[j]
+	return [numParams]float64{p.PrefillMFU, p.DecodeEfficiency, p.StepOverheadMs, p.RequestOverheadMs, p.RequestJitterMs,
+		p.InterconnectEfficiency, p.MoERoutingSpread}[j]
 }
 
 // scale returns p with parameter j multiplied by k (MFU and efficiency
@@ -645,6 +703,10 @@ func scale(p Params, j int, k float64) Params {
 		p.RequestOverheadMs *= k
 	case jitterIndex:
 		p.RequestJitterMs *= k
+	case interconnectIndex:
+		p.InterconnectEfficiency = math.Min(p.InterconnectEfficiency*k, 0.999)
+	case spreadIndex:
+		p.MoERoutingSpread = math.Min(p.MoERoutingSpread*k, 1)
 	}
 	return p
 }
@@ -759,16 +821,20 @@ func logit(p float64) float64 { return math.Log(p / (1 - p)) }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
+// toVector maps p to the fit's coordinates: logits of the fractions,
+// logarithms of the times, and the routing spread's logarithm (it starts
+// at its bound, 1, where a logit is flat; fromVector caps it there).
 func toVector(p Params) []float64 {
 	clamp := func(f float64) float64 { return math.Min(math.Max(f, 1e-4), 1-1e-4) }
 	return []float64{logit(clamp(p.PrefillMFU)), logit(clamp(p.DecodeEfficiency)),
 		math.Log(math.Max(p.StepOverheadMs, 1e-3)), math.Log(math.Max(p.RequestOverheadMs, 1e-3)),
-		math.Log(math.Max(p.RequestJitterMs, 0) + jitterFloorMs)}
+		math.Log(math.Max(p.RequestJitterMs, 0) + jitterFloorMs), logit(clamp(p.InterconnectEfficiency)),
+		math.Log(math.Max(p.MoERoutingSpread, 1e-4))}
 }
 
 func fromVector(x []float64) Params {
 	return Params{PrefillMFU: sigmoid(x[0]), DecodeEfficiency: sigmoid(x[1]), StepOverheadMs: math.Exp(x[2]), RequestOverheadMs: math.Exp(x[3]),
-		RequestJitterMs: jitterOf(x[4])}
+		RequestJitterMs: jitterOf(x[4]), InterconnectEfficiency: sigmoid(x[interconnectIndex]), MoERoutingSpread: math.Min(math.Exp(x[spreadIndex]), 1)}
 }
 
 // jitterOf is the request jitter at fit coordinate x (a jitter within

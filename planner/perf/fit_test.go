@@ -89,6 +89,12 @@ func TestFitIdentifiesEveryParameterFromVariedShapes(t *testing.T) {
 	for _, name := range ParamNames {
 		id, ok := res.Identification[name]
 		t.Logf("%s: %+v", name, id)
+		if name == "interconnect_efficiency" || name == "moe_routing_spread" {
+			if ok {
+				t.Errorf("%s is no parameter of one dense model on one GPU: %+v", name, id)
+			}
+			continue
+		}
 		if !ok || !id.Identified || id.RelStdErr > 0.05 || id.Reason != "" {
 			t.Errorf("%s: %+v; want identified within 5%%", name, id)
 		}
@@ -142,7 +148,7 @@ func TestFitConvergesFromFarStarts(t *testing.T) {
 	l := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true})
 	hidden := fitHidden
 	obs := observe(t, l, hidden, fitShapes)
-	for _, start := range []Params{{0.1, 0.3, 0.2, 30, 0}, {0.9, 0.95, 5, 0.5, 0}, {0.6, 0.2, 0.1, 1, 0}} {
+	for _, start := range []Params{{0.1, 0.3, 0.2, 30, 0, 0, 0}, {0.9, 0.95, 5, 0.5, 0, 0, 0}, {0.6, 0.2, 0.1, 1, 0, 0, 0}} {
 		res, err := Fit(obs, start)
 		if err != nil {
 			t.Fatal(err)
@@ -189,5 +195,60 @@ func TestFitJitterCoordinateIsNotFlatAtZero(t *testing.T) {
 	}
 	if j := jitterOf(x[jitterIndex]); j != 0 {
 		t.Errorf("a jitter of 0 comes back as %v", j)
+	}
+}
+
+// TestFitRecoversInterconnectAndRoutingSpread: evidence with lanes on
+// four GPUs beside the same lanes on one pins the interconnect efficiency
+// (hidden at 0.35, half the PCIe catalog value), and decode lanes of a
+// mixture of experts at small and large batches pin the routing spread
+// (hidden at 0.4); evidence without such lanes leaves both out of the fit
+// (absent from its parameters and identification).
+func TestFitRecoversInterconnectAndRoutingSpread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two seven-parameter fits")
+	}
+	e := EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}
+	loads := []Load{
+		{InputTokens: 128, OutputTokens: 64, Concurrency: 1, Requests: 4},
+		{InputTokens: 3000, OutputTokens: 32, Concurrency: 1, Requests: 4},
+		{InputTokens: 256, OutputTokens: 128, Concurrency: 8, Requests: 16},
+		{InputTokens: 1024, OutputTokens: 128, Concurrency: 32, Requests: 64},
+	}
+	for _, c := range []struct {
+		model, gpu string
+		counts     []int
+		index      int
+		hidden     float64
+	}{
+		{"meta-llama/Llama-3.1-8B-Instruct", "L40S", []int{1, 4}, interconnectIndex, 0.35},
+		{"Qwen/Qwen3-30B-A3B", "H100", []int{1}, spreadIndex, 0.4},
+	} {
+		m, _ := LookupModel(c.model)
+		hidden := fitHidden
+		hidden.RequestJitterMs = 0
+		hidden = setParam(hidden, c.index, c.hidden)
+		var obs []Observation
+		for _, n := range c.counts {
+			l, err := NewLane(m, hw(c.gpu, n), e, 8192)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs = append(obs, observe(t, l, hidden, loads)...)
+		}
+		res, err := Fit(obs, ParamsOf(obs[0].Lane.Hardware.Assume))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := ParamNames[c.index]
+		got := get(res.Params, c.index)
+		t.Logf("%s: fit %+v in %d evaluations, MAPE %.4f%%; %s %+v", c.model, res.Params, res.Evaluations, 100*res.MAPE, name, res.Identification[name])
+		if math.Abs(got/c.hidden-1) > 0.05 || !res.Identification[name].Identified {
+			t.Errorf("%s: %s fitted %.3f (hidden %.3f), identification %+v", c.model, name, got, c.hidden, res.Identification[name])
+		}
+		other := interconnectIndex + spreadIndex - c.index
+		if _, ok := res.Identification[ParamNames[other]]; ok || get(res.Params, other) != 0 {
+			t.Errorf("%s: %s is no parameter of this evidence: %v, %+v", c.model, ParamNames[other], get(res.Params, other), res.Identification)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package perf
 import (
 	"math"
 	"strings"
+
+	"github.com/infercrane/infercrane/planner/arch"
 )
 
 // Assumptions are the constants of the roofline model that are not facts of
@@ -30,29 +32,51 @@ type Assumptions struct {
 	// times it (plus the step overhead). 0 (the catalog's value outside a
 	// known engine version) is no bound.
 	FrontEndTokenUs float64 `json:"front_end_token_us,omitempty"`
+	// InterconnectEfficiency is the fraction of the GPU link's bandwidth
+	// tensor parallelism's all-reduces reach, AllReduceLatencyUs the fixed
+	// time of each (allReduceSeconds).
+	InterconnectEfficiency float64 `json:"interconnect_efficiency,omitempty"`
+	AllReduceLatencyUs     float64 `json:"allreduce_latency_us,omitempty"`
+	// MoERoutingSpread narrows the routed experts a batch reaches below
+	// uniform routing's (1; arch.ExpectedExperts).
+	MoERoutingSpread float64 `json:"moe_routing_spread,omitempty"`
 }
 
 // DefaultAssumptions returns the catalog defaults for g.
 func DefaultAssumptions(g GPU) Assumptions {
+	eff, lat := interconnectDefaults(g)
 	return Assumptions{
-		PrefillMFU:           g.PrefillMFU,
-		DecodeEfficiency:     g.DecodeEfficiency,
-		StepOverheadMs:       1.0,
-		RequestOverheadMs:    2.0,
-		LoadBandwidthGBs:     2.0,
-		ServerStartSeconds:   45,
-		ActivationReserveGB:  1.5,
-		GPUMemoryUtilization: 0.9,
+		InterconnectEfficiency: eff,
+		AllReduceLatencyUs:     lat,
+		MoERoutingSpread:       1,
+		PrefillMFU:             g.PrefillMFU,
+		DecodeEfficiency:       g.DecodeEfficiency,
+		StepOverheadMs:         1.0,
+		RequestOverheadMs:      2.0,
+		LoadBandwidthGBs:       2.0,
+		ServerStartSeconds:     45,
+		ActivationReserveGB:    1.5,
+		GPUMemoryUtilization:   0.9,
 	}
 }
 
-// Hardware is a deployment's accelerators: Count GPUs of one type, with the
-// model held at BytesPerElem bytes per parameter (2 for bf16).
+// Hardware is a deployment's accelerators: Count GPUs of one type (the
+// tensor-parallel size), with the model held at BytesPerElem bytes per
+// parameter and KV element (2 for bf16) or, when Precision is set, at its
+// widths and compute format (quantised weights, an FP8 KV cache).
 type Hardware struct {
-	GPU          GPU         `json:"gpu"`
-	Count        int         `json:"count"`
-	BytesPerElem int         `json:"bytes_per_elem"`
-	Assume       Assumptions `json:"assumptions"`
+	GPU          GPU             `json:"gpu"`
+	Count        int             `json:"count"`
+	BytesPerElem int             `json:"bytes_per_elem"`
+	Precision    *arch.Precision `json:"precision,omitempty"`
+	Assume       Assumptions     `json:"assumptions"`
+}
+
+// WithPrecision returns h holding the model at p (Precision nil when p is
+// BytesPerElem throughout).
+func (h Hardware) WithPrecision(p arch.Precision) Hardware {
+	h.Precision = precisionOf(p, h.bytesPerElem())
+	return h
 }
 
 func (h Hardware) count() float64 { return float64(max(h.Count, 1)) }
@@ -77,45 +101,78 @@ func StepSeconds(m ModelArch, h Hardware, prefillTokens, decodeSeqs int, kvToken
 
 // StepTime is the duration of one engine step that prefills prefillTokens
 // of prefillSeqs sequences and decodes one token for each of decodeSeqs
-// sequences, whose KV caches hold kvTokens tokens in total. It is the
-// roofline maximum of the compute time and the memory time (weights plus
-// KV cache read once per step), or their sum on a processor that does not
-// overlap them (GPU.Serial, a CPU), plus a fixed step overhead. Compute counts
-// 2 FLOPs per parameter per token for the transformer, but the output
-// projection (vocab x hidden) only for the tokens that produce logits (one
-// per sequence in the step): a prompt's other tokens only look up their
-// embedding. Without a known vocab and hidden size, every parameter counts
-// for every token.
+// sequences, whose KV caches hold kvTokens tokens in total (see stepCost).
 func StepTime(m ModelArch, h Hardware, prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) float64 {
-	tokens := float64(prefillTokens + decodeSeqs)
+	tokens := prefillTokens + decodeSeqs
 	if tokens <= 0 {
 		return 0
 	}
-	emb := math.Min(m.EmbeddingParams(), float64(m.Params))
-	flops := 2 * ((float64(m.Params)-emb)*tokens + emb*float64(prefillSeqs+decodeSeqs))
-	compute := flops / (h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU)
-	bytes := m.WeightBytes(h.bytesPerElem()) + kvTokens*m.KVBytesPerToken(h.bytesPerElem())
-	memory := bytes / (h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency)
-	if h.GPU.Serial {
-		return compute + memory + h.Assume.StepOverheadMs/1000
-	}
-	return math.Max(compute, memory) + h.Assume.StepOverheadMs/1000
+	return m.stepCost(h, tokens, prefillSeqs+decodeSeqs).at(kvTokens)
 }
 
-// KVCapacityTokens is how many tokens of KV cache fit beside the weights.
+// stepCost is one engine step of a number of tokens on h, split the way
+// the roofline needs it.
+type stepCost struct {
+	compute float64 // the matrix multiplies at the GPUs' compute roof
+	weights float64 // reading the weights the step touches
+	kvToken float64 // reading one token of KV cache
+	comm    float64 // tensor parallelism's all-reduces
+	fixed   float64 // the step overhead
+	serial  bool    // compute and memory traffic do not overlap (GPU.Serial)
+}
+
+// stepCost costs a step of tokens tokens of which logitSeqs produce
+// logits. Compute counts 2 FLOPs per active parameter per token (the
+// output projection only for the logit tokens) over the GPUs' peak at h's precision
+// (PeakTFLOPS) and the assumed MFU; memory reads the weights the step
+// touches (stepWeightBytes: a mixture of experts only the experts its
+// tokens reach) and the KV cache, each GPU its share, at the assumed
+// bandwidth efficiency; on several GPUs the all-reduces follow
+// (allReduceSeconds).
+func (m ModelArch) stepCost(h Hardware, tokens, logitSeqs int) stepCost {
+	n := h.count()
+	bw := h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency
+	return stepCost{
+		compute: m.stepFLOPs(float64(tokens), float64(logitSeqs)) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU),
+		weights: m.stepWeightBytes(h, float64(tokens)) / n / bw,
+		kvToken: m.KVBytesPerTokenPerGPU(h) / bw,
+		comm:    m.allReduceSeconds(h, float64(tokens)),
+		fixed:   h.Assume.StepOverheadMs / 1000,
+		serial:  h.GPU.Serial,
+	}
+}
+
+// at is the step's duration when the KV caches hold kvTokens tokens: the
+// roofline maximum of compute and memory time, or their sum on a
+// processor that does not overlap them, plus the all-reduces and the
+// step overhead.
+func (c stepCost) at(kvTokens float64) float64 {
+	memory := c.weights + kvTokens*c.kvToken
+	if c.serial {
+		return c.compute + memory + c.comm + c.fixed
+	}
+	return math.Max(c.compute, memory) + c.comm + c.fixed
+}
+
+// UsableGB is the memory the engine may use on one GPU (GB).
+func (h Hardware) UsableGB() float64 { return h.GPU.MemoryGB * h.Assume.GPUMemoryUtilization }
+
+// KVCapacityTokens is how many tokens of KV cache fit beside the weights:
+// each GPU's usable memory less its share of the weights and its
+// activation reserve, over a token's KV cache on one GPU.
 func KVCapacityTokens(m ModelArch, h Hardware) float64 {
-	usable := h.count()*h.GPU.MemoryGB*1e9*h.Assume.GPUMemoryUtilization -
-		m.WeightBytes(h.bytesPerElem()) - h.count()*h.Assume.ActivationReserveGB*1e9
+	n := h.count()
+	usable := h.UsableGB()*1e9 - m.WeightBytesOn(h)/n - h.Assume.ActivationReserveGB*1e9
 	if usable <= 0 {
 		return 0
 	}
-	return usable / m.KVBytesPerToken(h.bytesPerElem())
+	return usable / m.KVBytesPerTokenPerGPU(h)
 }
 
 // StartupSeconds is the time from starting a server to its first healthy
 // answer: weight loading plus engine start-up.
 func StartupSeconds(m ModelArch, h Hardware) float64 {
-	return m.WeightBytes(h.bytesPerElem())/(h.Assume.LoadBandwidthGBs*1e9) + h.Assume.ServerStartSeconds
+	return m.WeightBytesOn(h)/(h.Assume.LoadBandwidthGBs*1e9) + h.Assume.ServerStartSeconds
 }
 
 // BytesPerElem is the weight and KV-cache element size of a runtime dtype

@@ -17,6 +17,14 @@ type RuntimeSettings struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
 	TensorParallel       int     `json:"tensor_parallel_size"`
 	BlockSize            int     `json:"block_size"`
+	// PipelineParallel is --pipeline-parallel-size (0 or 1: none), which
+	// the performance model does not model.
+	PipelineParallel int `json:"pipeline_parallel_size,omitempty"`
+	// Quantization and KVCacheDtype are the runtime's --quantization and
+	// --kv-cache-dtype ("": not set; the checkpoint's quantization and the
+	// model's dtype).
+	Quantization string `json:"quantization,omitempty"`
+	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
 	// Sources maps each setting's name to "args", "runtime" (the block's
 	// attribute), "gpu" (tensor parallelism from the gpu block's count) or
 	// the default's origin, e.g. "vllm>=0.8 default on a <70 GB GPU".
@@ -105,6 +113,15 @@ func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettin
 			s.setSource("args", key)
 			return nil
 		}
+		text := func(dst *string, key string) error {
+			v, err := value()
+			if err != nil {
+				return err
+			}
+			*dst = strings.ToLower(strings.TrimSpace(v))
+			s.setSource("args", key)
+			return nil
+		}
 		flag := func(dst *bool, on bool, key string) error {
 			if hasVal {
 				switch strings.ToLower(val) {
@@ -128,6 +145,12 @@ func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettin
 			err = positive(&s.MaxNumSeqs, "max_num_seqs")
 		case "tensor-parallel-size", "tp":
 			err = positive(&s.TensorParallel, "tensor_parallel_size")
+		case "pipeline-parallel-size", "pp":
+			err = positive(&s.PipelineParallel, "pipeline_parallel_size")
+		case "quantization", "q":
+			err = text(&s.Quantization, "quantization")
+		case "kv-cache-dtype":
+			err = text(&s.KVCacheDtype, "kv_cache_dtype")
 		case "block-size":
 			err = positive(&s.BlockSize, "block_size")
 		case "enable-chunked-prefill":
@@ -189,4 +212,14 @@ func versionAtLeast(version string, major, minor int) bool {
 		return true
 	}
 	return ma > major || (ma == major && mi >= minor)
+}
+
+// VersionAtLeast reports whether version is at least min ("0.5.0": its
+// major and minor count), by versionAtLeast's rules.
+func VersionAtLeast(version, min string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(min, "%d.%d", &major, &minor); err != nil {
+		return true
+	}
+	return versionAtLeast(version, major, minor)
 }

@@ -468,16 +468,12 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 type decodeLine struct{ c, a, s, o float64 }
 
 func (s Lane) decodeLine(b int, kv float64) decodeLine {
-	h, m := s.Hardware, s.Model
-	flops := h.count() * h.GPU.BF16TFLOPS * 1e12 * h.Assume.PrefillMFU
-	bw := h.count() * h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency
-	kvb := m.KVBytesPerToken(h.bytesPerElem())
-	return decodeLine{
-		c: 2 * float64(m.Params) * float64(b) / flops,
-		a: (m.WeightBytes(h.bytesPerElem()) + kv*kvb) / bw,
-		s: float64(b) * kvb / bw,
-		o: h.Assume.StepOverheadMs / 1000,
+	c := s.Model.stepCost(s.Hardware, b, b)
+	l := decodeLine{c: c.compute, a: c.weights + kv*c.kvToken, s: float64(b) * c.kvToken, o: c.fixed + c.comm}
+	if c.serial { // compute adds to memory time instead of hiding it
+		l.a, l.c = l.a+l.c, 0
 	}
+	return l
 }
 
 // knee is the first step whose memory time reaches the compute time.

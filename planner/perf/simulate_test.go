@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/load"
 )
 
@@ -206,7 +207,7 @@ func TestSkippingDecodesEqualsStepping(t *testing.T) {
 }
 
 func skippingEqualsStepping(t *testing.T, s Lane) {
-	for _, l := range []Load{
+	checkSkipping(t, s, []Load{
 		{InputTokens: 700, OutputTokens: 300, Concurrency: 1, Requests: 4},
 		{InputTokens: 300, OutputTokens: 500, Concurrency: 12, Requests: 30, RampUpMs: 50},
 		{InputTokens: 200, OutputTokens: 200, Concurrency: 6, RequestRate: 30, Requests: 40, Seed: 2},
@@ -214,7 +215,37 @@ func skippingEqualsStepping(t *testing.T, s Lane) {
 		// the KV cache (preemptions), through long decodes.
 		{InputTokens: 100, OutputTokens: 900, Concurrency: 20, Requests: 60},
 		{InputTokens: 600, OutputTokens: 1200, Concurrency: 8, Requests: 24},
-	} {
+	})
+}
+
+// TestSkippingDecodesEqualsSteppingArchitectures: the shortcut holds for
+// a mixture of experts (whose weight reads follow the batch), FP8 weights
+// on tensor-parallel GPUs (all-reduces in every step) and a serial CPU.
+func TestSkippingDecodesEqualsSteppingArchitectures(t *testing.T) {
+	moe, _ := LookupModel("Qwen/Qwen3-30B-A3B")
+	llama, _ := LookupModel("meta-llama/Llama-3.1-8B-Instruct")
+	tiny, _ := LookupModel("Qwen/Qwen3-0.6B")
+	fp8 := hw("L40S", 2).WithPrecision(arch.Precision{Quantization: "fp8", LinearBytes: 1, OtherBytes: 2, KVBytes: 1, Compute: "fp8"})
+	for _, c := range []struct {
+		m ModelArch
+		h Hardware
+	}{{moe, hw("H100", 1)}, {llama, fp8}, {tiny, hw("CPU", 1)}} {
+		s, err := NewLane(c.m, c.h, EngineConfig{MaxNumSeqs: 16, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSkipping(t, s, []Load{
+			{InputTokens: 300, OutputTokens: 200, Concurrency: 12, Requests: 24, RampUpMs: 50},
+			{InputTokens: 200, OutputTokens: 100, Concurrency: 6, RequestRate: 30, Requests: 20, Seed: 2},
+		})
+	}
+}
+
+// checkSkipping runs each load on s scheduling every step and skipping
+// pure decode phases, and compares the figures.
+func checkSkipping(t *testing.T, s Lane, loads []Load) {
+	t.Helper()
+	for _, l := range loads {
 		skipDecodePhases = false
 		want, err1 := s.Run(l)
 		skipDecodePhases = true
@@ -235,7 +266,7 @@ func skippingEqualsStepping(t *testing.T, s Lane) {
 		if got.Steps != want.Steps || got.Preemptions != want.Preemptions || !near(got.OutputTokenThroughput, want.OutputTokenThroughput, 1e-9) {
 			t.Errorf("%+v: steps %d/%d preemptions %d/%d throughput %v/%v", l, got.Steps, want.Steps, got.Preemptions, want.Preemptions, got.OutputTokenThroughput, want.OutputTokenThroughput)
 		}
-		t.Logf("%+v: %d steps (%d stepped, %d when stepping), %d preemptions", l, got.Steps, got.Stepped, want.Stepped, got.Preemptions)
+		t.Logf("%s on %dx %s %+v: %d steps (%d stepped, %d when stepping), %d preemptions", s.Model.ID, s.Hardware.Count, s.Hardware.GPU.Name, l, got.Steps, got.Stepped, want.Stepped, got.Preemptions)
 	}
 }
 

@@ -6,7 +6,7 @@ model "qwen06" {
 
 model "other" {
   id          = "x"
-  max_context = model.qwen06.maxcontext # ERROR: Did you mean "max_context"? It has: head_dim, heads
+  max_context = model.qwen06.maxcontext # ERROR: Did you mean "max_context"? It has: config, config_digest, head_dim, heads
 }
 
 locals {

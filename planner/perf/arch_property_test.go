@@ -1,0 +1,131 @@
+package perf
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/infercrane/infercrane/planner/arch"
+)
+
+// precisionOn resolves a runtime's precision for catalog model id on g.
+func precisionOn(t *testing.T, id string, g GPU, quantization, kvDtype string) Hardware {
+	t.Helper()
+	p, ok := arch.Lookup(id)
+	if !ok {
+		t.Fatalf("%s not in the catalog", id)
+	}
+	prec, err := arch.ResolvePrecision(p.Config, arch.PrecisionInputs{Quantization: quantization, KVCacheDtype: kvDtype, Capability: g.Capability})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: DefaultAssumptions(g)}.WithPrecision(prec)
+}
+
+// TestFP8HalvesWeightsAndTheirReads: FP8 weights take half the memory of
+// BF16's in every linear layer, and the embeddings and norms stay 16-bit
+// (as vLLM leaves them), so the whole is half plus half the rest's share:
+// 51.5% for Llama-3.1-70B, 65% for gemma-3-1b with its 262k vocabulary. A
+// memory-bound decode step's weight reads shrink alike; the KV cache
+// follows kv_cache_dtype alone.
+func TestFP8HalvesWeightsAndTheirReads(t *testing.T) {
+	g, _ := LookupGPU("H100")
+	for _, id := range ModelIDs() {
+		p, _ := arch.Lookup(id)
+		if p.Config.Quantization != nil {
+			continue // already quantised (DeepSeek-V3's FP8)
+		}
+		m := FromConfig(p)
+		bf16, fp8 := precisionOn(t, id, g, "", ""), precisionOn(t, id, g, "fp8", "")
+		w16, w8 := m.WeightBytesOn(bf16), m.WeightBytesOn(fp8)
+		if saved := w16 - w8; saved != m.linearParams() {
+			t.Errorf("%s: fp8 saves %.0f bytes, want one a linear parameter (%.0f)", id, saved, m.linearParams())
+		}
+		rest := (float64(m.Params) - m.linearParams()) / float64(m.Params)
+		if r := w8 / w16; !near(r, 0.5+rest/2, 1e-12) {
+			t.Errorf("%s: fp8 weights are %.3f of bf16's, want %.3f", id, r, 0.5+rest/2)
+		}
+		// A step reads the 16-bit rest whole and fp8 halves the linear
+		// weights it reaches (a mixture of experts: 2-8 of them a token,
+		// so the rest weighs more in its reads than in its memory).
+		r16, r8 := m.stepCost(bf16, 1, 1).weights, m.stepCost(fp8, 1, 1).weights
+		bw := g.BandwidthGBs * 1e9 * bf16.Assume.DecodeEfficiency
+		restRead := 2 * (float64(m.Params) - m.linearParams()) / bw / r16
+		if r := r8 / r16; !near(r, 0.5+restRead/2, 1e-9) || (m.MoE == nil && !near(restRead, rest, 1e-9)) {
+			t.Errorf("%s: a decode step reads %.3f of bf16's weight bytes under fp8, want %.3f", id, r, 0.5+restRead/2)
+		}
+		if m.KVBytesPerTokenPerGPU(fp8) != m.KVBytesPerTokenPerGPU(bf16) || 2*m.KVBytesPerTokenPerGPU(precisionOn(t, id, g, "", "fp8")) != m.KVBytesPerTokenPerGPU(bf16) {
+			t.Errorf("%s: the KV cache must follow kv_cache_dtype, not quantization", id)
+		}
+	}
+}
+
+// TestTensorParallelNeverMoreThanHalves: on two GPUs a step is never
+// shorter than half of one GPU's (the all-reduces and the step overhead
+// do not shrink, replicated KV heads do not split), over random steps of
+// every catalog model that splits over two GPUs, on NVLink and PCIe.
+func TestTensorParallelNeverMoreThanHalves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 2))
+	for _, gpu := range []string{"H100", "L40S"} {
+		for _, id := range ModelIDs() {
+			m, _ := LookupModel(id)
+			if m.CheckTensorParallel(2) != nil {
+				continue
+			}
+			one, two := hw(gpu, 1), hw(gpu, 2)
+			for range 200 {
+				prefill, decode := rng.IntN(8192), rng.IntN(256)
+				seqs := min(prefill, 1+rng.IntN(4))
+				kv := float64(rng.IntN(1 << 20))
+				t1, t2 := StepTime(m, one, prefill, seqs, decode, kv), StepTime(m, two, prefill, seqs, decode, kv)
+				if t2 < t1/2 {
+					t.Fatalf("%s on %s: prefill %d (%d seqs), decode %d, kv %.0f: TP=2 %.6f s is less than half of %.6f s", id, gpu, prefill, seqs, decode, kv, t2, t1)
+				}
+			}
+		}
+	}
+}
+
+// TestMoEPrefillFollowsActiveParameters: a mixture of experts' prefill is
+// compute-bound at its active parameters, not its total: Qwen3-30B-A3B's
+// FLOPs a prompt token are those of its 3.35B active parameters (the
+// output projection only for the token that produces logits), routing one more expert a token adds exactly that expert's,
+// and twice the experts a token is not routed to add only their router
+// weights.
+func TestMoEPrefillFollowsActiveParameters(t *testing.T) {
+	p, _ := arch.Lookup("Qwen/Qwen3-30B-A3B")
+	m := FromConfig(p)
+	h := hw("H100", 1)
+	n := p.Config.Count()
+	const tokens = 8192
+	emb := float64(p.Config.Vocab) * float64(p.Config.Hidden)
+	want := 2 * ((float64(n.Active)-emb)*tokens + emb)
+	if got := m.stepFLOPs(tokens, 1); !near(got, want, 1e-12) {
+		t.Fatalf("prefill FLOPs %.4g, want %.4g (active %d of %d)", got, want, n.Active, n.Total)
+	}
+	c := m.stepCost(h, tokens, 1)
+	if c.compute <= c.weights {
+		t.Errorf("an 8,192-token prefill must be compute-bound: compute %.4f s, weights %.4f s", c.compute, c.weights)
+	}
+	more := p
+	moe := *more.Config.MoE
+	moe.ExpertsPerToken++
+	more.Config.MoE = &moe
+	m2 := FromConfig(more)
+	if d := m2.stepFLOPs(tokens, 1) - m.stepFLOPs(tokens, 1); !near(d, 2*tokens*float64(moe.Layers)*float64(m.MoE.ExpertParams), 1e-12) {
+		t.Errorf("one more expert a token adds %.4g FLOPs", d)
+	}
+	moe.ExpertsPerToken--
+	moe.Experts *= 2
+	m3 := FromConfig(more)
+	router := 2 * tokens * float64(moe.Layers) * float64(moe.Experts/2) * float64(p.Config.Hidden)
+	if m3.Params <= m.Params || !near(m3.stepFLOPs(tokens, 1)-m.stepFLOPs(tokens, 1), router, 1e-9) {
+		t.Errorf("twice the experts: %d parameters, FLOPs %.4g vs %.4g", m3.Params, m3.stepFLOPs(tokens, 1), m.stepFLOPs(tokens, 1))
+	}
+	// Decode reads the experts its batch reaches: one token 8 of 128, a
+	// batch of 256 nearly all of them.
+	one, many := m.stepCost(h, 1, 1).weights, m.stepCost(h, 256, 256).weights
+	all := m.WeightBytesOn(h) / (h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency)
+	if !(one < 0.2*all && many > 0.99*all && many <= all) {
+		t.Errorf("weight reads: one token %.4f s, 256 tokens %.4f s, every weight %.4f s", one, many, all)
+	}
+}

@@ -1,0 +1,104 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/infercrane/infercrane/planner/perf"
+)
+
+// writeDeployments explains each deployment's memory fit and what its
+// estimates rest on: the architecture and where it came from, the
+// precision, the GPUs and tensor-parallel size, the weights and KV cache
+// a GPU holds, the compute roof and the interconnect.
+func writeDeployments(ew *errWriter, p *Plan) {
+	seen := map[string]bool{}
+	first := true
+	for _, l := range p.Lanes {
+		if l.Perf == nil || seen[l.Deployment] || !l.Work() {
+			continue
+		}
+		seen[l.Deployment] = true
+		if first {
+			ew.printf("\nDeployments (the memory fit and what each estimate rests on):\n")
+			first = false
+		}
+		for _, line := range FitLines(l) {
+			ew.printf("  %s\n", line)
+		}
+	}
+}
+
+// FitLines explains a lane's deployment in a few lines: the model, its
+// architecture's source, the weights and KV cache on each GPU, the
+// compute roof and the interconnect.
+func FitLines(l *Lane) []string {
+	s := l.Perf
+	m, h := s.Model, s.Hardware
+	n := max(h.Count, 1)
+	runtime := ""
+	if l.Runtime != "" {
+		runtime = ", runtime " + l.Runtime
+	}
+	src := m.Source
+	if src == "" {
+		src = "the model block's attributes"
+	}
+	if m.ConfigDigest != "" {
+		src += ", " + shortDigest(m.ConfigDigest)
+	}
+	arch := m.Architecture
+	if arch == "" {
+		arch = fmt.Sprintf("%d layers, %d KV heads of %d", m.Layers, m.KVHeads, m.HeadDim)
+	}
+	params := billions(float64(m.Params)) + " parameters"
+	if m.ActiveParams > 0 {
+		params += " (" + billions(float64(m.ActiveParams)) + " active a token)"
+	}
+	prec := "bf16"
+	if p := h.Precision; p != nil {
+		prec = orDefault(p.Quantization, "16-bit") + " weights"
+		if p.WeightOnly {
+			prec += " (weight-only: multiplied in bf16)"
+		}
+		if p.KVCacheDtype != "auto" {
+			prec += ", " + p.KVCacheDtype + " KV cache"
+		}
+	} else if h.BytesPerElem == 4 {
+		prec = "float32"
+	}
+	weights := m.WeightBytesOn(h) / 1e9
+	usable := h.UsableGB()
+	kvTokens := s.Engine.KVBlocks * s.Engine.BlockSize
+	comm := "one GPU: no all-reduce"
+	if n > 1 {
+		comm = fmt.Sprintf("%d-way tensor parallel over %s (%.0f GB/s a direction at %.0f%%, %.0f µs an all-reduce, 2 a layer a step)",
+			n, orDefault(h.GPU.Interconnect, "the host"), h.GPU.LinkGBs, 100*h.Assume.InterconnectEfficiency, h.Assume.AllReduceLatencyUs)
+	}
+	return []string{
+		fmt.Sprintf("%s: %s on %d x %s%s: %s (%s; from %s)", l.Deployment, l.Model, n, h.GPU.Name, runtime, m.ID, arch, src),
+		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)",
+			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
+			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks))),
+		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f; memory %.0f GB/s at %.2f; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
+			h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, comm),
+	}
+}
+
+func computeName(h perf.Hardware) string {
+	if p := h.Precision; p != nil && p.Compute != "" && h.PeakTFLOPS() != h.GPU.BF16TFLOPS {
+		return strings.ToUpper(p.Compute)
+	}
+	return "BF16"
+}
+
+func billions(x float64) string { return fmt.Sprintf("%.2fB", x/1e9) }
+
+func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/1024) }
+
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}
