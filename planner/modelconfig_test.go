@@ -183,6 +183,7 @@ func TestRuntimePrecisionAndParallelism(t *testing.T) {
 		"kv int4":               {plan("L40S", 1, "0.22.1", "--kv-cache-dtype", "int4"), `kv_cache_dtype "int4"`},
 		"TP 3":                  {plan("L40S", 3, "0.22.1"), "tensor parallel size 3 does not divide the 16 attention heads"},
 		"pipeline":              {plan("L40S", 2, "0.22.1", "--pipeline-parallel-size", "2", "--tensor-parallel-size", "1"), "pipeline parallelism (--pipeline-parallel-size 2) is not modelled"},
+		"TP above the count":    {plan("L40S", 1, "0.22.1", "--tensor-parallel-size", "2"), "tensor parallel size 2 needs 2 GPUs, and the gpu block gives 1"},
 	} {
 		found := false
 		for _, f := range tc.p.Preflight {
@@ -190,6 +191,27 @@ func TestRuntimePrecisionAndParallelism(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: want an error containing %q, got %+v", name, tc.want, tc.p.Preflight)
+		}
+	}
+	// A tensor-parallel size below the gpu block's count runs one server on
+	// part of the GPUs and bills them all: a warning naming both fixes
+	// (before: nothing was said, and the lane cost four GPUs' price for a
+	// two-GPU estimate).
+	part := plan("L40S", 4, "0.22.1", "-tp", "2")
+	var warned []string
+	for _, f := range part.Preflight {
+		if f.Severity == SeverityWarning && strings.Contains(f.Summary, "tensor_parallel_size") {
+			warned = append(warned, f.Summary+" / "+f.Detail)
+		}
+	}
+	if len(warned) != len(part.Lanes) || !strings.Contains(warned[0], "uses 2 of the 4 GPUs") || !strings.Contains(warned[0], "count = 2") || part.Lanes[0].Perf.Hardware.Count != 2 {
+		t.Errorf("TP 2 on 4 GPUs: warnings %q, perf on %d GPUs", warned, part.Lanes[0].Perf.Hardware.Count)
+	}
+	for _, p := range []*Plan{plan("L40S", 1, "0.22.1"), plan("L40S", 2, "0.22.1")} {
+		for _, f := range p.Preflight {
+			if strings.Contains(f.Summary, "tensor_parallel_size") {
+				t.Errorf("a lane whose engine uses every GPU: %s", f.Summary)
+			}
 		}
 	}
 	// Two GPUs split the weights and the KV heads and add all-reduces: more

@@ -28,6 +28,10 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	l.settings = &rs
+	if rs.TensorParallel > max(l.hw.Count, 1) {
+		l.perfErr = fmt.Errorf("tensor parallel size %d needs %d GPUs, and the gpu block gives %d; set count = %d in the gpu block or a smaller --tensor-parallel-size", rs.TensorParallel, rs.TensorParallel, max(l.hw.Count, 1), rs.TensorParallel)
+		return
+	}
 	if rs.PipelineParallel > 1 {
 		l.perfErr = fmt.Errorf("pipeline parallelism (--pipeline-parallel-size %d) is not modelled: the plan cannot estimate or check it; use tensor parallelism (gpu count, or --tensor-parallel-size) on one server", rs.PipelineParallel)
 		return

@@ -280,6 +280,7 @@ func laneChecks(l *lanePlan, f *findings) {
 	templateFloorCheck(l, name, f)
 	workloadChecks(l, name, f)
 	memoryCheck(l, name, f)
+	parallelCheck(l, name, f)
 	if in.Requests < in.Concurrency {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("requests %d < concurrency %d in shape %q", in.Requests, in.Concurrency, l.Shape),
 			fmt.Sprintf("%s never reaches its concurrency, so the load is lighter than the shape says; set requests >= %d in shape %q.", name, in.Concurrency, l.Shape))
@@ -466,8 +467,9 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 		return
 	}
 	in, h := l.Inputs, l.hw
+	var eng perf.EngineConfig // without a performance model: every layer holds every token
 	if l.Perf != nil {
-		h = l.Perf.Hardware // the tensor-parallel size the engine runs
+		h, eng = l.Perf.Hardware, l.Perf.Engine // the tensor-parallel size and KV cache the engine runs
 	}
 	n := float64(max(h.Count, 1))
 	deviceGB := n * h.GPU.MemoryGB
@@ -484,17 +486,18 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 	}
 	capacity := perf.KVCapacityTokens(l.arch, h)
 	perSeq := in.InputTokens + in.OutputTokens
-	need := float64(in.Concurrency * perSeq)
+	seqKV := eng.KVTokens(perSeq) // less where sliding-window layers keep only their window
+	need := float64(in.Concurrency) * seqKV
 	if need > capacity {
 		perToken := l.arch.KVBytesPerTokenPerGPU(h) * n
 		kvGB := need * perToken / 1e9
 		freeGB := capacity * perToken / 1e9
-		maxC := int(math.Floor(capacity / float64(perSeq)))
+		maxC := int(math.Floor(capacity / seqKV))
 		if maxC < 1 {
 			f.add(SeverityError, l.ID, "", fmt.Sprintf("KV cache does not fit one request: %d + %d tokens need %.2f GB, %.2f GB free on %s",
-				in.InputTokens, in.OutputTokens, float64(perSeq)*perToken/1e9, freeGB, gpuDesc),
-				fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache, fewer than one request's %d: the engine cannot serve it. Use shorter requests in shape %q, or a larger GPU or more GPUs in gpu %q.",
-					name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, perSeq, l.Shape, l.GPU))
+				in.InputTokens, in.OutputTokens, seqKV*perToken/1e9, freeGB, gpuDesc),
+				fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache, fewer than one request needs (%.0f): the engine cannot serve it. Use shorter requests in shape %q, or a larger GPU or more GPUs in gpu %q.",
+					name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, seqKV, l.Shape, l.GPU))
 			return
 		}
 		// vLLM queues what its KV cache cannot hold (and preempts when
@@ -506,6 +509,21 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 			fmt.Sprintf("%s: weights take %.1f GB of %.1f GB usable (gpu_memory_utilization %.2f), leaving room for %.0f tokens of KV cache: the engine runs about %d requests at once and queues (or preempts) the rest, and the estimate includes that queueing in its TTFT, duration and throughput. To measure without queueing, lower concurrency in shape %q to at most %d, or use a larger GPU or more GPUs in gpu %q.",
 				name, weightsGB, usableGB, h.Assume.GPUMemoryUtilization, capacity, maxC, l.Shape, maxC, l.GPU))
 	}
+}
+
+// parallelCheck warns when the engine's tensor-parallel size
+// (--tensor-parallel-size) leaves some of the gpu block's GPUs idle: one
+// vLLM server uses that many GPUs, the plan estimates it on them, and the
+// rest are rented for nothing (data parallelism is not modelled). A size
+// above the count is the engine's refusal (resolvePerf).
+func parallelCheck(l *lanePlan, name string, f *findings) {
+	rs, gpus := l.settings, l.hw.Count
+	if rs == nil || l.perfErr != nil || rs.TensorParallel >= gpus {
+		return
+	}
+	f.add(SeverityWarning, l.ID, "", fmt.Sprintf("tensor_parallel_size %d uses %d of the %d GPUs of gpu %q", rs.TensorParallel, rs.TensorParallel, gpus, l.GPU),
+		fmt.Sprintf("%s: one server runs on %d GPU(s) (--tensor-parallel-size in runtime %q) and the estimate is for them; the other %d are idle but counted in GPU-seconds and cost. Set count = %d in gpu %q, or --tensor-parallel-size %d.",
+			name, rs.TensorParallel, l.Runtime, gpus-rs.TensorParallel, rs.TensorParallel, l.GPU, gpus))
 }
 
 // precisionNote says how a lane holds its weights when that is not its

@@ -75,11 +75,19 @@ func FitLines(l *Lane) []string {
 		comm = fmt.Sprintf("%d-way tensor parallel over %s (%.0f GB/s a direction at %.0f%%, %.0f µs an all-reduce, 2 a layer a step)",
 			n, orDefault(h.GPU.Interconnect, "the host"), h.GPU.LinkGBs, 100*h.Assume.InterconnectEfficiency, h.Assume.AllReduceLatencyUs)
 	}
+	window := ""
+	switch e := s.Engine; {
+	case e.SlidingWindow > 0:
+		window = fmt.Sprintf("; %d of %d layers keep only their %s-token sliding window, so a request of n > %s tokens holds n - %d/%d (n - %s)",
+			e.SlidingLayers, e.KVLayers, fmtInt(int64(e.SlidingWindow)), fmtInt(int64(e.SlidingWindow)), e.SlidingLayers, e.KVLayers, fmtInt(int64(e.SlidingWindow)))
+	case m.SlidingWindow > 0:
+		window = fmt.Sprintf("; the %d sliding-window layers counted at full length (the engine keeps every token)", m.SlidingLayers)
+	}
 	return []string{
 		fmt.Sprintf("%s: %s on %d x %s%s: %s (%s; from %s)", l.Deployment, l.Model, n, h.GPU.Name, runtime, m.ID, arch, src),
-		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)",
+		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
 			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
-			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks))),
+			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
 		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f; memory %.0f GB/s at %.2f; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
 			h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, comm),
 	}

@@ -134,6 +134,10 @@ type ModelArch struct {
 	KVLatent int `json:"kv_latent,omitempty"`
 	// MoE describes the routed experts (nil: a dense model).
 	MoE *MoE `json:"moe,omitempty"`
+	// SlidingWindow is the window of the SlidingLayers layers that attend
+	// only to their last SlidingWindow tokens (0: none).
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"`
 	// Architecture summarises the config; Source, ConfigRevision and
 	// ConfigDigest say where it came from (empty for an architecture given
 	// by the model block's attributes alone).

@@ -32,6 +32,9 @@ type Lane struct {
 // a zero budget or batch cap).
 func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
 	engine.BlockSize = engine.blockSize()
+	if !engine.FullLengthKV && arch.SlidingWindow > 0 && arch.SlidingLayers > 0 && arch.SlidingLayers <= arch.Layers && engine.SlidingWindow == 0 {
+		engine.SlidingWindow, engine.SlidingLayers, engine.KVLayers = arch.SlidingWindow, arch.SlidingLayers, arch.Layers
+	}
 	if engine.KVBlocks == 0 {
 		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
 	}
@@ -39,9 +42,9 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 	switch {
 	case engine.MaxNumSeqs < 1 || engine.MaxBatchedTokens < 1:
 		return s, fmt.Errorf("max num seqs (%d) and max num batched tokens (%d) must be at least 1", engine.MaxNumSeqs, engine.MaxBatchedTokens)
-	case engine.KVBlocks*engine.BlockSize < maxModelLen:
-		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d; lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
-			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen)
+	case float64(engine.KVBlocks*engine.BlockSize) < engine.KVTokens(maxModelLen):
+		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
+			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, engine.KVTokens(maxModelLen))
 	case !engine.ChunkedPrefill && engine.MaxBatchedTokens < maxModelLen:
 		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
 	}

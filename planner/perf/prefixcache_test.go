@@ -96,7 +96,7 @@ func TestPrefixCacheDecodeRunStores(t *testing.T) {
 		s.Schedule(&st)
 		s.Complete(&st, nil)
 		if skip {
-			_, _, k := s.decodeRun(maxSteps)
+			_, _, _, k := s.decodeRun(maxSteps)
 			s.advanceDecode(k, func(*Seq) {})
 		} else {
 			for range 58 {

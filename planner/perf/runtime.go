@@ -25,6 +25,14 @@ type RuntimeSettings struct {
 	// model's dtype).
 	Quantization string `json:"quantization,omitempty"`
 	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
+	// FullLengthKV: the KV cache keeps every token in sliding-window
+	// layers too. vLLM's V1 KV cache manager (0.8 on) keeps only a
+	// sliding-window layer's window (SlidingWindowSpec), unless
+	// --disable-hybrid-kv-cache-manager makes a model that mixes window and
+	// full layers count every layer as full; before 0.8 (V0) the model
+	// counts every token too (an upper bound: V0's block manager is not
+	// modelled).
+	FullLengthKV bool `json:"full_length_kv,omitempty"`
 	// Sources maps each setting's name to "args", "runtime" (the block's
 	// attribute), "gpu" (tensor parallelism from the gpu block's count) or
 	// the default's origin, e.g. "vllm>=0.8 default on a <70 GB GPU".
@@ -66,8 +74,8 @@ func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettin
 		s.MaxBatchedTokens, s.MaxNumSeqs, s.ChunkedPrefill, s.PrefixCaching = 2048, 256, true, true
 		s.setSource("vllm>=0.8 default on a <70 GB GPU or A100", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching")
 	default:
-		s.MaxBatchedTokens, s.MaxNumSeqs = max(maxModelLen, 2048), 256
-		s.setSource("vllm<0.8 (v0 engine) default", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching")
+		s.MaxBatchedTokens, s.MaxNumSeqs, s.FullLengthKV = max(maxModelLen, 2048), 256, true
+		s.setSource("vllm<0.8 (v0 engine) default", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching", "full_length_kv")
 	}
 	if b.GPUMemoryUtilization > 0 {
 		s.GPUMemoryUtilization = b.GPUMemoryUtilization
@@ -151,6 +159,8 @@ func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettin
 			err = text(&s.Quantization, "quantization")
 		case "kv-cache-dtype":
 			err = text(&s.KVCacheDtype, "kv_cache_dtype")
+		case "disable-hybrid-kv-cache-manager":
+			err = flag(&s.FullLengthKV, true, "full_length_kv")
 		case "block-size":
 			err = positive(&s.BlockSize, "block_size")
 		case "enable-chunked-prefill":
@@ -194,7 +204,7 @@ func (s *RuntimeSettings) setSource(src string, keys ...string) {
 // from the hardware).
 func (s RuntimeSettings) Engine() EngineConfig {
 	return EngineConfig{MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxBatchedTokens, ChunkedPrefill: s.ChunkedPrefill,
-		PrefixCaching: s.PrefixCaching, BlockSize: s.BlockSize}
+		PrefixCaching: s.PrefixCaching, BlockSize: s.BlockSize, FullLengthKV: s.FullLengthKV}
 }
 
 // versionAtLeast reports whether version (e.g. "0.22.1", "v0.8.5.post1")

@@ -24,6 +24,43 @@ type EngineConfig struct {
 	BlockSize int `json:"block_size,omitempty"`
 	// KVBlocks is the KV cache's size in blocks.
 	KVBlocks int `json:"kv_blocks"`
+	// SlidingWindow, SlidingLayers and KVLayers describe sliding-window
+	// attention when the engine keeps only the window of those layers
+	// (vLLM's V1 KV cache manager: SlidingWindowSpec): SlidingLayers of
+	// the KVLayers attention layers hold at most SlidingWindow tokens of
+	// a request, the others every token. 0: every layer holds every
+	// token. A block is a block of every layer's KV, so a request of n
+	// tokens holds KVTokens(n) tokens' worth of blocks.
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"`
+	KVLayers      int `json:"kv_layers,omitempty"`
+	// FullLengthKV says sliding-window layers hold every token all the
+	// same (RuntimeSettings.FullLengthKV); NewLane then leaves the
+	// window out.
+	FullLengthKV bool `json:"full_length_kv,omitempty"`
+}
+
+// windowed reports whether some layers keep only a window.
+func (c EngineConfig) windowed() bool {
+	return c.SlidingWindow > 0 && c.SlidingLayers > 0 && c.KVLayers >= c.SlidingLayers
+}
+
+// KVTokens is the KV cache a request of tokens tokens holds, in tokens of
+// every layer: tokens, less the sliding-window layers' share of the
+// tokens before their window.
+func (c EngineConfig) KVTokens(tokens int) float64 {
+	if !c.windowed() || tokens <= c.SlidingWindow {
+		return float64(tokens)
+	}
+	return float64(tokens) - float64(c.SlidingLayers)*float64(tokens-c.SlidingWindow)/float64(c.KVLayers)
+}
+
+// kvSlope is how much KVTokens grows with one more token after tokens.
+func (c EngineConfig) kvSlope(tokens int) float64 {
+	if !c.windowed() || tokens < c.SlidingWindow {
+		return 1
+	}
+	return 1 - float64(c.SlidingLayers)/float64(c.KVLayers)
 }
 
 func (c EngineConfig) blockSize() int {
@@ -168,6 +205,13 @@ func (s *Scheduler) KVUsage() float64 {
 
 func (s *Scheduler) blocksFor(tokens int) int {
 	b := s.cfg.BlockSize
+	if c := s.cfg; c.windowed() && tokens > c.SlidingWindow {
+		// KVTokens in whole blocks, in integers: n x layers less the
+		// windowed layers' tokens before the window, over layers x b.
+		num := tokens*c.KVLayers - c.SlidingLayers*(tokens-c.SlidingWindow)
+		den := c.KVLayers * b
+		return (num + den - 1) / den
+	}
 	return (tokens + b - 1) / b
 }
 
@@ -296,7 +340,7 @@ func (s *Scheduler) take(st *Step, q *Seq, n int) {
 	} else {
 		st.PrefillTokens += n
 	}
-	st.KVTokens += float64(q.computed + n)
+	st.KVTokens += s.cfg.KVTokens(q.computed + n)
 }
 
 // preempt moves q from running back to the front of the queue, freeing its
@@ -369,20 +413,27 @@ func (s *Scheduler) check() (held, accounted int, ok bool) {
 // before a request finishes or the cache runs out of blocks. The virtual
 // clock uses it to skip through decode phases without scheduling them one
 // by one; the result equals stepping (DecodeRun's steps are the same).
-func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
+// grow is how much the KV tokens read grow a step: b, less the
+// sliding-window layers' share for requests past their window; the run
+// stops before a request reaches the window, where its growth changes.
+func (s *Scheduler) decodeRun(limit int) (b int, kv, grow float64, k int) {
 	if len(s.running) == 0 || len(s.running) > s.cfg.MaxBatchedTokens {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	k = limit
 	for _, q := range s.running {
 		if q.Sampled == 0 || q.computed != q.tokens-1 {
-			return 0, 0, 0
+			return 0, 0, 0, 0
 		}
 		k = min(k, q.Output-q.Sampled-1) // stop before the first finishes
-		kv += float64(q.computed + 1)
+		if w := s.cfg.SlidingWindow; s.cfg.windowed() && q.computed+1 < w {
+			k = min(k, w-q.computed)
+		}
+		kv += s.cfg.KVTokens(q.computed + 1)
+		grow += s.cfg.kvSlope(q.computed + 1)
 	}
 	if k <= 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	// Largest k whose new blocks fit the free ones (need grows with k).
 	need := func(k int) int {
@@ -401,7 +452,7 @@ func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
 			taken = need(1)
 		}
 		if !s.headBlocked(free - taken) {
-			return 0, 0, 0
+			return 0, 0, 0, 0
 		}
 	}
 	if need(k) > free {
@@ -416,7 +467,7 @@ func (s *Scheduler) decodeRun(limit int) (b int, kv float64, k int) {
 		}
 		k = lo
 	}
-	return len(s.running), kv, k
+	return len(s.running), kv, grow, k
 }
 
 // headBlocked reports whether the waiting queue's head cannot be admitted

@@ -430,11 +430,11 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 			return t
 		}
 	}
-	b, kv, k := sched.decodeRun(maxSteps)
+	b, kv, grow, k := sched.decodeRun(maxSteps)
 	if k == 0 || !skipDecodePhases {
 		return t
 	}
-	line := s.decodeLine(b, kv)
+	line := s.decodeLine(b, kv, grow)
 	if next := eng.NextEntry(); !math.IsInf(next, 1) {
 		// Only steps that start before the next request enters (one that
 		// enters at a step's start joins it).
@@ -464,12 +464,14 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 
 // decodeLine is the duration of step j of a pure decode phase:
 // max(c, a + j s) + o, the compute time of b tokens, the memory time of the
-// weights and a KV cache growing by b tokens a step, and the step overhead.
+// weights and a KV cache growing by grow tokens a step (b, less what
+// sliding-window layers past their window do not keep), and the step
+// overhead.
 type decodeLine struct{ c, a, s, o float64 }
 
-func (s Lane) decodeLine(b int, kv float64) decodeLine {
+func (s Lane) decodeLine(b int, kv, grow float64) decodeLine {
 	c := s.Model.stepCost(s.Hardware, b, b)
-	l := decodeLine{c: c.compute, a: c.weights + kv*c.kvToken, s: float64(b) * c.kvToken, o: c.fixed + c.comm}
+	l := decodeLine{c: c.compute, a: c.weights + kv*c.kvToken, s: grow * c.kvToken, o: c.fixed + c.comm}
 	if c.serial { // compute adds to memory time instead of hiding it
 		l.a, l.c = l.a+l.c, 0
 	}
