@@ -36,6 +36,17 @@ const (
 	StateSubjectPrefix = "state/"
 )
 
+// The errors of reading keys and envelopes, which a command extends with
+// how to make what is missing.
+var (
+	// ErrNotPrivateKey: the bytes are not a PEM "PRIVATE KEY" block.
+	ErrNotPrivateKey = errors.New(`not a PEM "PRIVATE KEY"`)
+	// ErrNotPublicKey: the bytes are not a PEM "PUBLIC KEY" block.
+	ErrNotPublicKey = errors.New(`not a PEM "PUBLIC KEY"`)
+	// ErrNoEnvelope: the evidence's signed envelope cannot be read.
+	ErrNoEnvelope = errors.New("read the signed envelope")
+)
+
 // Envelope is a DSSE envelope.
 type Envelope struct {
 	PayloadType string          `json:"payloadType"`
@@ -104,7 +115,7 @@ func GenerateKey() (privPEM, pubPEM []byte, err error) {
 func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
 	blk, _ := pem.Decode(b)
 	if blk == nil || blk.Type != "PRIVATE KEY" {
-		return nil, errors.New("not a PEM \"PRIVATE KEY\"; make one with 'infercrane keygen' or 'openssl genpkey -algorithm ed25519'")
+		return nil, ErrNotPrivateKey
 	}
 	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
 	if err != nil {
@@ -122,7 +133,7 @@ func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
 func ParsePublicKey(b []byte) (ed25519.PublicKey, error) {
 	blk, _ := pem.Decode(b)
 	if blk == nil || blk.Type != "PUBLIC KEY" {
-		return nil, errors.New("not a PEM \"PUBLIC KEY\"; pass the .pub file 'infercrane keygen' wrote (or 'openssl pkey -pubout' of the key)")
+		return nil, ErrNotPublicKey
 	}
 	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
 	if err != nil {
@@ -235,7 +246,7 @@ func VerifySignature(path, stateDir string, pub ed25519.PublicKey) (*SignatureRe
 	envPath := EnvelopeFile(path)
 	b, err := os.ReadFile(envPath)
 	if err != nil {
-		return nil, fmt.Errorf("read the signed envelope: %w; sign the evidence with 'infercrane report -sign KEY'", err)
+		return nil, fmt.Errorf("%w: %w", ErrNoEnvelope, err)
 	}
 	var env Envelope
 	dec := json.NewDecoder(bytes.NewReader(b))

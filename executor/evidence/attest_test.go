@@ -2,6 +2,10 @@ package evidence
 
 import (
 	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +42,22 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 	if _, err := ParsePublicKey(privPEM); err == nil {
 		t.Error("a private key read as a public one")
+	}
+}
+
+// The package's errors are plain: what a command to run would make is the
+// command's to say (cmd/infercrane's withSigningHint), so a library caller
+// gets an error it can test with errors.Is and no CLI advice.
+func TestKeyErrorsArePlain(t *testing.T) {
+	privPEM, pubPEM, _ := GenerateKey()
+	_, errPub := ParsePublicKey(privPEM)
+	_, errPriv := ParsePrivateKey(pubPEM)
+	_, errEnv := VerifySignature(filepath.Join(t.TempDir(), "none.evidence.json"), "", nil)
+	for _, c := range []struct {
+		err, is error
+	}{{errPub, ErrNotPublicKey}, {errPriv, ErrNotPrivateKey}, {errEnv, ErrNoEnvelope}} {
+		if !errors.Is(c.err, c.is) || strings.Contains(fmt.Sprint(c.err), "infercrane") {
+			t.Errorf("%v: want an error that is %q and names no command", c.err, c.is)
+		}
 	}
 }
