@@ -141,17 +141,18 @@ func TestTemplateHeadroomOnlyWhenUncalibrated(t *testing.T) {
 	// The shape profile validate suggests for an 8192 window: 7893 + 299 = 8192.
 	s.TemplateHeadroom, s.InputTokens, s.OutputTokens = 512, 7893, 299
 	for _, typ := range []string{"modal", "sim", "local"} {
-		cfg.Executors["modal"].Type = typ
+		cfg.Executors["modal"].Type, cfg.Executors["modal"].Capabilities = typ, lang.BuiltinExecutors[typ]
 		if p := build(t, cfg); p.HasErrors() {
 			t.Errorf("%s: a calibrated lane that fits exactly is an error: %+v", typ, p.Preflight)
 		}
 	}
-	cfg.Executors["modal"].Type = "local"
+	cfg.Executors["modal"].Type, cfg.Executors["modal"].Capabilities = "local", lang.BuiltinExecutors["local"]
 	cfg.Executors["modal"].Attrs = map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("my-server")})}
 	if p := build(t, cfg); len(findingsMatching(p, "^context overflow: input 7893 \\+ template headroom 512 \\+ output 299 = 8704 > 8192$")) != 2 {
 		t.Errorf("a custom local command may not calibrate: the headroom counts: %+v", p.Preflight)
 	}
 	cfg.Executors["modal"].Type, cfg.Executors["modal"].Attrs = "endpoint", map[string]cty.Value{"base_url": cty.StringVal("http://x")}
+	cfg.Executors["modal"].Capabilities = lang.BuiltinExecutors["endpoint"]
 	p := build(t, cfg)
 	got := findingsMatching(p, "^context overflow: input 7893 \\+ template headroom 512 \\+ output 299 = 8704 > 8192$")
 	if len(got) != 2 || !strings.Contains(got[0].Detail, "may have no /tokenize") {

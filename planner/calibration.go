@@ -118,7 +118,7 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
 	}
 	// A fit of the simulated engine's evidence knows only the catalog's
 	// model back: it is no calibration of real GPUs.
-	if kinds := strings.Split(fit.Executor, ", "); in.ExecutorType != "sim" && slices.Contains(kinds, "sim") {
+	if kinds := strings.Split(fit.Executor, ", "); !in.Capabilities.Simulated && slices.Contains(kinds, "sim") {
 		why := fmt.Sprintf("%s (from %s) was fitted to evidence of the simulated engine (executor %s), which only plays the catalog's model back; lanes on executor %q keep the catalog's assumptions and ranges",
 			ref.File, block, fit.Executor, in.ExecutorType)
 		l.Notes = append(l.Notes, "NOT CALIBRATED: "+why)
@@ -138,7 +138,7 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
 	l.Calibration = &Calibrated{File: filepath.ToSlash(ref.File), Digest: c.Digest, Block: block, GPUType: fit.GPUType, Engine: fit.Engine,
 		Version: fit.Version, Source: fit.Source, Lanes: fit.Lanes, Runs: fit.Runs, MAPE: round(fit.Fit.MAPE, 4), Params: perf.ParamsOf(a),
 		Unidentified: fit.Unidentified()}
-	if fit.Executor != "" && in.ExecutorType != "sim" && !strings.Contains(fit.Executor, in.ExecutorType) && !strings.HasPrefix(fit.Executor, "external: ") {
+	if fit.Executor != "" && !in.Capabilities.Simulated && !strings.Contains(fit.Executor, in.ExecutorType) && !strings.HasPrefix(fit.Executor, "external: ") {
 		l.calWarning, l.calWarningKey = fmt.Sprintf("its calibration %s (from %s) was fitted to evidence of executor %s, not %q, the lane's: the two may measure differently (client placement, network); check it with infercrane calibrate -check %s on this executor's evidence",
 			ref.File, block, fit.Executor, in.ExecutorType, ref.File), ref.File+"\x00"+fit.Executor+"\x00"+in.ExecutorType
 	}

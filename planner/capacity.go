@@ -478,7 +478,7 @@ func estimateSearch(l *lanePlan, working int) Estimate {
 	if !l.Work() {
 		return e
 	}
-	if deploys(l.Inputs.ExecutorType) && working > 0 {
+	if deploys(l.Inputs) && working > 0 {
 		e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working)
 	}
 	e.WallSeconds = e.StartupSeconds + expected

@@ -92,7 +92,7 @@ func genConfig(models, shapes, gpus int) *lang.Config {
 		Files:  map[string][]byte{"gen.hcl": []byte("generated")},
 		Models: map[string]*lang.Model{}, Shapes: map[string]*lang.Shape{}, GPUs: map[string]*lang.GPU{},
 		Runtimes:  map[string]*lang.Runtime{"vllm": {Name: "vllm", Engine: "vllm", Version: "0.22.1", Dtype: "bfloat16"}},
-		Executors: map[string]*lang.Executor{"modal": {Name: "modal", Type: "modal"}},
+		Executors: map[string]*lang.Executor{"modal": {Name: "modal", Type: "modal", Capabilities: lang.BuiltinExecutors["modal"]}},
 		Screens:   map[string]*lang.Screen{},
 	}
 	s := &lang.Screen{Name: "gen", Runtime: "vllm", Executor: "modal", Runs: 3, Seed: 1}

@@ -140,7 +140,7 @@ func Billed(executorType string) bool { return executorType != "sim" }
 
 // deploys reports whether an executor type starts a server (and so pays
 // for model load and start-up); the endpoint executor uses a running one.
-func deploys(executorType string) bool { return executorType != "endpoint" }
+func deploys(in LaneInputs) bool { return !in.Capabilities.ExistingServer }
 
 // round rounds x to d decimal places, so plans are byte-identical across
 // platforms whose floating-point results differ in the last bits.
@@ -210,7 +210,7 @@ func estimate(lanes []*lanePlan) {
 			u := l.uncertainty
 			e.Uncertainty = &u
 			if n := l.RunsToDo(); n > 0 {
-				if deploys(l.Inputs.ExecutorType) {
+				if deploys(l.Inputs) {
 					e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
 				}
 				e.WallSeconds = e.StartupSeconds + float64(n)*e.RunSeconds

@@ -28,7 +28,7 @@ func fixture() *lang.Config {
 			"vllm": {Name: "vllm", Engine: "vllm", Version: "0.22.1", Dtype: "bfloat16", Args: []string{"--max-model-len", "8192"}, GPUMemoryUtilization: 0.9},
 		},
 		Executors: map[string]*lang.Executor{
-			"modal": {Name: "modal", Type: "modal", Attrs: map[string]cty.Value{
+			"modal": {Name: "modal", Type: "modal", Capabilities: lang.BuiltinExecutors["modal"], Attrs: map[string]cty.Value{
 				"timeout":   cty.StringVal("30m"),
 				"api_token": cty.StringVal("tok-should-not-leak"),
 			}},

@@ -99,7 +99,7 @@ func laneInputs(b laneBlocks) LaneInputs {
 		searchInputs(&in, searchSpec(b.search))
 	}
 	if b.executor != nil {
-		in.ExecutorType = b.executor.Type
+		in.ExecutorType, in.Capabilities = b.executor.Type, b.executor.Capabilities
 		var real map[string]any
 		in.ExecutorConfig, real = executorConfig(b.executor.Attrs)
 		for k, v := range real {
@@ -107,6 +107,7 @@ func laneInputs(b laneBlocks) LaneInputs {
 		}
 	} else {
 		in.ExecutorType = "sim"
+		in.Capabilities = lang.BuiltinExecutors[in.ExecutorType]
 	}
 	return in
 }

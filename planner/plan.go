@@ -12,6 +12,7 @@ package planner
 import (
 	"fmt"
 
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/search"
@@ -315,6 +316,10 @@ type LaneInputs struct {
 	// plan read from a file has none: apply re-evaluates them from the
 	// variables (see Reveal).
 	Secrets *LaneSecrets `json:"-"`
+	// Capabilities are what the lane's executor type declares it does
+	// (lang.Executor.Capabilities), in memory only: the planner decides
+	// by them while it builds the plan; they are in no lane ID and no file.
+	Capabilities lang.Capabilities `json:"-"`
 }
 
 // LaneSecrets are the real values of a lane's redacted inputs.

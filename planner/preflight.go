@@ -58,7 +58,7 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 	// warnings hold for them whichever lane is checked first.
 	pinned := map[string]bool{}
 	for _, l := range lanes {
-		if l.Inputs.ExecutorType != "sim" {
+		if !l.Inputs.Capabilities.Simulated {
 			pinned["model."+l.Model], pinned["runtime."+l.Runtime] = true, true
 		}
 	}
@@ -328,20 +328,22 @@ func effectiveContext(l *lanePlan) (ctx int, source string) {
 
 // PromptsCalibrated reports whether a lane's prompts are sized with the server's
 // /tokenize, so that input_tokens counts the prompt as the server sees it,
-// chat template included. The servers the sim, modal and local (vllm serve)
-// executors start always have /tokenize; an endpoint, an external
-// executor's server or a local custom command may not, and then the load
-// generator approximates one token per word and the chat template comes on
-// top of input_tokens.
+// chat template included: the lane's executor declares that the servers it
+// starts answer /tokenize (lang.Capabilities.Tokenizes: the sim, modal and
+// local executors do), unless the lane sets the executor's
+// OwnServerSetting (a local custom command). An endpoint or an external
+// executor's server may not, and then the load generator approximates one
+// token per word and the chat template comes on top of input_tokens.
 func PromptsCalibrated(in LaneInputs) bool {
-	switch in.ExecutorType {
-	case "sim", "modal":
-		return true
-	case "local":
-		_, custom := in.ExecutorConfig["command"]
-		return !custom
+	c := in.Capabilities
+	if !c.Tokenizes {
+		return false
 	}
-	return false
+	if c.OwnServerSetting != "" {
+		_, own := in.ExecutorConfig[c.OwnServerSetting]
+		return !own
+	}
+	return true
 }
 
 // templateReserve is the context a lane keeps free for the chat template

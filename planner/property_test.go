@@ -38,7 +38,7 @@ func randomConfig(r *rand.Rand) *lang.Config {
 		n := fmt.Sprintf("r%d", i)
 		cfg.Runtimes[n] = &lang.Runtime{Name: n, Engine: "vllm", Version: fmt.Sprintf("0.%d.0", 20+i), Dtype: "bfloat16", Args: []string{"--seed", "1"}}
 		e := fmt.Sprintf("e%d", i)
-		cfg.Executors[e] = &lang.Executor{Name: e, Type: "modal", Attrs: map[string]cty.Value{"timeout": cty.StringVal(fmt.Sprintf("%dm", 10+i))}}
+		cfg.Executors[e] = &lang.Executor{Name: e, Type: "modal", Capabilities: lang.BuiltinExecutors["modal"], Attrs: map[string]cty.Value{"timeout": cty.StringVal(fmt.Sprintf("%dm", 10+i))}}
 	}
 	pick := func(pool []string) []string {
 		var out []string
@@ -185,7 +185,9 @@ func mutations() []mutation {
 		{"runtime max seqs", func(c *lang.Config) { c.Runtimes["r0"].MaxNumSeqs = 64 }, runtime("r0")},
 		{"runtime batched", func(c *lang.Config) { c.Runtimes["r1"].MaxNumBatchedTokens = 4096 }, runtime("r1")},
 		{"executor attr", func(c *lang.Config) { c.Executors["e0"].Attrs["region"] = cty.StringVal("us-east") }, executor("e0")},
-		{"executor type", func(c *lang.Config) { c.Executors["e1"].Type = "local" }, executor("e1")},
+		{"executor type", func(c *lang.Config) {
+			c.Executors["e1"].Type, c.Executors["e1"].Capabilities = "local", lang.BuiltinExecutors["local"]
+		}, executor("e1")},
 		{"screen seed", func(c *lang.Config) { c.Screens["sc1"].Seed = 999 }, screen("sc1")},
 	}
 }

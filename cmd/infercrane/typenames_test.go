@@ -30,10 +30,9 @@ var typeNameHomes = []string{"executor/sim", "plugins/endpoint", "plugins/local"
 // when it compares fewer (shrink the entry: the debt only goes down).
 var typeNameDebt = map[string]int{
 	"executor/report/build.go": 1, // "simulated-screen": the evidence's executor kinds
-	"planner/calibration.go":   3, // a fit of sim evidence is refused for real GPUs
-	"planner/capacity.go":      1, // SimSpeedup
-	"planner/estimate.go":      2, // Billed, deploys
-	"planner/preflight.go":     4, // pinning warnings, PromptsCalibrated
+	"planner/calibration.go":   1, // the fit's evidence kinds: is one of them simulated?
+	"planner/capacity.go":      1, // SimSpeedup, also read from saved plans
+	"planner/estimate.go":      1, // Billed, also read from saved plans
 }
 
 // TestLayersExecutorTypeNames holds the rule "executor capabilities are declared
