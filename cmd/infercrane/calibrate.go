@@ -10,6 +10,7 @@ import (
 	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/calibrate"
 	"github.com/infercrane/infercrane/planner"
+	"github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -56,6 +57,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 	var models multiFlag
 	fs.Var(&models, "model", "use only this model's campaigns (model id; repeatable); one -model also names the model of a result that does not record it")
 	hints := resultHintFlags(fs, "stamped into the calibration")
+	modelConfig := fs.String("model-config", "", "config.json of the model of other tools' results when the catalog does not have it (with one -model, or the result's own model id)")
 	keepCached := fs.Bool("keep-cached", false, "fit runs whose TTFT says their prompts were served from a prefix cache the evidence does not declare")
 	pos, code, ok := fs.parse(args)
 	if !ok {
@@ -79,6 +81,14 @@ func runCalibrate(env *cliEnv, args []string) int {
 		Hints: *hints}
 	if len(models) == 1 {
 		opts.Hints.Model = models[0]
+	}
+	if *modelConfig != "" {
+		archs, err := readModelConfig(*modelConfig, models, pos, opts.Hints)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "infercrane calibrate: -model-config %v\n", err)
+			return exitError
+		}
+		opts.Archs = archs
 	}
 	if *check != "" {
 		return runCalibrateCheck(env, *check, pos, opts)
@@ -138,6 +148,43 @@ func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibra
 	}
 	fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
 	return exitError
+}
+
+// readModelConfig reads a model's config.json for the results whose model
+// the catalog does not have: under the one -model id when given, else
+// under the model id of each result named that the catalog lacks.
+func readModelConfig(path string, models []string, files []string, h benchresult.Hints) (map[string]perf.ModelArch, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ids := models
+	if len(ids) != 1 {
+		ids = nil
+		for _, f := range files {
+			rs, err := benchresult.Read(f, h)
+			if err != nil {
+				continue // not another tool's result (evidence), or refused later with its reason
+			}
+			for _, r := range rs {
+				if _, ok := perf.LookupModel(r.Model); !ok {
+					ids = append(ids, r.Model)
+				}
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%s: no result names a model the catalog lacks; give -model ID", path)
+	}
+	out := map[string]perf.ModelArch{}
+	for _, id := range ids {
+		p, err := arch.Pin(data, id, path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		out[id] = perf.FromConfig(p)
+	}
+	return out, nil
 }
 
 // resultHintFlags declares -gpu, -engine and -tool-version: the conditions

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -635,5 +636,53 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("only %d figures compared", n)
+	}
+}
+
+// calibrate fits from the real `vllm bench serve` result make fidelity
+// kept (executor/benchresult/testdata: vLLM 0.32's CPU build serving a
+// tiny Qwen3, which the catalog does not have: -model-config gives its
+// config.json) and checks the fit against the AIPerf exports of the same
+// server, reporting the transfer error (issue 27: "calibrate fits from a
+// vllm bench serve result and an AIPerf export made by make fidelity, and
+// calibrate -check reports the transfer error"). Without -model-config the
+// result is left out, naming the flag. The fixtures are fixed files, so
+// the figures are exact.
+func TestCalibrateFromMakeFidelityOutputs(t *testing.T) {
+	dir := filepath.Join("..", "..", "executor", "benchresult", "testdata")
+	out := filepath.Join(t.TempDir(), "cpu.json")
+	bench := filepath.Join(dir, "vllm-bench-0.32.0-cpu.json")
+	config := filepath.Join(dir, "tiny-qwen3", "config.json")
+
+	code, _, stderr := runCLI(t, "calibrate", "-gpu", "CPU", "-engine", "vllm==0.32.0", "-out", out, bench)
+	if code == 0 || !strings.Contains(stderr, `model "tiny-qwen3" is not in the model catalog`) || !strings.Contains(stderr, "-model-config FILE") {
+		t.Fatalf("a model the catalog lacks, without -model-config: exit %d\n%s", code, stderr)
+	}
+
+	code, stdout, stderr := runCLI(t, "calibrate", "-gpu", "CPU", "-engine", "vllm==0.32.0", "-model-config", config, "-out", out, bench)
+	if code != 0 {
+		t.Fatalf("calibrate from the vllm bench result: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"CPU with vllm 0.32.0: 1 lane, 1 run, from aggregates and results; fit error",
+		"measured by vllm bench serve (version not recorded): vllm-bench-0.32.0-cpu.json",
+		"tiny-qwen3 vllm-bench-0.32.0-cpu.json  ttft_p50_ms",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("calibrate's output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	code, stdout, stderr = runCLI(t, "calibrate", "-gpu", "CPU", "-engine", "vllm==0.32.0", "-model", "tiny-qwen3", "-model-config", config,
+		"-check", out, filepath.Join(dir, "aiperf-0.13.0-cpu", "profile_export.jsonl"), filepath.Join(dir, "aiperf-0.13.0-cpu", "profile_export_aiperf.json"))
+	if code != 0 {
+		t.Fatalf("calibrate -check on the AIPerf exports: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^CPU with vllm 0\.32\.0: \S+ predicts 2 lanes, 2 runs \(aggregates and results\) with \d+\.\d% MAPE \(\d+\.\d% RMS, worst \d+\.\d%\) over 15 figures\.$`).MatchString(stdout) ||
+		!strings.Contains(stdout, "tiny-qwen3 profile_export.jsonl        tpot_p50_ms") {
+		t.Errorf("calibrate -check does not report the transfer error:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "differs from the server's in 9 of 24 records") {
+		t.Errorf("calibrate -check does not say AIPerf re-tokenised:\n%s", stderr)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // the tests name one with -gpu as a user would. vllm-bench-rate.json (an
 // open loop), guidellm-report.json and screen-two-model.json follow their
 // tools' layouts with made-up figures: make fidelity runs neither an open
-// loop nor GuideLLM.
+// loop nor GuideLLM. tiny-qwen3/config.json is that model's config.json as
+// scripts/integration/setup-vllm.sh builds it (calibrate -model-config).
 
 func read(t *testing.T, name string, h Hints) []Result {
 	t.Helper()

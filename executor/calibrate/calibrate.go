@@ -47,6 +47,18 @@ type Options struct {
 	// prefix cache the evidence does not declare; they are left out of a
 	// fit by default.
 	KeepCached bool
+	// Archs are the architectures of models the catalog does not have, by
+	// model id (read from their config.json: -model-config).
+	Archs map[string]perf.ModelArch
+}
+
+// lookupModel is the catalog's architecture of model id, else opts.Archs'.
+func (o Options) lookupModel(id string) (perf.ModelArch, bool) {
+	if m, ok := perf.LookupModel(id); ok {
+		return m, true
+	}
+	m, ok := o.Archs[id]
+	return m, ok
 }
 
 // source is the fit's source: "records" with a state, else "aggregates".

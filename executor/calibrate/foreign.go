@@ -38,9 +38,9 @@ func orNotRecorded(s string) string {
 // warn says why it cannot be used; notes are what the user should know
 // (runs left out as cache-contaminated).
 func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observation, gr *group, warn string, notes []string) {
-	arch, ok := perf.LookupModel(r.Model)
+	arch, ok := opts.lookupModel(r.Model)
 	if !ok {
-		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s)", r.Model, strings.Join(perf.ModelIDs(), ", ")), nil
+		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); give its config.json with -model-config FILE", r.Model, strings.Join(perf.ModelIDs(), ", ")), nil
 	}
 	g, ok := perf.LookupGPU(r.GPU)
 	if !ok {
