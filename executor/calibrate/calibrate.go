@@ -469,6 +469,44 @@ func cachedPerRequest(c evidence.Campaign, run, blockSize int) int {
 
 // campaignObservations is observations without the prefix-cache check.
 func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence.Campaign, snap *state.Snapshot, pl *planner.Lane) ([]perf.Observation, *group, string) {
+	lane, gr, why := calibrationLane(ev, m, c, snap, pl)
+	if why != "" {
+		return nil, nil, why
+	}
+	scale, why := speedupScale(ev)
+	if why != "" {
+		return nil, nil, why
+	}
+	w := c.Workload
+	load, why2 := evidenceLoad(w, ev.Environment.RandomSeed)
+	if why2 != "" && (snap == nil || pl == nil) {
+		return nil, nil, why2
+	}
+	load = scaleLoad(load, scale)
+	name := m.Model + " " + c.Profile + " " + c.GPU
+	if c.Runtime != "" {
+		name += " " + c.Runtime
+	}
+	if snap == nil {
+		meas := scaled(metricsOf(c.Aggregate.Latencies, c.Aggregate.OutputTokenThroughput), scale)
+		if len(meas) == 0 {
+			return nil, nil, "the aggregate has no latency or throughput figures"
+		}
+		load.CachedTokens = min(cachedPerRequest(c, 0, lane.Engine.BlockSize), load.InputTokens-1)
+		return []perf.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
+	}
+	obs, why := runObservations(ev, c, snap, pl, lane, load, scale, name)
+	if why != "" {
+		return nil, nil, why
+	}
+	return obs, gr, ""
+}
+
+// calibrationLane is the performance model of a campaign's lane as the
+// fit starts from: the applied plan's when there is one (pl), else the
+// catalog's model and GPU with the evidence's runtime; and the fit group it
+// belongs to. why says why the campaign cannot be calibrated from.
+func calibrationLane(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence.Campaign, snap *state.Snapshot, pl *planner.Lane) (perf.Lane, *group, string) {
 	var planned *perf.Lane
 	if pl != nil {
 		planned = pl.Perf
@@ -478,7 +516,7 @@ func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evi
 		arch, ok = planned.Model, true
 	}
 	if !ok {
-		return nil, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(perf.ModelIDs(), ", "))
+		return perf.Lane{}, nil, fmt.Sprintf("model %q is not in the model catalog (%s); with -state the applied plan's architecture is used", m.Model, strings.Join(perf.ModelIDs(), ", "))
 	}
 	gpuType, count := c.GPUType, 1
 	if len(ev.Environment.GPURequest) > 0 {
@@ -492,17 +530,17 @@ func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evi
 	}
 	g, ok := perf.LookupGPU(gpuType)
 	if !ok {
-		return nil, nil, fmt.Sprintf("GPU %q is not in the catalog", gpuType)
+		return perf.Lane{}, nil, fmt.Sprintf("GPU %q is not in the catalog", gpuType)
 	}
 	if c.RequestMix != nil && (snap == nil || pl == nil) {
-		return nil, nil, "a lane with drawn lengths, prefixes or sessions is used only with -state: the applied plan has the sizes the load generator drew, the evidence alone does not"
+		return perf.Lane{}, nil, "a lane with drawn lengths, prefixes or sessions is used only with -state: the applied plan has the sizes the load generator drew, the evidence alone does not"
 	}
 	if c.Capacity != nil || (pl != nil && pl.Inputs.Search != nil) {
-		return nil, nil, "a capacity search's runs are points at loads of their own (its workload's concurrency and request rate are placeholders), which calibrate does not model; calibrate from lanes of a fixed load"
+		return perf.Lane{}, nil, "a capacity search's runs are points at loads of their own (its workload's concurrency and request rate are placeholders), which calibrate does not model; calibrate from lanes of a fixed load"
 	}
 	w := c.Workload
 	if w.InputTokens < 1 || w.OutputTokens < 1 || (w.Concurrency < 1 && w.RequestRate <= 0) {
-		return nil, nil, "the workload gives no token counts or load"
+		return perf.Lane{}, nil, "the workload gives no token counts or load"
 	}
 	rt := ev.CampaignRuntime(&c)
 	maxLen := maxModelLen(rt.Args)
@@ -511,7 +549,7 @@ func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evi
 	}
 	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
 	if err != nil {
-		return nil, nil, err.Error()
+		return perf.Lane{}, nil, err.Error()
 	}
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
@@ -527,52 +565,46 @@ func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evi
 	} else if p, ok := modelarch.Lookup(m.Model); ok {
 		prec, err := perf.ResolvePrecision(p.Config, rt.Dtype, rs, g)
 		if err != nil {
-			return nil, nil, err.Error()
+			return perf.Lane{}, nil, err.Error()
 		}
 		hw = hw.WithPrecision(prec)
 	}
 	lane, err := perf.NewLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {
-		return nil, nil, err.Error()
+		return perf.Lane{}, nil, err.Error()
 	}
-	// A simulated engine's speedup S runs its time S times faster than the
-	// load generator's: its figures are scaled back to engine time (times x
-	// S, throughputs / S) and an open loop's rate is divided by S.
+	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
+	return lane, gr, ""
+}
+
+// speedupScale is the speedup S of a simulated engine whose evidence this
+// is (1 for a real one): its time runs S times faster than the load
+// generator's, so its figures are scaled back to engine time (times x S,
+// throughputs / S) and an open loop's rate is divided by S.
+func speedupScale(ev *evidence.Evidence) (float64, string) {
 	scale := 1.0
 	if s := ev.Environment.ServerInfo["speedup"]; s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || v <= 0 {
-			return nil, nil, fmt.Sprintf("server_info speedup %q is not one number (lanes of several speedups?); calibrate from one speedup at a time", s)
+			return 0, fmt.Sprintf("server_info speedup %q is not one number (lanes of several speedups?); calibrate from one speedup at a time", s)
 		}
 		scale = v
 	}
-	load, why := evidenceLoad(w, ev.Environment.RandomSeed)
-	if why != "" && (snap == nil || pl == nil) {
-		return nil, nil, why
-	}
-	load = scaleLoad(load, scale)
-	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
-	name := m.Model + " " + c.Profile + " " + c.GPU
-	if c.Runtime != "" {
-		name += " " + c.Runtime
-	}
-	if snap == nil {
-		meas := scaled(metricsOf(c.Aggregate.Latencies, c.Aggregate.OutputTokenThroughput), scale)
-		if len(meas) == 0 {
-			return nil, nil, "the aggregate has no latency or throughput figures"
-		}
-		load.CachedTokens = min(cachedPerRequest(c, 0, lane.Engine.BlockSize), load.InputTokens-1)
-		return []perf.Observation{{Name: name, Lane: lane, Load: load, Runs: max(len(c.Runs), 1), Measured: meas}}, gr, ""
-	}
+	return scale, ""
+}
+
+// runObservations are the observations of each completed run of a
+// campaign's lane in the state, with the load each run sent.
+func runObservations(ev *evidence.Evidence, c evidence.Campaign, snap *state.Snapshot, pl *planner.Lane, lane perf.Lane, load perf.Load, scale float64, name string) ([]perf.Observation, string) {
 	rec := snap.Lanes[c.Lane]
 	if rec == nil || len(rec.Results) == 0 {
-		return nil, nil, fmt.Sprintf("lane %s has no completed runs in the state", c.Lane)
+		return nil, fmt.Sprintf("lane %s has no completed runs in the state", c.Lane)
 	}
 	var obs []perf.Observation
 	for _, rr := range rec.Results {
 		recs, err := readRecords(rr.RecordsPath)
 		if err != nil {
-			return nil, nil, fmt.Sprintf("run %d: %v", rr.Run, err)
+			return nil, fmt.Sprintf("run %d: %v", rr.Run, err)
 		}
 		s := loadgen.Compute(recs, loadgen.SLO{})
 		meas := scaled(summaryMetrics(s), scale)
@@ -597,9 +629,9 @@ func campaignObservations(ev *evidence.Evidence, m evidence.ModelEvidence, c evi
 		obs = append(obs, perf.Observation{Name: fmt.Sprintf("%s run %d", name, rr.Run), Lane: lane, Load: l, Runs: 1, Measured: meas})
 	}
 	if len(obs) == 0 {
-		return nil, nil, "no run has a succeeded request"
+		return nil, "no run has a succeeded request"
 	}
-	return obs, gr, ""
+	return obs, ""
 }
 
 // plannedLoad is the load of run run of an applied lane as the estimator
