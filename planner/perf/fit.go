@@ -381,37 +381,16 @@ func (f *fitter) cost(p Params) float64 {
 
 // minimise fits the free parameters, the others held at start.
 func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
-	base := toVector(start)
-	var idx []int
-	for j, ok := range free {
-		if ok {
-			idx = append(idx, j)
-		}
-	}
-	full := func(x []float64) Params {
-		v := append([]float64{}, base...)
-		for k, j := range idx {
-			v[j] = x[k]
-		}
-		return fromVector(v)
-	}
-	sub := func(p Params) []float64 {
-		v := toVector(p)
-		out := make([]float64, len(idx))
-		for k, j := range idx {
-			out[k] = v[j]
-		}
-		return out
-	}
+	sp := newSubspace(start, free)
 	// A weak prior on the starting values (a log standard deviation of
 	// fitPriorSD) settles the directions the figures leave flat (a
 	// parameter no figure depends on, two that trade against each other)
 	// at the start instead of wherever the search stops, while costing an
 	// identified parameter next to nothing.
 	cost := func(x []float64) float64 {
-		p := full(x)
+		p := sp.full(x)
 		c := f.cost(p)
-		for _, j := range idx {
+		for _, j := range sp.idx {
 			if j == jitterIndex {
 				continue
 			}
@@ -420,7 +399,7 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 		}
 		return c
 	}
-	x := sub(start)
+	x := sp.sub(start)
 	best := cost(x)
 	if math.IsInf(best, 1) {
 		return start, fmt.Errorf("the model cannot simulate the observations at the starting parameters: %v", f.lastErr)
@@ -432,18 +411,82 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 	// whatever the start (catalog values can be far off), then short
 	// Nelder-Mead runs from the best few distinct grid points, then
 	// restarts with simplexes of several sizes from the best of those.
-	type cand struct {
-		x []float64
-		c float64
+	cands := gridCandidates(start, free, sp, cost, fitCandidate{x, best})
+	x, best = cands[0].x, cands[0].c
+	for _, sd := range distinctSeeds(cands) {
+		nx, nc := nelderMead(cost, sd.x, simplexStep, 300)
+		nx, nc = nelderMead(cost, nx, simplexStep/5, 300)
+		if nc < best {
+			x, best = nx, nc
+		}
 	}
-	cands := []cand{{x, best}}
+	// The objective is piecewise smooth (a request that reaches the engine
+	// just before or after a step's decision joins a different step), so
+	// restart from the best point with simplexes of several sizes.
+	for _, step := range []float64{0.5, 0.2, 0.05, 0.3, 0.1, 0.02} {
+		if nx, nc := nelderMead(cost, x, step, 500); nc < best {
+			x, best = nx, nc
+		}
+		if best < 1e-12 {
+			break
+		}
+	}
+	return sp.full(x), nil
+}
+
+// subspace is the free parameters' coordinates: the others stay at base.
+type subspace struct {
+	base []float64
+	idx  []int
+}
+
+func newSubspace(start Params, free [numParams]bool) subspace {
+	sp := subspace{base: toVector(start)}
+	for j, ok := range free {
+		if ok {
+			sp.idx = append(sp.idx, j)
+		}
+	}
+	return sp
+}
+
+// full is the parameters at the free coordinates x.
+func (sp subspace) full(x []float64) Params {
+	v := append([]float64{}, sp.base...)
+	for k, j := range sp.idx {
+		v[j] = x[k]
+	}
+	return fromVector(v)
+}
+
+// sub is p's free coordinates.
+func (sp subspace) sub(p Params) []float64 {
+	v := toVector(p)
+	out := make([]float64, len(sp.idx))
+	for k, j := range sp.idx {
+		out[k] = v[j]
+	}
+	return out
+}
+
+// fitCandidate is a point of the search and its cost.
+type fitCandidate struct {
+	x []float64
+	c float64
+}
+
+// gridCandidates are first and the points of two grids over the free
+// parameters (one relative to start, one over their plausible ranges),
+// cheapest first.
+func gridCandidates(start Params, free [numParams]bool, sp subspace, cost func([]float64) float64, first fitCandidate) []fitCandidate {
+	cands := []fitCandidate{first}
 	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}, {0, 2}, {0.5, 1}, {0.5, 1}}
 	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}, {0, 4}, {0.3, 0.8}, {0.3, 0.9}}
 	var grid func(j int, p Params, abs bool)
 	grid = func(j int, p Params, abs bool) {
 		if j == numParams {
-			v := sub(p)
-			cands = append(cands, cand{v, cost(v)})
+			v := sp.sub(p)
+			cands = append(cands, fitCandidate{v, cost(v)})
 			return
 		}
 		if !free[j] {
@@ -478,7 +521,13 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 	grid(0, start, false)
 	grid(0, start, true)
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].c < cands[j].c })
-	var seeds []cand
+	return cands
+}
+
+// distinctSeeds are the cheapest fitStarts candidates (of finite cost) at
+// least 0.5 apart, where the local searches start.
+func distinctSeeds(cands []fitCandidate) []fitCandidate {
+	var seeds []fitCandidate
 	for _, c := range cands {
 		if math.IsInf(c.c, 1) || len(seeds) == fitStarts {
 			break
@@ -493,26 +542,7 @@ func (f *fitter) minimise(start Params, free [numParams]bool) (Params, error) {
 			seeds = append(seeds, c)
 		}
 	}
-	x, best = cands[0].x, cands[0].c
-	for _, sd := range seeds {
-		nx, nc := nelderMead(cost, sd.x, simplexStep, 300)
-		nx, nc = nelderMead(cost, nx, simplexStep/5, 300)
-		if nc < best {
-			x, best = nx, nc
-		}
-	}
-	// The objective is piecewise smooth (a request that reaches the engine
-	// just before or after a step's decision joins a different step), so
-	// restart from the best point with simplexes of several sizes.
-	for _, step := range []float64{0.5, 0.2, 0.05, 0.3, 0.1, 0.02} {
-		if nx, nc := nelderMead(cost, x, step, 500); nc < best {
-			x, best = nx, nc
-		}
-		if best < 1e-12 {
-			break
-		}
-	}
-	return full(x), nil
+	return seeds
 }
 
 // fitPriorSD is the log standard deviation of the fit's weak prior on the
