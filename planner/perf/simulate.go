@@ -260,26 +260,12 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 	sessions := newSessionQueue(l, n)
 	open := l.RequestRate > 0 || len(l.Sends) > 0
 	// next returns the open loop's next scheduled send.
-	var next func() float64
+	next, err := openLoopSends(l, t0, n)
+	if err != nil {
+		return out, t0, err
+	}
 	inflight, blocked := 0, false
 	lastSend := t0
-	switch {
-	case len(l.Sends) > 0:
-		if len(l.Sends) < n {
-			return out, t0, fmt.Errorf("%d send times for %d requests", len(l.Sends), n)
-		}
-		k := 0
-		next = func() float64 { k++; return t0 + l.Sends[k-1] }
-	case open:
-		arr, err := load.NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
-		if err == nil {
-			err = arr.Modulate(l.Curve, l.CurveStepSeconds)
-		}
-		if err != nil {
-			return out, t0, err
-		}
-		next = func() float64 { return t0 + float64(arr.Next())/1e9 }
-	}
 	var nextSched float64 // open loop: the next request's scheduled time
 	if open {
 		nextSched = next()
@@ -386,6 +372,15 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 		t = s.skipDecodes(eng, t, itl, &out.Steps)
 	}
 	out.Preemptions = sched.Preemptions
+	flushGaps()
+	out, last := s.phaseStats(out, reqs, itl)
+	return out, last, nil
+}
+
+// phaseStats completes a phase's statistics from its requests and the
+// histogram of their inter-token gaps; last is when the last one completed.
+func (s Lane) phaseStats(out RunStats, reqs []vreq, itl itlHist) (RunStats, float64) {
+	n := len(reqs)
 	ttft, tpot, lat := make([]float64, n), make([]float64, 0, n), make([]float64, n)
 	first, last := math.Inf(1), math.Inf(-1)
 	for i := range reqs {
@@ -397,7 +392,6 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 		}
 		first, last = math.Min(first, r.sent), math.Max(last, r.last)
 	}
-	flushGaps()
 	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(itl.weights())
 	out.Succeeded = n
 	for i := range reqs {
@@ -412,7 +406,31 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 		out.RequestThroughput = float64(n) / w
 		out.OutputTokenThroughput = float64(out.OutputTokens) / w
 	}
-	return out, last, nil
+	return out, last
+}
+
+// openLoopSends returns an open loop's clock of scheduled sends, from t0:
+// the load's own send times, else its arrival process (nil in a closed
+// loop).
+func openLoopSends(l Load, t0 float64, n int) (func() float64, error) {
+	switch {
+	case len(l.Sends) > 0:
+		if len(l.Sends) < n {
+			return nil, fmt.Errorf("%d send times for %d requests", len(l.Sends), n)
+		}
+		k := 0
+		return func() float64 { k++; return t0 + l.Sends[k-1] }, nil
+	case l.RequestRate > 0:
+		arr, err := load.NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
+		if err == nil {
+			err = arr.Modulate(l.Curve, l.CurveStepSeconds)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return func() float64 { return t0 + float64(arr.Next())/1e9 }, nil
+	}
+	return nil, nil
 }
 
 // skipDecodes runs the pure decode steps that follow (when every running
