@@ -226,8 +226,10 @@ func TestDurationWithGrace(t *testing.T) {
 	}
 	for _, r := range res.Records {
 		// A worker checks the deadline before it builds its request, so a
-		// send may follow the deadline by that work, not by a whole request.
-		if r.SentNs > int64(1100*time.Millisecond) {
+		// send may follow the deadline by that work (and, on a loaded
+		// 2-core machine, by a scheduler delay of some hundreds of ms),
+		// not by the 30 s a held request lasts.
+		if r.SentNs > int64(2*time.Second) {
 			t.Errorf("request %d sent at %d ms, after the duration", r.Index, r.SentNs/1e6)
 		}
 	}
