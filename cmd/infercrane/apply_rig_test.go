@@ -254,17 +254,14 @@ func (r *applyRig) marked() []int {
 	return pids
 }
 
-// noLeftovers fails unless every marked process is gone within a few
-// seconds (a killed parent's children get SIGKILL from the kernel, which
-// takes a moment to land).
+// noLeftovers fails unless every marked process is gone within
+// goneWithin (a killed parent's children get SIGKILL from the kernel,
+// which takes a moment to land, longer on a loaded machine).
 func (r *applyRig) noLeftovers() {
 	r.t.Helper()
-	var left []int
-	for i := 0; i < 100; i++ {
-		if left = r.marked(); len(left) == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	left := waitGone(r, goneWithin)
+	if len(left) == 0 {
+		return
 	}
 	var desc []string
 	for _, pid := range left {

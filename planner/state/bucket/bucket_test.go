@@ -489,3 +489,42 @@ func TestALostRenewalKeepsTheLock(t *testing.T) {
 		t.Fatalf("the lock is %+v, not the holder's %s", cur, lock.ID())
 	}
 }
+
+// TestALockJudgedLostIsStillReleased makes the renewal judge the lock lost
+// while the object still carries the holder's ID (a renewal refused, then
+// a read that finds no lock: what a busy machine's out-of-order answers
+// look like): the apply stops writing, and Release still removes its own
+// lock, so the next apply is not refused. Before the fix Release skipped
+// the delete and the lock stayed (the kill-anywhere matrix under load,
+// seed 1796188383355033823).
+func TestALockJudgedLostIsStillReleased(t *testing.T) {
+	f := newFakeStore(t)
+	b := f.backendFor(t, "p")
+	lock, err := b.Lock(ctx, "apply 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.inject(fault{kind: "put-lock", how: "412", times: 1})
+	f.inject(fault{kind: "get", match: lockKey, how: "404", times: 1})
+	deadline := time.Now().Add(60 * time.Second)
+	for lock.Held() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lock.Held() == nil {
+		t.Fatal("the renewal did not judge the lock lost")
+	}
+	if cur, _, err := b.ReadLock(ctx); err != nil || cur == nil || cur.ID != lock.ID() {
+		t.Fatalf("before Release the lock is %+v (%v), want the holder's %s", cur, err, lock.ID())
+	}
+	if err := lock.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _, err := b.ReadLock(ctx); err != nil || cur != nil {
+		t.Fatalf("after Release the lock is %+v (%v), want none", cur, err)
+	}
+	other, err := b.Lock(ctx, "apply 2")
+	if err != nil {
+		t.Fatalf("the next apply is refused: %v", err)
+	}
+	other.Release()
+}

@@ -32,7 +32,7 @@ type fakeStore struct {
 type fault struct {
 	kind  string // requestKind's names
 	match string
-	how   string // "500", "503", "cut" (close before answering), "lost" (apply, then cut)
+	how   string // "500", "503", "412", "404", "cut" (close before answering), "lost" (apply, then cut)
 	times int
 }
 
@@ -102,6 +102,14 @@ func (f *fakeStore) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"))
+	case "412":
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusPreconditionFailed)
+		w.Write([]byte("<Error><Code>PreconditionFailed</Code><Message>injected</Message></Error>"))
+	case "404":
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte("<Error><Code>NoSuchKey</Code><Message>injected</Message></Error>"))
 	case "cut":
 		hijackClose(w)
 	case "lost":

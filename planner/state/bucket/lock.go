@@ -205,8 +205,8 @@ func (l *Lock) renew() {
 	}
 }
 
-// Release stops renewing and removes the lock if it is still this
-// process's.
+// Release stops renewing and removes the lock object if it still carries
+// this hold's ID (also after the renewal judged the lock lost).
 func (l *Lock) Release() error {
 	select {
 	case <-l.stop:
@@ -215,9 +215,11 @@ func (l *Lock) Release() error {
 	}
 	close(l.stop)
 	<-l.done
-	if l.Held() != nil {
-		return nil
-	}
+	// Even when the renewal concluded the lock was lost (a conflict, then a
+	// read that found no lock or another holder: on a busy machine that
+	// read can be answered out of order with this process's own late
+	// writes), the object is removed if it still carries this hold's ID:
+	// an apply that exits must never leave its own lock behind.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	info, etag, err := l.b.ReadLock(ctx)
