@@ -322,3 +322,36 @@ func TestPluginRedactsWhatItWrites(t *testing.T) {
 		t.Errorf("the log does not show the redacted command and output:\n%s", log)
 	}
 }
+
+// TestPluginClosedByItsHostTearsDownWhatIsLeft closes a plugin (as apply
+// does on exit) while a deployment the host never tore down is up (a
+// deploy cut short by an interrupt before its server reached the host):
+// the plugin tears it down before it exits, so no server outlives it.
+// Before the fix the plugin exited on the host's shutdown call and left
+// the server running.
+func TestPluginClosedByItsHostTearsDownWhatIsLeft(t *testing.T) {
+	calls := filepath.Join(t.TempDir(), "calls.log")
+	c, err := Launch(context.Background(), "testsim", func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "PLUGINS_TEST_SERVE=1", "PLUGINS_TEST_CALLS="+calls)
+		return cmd
+	}, "testsim", sim.Schema().Resolve(map[string]any{"timing": "constant"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := c.Deploy(context.Background(), executor.Deployment{ID: "d1", ModelID: "m", MaxContext: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(calls); !strings.Contains(string(data), "teardown d1 <nil>") {
+		t.Fatalf("the plugin exited without tearing d1 down; calls:\n%s", data)
+	}
+	if resp, err := http.Get(s.BaseURL + "/health"); err == nil {
+		resp.Body.Close()
+		t.Fatal("the engine still answers after its plugin was closed")
+	}
+}

@@ -27,7 +27,8 @@ import (
 //	func main() { plugins.Serve(myexec.New, myexec.Schema()) }
 //
 // If the host dies without ending the plugin, the plugin tears down every
-// server it deployed and exits.
+// server it deployed and exits; when the host ends it, it tears down what
+// the host left deployed before it exits.
 func Serve(factory Factory, schema executor.Schema) {
 	// The host reads this process's stdout and stderr through pipes: once
 	// it is gone, a write there must fail (EPIPE), not kill the process by
@@ -49,6 +50,10 @@ func Serve(factory Factory, schema executor.Schema) {
 		GRPCServer:      plugin.DefaultGRPCServer,
 		Logger:          hclog.New(&hclog.LoggerOptions{Name: "executor", Output: os.Stderr, JSONFormat: true}),
 	})
+	// The host ended this process (apply's exit): a server it never tore
+	// down (a deploy cut short by an interrupt before the server reached
+	// the host) must not outlive the plugin.
+	srv.teardownAll()
 }
 
 // server implements the gRPC service over one executor instance.
