@@ -286,7 +286,6 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 		// that the totals do not depend on which shard finished first
 		// (float addition is not associative).
 		sandboxSecs = make([]float64, job.Shards)
-		ran         = make([]bool, job.Shards)
 		lifetimes   = make([]float64, job.Shards)
 	)
 	sem := make(chan struct{}, job.Parallel)
@@ -310,14 +309,13 @@ func RunProfile(ctx context.Context, cloud Cloud, job ProfileJob, plan *workload
 				return
 			}
 			shards[i] = s
-			ran[i] = true
 			lifetimes[i] = last
 		}()
 	}
 	wg.Wait()
-	for i := range job.Shards {
+	for _, i := range todo { // ascending: the shards this run started
 		rep.SandboxSeconds += sandboxSecs[i]
-		if ran[i] {
+		if shards[i] != nil {
 			rep.CPUSeconds += shards[i].CPUSeconds
 			meas.add(plan.Rows[i], shards[i].WallSeconds, lifetimes[i])
 		}
