@@ -224,14 +224,22 @@ func TestDurationWithGrace(t *testing.T) {
 	if s.Succeeded < 8 || s.Cancelled < 1 || s.Failed != 0 || s.Succeeded > fast {
 		t.Errorf("duration run: succeeded %d cancelled %d failed %d; want 8-%d succeeded, at least 1 cancelled, none failed", s.Succeeded, s.Cancelled, s.Failed, fast)
 	}
+	late := 0
 	for _, r := range res.Records {
 		// A worker checks the deadline before it builds its request, so a
 		// send may follow the deadline by that work (and, on a loaded
 		// 2-core machine, by a scheduler delay of some hundreds of ms),
-		// not by the 30 s a held request lasts.
+		// not by the 30 s a held request lasts; and only once per worker:
+		// a worker that sends past the deadline again never checked it.
+		if r.SentNs > int64(time.Duration(cfg.DurationMs)*time.Millisecond) {
+			late++
+		}
 		if r.SentNs > int64(2*time.Second) {
 			t.Errorf("request %d sent at %d ms, after the duration", r.Index, r.SentNs/1e6)
 		}
+	}
+	if late > cfg.Concurrency {
+		t.Errorf("%d requests sent after the %d ms duration by %d workers: at most one each", late, cfg.DurationMs, cfg.Concurrency)
 	}
 }
 
