@@ -421,3 +421,38 @@ func TestRuntimeSettingsReachTheModel(t *testing.T) {
 		t.Errorf("a bad runtime arg must be a preflight error: %+v", p.Preflight)
 	}
 }
+
+// TestPlanReadBackKeepsCapabilities: a plan read from its JSON decides by
+// the capabilities its executors declare, as the plan it was made from
+// did, though the JSON does not carry them: a sim lane stays unbilled
+// (notional cost) and simulated (its speedup read), a local lane billed.
+func TestPlanReadBackKeepsCapabilities(t *testing.T) {
+	for _, typ := range []string{"sim", "local"} {
+		p := build(t, fixture())
+		for _, l := range p.Lanes {
+			l.Inputs.ExecutorType, l.Inputs.Capabilities = typ, lang.BuiltinExecutors[typ]
+		}
+		p.PlanDigest = ""
+		d, err := Digest(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.PlanDigest = d
+		b, err := Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range back.Lanes {
+			if got, want := l.Inputs.Capabilities, p.Lanes[i].Inputs.Capabilities; got != want {
+				t.Errorf("%s on %s: read back with capabilities %+v, made with %+v", l.Key, typ, got, want)
+			}
+			if got, want := Billed(l.Inputs), typ != "sim"; got != want {
+				t.Errorf("%s on %s: billed %v after reading the plan back, want %v", l.Key, typ, got, want)
+			}
+		}
+	}
+}

@@ -129,7 +129,7 @@ func newPredictor(l *lanePlan) *perfPredictor {
 // executors and in constant timing. A format 1 plan's lane has no settings:
 // its executor_config is read instead, where an unset speedup was 1.
 func SimSpeedup(l *Lane) float64 {
-	if l.Inputs.ExecutorType != "sim" {
+	if !l.Inputs.Capabilities.Simulated {
 		return 1
 	}
 	settings := l.ExecutorSettings
@@ -484,19 +484,19 @@ func estimateSearch(l *lanePlan, working int) Estimate {
 	e.WallSeconds = e.StartupSeconds + expected
 	gpus := float64(l.hw.Count)
 	price := 0.0
-	if Billed(l.Inputs.ExecutorType) {
+	if Billed(l.Inputs) {
 		price = l.hw.GPU.PricePerSecond
 		e.GPUSeconds = e.WallSeconds * gpus
 		e.CostUSD = e.GPUSeconds * price
 	}
 	for i := range ls.Expected {
 		p := &ls.Expected[i]
-		if Billed(l.Inputs.ExecutorType) {
+		if Billed(l.Inputs) {
 			p.GPUSeconds = round(p.RunSeconds*gpus, 3)
 			p.CostUSD = round(p.RunSeconds*gpus*price, 6)
 		}
 	}
-	if Billed(l.Inputs.ExecutorType) {
+	if Billed(l.Inputs) {
 		left := float64(max(l.Inputs.Search.MaxPoints-len(ls.Done), 0))
 		ls.MaxGPUSeconds = round((e.StartupSeconds+left*dearest)*gpus, 3)
 		ls.MaxCostUSD = round(ls.MaxGPUSeconds*price, 6)

@@ -132,11 +132,10 @@ func assumption(g *lang.GPU) (Assumption, bool) {
 	return a, true
 }
 
-// billed reports whether an executor type spends GPU time that costs
-// money; the simulated engine does not.
-// Billed reports whether an executor type pays for GPU time: the simulated
-// engine does not (what its lanes would cost on their GPU is notional).
-func Billed(executorType string) bool { return executorType != "sim" }
+// Billed reports whether a lane's executor pays for GPU time: a simulated
+// one (lang.Capabilities.Simulated) does not, and what its lanes would
+// cost on their GPU is notional.
+func Billed(in LaneInputs) bool { return !in.Capabilities.Simulated }
 
 // deploys reports whether an executor type starts a server (and so pays
 // for model load and start-up); the endpoint executor uses a running one.
@@ -214,7 +213,7 @@ func estimate(lanes []*lanePlan) {
 					e.StartupSeconds = perf.StartupSeconds(l.arch, l.hw) / float64(working[l.Deployment])
 				}
 				e.WallSeconds = e.StartupSeconds + float64(n)*e.RunSeconds
-				if Billed(l.Inputs.ExecutorType) {
+				if Billed(l.Inputs) {
 					e.GPUSeconds = e.WallSeconds * float64(l.hw.Count)
 					e.CostUSD = e.GPUSeconds * l.hw.GPU.PricePerSecond
 				}

@@ -86,6 +86,7 @@ func Unmarshal(b []byte) (*Plan, error) {
 	if p.PlanDigest != d {
 		return nil, fmt.Errorf("plan_digest %s does not match the plan's content (%s): the plan was edited after it was made; re-run 'infercrane plan'", p.PlanDigest, d)
 	}
+	restoreCapabilities(&p)
 	return &p, nil
 }
 

@@ -319,6 +319,9 @@ type LaneInputs struct {
 	// Capabilities are what the lane's executor type declares it does
 	// (lang.Executor.Capabilities), in memory only: the planner decides
 	// by them while it builds the plan; they are in no lane ID and no file.
+	// A plan read from a file gets them back from the built-in executors'
+	// declarations (restoreCapabilities); an external plugin's lane reads
+	// as billed and deploying, as a plugin is.
 	Capabilities lang.Capabilities `json:"-"`
 }
 
@@ -542,4 +545,16 @@ type Node struct {
 type Edge struct {
 	From string `json:"from"`
 	To   string `json:"to"`
+}
+
+// restoreCapabilities gives the lanes of a plan read from a file the
+// capabilities their executor types declare (lang.BuiltinExecutors, which
+// TestLayersBuiltinCapabilities holds equal to the registrations), since
+// the plan's JSON does not carry them.
+func restoreCapabilities(p *Plan) {
+	for _, l := range p.Lanes {
+		if l != nil {
+			l.Inputs.Capabilities = lang.BuiltinExecutors[l.Inputs.ExecutorType]
+		}
+	}
 }

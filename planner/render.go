@@ -214,7 +214,7 @@ func writeLaneTable(ew *errWriter, p *Plan, screen string, t Totals) {
 // GPU's price. ok is false for a billed executor, no work or no price.
 func notionalUSD(p *Plan, l *Lane) (usd float64, ok bool) {
 	e := l.Estimate
-	if Billed(l.Inputs.ExecutorType) || e.WallSeconds <= 0 {
+	if Billed(l.Inputs) || e.WallSeconds <= 0 {
 		return 0, false
 	}
 	for _, a := range p.Assumptions {

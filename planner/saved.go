@@ -293,6 +293,7 @@ func ParseSaved(b []byte, name string) (*SavedPlan, error) {
 	if s.Inputs.Profiles == nil {
 		s.Inputs.Profiles = map[string]string{}
 	}
+	restoreCapabilities(s.Plan)
 	return &s, nil
 }
 

@@ -28,11 +28,12 @@ var typeNameHomes = []string{"executor/sim", "plugins/endpoint", "plugins/local"
 // to be replaced by a lang.Capabilities field. TestLayersExecutorTypeNames fails
 // when a file compares more than its entry allows (a new comparison) and
 // when it compares fewer (shrink the entry: the debt only goes down).
+// Billed, SimSpeedup and the evidence class read lang.Capabilities, which
+// a plan read from a file gets back from the built-in declarations
+// (planner.restoreCapabilities). What remains reads files that record
+// executor kinds by name.
 var typeNameDebt = map[string]int{
-	"executor/report/build.go": 1, // "simulated-screen": the evidence's executor kinds
-	"planner/calibration.go":   1, // the fit's evidence kinds: is one of them simulated?
-	"planner/capacity.go":      1, // SimSpeedup, also read from saved plans
-	"planner/estimate.go":      1, // Billed, also read from saved plans
+	"planner/calibration.go": 1, // a calibration file's evidence kinds ("sim, local"): is one of them simulated?
 }
 
 // TestLayersExecutorTypeNames holds the rule "executor capabilities are declared

@@ -155,10 +155,7 @@ func buildScreen(in *Input, sc *planner.Screen) (*evidence.Evidence, error) {
 	ev.GateSummary = summarize(ev.Models, ev.Completeness)
 	ev.Pareto = paretoSets(ev.Models)
 	ev.Environment = environment(in, sc, lanes)
-	ev.EvidenceClass = "measured-screen"
-	if len(ev.Environment.Executor) == 1 && ev.Environment.Executor[0] == "sim" {
-		ev.EvidenceClass = "simulated-screen"
-	}
+	ev.EvidenceClass = evidenceClass(lanes)
 	ev.Preflight = preflight(in, sc.Name, lanes)
 	ev.Cleanup = evidence.Cleanup{State: "unknown", DeploymentsTornDown: []string{}, ActiveGPUTasks: -1}
 	if in.Cleanup != nil {
@@ -526,7 +523,7 @@ func lanePrice(p *planner.Plan, l *planner.Lane, tokensPerSecond float64) *evide
 		if a.GPU == l.GPU && a.PricePerSecond > 0 {
 			n := max(l.Inputs.GPUCount, 1)
 			return &evidence.Price{PerSecond: a.PricePerSecond, GPUCount: n, USDPerMTok: a.PricePerSecond * float64(n) / tokensPerSecond * 1e6,
-				Notional: !planner.Billed(l.Inputs.ExecutorType)}
+				Notional: !planner.Billed(l.Inputs)}
 		}
 	}
 	return nil
@@ -555,4 +552,19 @@ func notionalNote(ev *evidence.Evidence) string {
 		}
 	}
 	return ""
+}
+
+// evidenceClass is "simulated-screen" when every lane of the screen ran on
+// a simulated executor (lang.Capabilities.Simulated), and
+// "measured-screen" otherwise.
+func evidenceClass(lanes []*planner.Lane) string {
+	if len(lanes) == 0 {
+		return "measured-screen"
+	}
+	for _, l := range lanes {
+		if !l.Inputs.Capabilities.Simulated {
+			return "measured-screen"
+		}
+	}
+	return "simulated-screen"
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/evidence"
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -179,7 +180,7 @@ func TestFixedLoadScreenHasAPrice(t *testing.T) {
 		in := fixtureInput()
 		in.Plan.Assumptions = []planner.Assumption{{GPU: "l40s", GPUType: "L40S", Count: 1, PricePerSecond: 0.000542}}
 		for _, l := range in.Plan.Lanes {
-			l.Inputs.ExecutorType = executor
+			l.Inputs.ExecutorType, l.Inputs.Capabilities = executor, lang.BuiltinExecutors[executor]
 		}
 		c := campaignOf(t, in, "small")
 		if c.Price == nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/evidence"
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 )
@@ -15,7 +16,7 @@ import (
 // fixed, so this holds on any machine; prediction_range.txtar checks the
 // same rows end to end with measured (wall-clock) figures.
 func TestPredictionRangeFlags(t *testing.T) {
-	l := &planner.Lane{Inputs: planner.LaneInputs{ExecutorType: "sim", ExecutorConfig: map[string]any{"timing": "constant"}},
+	l := &planner.Lane{Inputs: planner.LaneInputs{ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], ExecutorConfig: map[string]any{"timing": "constant"}},
 		Estimate: planner.Estimate{Available: true, Estimate: perf.Estimate{TTFTMs: 4.75, TPOTMs: 2.75}}}
 	f := func(x float64) *float64 { return &x }
 	cases := []struct {
