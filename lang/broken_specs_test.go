@@ -51,7 +51,7 @@ func readMarkers(t *testing.T, src []byte) []specMarker {
 // marked line gets a diagnostic of that severity containing the specMarker's
 // text (in its summary or detail), and that no unmarked line gets one.
 func TestBrokenSpecs(t *testing.T) {
-	files, err := filepath.Glob("../testdata/specs/*.hcl")
+	files, err := filepath.Glob("testdata/specs/*.hcl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no broken specs found: %v", err)
 	}

@@ -11,8 +11,11 @@ import (
 
 // seedSpecs adds the examples and the broken specs as fuzz seeds.
 func seedSpecs(f *testing.F) {
-	paths, _ := filepath.Glob("../testdata/specs/*.hcl")
+	paths, _ := filepath.Glob("testdata/specs/*.hcl")
 	more, _ := filepath.Glob("../examples/*/*.hcl")
+	if len(paths) == 0 || len(more) == 0 {
+		f.Fatal("no seed specs under testdata/specs or ../examples")
+	}
 	for _, p := range append(paths, more...) {
 		if src, err := os.ReadFile(p); err == nil {
 			f.Add(src)

@@ -8,9 +8,11 @@ import (
 
 // FuzzUnmarshalPlan: any input either is refused or round-trips exactly.
 func FuzzUnmarshalPlan(f *testing.F) {
-	if b, err := os.ReadFile("../testdata/golden/screen-l40s/plan.json"); err == nil {
-		f.Add(b)
+	b, err := os.ReadFile("testdata/golden/screen-l40s/plan.json")
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(b)
 	f.Add([]byte(`{"format_version":"1"}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {

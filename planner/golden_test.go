@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden plans in testdata/go
 // `go test ./planner -run Golden -update` after an intended change and
 // review the diff.
 func TestGoldenPlans(t *testing.T) {
-	dirs, err := filepath.Glob("../testdata/golden/*/spec")
+	dirs, err := filepath.Glob("testdata/golden/*/spec")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no golden specs: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestFormat1PlanStillReads(t *testing.T) {
 	if err := Applicable(old); err == nil || !strings.Contains(err.Error(), "make the plan again") {
 		t.Errorf("apply would take a format 1 plan: %v", err)
 	}
-	cfg, diags := lang.Load("../testdata/golden/screen-l40s/spec", lang.Options{})
+	cfg, diags := lang.Load("testdata/golden/screen-l40s/spec", lang.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -16,7 +16,10 @@ import (
 // options, maps, HTML characters).
 func TestJSONStreamIsTheCanonicalJSON(t *testing.T) {
 	var values []any
-	dirs, _ := filepath.Glob("../testdata/golden/*/spec")
+	dirs, _ := filepath.Glob("testdata/golden/*/spec")
+	if len(dirs) == 0 {
+		t.Fatal("no golden specs under testdata/golden")
+	}
 	for _, dir := range dirs {
 		cfg, diags := lang.Load(dir, lang.Options{})
 		if diags.HasErrors() {
@@ -80,7 +83,10 @@ func TestJSONStreamIsTheCanonicalJSON(t *testing.T) {
 // whose variables hold strings that look like JSON).
 func TestMarshalIsTheIndentedCanonicalJSONWithItsDigest(t *testing.T) {
 	var plans []*Plan
-	dirs, _ := filepath.Glob("../testdata/golden/*/spec")
+	dirs, _ := filepath.Glob("testdata/golden/*/spec")
+	if len(dirs) == 0 {
+		t.Fatal("no golden specs under testdata/golden")
+	}
 	for _, dir := range dirs {
 		cfg, diags := lang.Load(dir, lang.Options{})
 		if diags.HasErrors() {

@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // goldenDir holds this package's golden files (evidence*).
-const goldenDir = "../../testdata/golden"
+const goldenDir = "testdata/golden"
 
 // generateFixture writes the fixture state and generates every format.
 func generateFixture(t *testing.T, opts Options) (string, *Outcome) {

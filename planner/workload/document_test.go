@@ -16,7 +16,7 @@ const publicPriorDigest = "sha256:fc88149b14f24e73c49b841df7e32db2be2a2e3e10c7cf
 
 func readPrior(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/profiles/public-prior.json")
+	b, err := os.ReadFile("testdata/public-prior.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestResolvePinnedDigestMismatchAtDigestAttribute(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "main.hcl")
 	os.MkdirAll(filepath.Join(dir, "profiles"), 0o755)
-	os.WriteFile(filepath.Join(dir, "profiles", "p.json"), mustRead(t, "../../testdata/profiles/public-prior.json"), 0o644)
+	os.WriteFile(filepath.Join(dir, "profiles", "p.json"), mustRead(t, "testdata/public-prior.json"), 0o644)
 	src := "trace \"c\" {\n  source  = \"x.parquet\"\n  profile = \"profiles/p.json\"\n  digest  = \"sha256:" + strings.Repeat("ab", 32) + "\"\n}\n"
 	os.WriteFile(spec, []byte(src), 0o644)
 	tr := &lang.Trace{Name: "c", Source: "x.parquet", Profile: "profiles/p.json", Digest: "sha256:" + strings.Repeat("ab", 32),
@@ -125,7 +125,7 @@ func mustRead(t *testing.T, p string) []byte {
 // the evidence name the profile by it.
 func TestResolveRecordsTheProfileDigest(t *testing.T) {
 	dir := t.TempDir()
-	raw := mustRead(t, "../../testdata/profiles/public-prior.json")
+	raw := mustRead(t, "testdata/public-prior.json")
 	os.WriteFile(filepath.Join(dir, "p.json"), raw, 0o644)
 	pinned := &lang.Trace{Name: "c", Source: "x.parquet", Profile: "p.json", Digest: publicPriorDigest}
 	if _, diags := Resolve(context.Background(), pinned, dir, ReadOptions{}); diags.HasErrors() {
