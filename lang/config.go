@@ -5,6 +5,7 @@ package lang
 
 import (
 	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -189,31 +190,23 @@ type Executor struct {
 	DeclRange    hcl.Range
 }
 
-// Shape is a workload: token counts, load and request counts.
+// Shape is a workload: token counts, load and request counts. Its
+// settings are declared once in package shape (the embedded Settings);
+// the block's arrival_curve, lengths, prefix, session and slo are decoded
+// here.
 type Shape struct {
 	Name string
-	// InputTokens and OutputTokens are 0 while Pending names the unknown
-	// trace values they depend on.
-	InputTokens      int
-	OutputTokens     int
-	Pending          []string
-	TemplateHeadroom int
-	Concurrency      int     // closed-loop streams, or the cap in open-loop mode
-	RequestRate      float64 // requests/s for open-loop mode (0: closed loop)
-	Arrival          string  // constant, poisson, gamma (open loop only)
-	Burstiness       float64 // gamma shape parameter (1 = poisson)
-	Requests         int
-	// Warmup is the number of unmeasured requests sent first (default
-	// DefaultWarmup unless WarmupSeconds is set); WarmupSeconds bounds the
-	// warmup by time instead, or as well (whichever ends first).
-	Warmup        int
-	WarmupSeconds float64
-	Streaming     bool   // default true
-	API           string // "chat" (default) or "completions"
-	SLO           SLO
+	// Settings are the shape's attributes, defaults applied. InputTokens
+	// and OutputTokens are 0 while Pending names the unknown trace values
+	// they depend on; Warmup is DefaultWarmup unless warmup or
+	// warmup_seconds is set. Settings.ArrivalCurve is left empty: the
+	// block is ArrivalCurve below.
+	shape.Settings
+	Pending []string
+	SLO     SLO
+	// ArrivalCurve varies an open loop's rate over time (nil: constant).
 	// Lengths, Prefix and Session shape the requests beyond one fixed
 	// size (nil: unset).
-	// ArrivalCurve varies an open loop's rate over time (nil: constant).
 	ArrivalCurve *ArrivalCurve
 	Lengths      *Lengths
 	Prefix       *Prefix

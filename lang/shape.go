@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Arrivals are the open-loop arrival processes.
-var Arrivals = []string{"constant", "poisson", "gamma"}
+var Arrivals = choicesOf("arrival")
 
 // DefaultWarmup is a shape's warmup when it sets neither warmup nor
 // warmup_seconds: one request, as vllm bench serve sends one before it
@@ -16,22 +17,86 @@ var Arrivals = []string{"constant", "poisson", "gamma"}
 const DefaultWarmup = 1
 
 // APIs are the OpenAI-compatible APIs a shape can drive.
-var APIs = []string{"chat", "completions"}
+var APIs = choicesOf("api")
 
-var shapeSpecs = []attrSpec{
-	wholeNum("input_tokens", MaxTokens),
-	wholeNum("output_tokens", MaxTokens),
-	{name: "template_headroom", typ: cty.Number, whole: true, def: cty.NumberIntVal(0), max: MaxTokens},
-	{name: "concurrency", typ: cty.Number, whole: true, required: true, max: 1_000_000},
-	{name: "requests", typ: cty.Number, whole: true, required: true, max: MaxRequests},
-	{name: "request_rate", typ: cty.Number, max: 1_000_000},
-	{name: "arrival", typ: cty.String},
-	{name: "burstiness", typ: cty.Number, max: 1000},
-	{name: "warmup", typ: cty.Number, whole: true, max: MaxRequests},
-	{name: "warmup_seconds", typ: cty.Number, max: MaxSeconds},
-	{name: "streaming", typ: cty.Bool, def: cty.True},
-	{name: "api", typ: cty.String, def: cty.StringVal("chat")},
-	{name: "search", raw: true},
+// shapeSpecs are a shape block's attributes: the settings package shape
+// declares, then the search it names.
+var shapeSpecs = append(settingSpecs(shape.Attributes()), attrSpec{name: "search", raw: true})
+
+// settingSpecs derives attribute specs from declared settings.
+func settingSpecs(fields []shape.Field) []attrSpec {
+	out := make([]attrSpec, 0, len(fields))
+	for _, f := range fields {
+		sp := attrSpec{name: f.Name, required: f.Required, max: f.Max}
+		switch f.Kind {
+		case shape.Whole:
+			sp.typ, sp.whole = cty.Number, true
+		case shape.Number:
+			sp.typ = cty.Number
+		case shape.String:
+			sp.typ = cty.String
+		case shape.Bool:
+			sp.typ = cty.Bool
+		}
+		if f.Default != "" {
+			sp.def = settingValue(f, f.Default)
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// settingValue is a declared default as a cty value of the setting's type.
+func settingValue(f shape.Field, text string) cty.Value {
+	switch f.Kind {
+	case shape.Whole, shape.Number:
+		v, err := cty.ParseNumberVal(text)
+		if err != nil {
+			panic("lang: the default of " + f.Name + ": " + err.Error())
+		}
+		return v
+	case shape.Bool:
+		return cty.BoolVal(text == "true")
+	}
+	return cty.StringVal(text)
+}
+
+// choicesOf returns the values a declared string setting may take.
+func choicesOf(name string) []string {
+	f, _ := shape.Lookup(name)
+	return f.Choices
+}
+
+// decodeSettings stores the declared settings of a shape block in s (all
+// but the token counts, which may be trace percentiles) and checks their
+// bounds and choices.
+func (l *loader) decodeSettings(a *attrs, s *shape.Settings) {
+	fields := shape.Attributes()
+	for _, f := range fields {
+		if f.Trace {
+			continue // see tokens
+		}
+		switch f.Kind {
+		case shape.Whole:
+			f.Set(s, int(a.int(f.Name)))
+		case shape.Number:
+			f.Set(s, a.float(f.Name))
+		case shape.String:
+			f.Set(s, a.str(f.Name))
+		case shape.Bool:
+			f.Set(s, a.boolean(f.Name))
+		}
+	}
+	for _, f := range fields {
+		if f.Min != nil {
+			l.diags = appendIf(l.diags, numCheck(a, f.Name, f.Min.Allows, f.Min.String(), f.Doc))
+		}
+	}
+	for _, f := range fields {
+		if f.Choices != nil {
+			l.diags = appendIf(l.diags, oneOf(a, f.Name, f.Choices))
+		}
+	}
 }
 
 var sloSpecs = []attrSpec{
@@ -42,40 +107,14 @@ var sloSpecs = []attrSpec{
 
 func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
 	a, content := l.decodeBody(d, body, ctx, shapeSpecs, append([]hcl.BlockHeaderSchema{{Type: "slo"}}, workloadBlocks...)...)
-	s := &Shape{
-		Name:             in.name,
-		TemplateHeadroom: int(a.int("template_headroom")),
-		Concurrency:      int(a.int("concurrency")),
-		Requests:         int(a.int("requests")),
-		RequestRate:      a.float("request_rate"),
-		Arrival:          a.str("arrival"),
-		Burstiness:       a.float("burstiness"),
-		Warmup:           int(a.int("warmup")),
-		WarmupSeconds:    a.float("warmup_seconds"),
-		Streaming:        a.boolean("streaming"),
-		API:              a.str("api"),
-		DeclRange:        d.block.DefRange,
-		AttrRanges:       a.ranges(),
-	}
+	s := &Shape{Name: in.name, DeclRange: d.block.DefRange, AttrRanges: a.ranges()}
+	l.decodeSettings(a, &s.Settings)
 	sloBlocks, workload := splitBlocks(content.Blocks, "slo")
 	l.decodeWorkload(d, s, workload, ctx)
 	s.Search = l.refOne(d, a, "search", "search", ctx)
 	s.InputTokens = l.tokens(d, a, "input_tokens", s)
 	s.OutputTokens = l.tokens(d, a, "output_tokens", s)
 	l.prefixFits(s)
-	l.diags = appendIf(l.diags,
-		numCheck(a, "input_tokens", positive, "greater than 0", "It is the prompt length of every request."),
-		numCheck(a, "output_tokens", positive, "greater than 0", "It is the number of tokens each request generates."),
-		numCheck(a, "template_headroom", nonNegative, "0 or more", "It reserves room for the chat template in the context window."),
-		numCheck(a, "concurrency", positive, "greater than 0", "It is the number of requests in flight at once."),
-		numCheck(a, "requests", positive, "greater than 0", "It is the number of measured requests per run."),
-		numCheck(a, "request_rate", positive, "greater than 0", "It is the open-loop arrival rate in requests per second; leave it out for closed-loop load."),
-		numCheck(a, "burstiness", positive, "greater than 0", "It is the gamma shape parameter (1 = Poisson)."),
-		numCheck(a, "warmup", nonNegative, "0 or more", "It is the number of unmeasured requests sent first."),
-		numCheck(a, "warmup_seconds", atLeastMillisecond, "at least 0.001 (the load generator times in whole milliseconds)", "It warms up for this many seconds; leave it out to warm up by count only."),
-		oneOf(a, "api", APIs),
-		oneOf(a, "arrival", Arrivals),
-	)
 	if a.known("requests") && a.known("concurrency") && s.Requests > 0 && s.Requests < s.Concurrency {
 		l.diags = append(l.diags, errorf(a.rangeOf("requests"), "Fewer requests than concurrency",
 			"requests (%d) is smaller than concurrency (%d), so %d streams would never send a request and the load would not be what the shape says. Set requests to at least %d.",

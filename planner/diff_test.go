@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/infercrane/infercrane/lang/shape"
 	"strings"
 	"testing"
 
@@ -104,8 +105,8 @@ func genConfig(models, shapes, gpus int) *lang.Config {
 	}
 	for i := 0; i < shapes; i++ {
 		n := fmt.Sprintf("shape%04d", i)
-		cfg.Shapes[n] = &lang.Shape{Name: n, InputTokens: 256 + i, OutputTokens: 128 + i%64, TemplateHeadroom: 256,
-			Concurrency: 1 + i%16, Requests: 32, Streaming: true, API: "chat"}
+		cfg.Shapes[n] = &lang.Shape{Name: n, Settings: shape.Settings{InputTokens: 256 + i, OutputTokens: 128 + i%64, TemplateHeadroom: 256,
+			Concurrency: 1 + i%16, Requests: 32, Streaming: true, API: "chat"}}
 		s.Shapes = append(s.Shapes, n)
 	}
 	for i, typ := range []string{"L40S", "H100"}[:gpus] {

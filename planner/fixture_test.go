@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -34,8 +35,8 @@ func fixture() *lang.Config {
 			}},
 		},
 		Shapes: map[string]*lang.Shape{
-			"interactive":  {Name: "interactive", InputTokens: 1129, OutputTokens: 349, TemplateHeadroom: 512, Concurrency: 8, Requests: 32, Streaming: true, API: "chat"},
-			"decode_heavy": {Name: "decode_heavy", InputTokens: 1129, OutputTokens: 2048, TemplateHeadroom: 512, Concurrency: 4, Requests: 32, Streaming: true, API: "chat"},
+			"interactive":  {Name: "interactive", Settings: shape.Settings{InputTokens: 1129, OutputTokens: 349, TemplateHeadroom: 512, Concurrency: 8, Requests: 32, Streaming: true, API: "chat"}},
+			"decode_heavy": {Name: "decode_heavy", Settings: shape.Settings{InputTokens: 1129, OutputTokens: 2048, TemplateHeadroom: 512, Concurrency: 4, Requests: 32, Streaming: true, API: "chat"}},
 		},
 		Screens: map[string]*lang.Screen{
 			"qwen_l40s": {

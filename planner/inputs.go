@@ -34,44 +34,24 @@ type laneBlocks struct {
 // laneInputs computes the canonical inputs of a lane.
 func laneInputs(b laneBlocks) LaneInputs {
 	m, s, g := b.model, b.shape, b.gpu
+	settings := s.Settings
+	if c := s.ArrivalCurve; c != nil {
+		settings.ArrivalCurve, settings.ArrivalCurveStepSeconds = c.Rates, c.StepSeconds
+	}
 	in := LaneInputs{
-		ModelID:          m.ID,
-		Revision:         m.Revision,
-		MaxContext:       m.MaxContext,
-		InputTokens:      s.InputTokens,
-		OutputTokens:     s.OutputTokens,
-		TemplateHeadroom: s.TemplateHeadroom,
-		Concurrency:      s.Concurrency,
-		RequestRate:      s.RequestRate,
-		Requests:         s.Requests,
-		Warmup:           s.Warmup,
-		WarmupSeconds:    s.WarmupSeconds,
-		Streaming:        s.Streaming,
-		API:              s.API,
-		SLOTTFTMs:        s.SLO.TTFTMs,
-		SLOTPOTMs:        s.SLO.TPOTMs,
-		SLOLatencyMs:     s.SLO.LatencyMs,
-		GPUType:          canonicalGPUType(g.Type),
-		GPUCount:         max(g.Count, 1),
-		RuntimeArgs:      []string{},
-		Seed:             b.screen.Seed,
-		GPUMemoryUtil:    defaultGPUMemoryUtilization,
-		Workload:         workloadSpec(s),
-	}
-	if in.API == "" {
-		in.API = "chat"
-	}
-	if s.RequestRate > 0 {
-		in.Arrival = s.Arrival
-		if in.Arrival == "" {
-			in.Arrival = "poisson"
-		}
-		if in.Arrival == "gamma" {
-			in.Burstiness = s.Burstiness
-		}
-		if c := s.ArrivalCurve; c != nil {
-			in.ArrivalCurve, in.ArrivalCurveStepSeconds = c.Rates, c.StepSeconds
-		}
+		ModelID:       m.ID,
+		Revision:      m.Revision,
+		MaxContext:    m.MaxContext,
+		Settings:      settings.Canonical(),
+		SLOTTFTMs:     s.SLO.TTFTMs,
+		SLOTPOTMs:     s.SLO.TPOTMs,
+		SLOLatencyMs:  s.SLO.LatencyMs,
+		GPUType:       canonicalGPUType(g.Type),
+		GPUCount:      max(g.Count, 1),
+		RuntimeArgs:   []string{},
+		Seed:          b.screen.Seed,
+		GPUMemoryUtil: defaultGPUMemoryUtilization,
+		Workload:      workloadSpec(s),
 	}
 	if len(s.Pending) > 0 {
 		in.Pending = canonicalPending(s.Pending)

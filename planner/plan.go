@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/search"
@@ -264,40 +265,27 @@ func (l *Lane) RunDone(n int) bool {
 // LaneInputs are everything that affects a lane's results. The executor runs
 // a lane from these alone, so apply works from a saved plan.
 type LaneInputs struct {
-	ModelID          string  `json:"model_id"`
-	Revision         string  `json:"revision"`
-	MaxContext       int     `json:"max_context"`
-	InputTokens      int     `json:"input_tokens"`
-	OutputTokens     int     `json:"output_tokens"`
-	TemplateHeadroom int     `json:"template_headroom"`
-	Concurrency      int     `json:"concurrency"`
-	RequestRate      float64 `json:"request_rate,omitempty"`
-	Arrival          string  `json:"arrival,omitempty"`
-	Burstiness       float64 `json:"burstiness,omitempty"`
-	// ArrivalCurve makes the open loop's rate vary: request_rate times
-	// ArrivalCurve[k] / mean during step k of ArrivalCurveStepSeconds.
-	ArrivalCurve            []float64      `json:"arrival_curve,omitempty"`
-	ArrivalCurveStepSeconds float64        `json:"arrival_curve_step_seconds,omitempty"`
-	Requests                int            `json:"requests"`
-	Warmup                  int            `json:"warmup,omitempty"`
-	WarmupSeconds           float64        `json:"warmup_seconds,omitempty"`
-	Streaming               bool           `json:"streaming"`
-	API                     string         `json:"api"`
-	SLOTTFTMs               float64        `json:"slo_ttft_ms,omitempty"`
-	SLOTPOTMs               float64        `json:"slo_tpot_ms,omitempty"`
-	SLOLatencyMs            float64        `json:"slo_latency_ms,omitempty"`
-	GPUType                 string         `json:"gpu_type"`
-	GPUCount                int            `json:"gpu_count"`
-	RuntimeEngine           string         `json:"runtime_engine"`
-	RuntimeVersion          string         `json:"runtime_version"`
-	RuntimeDtype            string         `json:"runtime_dtype,omitempty"`
-	RuntimeArgs             []string       `json:"runtime_args"`
-	GPUMemoryUtil           float64        `json:"gpu_memory_utilization"`
-	MaxNumSeqs              int            `json:"max_num_seqs,omitempty"`
-	MaxBatchedTokens        int            `json:"max_num_batched_tokens,omitempty"`
-	ExecutorType            string         `json:"executor_type"`
-	ExecutorConfig          map[string]any `json:"executor_config,omitempty"`
-	Seed                    int64          `json:"seed"`
+	ModelID    string `json:"model_id"`
+	Revision   string `json:"revision"`
+	MaxContext int    `json:"max_context"`
+	// Settings are the lane's workload shape (package shape declares
+	// them, and where each sits in this JSON).
+	shape.Settings
+	SLOTTFTMs        float64        `json:"slo_ttft_ms,omitempty"`
+	SLOTPOTMs        float64        `json:"slo_tpot_ms,omitempty"`
+	SLOLatencyMs     float64        `json:"slo_latency_ms,omitempty"`
+	GPUType          string         `json:"gpu_type"`
+	GPUCount         int            `json:"gpu_count"`
+	RuntimeEngine    string         `json:"runtime_engine"`
+	RuntimeVersion   string         `json:"runtime_version"`
+	RuntimeDtype     string         `json:"runtime_dtype,omitempty"`
+	RuntimeArgs      []string       `json:"runtime_args"`
+	GPUMemoryUtil    float64        `json:"gpu_memory_utilization"`
+	MaxNumSeqs       int            `json:"max_num_seqs,omitempty"`
+	MaxBatchedTokens int            `json:"max_num_batched_tokens,omitempty"`
+	ExecutorType     string         `json:"executor_type"`
+	ExecutorConfig   map[string]any `json:"executor_config,omitempty"`
+	Seed             int64          `json:"seed"`
 	// Workload draws lengths, shares prefixes or holds sessions (nil: every
 	// request has the fixed token counts and shares nothing).
 	Workload *load.Spec `json:"workload,omitempty"`

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"github.com/infercrane/infercrane/lang/shape"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -27,8 +28,8 @@ func randomConfig(r *rand.Rand) *lang.Config {
 	}
 	for i := 0; i < 3; i++ {
 		n := fmt.Sprintf("s%d", i)
-		cfg.Shapes[n] = &lang.Shape{Name: n, InputTokens: 100 + r.Intn(2000), OutputTokens: 10 + r.Intn(1000),
-			TemplateHeadroom: 256, Concurrency: 1 + r.Intn(16), Requests: 32 + r.Intn(32), Streaming: true, API: "chat"}
+		cfg.Shapes[n] = &lang.Shape{Name: n, Settings: shape.Settings{InputTokens: 100 + r.Intn(2000), OutputTokens: 10 + r.Intn(1000),
+			TemplateHeadroom: 256, Concurrency: 1 + r.Intn(16), Requests: 32 + r.Intn(32), Streaming: true, API: "chat"}}
 	}
 	for i, typ := range []string{"L40S", "H100"} {
 		n := fmt.Sprintf("g%d", i)

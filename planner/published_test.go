@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/infercrane/infercrane/lang/shape"
 	"math"
 	"os"
 	"path/filepath"
@@ -73,8 +74,8 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := LaneInputs{InputTokens: pt.InputTokens, OutputTokens: pt.OutputTokens, Concurrency: pt.Concurrency,
-		RequestRate: pt.RequestRate, Arrival: pt.Arrival, Requests: pt.Requests, Seed: 1}
+	in := LaneInputs{Settings: shape.Settings{InputTokens: pt.InputTokens, OutputTokens: pt.OutputTokens, Concurrency: pt.Concurrency,
+		RequestRate: pt.RequestRate, Arrival: pt.Arrival, Requests: pt.Requests}, Seed: 1}
 	ld := (&Lane{Inputs: in}).PerfLoad()
 	for _, z := range pt.Sizes {
 		ld.Sizes = append(ld.Sizes, perf.RequestSize{Input: z[0], Output: z[1]})

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/infercrane/infercrane/lang/shape"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestSlidingWindowMemoryCheck(t *testing.T) {
 	plan := func(args ...string) *Plan {
 		cfg := fixture()
 		cfg.Models = map[string]*lang.Model{"gemma": {Name: "gemma", ID: "google/gemma-3-12b-it", MaxContext: 32768}}
-		cfg.Shapes = map[string]*lang.Shape{"long": {Name: "long", InputTokens: 16000, OutputTokens: 384, TemplateHeadroom: 512, Concurrency: 8, Requests: 16, Streaming: true, API: "chat"}}
+		cfg.Shapes = map[string]*lang.Shape{"long": {Name: "long", Settings: shape.Settings{InputTokens: 16000, OutputTokens: 384, TemplateHeadroom: 512, Concurrency: 8, Requests: 16, Streaming: true, API: "chat"}}}
 		s := cfg.Screens["qwen_l40s"]
 		s.Models, s.Shapes, s.Baseline = []string{"gemma"}, []string{"long"}, ""
 		cfg.Runtimes["vllm"].Args = append([]string{"--max-model-len", "32768"}, args...)

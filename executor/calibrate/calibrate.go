@@ -19,6 +19,7 @@ import (
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/infercrane/infercrane/planner"
 	modelarch "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -652,8 +653,8 @@ func plannedLoad(pl *planner.Lane, run int, scale float64) perf.Load {
 // recorded its arrival process, whose burstiness or arrival curve is not
 // known.
 func evidenceLoad(w evidence.Workload, seed int64) (perf.Load, string) {
-	in := planner.LaneInputs{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
-		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup, Seed: seed}
+	in := planner.LaneInputs{Settings: shape.Settings{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
+		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup}, Seed: seed}
 	why := ""
 	switch p := w.ArrivalProcess; {
 	case p != nil:

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"encoding/json"
+	"github.com/infercrane/infercrane/lang/shape"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // keys) for a run the model predicts with lane at concurrency c.
 func vllmBenchDoc(t *testing.T, lane perf.Lane, in, out, c, n int, meta bool) map[string]any {
 	t.Helper()
-	l := (&planner.Lane{Inputs: planner.LaneInputs{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: n}}).PerfLoad()
+	l := (&planner.Lane{Inputs: planner.LaneInputs{Settings: shape.Settings{InputTokens: in, OutputTokens: out, Concurrency: c, Requests: n}}}).PerfLoad()
 	st, err := lane.Run(l)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/infercrane/infercrane/lang/shape"
 	"math"
 	"regexp"
 	"slices"
@@ -45,8 +46,8 @@ func capacityInput() Input {
 	for _, l := range lanes {
 		plan.Lanes = append(plan.Lanes, &planner.Lane{ID: l.id, Key: "s/" + l.model + "/chat/" + l.gpu, Screen: "s", Model: l.model,
 			Shape: "chat", GPU: l.gpu, Executor: "sim", Deployment: "d-" + l.id, Action: planner.ActionRun, Runs: 8, RequestsPerRun: 40,
-			Inputs: planner.LaneInputs{ModelID: "Org/" + l.model, InputTokens: 128, OutputTokens: 16, Concurrency: 1, Requests: 40,
-				Streaming: true, API: "chat", GPUType: l.gpuType, GPUCount: 1, ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], SLOTTFTMs: 100, Search: spec},
+			Inputs: planner.LaneInputs{ModelID: "Org/" + l.model, Settings: shape.Settings{InputTokens: 128, OutputTokens: 16, Concurrency: 1, Requests: 40,
+				Streaming: true, API: "chat"}, GPUType: l.gpuType, GPUCount: 1, ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], SLOTTFTMs: 100, Search: spec},
 			Search: &planner.LaneSearch{Unit: "req/s", PredictedKnee: l.pts[0].load, Start: l.pts[0].load}})
 		for i, p := range l.pts {
 			recs := makeRecords(40, 16, p.ttft, 2, 0, nil)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/infercrane/infercrane/lang/shape"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -65,8 +66,9 @@ func fixtureInputRuns(n, out, nruns int) Input {
 			ID: id, Key: "s/" + model + "/chat/l40s", Screen: "s", Model: model, Shape: "chat", GPU: "l40s",
 			Runtime: "vllm", Executor: "sim", Deployment: "dep-" + model, Action: planner.ActionRun, Runs: nruns, RequestsPerRun: n,
 			Inputs: planner.LaneInputs{
-				ModelID: modelID, Revision: "abc123", MaxContext: 4096, InputTokens: 128, OutputTokens: out,
-				TemplateHeadroom: 64, Concurrency: 4, Requests: n, Streaming: true, API: "chat", GPUType: "L40S", GPUCount: 1,
+				ModelID: modelID, Revision: "abc123", MaxContext: 4096,
+				Settings: shape.Settings{InputTokens: 128, OutputTokens: out, TemplateHeadroom: 64, Concurrency: 4, Requests: n, Streaming: true, API: "chat"},
+				GPUType:  "L40S", GPUCount: 1,
 				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: []string{"--max-model-len", "4096"},
 				ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], Seed: 17, SLOTTFTMs: 60,
 			},

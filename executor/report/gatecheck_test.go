@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/infercrane/infercrane/lang/shape"
 	"strings"
 	"testing"
 
@@ -102,7 +103,7 @@ func isCapacityMetric(name string) bool {
 // the lane has everything for, nothing.
 func TestGateFindings(t *testing.T) {
 	l := &planner.Lane{ID: "aaaa1111", Key: "s/m/chat/g", Screen: "s", Shape: "chat", Runs: 2,
-		Inputs: planner.LaneInputs{Streaming: false, OutputTokens: 16, Requests: 4, Concurrency: 1}}
+		Inputs: planner.LaneInputs{Settings: shape.Settings{Streaming: false, OutputTokens: 16, Requests: 4, Concurrency: 1}}}
 	sc := &planner.Screen{Name: "s", GateSpecs: []planner.Gate{
 		{Name: "clean", Condition: "lane.failed == 0", Metrics: []string{"failed"}},
 		{Name: "fast", Condition: "lane.ttft_p95_ms < 500", Metrics: []string{"ttft_p95_ms"}},

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/infercrane/infercrane/lang/shape"
 	"strings"
 	"testing"
 
@@ -29,8 +30,9 @@ func runtimesInput() Input {
 			ID: id, Key: "s/" + model + "/shared/l40s/" + runtime, Screen: "s", Model: model, Shape: "shared", GPU: "l40s",
 			Runtime: runtime, Executor: "sim", Deployment: "dep-" + id, Action: planner.ActionRun, Runs: runs, RequestsPerRun: n,
 			Inputs: planner.LaneInputs{
-				ModelID: "Org/" + model, MaxContext: 4096, InputTokens: 128, OutputTokens: out,
-				Concurrency: 4, Requests: n, Streaming: true, API: "chat", GPUType: "L40S", GPUCount: 1,
+				ModelID: "Org/" + model, MaxContext: 4096,
+				Settings: shape.Settings{InputTokens: 128, OutputTokens: out, Concurrency: 4, Requests: n, Streaming: true, API: "chat"},
+				GPUType:  "L40S", GPUCount: 1,
 				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args, ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], Seed: 17,
 				Workload: &load.Spec{Prefix: &load.Prefix{Groups: 2, SharedTokens: 64}},
 			},

@@ -1,0 +1,98 @@
+package planner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/infercrane/infercrane/lang/shape"
+)
+
+// goldenLanes reads the lanes (ID and inputs) of every golden plan.
+func goldenLanes(t *testing.T) map[string]LaneInputs {
+	t.Helper()
+	files, err := filepath.Glob("../testdata/golden/*/plan.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden plans: %v", err)
+	}
+	out := map[string]LaneInputs{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Lanes []struct {
+				ID     string     `json:"id"`
+				Inputs LaneInputs `json:"inputs"`
+			} `json:"lanes"`
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, l := range p.Lanes {
+			out[l.ID] = l.Inputs
+		}
+	}
+	return out
+}
+
+// TestGoldenLaneIDsRoundTrip: the inputs of every golden lane, read into
+// LaneInputs (the shape settings embedded from package shape) and hashed
+// again, give the lane's ID: the declaration writes the JSON it was
+// written with, in the same order with the same omissions.
+func TestGoldenLaneIDsRoundTrip(t *testing.T) {
+	lanes := goldenLanes(t)
+	for id, in := range lanes {
+		if got := LaneID(in); got != id {
+			b, _ := json.Marshal(in)
+			t.Errorf("lane %s hashes to %s now: %s", id, got, b)
+		}
+	}
+	if len(lanes) < 5 {
+		t.Fatalf("only %d golden lanes", len(lanes))
+	}
+}
+
+// TestNewZeroSettingKeepsGoldenLaneIDs is the hash's trap: lane IDs hash
+// json.Marshal(LaneInputs), so a field added without omitempty reruns
+// every lane. A new setting's field (LaneInputs with one more field, built
+// with reflect) left at its zero value keeps every golden lane ID with
+// omitempty and changes them all without; the declared settings added
+// since the IDs froze (shape.Options) keep them when a spec leaves them
+// out (see shape's TestNewSettingsKeepLaneIDs for their tags).
+func TestNewZeroSettingKeepsGoldenLaneIDs(t *testing.T) {
+	lanes := goldenLanes(t)
+	grown := func(tag string) reflect.Type {
+		return reflect.StructOf([]reflect.StructField{
+			{Name: "LaneInputs", Type: reflect.TypeFor[LaneInputs](), Anonymous: true},
+			{Name: "IgnoreEOS", Type: reflect.TypeFor[bool](), Tag: reflect.StructTag(`json:"` + tag + `"`)},
+		})
+	}
+	withOmit, without := grown("ignore_eos,omitempty"), grown("ignore_eos")
+	for id, in := range lanes {
+		v := reflect.New(withOmit).Elem()
+		v.Field(0).Set(reflect.ValueOf(in))
+		if got := shortHash(v.Interface()); got != id {
+			t.Errorf("lane %s: a zero omitempty field changed its ID to %s", id, got)
+		}
+		w := reflect.New(without).Elem()
+		w.Field(0).Set(reflect.ValueOf(in))
+		if got := shortHash(w.Interface()); got == id {
+			t.Errorf("lane %s: a zero field without omitempty kept its ID; the check cannot see the trap", id)
+		}
+		// The declared settings, each set to its default as a spec that
+		// spells it out would, keep the ID too.
+		for _, f := range shape.Fields() {
+			if f.OmitEmpty && f.Default != "" {
+				x := in
+				f.Set(&x.Settings, f.Value(&x.Settings))
+				if got := LaneID(x); got != id {
+					t.Errorf("lane %s: %s spelt out as its default changed the ID to %s", id, f.JSON, got)
+				}
+			}
+		}
+	}
+}
