@@ -13,7 +13,7 @@ import (
 // goldenLanes reads the lanes (ID and inputs) of every golden plan.
 func goldenLanes(t *testing.T) map[string]LaneInputs {
 	t.Helper()
-	files, err := filepath.Glob("../testdata/golden/*/plan.json")
+	files, err := filepath.Glob("testdata/golden/*/plan.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden plans: %v", err)
 	}
