@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/infercrane/infercrane/executor"
@@ -66,6 +67,10 @@ type Executor struct {
 
 	mu    sync.Mutex
 	procs map[int]*proc // pgid -> process
+
+	// pickPort picks a free port on a host for a server without a port
+	// setting (freePort; a test hands out a taken one).
+	pickPort func(host string) (int, error)
 }
 
 // Settings returns the settings the executor runs with.
@@ -84,7 +89,7 @@ type proc struct {
 
 // New makes a local executor from a lane's resolved executor settings.
 func New(settings map[string]any) (executor.Executor, error) {
-	x := &Executor{procs: map[int]*proc{}}
+	x := &Executor{procs: map[int]*proc{}, pickPort: freePort}
 	if err := executor.DecodeSettings(Type, Schema(), settings, &x.settings); err != nil {
 		return nil, err
 	}
@@ -106,17 +111,60 @@ func freePort(host string) (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// portTries bounds how often Deploy picks another port for a server that
+// found the port it was given taken.
+const portTries = 3
+
+// portTaken reports whether something else now listens on host:port (or
+// holds it otherwise): a bind fails with "address in use".
+func portTaken(host string, port int) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return errors.Is(err, syscall.EADDRINUSE)
+	}
+	ln.Close()
+	return false
+}
+
 // Deploy starts the server and waits until GET /health answers 200. On any
 // failure (timeout, early exit, cancellation) the process group is stopped
 // before Deploy returns.
+//
+// Without a port setting the port is one the kernel picked free and
+// released for the server to take, and something else (any process's
+// listener or outgoing connection) may take it first. A server that then
+// exits before it became healthy while its port is taken by another is
+// started again on a newly picked port, up to portTries times; an exit
+// for any other reason, or on the configured port, is the error.
 func (x *Executor) Deploy(ctx context.Context, d executor.Deployment) (*executor.Server, error) {
-	port := x.settings.Port
-	if port == 0 {
-		var err error
-		if port, err = freePort(x.settings.Host); err != nil {
-			return nil, err
+	for try := 1; ; try++ {
+		port := x.settings.Port
+		if port == 0 {
+			var err error
+			if port, err = x.pickPort(x.settings.Host); err != nil {
+				return nil, err
+			}
+		}
+		s, err := x.deployOn(ctx, d, port)
+		var early *earlyExitError
+		if err == nil || x.settings.Port != 0 || try == portTries || !errors.As(err, &early) || !portTaken(x.settings.Host, port) {
+			return s, err
+		}
+		if f, ferr := os.OpenFile(early.log, os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			fmt.Fprintf(f, "# %s infercrane: port %d was taken by another process before the server bound it; starting it again on another port\n", time.Now().UTC().Format(time.RFC3339), port)
+			f.Close()
 		}
 	}
+}
+
+// earlyExitError is a server that exited before it became healthy; log
+// is its log file.
+type earlyExitError struct{ msg, log string }
+
+func (e *earlyExitError) Error() string { return e.msg }
+
+// deployOn starts the server on port and waits until it is healthy.
+func (x *Executor) deployOn(ctx context.Context, d executor.Deployment, port int) (*executor.Server, error) {
 	argv := vllmCommand(d, x.settings.Host, port)
 	if len(x.settings.Command) > 0 {
 		var err error
@@ -211,7 +259,7 @@ func (x *Executor) waitHealthy(ctx context.Context, p *proc, base string) error 
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.exited:
-			return fmt.Errorf("the server exited before becoming healthy (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10))
+			return &earlyExitError{msg: fmt.Sprintf("the server exited before becoming healthy (%v); see its log %s:\n%s", p.err, p.log, tail(p.log, 10)), log: p.log}
 		case <-deadline.C:
 			return fmt.Errorf("the server did not answer GET %s/health with 200 within %s; see its log %s, or raise health_timeout:\n%s", base, x.settings.HealthTimeout, p.log, tail(p.log, 10))
 		case <-tick.C:

@@ -3,6 +3,8 @@ package local
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,7 +22,9 @@ import (
 
 // TestMain doubles as the server process: with LOCAL_TEST_SERVE set, the
 // test binary starts a grandchild (`sleep`) in its process group, writes its
-// PID, optionally ignores SIGTERM, and serves a simulated engine.
+// PID, optionally ignores SIGTERM, and serves a simulated engine on the port
+// its last argument names (or, for "none", listens nowhere: a server that
+// never becomes healthy).
 func TestMain(m *testing.M) {
 	if os.Getenv("LOCAL_TEST_SERVE") == "" {
 		os.Exit(m.Run())
@@ -32,6 +36,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv("LOCAL_TEST_IGNORE_TERM") != "" {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if port == "none" {
+		select {}
 	}
 	if _, err := sim.Listen("127.0.0.1:"+port, sim.Options{Model: "m", TTFT: time.Millisecond, ITL: time.Millisecond}); err != nil {
 		fmt.Println(err)
@@ -165,8 +172,10 @@ func TestTeardownFromAnotherExecutorByHandle(t *testing.T) {
 
 func TestNeverHealthyFailsAndCleansUp(t *testing.T) {
 	x, pidfile := newTestExec(t, map[string]any{
-		// The server listens on another port than the one checked.
-		"command":        []any{os.Args[0], "-test.run=^$", "1"},
+		// The server runs but listens nowhere (a fixed other port, as
+		// before, was taken when two runs of the test overlapped, and
+		// the server's exit failed the test).
+		"command":        []any{os.Args[0], "-test.run=^$", "none"},
 		"health_timeout": "700ms",
 	})
 	_, err := x.Deploy(context.Background(), deployment(t))
@@ -181,6 +190,52 @@ func TestNeverHealthyFailsAndCleansUp(t *testing.T) {
 	}
 	if len(x.procs) != 0 {
 		t.Fatal("process still tracked")
+	}
+}
+
+// TestDeployRetriesAPortTakenBeforeTheServerBoundIt: the port Deploy
+// picked is taken by another process before the server binds it (here the
+// test's listener; on a busy machine any process's). The server exits, and
+// Deploy starts it again on another port instead of failing the lane
+// (before the fix: "the server exited before becoming healthy"). A server
+// that exits while its port is free is not started again.
+func TestDeployRetriesAPortTakenBeforeTheServerBoundIt(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	go http.Serve(taken, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+	x, _ := newTestExec(t, nil)
+	picks := 0
+	x.pickPort = func(host string) (int, error) {
+		if picks++; picks == 1 {
+			return takenPort, nil
+		}
+		return freePort(host)
+	}
+	d := deployment(t)
+	s, err := x.Deploy(context.Background(), d)
+	if err != nil {
+		t.Fatalf("deploy with its first port taken: %v", err)
+	}
+	defer x.Teardown(context.Background(), s)
+	if picks != 2 || strings.HasSuffix(s.BaseURL, ":"+strconv.Itoa(takenPort)) {
+		t.Errorf("%d ports picked, server at %s (port %d was taken)", picks, s.BaseURL, takenPort)
+	}
+	log, _ := os.ReadFile(filepath.Join(d.LogDir, "server-d1.log"))
+	if n := strings.Count(string(log), "infercrane: starting"); n != 2 || !strings.Contains(string(log), "was taken by another process") {
+		t.Errorf("want two starts and the reason in the log:\n%s", log)
+	}
+
+	// An exit with the port free is the server's own failure: one start.
+	y, _ := newTestExec(t, map[string]any{"command": []any{"sh", "-c", "echo no model; exit 3"}})
+	picks = 0
+	y.pickPort = func(host string) (int, error) { picks++; return freePort(host) }
+	d = deployment(t)
+	if _, err := y.Deploy(context.Background(), d); err == nil || !strings.Contains(err.Error(), "exited before becoming healthy") || picks != 1 {
+		t.Fatalf("want one start and its exit, got %d starts: %v", picks, err)
 	}
 }
 
