@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -519,13 +520,44 @@ func exitCode(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
+// freePort picks a free loopback port for a sandbox's server, which binds
+// it later (a container has its port to itself; here the port is free
+// when picked, and the server binds it after starting). The port comes
+// from below the kernel's ephemeral range (ip_local_port_range), from
+// which every bind to port 0 and every outgoing connection on the machine
+// draws: a port taken from there and released for the server could be
+// taken first by any of them on a busy test machine, and the server's
+// bind failed. Below the range only another explicit bind competes.
 func freePort() (int, error) {
+	lo, hi := portsBelowEphemeral()
+	for range 64 {
+		p := lo + mrand.IntN(hi-lo+1)
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			l.Close()
+			return p, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// portsBelowEphemeral is the range freePort draws from: from 10000 up to
+// the start of the kernel's ephemeral range (32768 on Linux by default),
+// or 10000-32767 where the range cannot be read or leaves too little room.
+func portsBelowEphemeral() (lo, hi int) {
+	lo, hi = 10000, 32767
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if start, err := strconv.Atoi(f[0]); err == nil && start-1 >= lo+1000 {
+				hi = start - 1
+			}
+		}
+	}
+	return lo, hi
 }
 
 func randomHex(n int) string {
