@@ -21,7 +21,11 @@ import (
 // run an infrastructure failure, not a measurement.
 func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
 	s, err := sim.Listen("127.0.0.1:0", sim.Options{Model: "m", MaxModelLen: 4096, TTFT: time.Millisecond, ITL: time.Millisecond,
-		Faults: sim.Faults{StallAfter: 2, StallFor: 1500 * time.Millisecond}})
+		// Every stream stalls after 2 tokens (the first two finish after
+		// it); the last two must still be stalled when the kill comes. 3 s
+		// (1.5 s before) leaves a loaded machine's goroutine room to run
+		// the kill; a kill after the stall finds all four succeeded.
+		Faults: sim.Faults{StallAfter: 2, StallFor: 3 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +39,11 @@ func TestRunLoadNoticesAServerGoneWithItsStreams(t *testing.T) {
 	ctx := executor.WithProgress(context.Background(), func(p executor.Progress) {
 		if p.Done >= 2 {
 			// Kill once the last two requests are streams in flight (the
-			// engine admitted all four; the stall keeps them open for 1.5
-			// s): a kill racing the send of the fourth made it a refused
+			// engine admitted all four; the stall keeps them open for 3 s):
+			// a kill racing the send of the fourth made it a refused
 			// connection, not a broken stream.
 			go once.Do(func() {
-				for end := time.Now().Add(time.Second); len(s.Engine.Arrivals()) < 4 && time.Now().Before(end); {
+				for end := time.Now().Add(2500 * time.Millisecond); len(s.Engine.Arrivals()) < 4 && time.Now().Before(end); {
 					time.Sleep(time.Millisecond)
 				}
 				kill()
