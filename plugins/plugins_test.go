@@ -130,14 +130,14 @@ func TestPluginTearsDownWhenItsHostIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	host.Wait()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a hang, not a slow machine
 	for {
 		data, _ = os.ReadFile(calls)
 		if strings.Contains(string(data), "teardown d1 <nil>") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no teardown within 15s of the host's death; calls:\n%s", data)
+			t.Fatalf("no teardown within 60s of the host's death; calls:\n%s", data)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -276,7 +276,7 @@ func TestPluginWhoseHostDiedBeforeItStartedExits(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second): // a hang, not a slow machine
 		cmd.Process.Kill()
 		t.Fatal("the plugin kept running with its host gone")
 	}

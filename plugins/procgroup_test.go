@@ -44,12 +44,13 @@ func markedProcesses(mark string) []string {
 	return out
 }
 
-// noneLeft fails unless no process carrying mark is left within 5 s, and
-// kills what is.
+// noneLeft fails unless no process carrying mark is left within 60 s (a
+// killed process is gone in milliseconds; a loaded 2-core machine may take
+// seconds to reap it; a leaked one stays), and kills what is.
 func noneLeft(t *testing.T, mark string) {
 	t.Helper()
 	var left []string
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 1200; i++ {
 		if left = markedProcesses(mark); len(left) == 0 {
 			return
 		}
@@ -124,8 +125,8 @@ exec "$PLUGINS_TEST_BIN" -test.run='^$'`, mark, "PLUGINS_TEST_SERVE=1", "PLUGINS
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Close still waits after 15 s")
+	case <-time.After(60 * time.Second): // a hang, not a slow machine
+		t.Fatal("Close still waits after 60 s")
 	}
 	noneLeft(t, mark)
 }

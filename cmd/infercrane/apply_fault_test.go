@@ -255,7 +255,7 @@ func TestApplyInterruptTwiceSaysWhatIsLeftThriceForceQuits(t *testing.T) {
 	run.cmd.Process.Signal(os.Interrupt)
 	run.until(t, "the teardown starting", func(e executor.Event) bool { return e.Type == executor.EventTeardownStarted })
 	run.cmd.Process.Signal(os.Interrupt)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a hang, not a slow machine
 	for !strings.Contains(run.stderr.String(), "Still cleaning up: teardown of deployment") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -108,7 +108,7 @@ func (r *applyRig) simServe(port int, extra ...string) (*exec.Cmd, int) {
 		r.t.Fatalf("sim serve --port %d did not say where it listens within 30 s", port)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/health", port)
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) { // a hang, not a slow machine
 		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -38,7 +38,10 @@ func TestFailureClassesFromSim(t *testing.T) {
 		{"status schedule", sim.Faults{FailAt: map[int]int{3: 429, 5: 500, 7: 503}}, nil,
 			map[string]int{loadgen.FailRateLimited: 1, loadgen.FailServerError: 2}},
 		{"stream cut", sim.Faults{CutAfter: 3}, nil, map[string]int{loadgen.FailStreamBroken: 8}},
-		{"stall past the timeout", sim.Faults{StallAfter: 2, StallFor: 2 * time.Second},
+		// The client gives up after 150 ms and the engine ends the stalled
+		// stream then; the minute-long stall leaves a loaded machine's late
+		// timer no chance to see the stream finish (2 s did not).
+		{"stall past the timeout", sim.Faults{StallAfter: 2, StallFor: time.Minute},
 			func(c *loadgen.Config) { c.TimeoutMs = 150 }, map[string]int{loadgen.FailTimeout: 8}},
 		{"prompt alone over the context", sim.Faults{}, func(c *loadgen.Config) { c.InputTokens, c.OutputTokens = 8300, 10 },
 			map[string]int{loadgen.FailContextOverflow: 8}},

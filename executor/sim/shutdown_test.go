@@ -32,7 +32,7 @@ func TestShutdownClosesTheDoorBeforeEndingStreams(t *testing.T) {
 		}
 		stopped := make(chan error, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a hang, not a slow machine
 			defer cancel()
 			stopped <- s.Shutdown(ctx)
 		}()

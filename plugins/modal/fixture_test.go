@@ -148,7 +148,7 @@ func (f *fixture) mustBeGone(id string) {
 	// (its own wait on the process, which a loaded machine may schedule
 	// late when another process terminated it), as Modal's listing is
 	// eventually consistent: both conditions get the same deadline.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a hang, not a slow machine
 	for (len(f.groupsAlive(id)) > 0 || f.listedRunning(id)) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
