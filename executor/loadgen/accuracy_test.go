@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -19,7 +20,15 @@ import (
 // the client's error. The measured medians must also be within 2% or 0.5 ms
 // (whichever is larger) of the configured TTFT and ITL, which includes the
 // engine's own timer error and the request's transit from client to engine.
+//
+// Those are the claims `make timing` (INFERCRANE_TIMING_STRICT=1, on an idle
+// machine) checks. In make test, on a loaded 2-core machine, the client's
+// own wake-ups are late by a scheduler's delay the engine's record does not
+// see, so there the client may be 1 ms from the engine's truth and 20% or 3
+// ms from the configuration: a client that adds a fixed few ms (a missed
+// first chunk, a parse before the timestamp) still fails.
 func TestRecoversConstantTiming(t *testing.T) {
+	strict := os.Getenv("INFERCRANE_TIMING_STRICT") == "1"
 	for _, c := range []struct {
 		concurrency, requests, output int
 		ttft, itl                     time.Duration
@@ -57,6 +66,9 @@ func TestRecoversConstantTiming(t *testing.T) {
 			check := func(name string, got, truth float64, configured time.Duration) {
 				conf := float64(configured) / 1e6
 				tol := math.Min(0.02*conf, 0.5)
+				if !strict {
+					tol = 1
+				}
 				t.Logf("c=%d %s p50: measured %.3f ms, engine truth %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, conf, tol)
 				if math.Abs(got-truth) > tol {
 					t.Errorf("c=%d: %s p50 %.3f ms, but the engine's flushes say %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, tol)
@@ -65,6 +77,9 @@ func TestRecoversConstantTiming(t *testing.T) {
 				// whichever is larger (the engine's own timer and the request's
 				// transit are in this figure too).
 				confTol := math.Max(0.02*conf, 0.5)
+				if !strict {
+					confTol = math.Max(0.20*conf, 3)
+				}
 				if math.Abs(truth-conf) > confTol/2 {
 					// The engine itself missed its configuration by half the
 					// bound or more (make test once measured its TTFT p50 0.98

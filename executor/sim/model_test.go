@@ -65,10 +65,17 @@ func closedLoop(t *testing.T, url string, c, n, in, out int, stagger time.Durati
 // (perf.Lane.Run, what the planner estimates with) for the same model,
 // GPU and workload: the median TPOT the clients measure and the output
 // throughput at full concurrency (c x output tokens / the mean latency in
-// the engine's /metrics) within 5%. The full plan-versus-apply agreement,
-// through the load generator, is tested in package executor (sim_agreement_test.go).
+// the engine's /metrics) within 5% in `make timing`, within looseTolerance
+// (20%) in make test, where a loaded machine's delays to the clients are
+// not the engine's (a scheduler of the wrong step size or batch is off by
+// more). The full plan-versus-apply agreement, through the load generator,
+// is tested in package executor (sim_agreement_test.go).
 func TestModelModeMatchesEstimate(t *testing.T) {
 	const in, out = 256, 64
+	tol := 0.05
+	if !strictTiming() {
+		tol = looseTolerance
+	}
 	for _, c := range []int{1, 8, 32} {
 		opts := Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxModelLen: 4096, Speedup: 1}
 		url, e := start(t, opts)
@@ -95,10 +102,10 @@ func TestModelModeMatchesEstimate(t *testing.T) {
 			t.Logf("c=%d attempt %d: tpot %.3f ms (estimate %.3f), latency %.1f ms (estimate %.1f; client %.1f), throughput %.0f tok/s (estimate %.0f; client window %.0f); engine timeline resets so far %d",
 				c, attempt, tpotMs, est.TPOT.P50, latency*1000, est.Latency.Mean, float64(clientLatency)/1e6, tput, estTput, window, e.metrics.timelineResets.Load())
 			problems = problems[:0]
-			if rel := math.Abs(tpotMs-est.TPOT.P50) / est.TPOT.P50; rel > 0.05 {
+			if rel := math.Abs(tpotMs-est.TPOT.P50) / est.TPOT.P50; rel > tol {
 				problems = append(problems, fmt.Sprintf("c=%d: TPOT %.3f ms is %.1f%% off the estimate %.3f ms", c, tpotMs, rel*100, est.TPOT.P50))
 			}
-			if rel := math.Abs(tput-estTput) / estTput; rel > 0.05 {
+			if rel := math.Abs(tput-estTput) / estTput; rel > tol {
 				problems = append(problems, fmt.Sprintf("c=%d: throughput %.0f tok/s is %.1f%% off the estimate %.0f", c, tput, rel*100, estTput))
 			}
 			if len(problems) == 0 || raceEnabled {
