@@ -59,7 +59,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	if o, ok := perf.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
-		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs, a.FrontEndAdmitUs = o.RequestMs, o.StepMs, o.TokenUs, o.AdmitUs
 	}
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
 	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)

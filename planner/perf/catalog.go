@@ -36,8 +36,11 @@ type GPU struct {
 }
 
 // Published figures (design section 8). Efficiency defaults: llm-d's roofline
-// MFU for prefill (0.32 on L40S-class parts, 0.45 on Hopper and newer) and
-// GenZ's 0.8 bandwidth efficiency for decode. FP8 and INT8 peaks are the
+// MFU for prefill (0.32 on L40S-class parts, 0.45 on B200), except on the
+// A100 and H100 dies (A100s, H100, H200: 0.65, what vLLM 0.6's joint
+// prefills of ten ShareGPT prompts reached on one A100 and one H100 in
+// the published measurements' fit set, planner/perf/testdata/published)
+// and GenZ's 0.8 bandwidth efficiency for decode. FP8 and INT8 peaks are the
 // datasheets' sparse figures halved (NVIDIA T4, L4, A10, L40S, A100, H100
 // SXM, H200 SXM and HGX B200 datasheets); the link bandwidth is the
 // datasheet's NVLink figure (both directions) halved, or PCIe's x16
@@ -53,13 +56,13 @@ var gpus = []GPU{
 		INT8TOPS: 250, Capability: 86, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
 	{Name: "L40S", MemoryGB: 48, BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A100-40GB", MemoryGB: 40, BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.40, DecodeEfficiency: 0.8,
+	{Name: "A100-40GB", MemoryGB: 40, BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "A100-80GB", MemoryGB: 80, BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.40, DecodeEfficiency: 0.8,
+	{Name: "A100-80GB", MemoryGB: 80, BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "H100", MemoryGB: 80, BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+	{Name: "H100", MemoryGB: 80, BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "H200", MemoryGB: 141, BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+	{Name: "H200", MemoryGB: 141, BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
 	{Name: "B200", MemoryGB: 180, BandwidthGBs: 8000, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},

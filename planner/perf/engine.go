@@ -35,8 +35,12 @@ type Engine struct {
 	// changes until a request arrives or leaves.
 	stuck bool
 	// frontFree is when the front end is next free to take a request
-	// (Lane.FrontEndBusySeconds).
+	// (Lane.FrontEndBusySeconds, Lane.FrontEndAdmitSeconds).
 	frontFree float64
+	// held are the requests a batching front end (Lane.FrontEndAdmitSeconds)
+	// admitted in its current busy period: they enter together when it
+	// ends (at frontFree), or at their own delay if that is later.
+	held []arrival
 }
 
 // arrival is a request on its way to the engine.
@@ -61,6 +65,19 @@ func (e *Engine) Scheduler() *Scheduler { return e.sched }
 // engine.
 func (e *Engine) Arrive(q *Seq, sent float64) float64 {
 	a := arrival{q, sent + e.lane.RequestDelaySeconds(q.Index)}
+	if adm := e.lane.FrontEndAdmitSeconds(); adm > 0 {
+		// A batching front end: a request sent after its busy period
+		// ended starts a new one; the period's requests enter when it
+		// ends (release).
+		if len(e.held) > 0 && sent >= e.frontFree {
+			e.release()
+		}
+		e.frontFree = math.Max(sent, e.frontFree) + adm
+		q.state = seqNew
+		e.held = append(e.held, a)
+		e.stuck = false
+		return math.Max(a.enter, e.frontFree)
+	}
 	if busy := e.lane.FrontEndBusySeconds(q); busy > 0 {
 		// One front-end process: a request sent while it works on
 		// others waits for it.
@@ -69,6 +86,13 @@ func (e *Engine) Arrive(q *Seq, sent float64) float64 {
 		e.frontFree = start + busy
 	}
 	q.state = seqNew
+	e.queue(a)
+	e.stuck = false
+	return a.enter
+}
+
+// queue puts a among the requests on their way, in entry order.
+func (e *Engine) queue(a arrival) {
 	// Entries come in order but for ties and racing callers: insert from
 	// the back.
 	i := len(e.pending)
@@ -78,12 +102,39 @@ func (e *Engine) Arrive(q *Seq, sent float64) float64 {
 	e.pending = append(e.pending, arrival{})
 	copy(e.pending[i+1:], e.pending[i:])
 	e.pending[i] = a
-	e.stuck = false
-	return a.enter
+}
+
+// release ends the batching front end's busy period: its requests are on
+// their way, entering when it ended or at their own delay if later.
+func (e *Engine) release() {
+	for _, h := range e.held {
+		h.enter = math.Max(h.enter, e.frontFree)
+		e.queue(h)
+	}
+	e.held = e.held[:0]
+}
+
+// heldEntry is when the first held request can enter (+Inf if none).
+func (e *Engine) heldEntry() float64 {
+	if len(e.held) == 0 {
+		return math.Inf(1)
+	}
+	first := math.Inf(1)
+	for _, h := range e.held {
+		first = math.Min(first, h.enter)
+	}
+	return math.Max(first, e.frontFree)
 }
 
 // Abort forgets q, on its way or in the scheduler, freeing its KV cache.
 func (e *Engine) Abort(q *Seq) {
+	for i, a := range e.held {
+		if a.q == q {
+			e.held = append(e.held[:i], e.held[i+1:]...)
+			q.state = seqDone
+			return
+		}
+	}
 	for i, a := range e.pending {
 		if a.q == q {
 			e.pending = append(e.pending[:i], e.pending[i+1:]...)
@@ -99,17 +150,18 @@ func (e *Engine) Abort(q *Seq) {
 
 // Waiting counts the requests waiting: queued in the scheduler or on
 // their way to it.
-func (e *Engine) Waiting() int { return e.sched.Waiting() + len(e.pending) }
+func (e *Engine) Waiting() int { return e.sched.Waiting() + len(e.pending) + len(e.held) }
 
 // Idle reports whether nothing is running, waiting or on its way.
-func (e *Engine) Idle() bool { return e.sched.Idle() && len(e.pending) == 0 }
+func (e *Engine) Idle() bool { return e.sched.Idle() && len(e.pending) == 0 && len(e.held) == 0 }
 
 // NextEntry is when the first request on its way enters (+Inf if none).
 func (e *Engine) NextEntry() float64 {
-	if len(e.pending) == 0 {
-		return math.Inf(1)
+	next := e.heldEntry()
+	if len(e.pending) > 0 {
+		next = math.Min(next, e.pending[0].enter)
 	}
-	return e.pending[0].enter
+	return next
 }
 
 // Next returns when the next step starts: when the last one ended if
@@ -119,10 +171,11 @@ func (e *Engine) Next() (float64, bool) {
 	if !e.stuck && !e.sched.Idle() {
 		return e.end, true
 	}
-	if len(e.pending) == 0 {
+	next := e.NextEntry()
+	if math.IsInf(next, 1) {
 		return 0, false
 	}
-	return math.Max(e.end, e.pending[0].enter), true
+	return math.Max(e.end, next), true
 }
 
 // Begin starts a step at start (Next's time, or later when the caller's
@@ -132,7 +185,13 @@ func (e *Engine) Next() (float64, bool) {
 // means there was nothing it could schedule; Next then waits for a
 // request to arrive or leave.
 func (e *Engine) Begin(start float64, st *Step) float64 {
-	alone := e.sched.Idle() && len(e.pending) > 0 && e.pending[0].enter >= e.end && start == e.pending[0].enter
+	if len(e.held) > 0 && start >= e.frontFree {
+		e.release()
+	}
+	// A batching front end hands its busy period's requests over
+	// together: they are not split.
+	alone := e.sched.Idle() && len(e.pending) > 0 && e.pending[0].enter >= e.end && start == e.pending[0].enter &&
+		e.lane.FrontEndAdmitSeconds() == 0
 	n := 0
 	for n < len(e.pending) && e.pending[n].enter <= start && (n == 0 || !alone) {
 		e.sched.Add(e.pending[n].q)

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"testing"
 )
 
@@ -74,4 +75,66 @@ func TestClosedLoopStreamsDesynchronise(t *testing.T) {
 	}
 	lockstep := (s.RequestOverheadSeconds() + StepTime(s.Model, s.Hardware, 4*in, 4, 0, 4*in)) * 1000
 	t.Logf("ttft %+v; lockstep (all four prompts jointly) would be %.3f ms", st.TTFT, lockstep)
+}
+
+// TestBatchingFrontEnd (vLLM before 0.8, Assumptions.FrontEndAdmitUs):
+// ten requests sent at once enter the engine together when the front
+// end has admitted all ten, and one step prefills them all, as
+// LambdaLabsML's ten-prompt bursts on vLLM 0.6 show (every request's
+// first token within a millisecond of the others'); a request sent after
+// the busy period ended starts a new one and enters at its own delay.
+// The one-at-a-time front end of vLLM 0.8 and later (FrontEndTokenUs)
+// staggers the same burst instead.
+func TestBatchingFrontEnd(t *testing.T) {
+	o, ok := FrontEnd("vllm", "0.6.0", "completions")
+	if !ok || o.AdmitUs <= 0 || o.TokenUs != 0 {
+		t.Fatalf("vLLM 0.6.0's front end %+v: want a batching one (AdmitUs > 0, no per-token queue)", o)
+	}
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192})
+	s.Hardware.Assume.RequestOverheadMs, s.Hardware.Assume.FrontEndAdmitUs = o.RequestMs, o.AdmitUs
+	adm := o.AdmitUs / 1e6
+	e := NewEngine(s, 0)
+	burst := make([]*Seq, 10)
+	for i := range burst {
+		burst[i] = &Seq{Prompt: 100, Output: 4, Index: i}
+		e.Arrive(burst[i], 0)
+	}
+	if e.Waiting() != 10 {
+		t.Fatalf("%d waiting, want the 10 held by the front end", e.Waiting())
+	}
+	start, ok := e.Next()
+	if want := math.Max(10*adm, s.RequestOverheadSeconds()); !ok || !near(start, want, 1e-12) {
+		t.Fatalf("the burst's step starts at %v, want when the front end admitted all ten, %v", start, want)
+	}
+	var st Step
+	d := e.Begin(start, &st)
+	if len(st.Seqs) != 10 || st.PrefillTokens != 1000 {
+		t.Fatalf("the first step prefills %d requests (%d tokens), want all ten together", len(st.Seqs), st.PrefillTokens)
+	}
+	e.End(&st, nil)
+	// Sent after the busy period: its own delay, not held behind anything.
+	late := &Seq{Prompt: 100, Output: 4, Index: 10}
+	sent := start + d
+	if at := e.Arrive(late, sent); !near(at, sent+s.RequestOverheadSeconds(), 1e-12) {
+		t.Fatalf("a request sent after the busy period enters at %v, want its send plus the overhead, %v", at, sent+s.RequestOverheadSeconds())
+	}
+	e.Abort(late)
+	if e.Waiting() != 0 {
+		t.Fatalf("an aborted held request is still counted: %d", e.Waiting())
+	}
+
+	// vLLM 0.8 and later: one request at a time, so the burst's first
+	// step has the first request alone.
+	v := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	o1, _ := FrontEnd("vllm", "0.19.0", "completions")
+	v.Hardware.Assume.RequestOverheadMs, v.Hardware.Assume.FrontEndTokenUs, v.Hardware.Assume.FrontEndAdmitUs = o1.RequestMs, o1.TokenUs, o1.AdmitUs
+	e = NewEngine(v, 0)
+	for i := 0; i < 10; i++ {
+		e.Arrive(&Seq{Prompt: 100, Output: 4, Index: i}, 0)
+	}
+	start, _ = e.Next()
+	e.Begin(start, &st)
+	if len(st.Seqs) != 1 {
+		t.Fatalf("vLLM 0.19's first step has %d requests, want the first alone", len(st.Seqs))
+	}
 }

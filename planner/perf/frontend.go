@@ -15,6 +15,9 @@ type EngineOverheads struct {
 	// TokenUs is the front end's time per streamed output token:
 	// Assumptions.FrontEndTokenUs.
 	TokenUs float64
+	// AdmitUs is a batching front end's time to admit one request:
+	// Assumptions.FrontEndAdmitUs.
+	AdmitUs float64
 	// Source says where the figures come from.
 	Source string
 }
@@ -33,6 +36,7 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 		Source: "vLLM >= 0.8 (V1: API server and engine core in separate processes), fitted to published measurements"}
 	if !versionAtLeast(version, 0, 8) {
 		o.Source = "vLLM < 0.8 (V0 engine), fitted to published measurements"
+		o.TokenUs, o.AdmitUs = 0, v0AdmitUs
 	}
 	if api == "" || api == "chat" {
 		o.RequestMs += chatTemplateMs
@@ -46,6 +50,7 @@ var (
 	frontEndStepMs    = 2.0
 	frontEndTokenUs   = 35.0
 	chatTemplateMs    = 1.0
+	v0AdmitUs         = 2500.0
 )
 
 // FrontEndMs is FrontEnd's request overhead (the catalog's 2 ms for an

@@ -71,6 +71,14 @@ func (s Lane) FrontEndBusySeconds(q *Seq) float64 {
 	return s.RequestOverheadSeconds() + float64(q.Output)*tok/1e6
 }
 
+// FrontEndAdmitSeconds is a batching front end's time to admit one
+// request (Assumptions.FrontEndAdmitUs; 0: the front end does not batch).
+// Such a front end (vLLM before 0.8) admits the requests sent while it is
+// busy one after another and hands them to the engine together when its
+// busy period ends (Engine.Arrive): a burst of n requests enters the
+// engine n admissions after it was sent, in one step's queue.
+func (s Lane) FrontEndAdmitSeconds() float64 { return s.Hardware.Assume.FrontEndAdmitUs / 1e6 }
+
 // RequestOverheadSeconds is the fixed time between a request's send and
 // its entering the engine (HTTP, chat template, tokenisation); when the
 // engine takes it into a step is Engine's rule.

@@ -32,6 +32,11 @@ type Assumptions struct {
 	// times it (plus the step overhead). 0 (the catalog's value outside a
 	// known engine version) is no bound.
 	FrontEndTokenUs float64 `json:"front_end_token_us,omitempty"`
+	// FrontEndAdmitUs is a batching front end's time to admit one
+	// request (Lane.FrontEndAdmitSeconds): the requests sent while it is
+	// busy admitting enter the engine together when it is done. 0 (the
+	// catalog's value outside vLLM before 0.8) is no batching.
+	FrontEndAdmitUs float64 `json:"front_end_admit_us,omitempty"`
 	// InterconnectEfficiency is the fraction of the GPU link's bandwidth
 	// tensor parallelism's all-reduces reach, AllReduceLatencyUs the fixed
 	// time of each (allReduceSeconds).
