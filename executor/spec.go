@@ -72,6 +72,7 @@ func RunSpecFor(l *planner.Lane, n int) RunSpec {
 			PromptSalt:       l.ID,
 			SLO:              loadgen.SLO{TTFTMs: in.SLOTTFTMs, TPOTMs: in.SLOTPOTMs, LatencyMs: in.SLOLatencyMs},
 			Workload:         in.Workload,
+			Options:          in.Options,
 		},
 	}
 }

@@ -7,6 +7,7 @@ package evidence
 
 import (
 	"fmt"
+	"github.com/infercrane/infercrane/lang/shape"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
@@ -244,6 +245,10 @@ type Workload struct {
 	// cache would then serve instead of prefilling). Absent from evidence
 	// written before it was recorded.
 	Prompts *Prompts `json:"prompts,omitempty"`
+	// Options are the lane's shape options (lang/shape), each present only
+	// where the lane set it to other than its default, so evidence written
+	// before an option existed still verifies.
+	shape.Options
 }
 
 // Prompts says where a campaign's prompt texts came from: the load

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"github.com/infercrane/infercrane/executor/redact"
+	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/infercrane/infercrane/planner/load"
 
 	"bytes"
@@ -42,6 +43,8 @@ type client struct {
 	readers sync.Pool // *sseReader with a reused 32 KiB buffer
 	// red removes the API key and other secrets from recorded errors.
 	red *redact.Set
+	// opts are the shape options the requests were sent with.
+	opts shape.Options
 }
 
 // maxChunkPrealloc bounds the chunk-time slice reserved up front.
@@ -75,25 +78,26 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// buildBody renders one request: max_tokens forces the output length with
-// ignore_eos, and streaming requests ask for usage in the final chunk.
-func buildBody(model string, chat, stream bool, prompt string, maxTokens int) []byte {
+// buildBody renders one request of cfg's: max_tokens forces the output
+// length with ignore_eos, and streaming requests ask for usage in the
+// final chunk.
+func buildBody(cfg *Config, chat bool, prompt string, maxTokens int) []byte {
 	if chat {
-		return buildChatBody(model, stream, []chatMsg{{Role: "user", Content: prompt}}, maxTokens)
+		return buildChatBody(cfg, []chatMsg{{Role: "user", Content: prompt}}, maxTokens)
 	}
-	return marshalBody(requestBody{Model: model, Prompt: prompt}, stream, maxTokens)
+	return marshalBody(requestBody{Model: cfg.Model, Prompt: prompt}, cfg, maxTokens)
 }
 
 // buildChatBody renders a chat request of msgs (a conversation so far).
-func buildChatBody(model string, stream bool, msgs []chatMsg, maxTokens int) []byte {
-	return marshalBody(requestBody{Model: model, Messages: msgs}, stream, maxTokens)
+func buildChatBody(cfg *Config, msgs []chatMsg, maxTokens int) []byte {
+	return marshalBody(requestBody{Model: cfg.Model, Messages: msgs}, cfg, maxTokens)
 }
 
-// marshalBody sets the generation settings every request shares and
-// encodes rb.
-func marshalBody(rb requestBody, stream bool, maxTokens int) []byte {
-	rb.MaxTokens, rb.IgnoreEOS, rb.Stream = maxTokens, true, stream
-	if stream {
+// marshalBody sets the generation settings every request of cfg shares
+// (its shape options among them) and encodes rb.
+func marshalBody(rb requestBody, cfg *Config, maxTokens int) []byte {
+	rb.MaxTokens, rb.IgnoreEOS, rb.Stream = maxTokens, true, cfg.Streaming
+	if cfg.Streaming {
 		rb.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	b, _ := json.Marshal(rb)

@@ -184,7 +184,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (res *Result, err erro
 	if err := prepare(ctx); err != nil {
 		return nil, err
 	}
-	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming,
+	r.c = &client{hc: o.hc, url: base + endpoint(cfg.API), apiKey: cfg.APIKey, stream: cfg.Streaming, opts: cfg.Options,
 		timeout: time.Duration(cfg.TimeoutMs) * time.Millisecond, red: redact.New(append([]string{cfg.APIKey}, cfg.Redact...)...)}
 	res = &Result{Started: time.Now(), Prompts: Prompts{Seed: cfg.Seed, Salt: cfg.PromptSalt}}
 	r.c.start = res.Started
@@ -355,7 +355,7 @@ func (r *runner) makeJob(index, sizeIndex int, warmup bool) *job {
 	in, out := r.sizes(sizeIndex)
 	cal, _ := r.cal.calibrate(context.Background(), in) // cached by calibrateAll
 	return &job{index: index, warmup: warmup, input: in, output: out,
-		body: buildBody(r.cfg.Model, r.chat, r.cfg.Streaming, promptText(r.promptSeed, index, cal.Words), out)}
+		body: buildBody(&r.cfg, r.chat, promptText(r.promptSeed, index, cal.Words), out)}
 }
 
 // store records rec.

@@ -3,7 +3,10 @@
 // exactly as the design defines them.
 package loadgen
 
-import "github.com/infercrane/infercrane/planner/load"
+import (
+	"github.com/infercrane/infercrane/lang/shape"
+	"github.com/infercrane/infercrane/planner/load"
+)
 
 // Config describes one benchmark run against one server.
 type Config struct {
@@ -81,6 +84,9 @@ type Config struct {
 	// OutputTokens, prompts that share nothing). InputTokens and
 	// OutputTokens then stand for the lengths it does not draw.
 	Workload *load.Spec `json:"workload,omitempty"`
+	// Options are the lane's shape options (lang/shape), each sent with
+	// every request as its field says.
+	shape.Options
 }
 
 // SLO holds per-request objectives for goodput; zero fields are unset.

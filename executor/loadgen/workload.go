@@ -87,7 +87,7 @@ func (r *runner) workloadJob(index, sizeIndex int, warmup bool) *job {
 		text = sharedPromptText(r.promptSeed, q.Group, shared, index, cal.Words)
 	}
 	return &job{index: index, warmup: warmup, input: q.Input, output: q.Output, shared: q.Shared,
-		body: buildBody(r.cfg.Model, r.chat, r.cfg.Streaming, text, q.Output)}
+		body: buildBody(&r.cfg, r.chat, text, q.Output)}
 }
 
 // sharedPromptText is a prompt of words words whose first shared words are
@@ -160,7 +160,7 @@ func (r *runner) sessionLoop(ctx context.Context, first, workers int, warmup boo
 					var answer []byte
 					j := &job{index: first + i, warmup: warmup, input: q.Input, output: q.Output,
 						shared: q.History, session: q.Session, turn: q.Turn, answer: &answer,
-						body: buildChatBody(r.cfg.Model, r.cfg.Streaming, msgs, q.Output)}
+						body: buildChatBody(&r.cfg, msgs, q.Output)}
 					r.inflight.Add(1)
 					r.c.do(ctx, j, &rec)
 					r.inflight.Add(-1)

@@ -283,6 +283,7 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
 			Arrival: li.Arrival, ArrivalProcess: arrivalProcess(li), Warmup: li.Warmup, WarmupSeconds: li.WarmupSeconds, API: li.API, Streaming: li.Streaming,
 			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
+			Options: li.Options,
 		},
 		Runs:       []evidence.RunEvidence{},
 		Gates:      []evidence.GateResult{},
