@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -94,5 +95,41 @@ func TestNewZeroSettingKeepsGoldenLaneIDs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestIgnoreEOSLaneID: a shape that leaves ignore_eos out and one that
+// spells out its default (true) make the same lane; false makes another.
+func TestIgnoreEOSLaneID(t *testing.T) {
+	const spec = `
+model "m" {
+  id = "Qwen/Qwen3-0.6B"
+}
+gpu "g" {
+  type = "L40S"
+}
+shape "s" {
+  input_tokens  = 128
+  output_tokens = 16
+  concurrency   = 2
+  requests      = 4
+  %s
+}
+screen "x" {
+  models = [model.m]
+  shapes = [shape.s]
+  gpus   = [gpu.g]
+}`
+	ids := map[string]string{}
+	for _, attr := range []string{"", "ignore_eos = true", "ignore_eos = false"} {
+		for _, id := range planHCL(t, fmt.Sprintf(spec, attr)) {
+			ids[attr] = id
+		}
+	}
+	if ids[""] == "" || ids[""] != ids["ignore_eos = true"] {
+		t.Errorf("ignore_eos = true changed the lane ID: %v", ids)
+	}
+	if ids["ignore_eos = false"] == ids[""] {
+		t.Errorf("ignore_eos = false kept the lane ID: %v", ids)
 	}
 }

@@ -96,7 +96,7 @@ func buildChatBody(cfg *Config, msgs []chatMsg, maxTokens int) []byte {
 // marshalBody sets the generation settings every request of cfg shares
 // (its shape options among them) and encodes rb.
 func marshalBody(rb requestBody, cfg *Config, maxTokens int) []byte {
-	rb.MaxTokens, rb.IgnoreEOS, rb.Stream = maxTokens, true, cfg.Streaming
+	rb.MaxTokens, rb.IgnoreEOS, rb.Stream = maxTokens, cfg.IgnoresEOS(), cfg.Streaming
 	if cfg.Streaming {
 		rb.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
@@ -274,9 +274,10 @@ func (c *client) finish(parent context.Context, rec *Record, usage bool, failErr
 // ignore_eos, came back with fewer output tokens than its max_tokens. The
 // count is usage.completion_tokens, or the client's count of token chunks
 // when a stream had no usage (a whole answer without usage cannot be
-// counted, so it is not judged).
+// counted, so it is not judged). Without ignore_eos the model may stop
+// early, so nothing is judged.
 func (c *client) truncation(rec *Record, usage bool) error {
-	if !usage && !c.stream || rec.OutputTokens >= rec.MaxTokens {
+	if !c.opts.IgnoresEOS() || !usage && !c.stream || rec.OutputTokens >= rec.MaxTokens {
 		return nil
 	}
 	prompt := ""

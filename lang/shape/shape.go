@@ -97,7 +97,14 @@ type Settings struct {
 // that do not set it keep their IDs and evidence written before it
 // existed still verifies.
 type Options struct {
+	// IgnoreEOS is sent as ignore_eos with every request: the server
+	// generates max_tokens (output_tokens) whatever the model would stop
+	// at. nil is the default, true; false lets the model stop early.
+	IgnoreEOS *bool `json:"ignore_eos,omitempty" hcl:"ignore_eos" default:"true" role:"lane" doc:"It makes every request generate output_tokens whatever the model would stop at."`
 }
+
+// IgnoresEOS reports whether requests are sent with ignore_eos.
+func (o Options) IgnoresEOS() bool { return o.IgnoreEOS == nil || *o.IgnoreEOS }
 
 // Canonical returns s as a lane's inputs hold it: the open loop's
 // arrival settings only with a request rate, the burstiness only with
