@@ -42,13 +42,15 @@ test:
 	$(GO) vet -tags integration $(PKGS)
 	$(GO) test -count=1 -timeout 25m $(PKGS)
 
-## timing: the simulated engine's real-time agreement with the plan and the load
-## generator's with the engine, at their own tolerances (2-5%, 0.5 ms); make test
-## compares the same runs at tolerances a loaded 2-core machine holds (20%, 1-3
-## ms). Run on an idle machine.
+## timing: the simulated engine's real-time agreement with the plan, calibrate's
+## recovery of the parameters the engine ran with, and the load generator's
+## agreement with the engine, at their own tolerances (2-10%, 0.5 ms); make test
+## compares the same runs at tolerances a loaded 2-core machine holds (20%,
+## 1-3 ms). Run on an idle machine.
 timing:
 	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 20m -run 'TestSim|TestModelModeMatchesEstimate' -v ./executor/sim
 	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 5m -run 'TestRecoversConstantTiming' -v ./executor/loadgen
+	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 10m -run 'TestCalibrateRecoversHiddenParameters' -v ./cmd/infercrane
 
 ## bench: the benchmarks, with ratios against in-process baselines, then the
 ## full-scan profile against DuckDB (bench-duckdb)

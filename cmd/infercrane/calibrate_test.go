@@ -165,6 +165,20 @@ func timingSkip(t *testing.T, run hiddenRun, problems []string) {
 // of a simulated engine that has none, run in real time.
 const jitterNoiseMs = 0.5
 
+// timingTolerance is tol (the claim: 5% recovered, 10% transferred) under
+// `make timing` (INFERCRANE_TIMING_STRICT=1, on an idle machine), and at
+// least 20% in make test: the guards above skip on an engine that reported
+// late steps or CPU pressure over 10%, but a loaded machine's delays can
+// stay under both (as they did for the sim's agreement tests, 1a4da64). A
+// fit that misses a parameter's role (a prefill read as decode, an
+// overhead counted twice) is off by more.
+func timingTolerance(tol float64) float64 {
+	if os.Getenv("INFERCRANE_TIMING_STRICT") == "1" {
+		return tol
+	}
+	return math.Max(tol, 0.20)
+}
+
 // TestCalibrateRecoversHiddenParameters runs a simulated screen with
 // parameters calibrate is not told, calibrates from its evidence (from the
 // aggregates, and from the per-request records with -state), and checks
@@ -249,13 +263,13 @@ func TestCalibrateRecoversHiddenParameters(t *testing.T) {
 			} {
 				rel := pair[0]/pair[1] - 1
 				t.Logf("%s: fitted %.4g, hidden %.4g (%+.1f%%)", name, pair[0], pair[1], 100*rel)
-				if math.Abs(rel) > 0.05 {
+				if math.Abs(rel) > timingTolerance(0.05) {
 					problems = append(problems, fmt.Sprintf("%s: fitted %.4g, hidden %.4g (%+.1f%%)", name, pair[0], pair[1], 100*rel))
 				}
 			}
 			problems = append(problems, unseenShapes(t, hidden, f.Params)...)
 			// The fit must reproduce what it was fitted to.
-			if f.Fit.MAPE > 0.05 {
+			if f.Fit.MAPE > timingTolerance(0.05) {
 				problems = append(problems, fmt.Sprintf("the fit reproduces the measured figures with %.1f%% MAPE, want at most 5%%", 100*f.Fit.MAPE))
 			}
 			timingSkip(t, run, problems)
@@ -304,7 +318,7 @@ func transferAcrossModels(t *testing.T, run hiddenRun) {
 				continue
 			}
 			n++
-			if rel := l.Predicted[m]/meas - 1; math.Abs(rel) > 0.10 {
+			if rel := l.Predicted[m]/meas - 1; math.Abs(rel) > timingTolerance(0.10) {
 				problems = append(problems, fmt.Sprintf("%s %s: predicted %.4g, measured %.4g (%+.1f%%)", l.Name, m, l.Predicted[m], meas, 100*rel))
 			}
 		}
@@ -458,7 +472,7 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 			if math.Abs(rel) > math.Abs(worst) {
 				worst, worstAt = rel, fmt.Sprintf("%d/%d c=%d rate %g %s", ld.InputTokens, ld.OutputTokens, ld.Concurrency, ld.RequestRate, metric)
 			}
-			if math.Abs(rel) > 0.05 {
+			if math.Abs(rel) > timingTolerance(0.05) {
 				problems = append(problems, fmt.Sprintf("unseen %d/%d c=%d rate %g: %s predicted %.4g, hidden model %.4g (%+.1f%%)", ld.InputTokens, ld.OutputTokens, ld.Concurrency, ld.RequestRate, metric, g, w, 100*rel))
 			}
 		}
