@@ -49,7 +49,7 @@ test:
 ## 1-3 ms). Run on an idle machine.
 timing:
 	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 20m -run 'TestSim|TestModelModeMatchesEstimate' -v ./executor/sim
-	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 5m -run 'TestRecoversConstantTiming' -v ./executor/loadgen
+	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 5m -run 'TestRecoversConstantTiming|TestOpenLoopSendsOnTime' -v ./executor/loadgen
 	INFERCRANE_TIMING_STRICT=1 $(GO) test -count=1 -timeout 10m -run 'TestCalibrateRecoversHiddenParameters' -v ./cmd/infercrane
 
 ## bench: the benchmarks, with ratios against in-process baselines, then the
