@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
@@ -48,7 +47,7 @@ var columnWants = map[string]want{
 }
 
 func openTrace(obj *Object, batchRows int64) (*trace, error) {
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props := parquet.NewReaderProperties(&bufferPool{})
 	props.BufferedStreamEnabled = true
 	props.BufferSize = 64 << 10
 	pf, err := file.NewParquetReader(obj, file.WithReadProps(props))
@@ -108,6 +107,7 @@ type scanner struct {
 
 	in, cached, ratio, out, dur, ttft []float64
 	recent                            []recentFunc
+	starts                            []int64 // a row group's started_at values
 }
 
 // recentFunc caches a few function_name lookups (compared by content).
@@ -144,7 +144,18 @@ func (sc *scanner) scanGroup(ctx context.Context, g int, limit int64, st *groupS
 		sc.cols[i].r = r
 	}
 	sc.recent = sc.recent[:0]
-	starts := make([]int64, 0, want)
+	defer func() {
+		for _, c := range sc.cols {
+			if c.r != nil {
+				c.r.Close() // its page buffers go back to the pool
+				c.r = nil
+			}
+		}
+	}()
+	if int64(cap(sc.starts)) < want {
+		sc.starts = make([]int64, 0, want)
+	}
+	starts := sc.starts[:0]
 	var taken int64
 	for taken < want {
 		if err := ctx.Err(); err != nil {
@@ -164,9 +175,6 @@ func (sc *scanner) scanGroup(ctx context.Context, g int, limit int64, st *groupS
 		}
 		starts = sc.addBatch(got, st, starts)
 		taken += int64(got)
-	}
-	for _, c := range sc.cols {
-		c.r = nil
 	}
 	st.rows += taken
 	st.arrival.addGroup(starts)

@@ -75,10 +75,14 @@ func (s *Sketch) ends(x float64, c int64) {
 	}
 }
 
-// AddAll records every value of xs, as Add does one by one.
+// AddAll records every value of xs, as Add does one by one. It is the
+// scan's inner loop, so the mapping's table lookup (index) and the bin
+// increment (inc) are written out here rather than called per value.
 func (s *Sketch) AddAll(xs []float64) {
 	s.n += int64(len(xs))
 	m := s.m
+	lo, bound, boundOff, eMin, sub := m.lo, m.bound, m.boundOff, m.eMin, m.bits
+	bins, offset := s.bins, s.offset
 	for _, x := range xs {
 		if !(x >= sketchMinValue) {
 			s.zeros++
@@ -87,7 +91,22 @@ func (s *Sketch) AddAll(xs []float64) {
 		if x >= s.max || x <= s.min {
 			s.ends(x, 1)
 		}
-		s.inc(m.index(x))
+		var i int
+		b := math.Float64bits(x)
+		if k := (int(b>>52&0x7ff)-1023-eMin)<<sub | int(b>>(52-sub))&(1<<sub-1); uint(k) < uint(len(lo)) {
+			i = int(lo[k])
+			for x > bound[i-boundOff] {
+				i++
+			}
+		} else {
+			i = m.slow(x)
+		}
+		if j := i - offset; uint(j) < uint(len(bins)) {
+			bins[j]++
+			continue
+		}
+		s.addBin(i, 1)
+		bins, offset = s.bins, s.offset
 	}
 }
 

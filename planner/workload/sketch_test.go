@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -140,5 +141,44 @@ func TestSketchKeepsExactEnds(t *testing.T) {
 	st.Max = 100
 	if _, err := SketchFromState(st); err == nil {
 		t.Error("a state with its maximum outside its last bucket was accepted")
+	}
+}
+
+// AddAll, which writes the mapping's lookup out inline, leaves the same
+// sketch (every bucket, the ends, the zeros) as Add value by value: on
+// values that grow the buckets down and up, take the mapping's slow path
+// (above 2^64), are zero, negative, NaN or below sketchMinValue, and for a
+// sketch too precise for the table (every value on the slow path).
+func TestSketchAddAllIsAddOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	vals := []float64{500, 3, 1e6, 1e-3, 0, -4, math.NaN(), 1e-12, 1e30, math.MaxFloat64, 2e19, 1, 1, 0.5}
+	for range 20_000 {
+		vals = append(vals, math.Exp(r.NormFloat64()*6))
+	}
+	// A sketch this precise has no table (its buckets are narrower than
+	// 2^-16 of an octave); its values stay in [1, 2) to keep the buckets few.
+	fine := []float64{1.5, 0, 1.25, -1, 1e-12, 1.0000001, 1.999, 1.5}
+	for range 5_000 {
+		fine = append(fine, 1+r.Float64())
+	}
+	for _, c := range []struct {
+		alpha float64
+		vals  []float64
+	}{{SketchRelativeError, vals}, {0.05, vals}, {5e-6, fine}} {
+		alpha, vals := c.alpha, c.vals
+		if alpha == 5e-6 && mappingFor(alpha).lo != nil {
+			t.Fatal("the precise sketch has a table")
+		}
+		one, all := NewSketch(alpha), NewSketch(alpha)
+		for _, v := range vals {
+			one.Add(v)
+		}
+		all.AddAll(vals[:7])
+		all.AddAll(vals[7:])
+		if !reflect.DeepEqual(one, all) {
+			t.Errorf("alpha %g: AddAll n %d zeros %d offset %d %d bins min %v (%d) max %v (%d), Add n %d zeros %d offset %d %d bins min %v (%d) max %v (%d)", alpha,
+				all.n, all.zeros, all.offset, len(all.bins), all.min, all.minN, all.max, all.maxN,
+				one.n, one.zeros, one.offset, len(one.bins), one.min, one.minN, one.max, one.maxN)
+		}
 	}
 }
