@@ -294,10 +294,10 @@ func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFl
 	if rep != nil {
 		fmt.Fprintf(env.Stdout, "Ran %d shards (%d reused from %s) in %.1f s: %s.\n", n-rep.Reused, rep.Reused, job.Dir, rep.WallSeconds, rep.Summary())
 		if rep.Measured != nil {
-			if err := modal.SaveProfileCalibration(calFile, rep.Measured); err != nil {
+			if err := modal.AddProfileCalibration(calFile, rep.Measured); err != nil {
 				fmt.Fprintf(env.Stderr, "infercrane profile trace: saving the measured calibration: %v\n", err)
 			} else {
-				fmt.Fprintf(env.Stdout, "Saved the measured rate and start-up in %s for the next estimate.\n", calFile)
+				fmt.Fprintf(env.Stdout, "Added the measured rate and start-up to %s for the next estimate (the median of its last runs).\n", calFile)
 			}
 		}
 	}

@@ -92,15 +92,23 @@ func BenchmarkRunOverhead(b *testing.B) {
 // BenchmarkProfileEstimate measures how close a sharded profile's estimate
 // comes to what the run then costs, on the local stand-in for Modal (real
 // processes: the binary copied into each sandbox runs `profile shard`; no
-// Modal cloud is reachable here). Each round makes a fresh trace run twice
-// in fresh shard directories: the first run measures the calibration, the
-// second is estimated from it and run. It reports the second run's
-// estimated and measured sandbox-seconds and the relative error
-// (estimate_error: 0.25 is 25% off). INFERCRANE_BENCH_PROFILE_ROWS sets the
-// trace's rows (default 2,000,000). Run it with
+// Modal cloud is reachable here). Every run profiles the same trace in a
+// fresh shard directory and adds what it measured to a calibration file,
+// as `profile trace --shards` does; calibrationWarmup runs before the
+// rounds fill it. Each round is estimated from the file (the median of
+// its last runs) and then run. It reports the rounds' median estimated and
+// measured sandbox-seconds and the relative error (estimate_error: 0.25 is
+// 25% off), its worst round (estimate_error_max) and how many rounds were
+// more than 25% off (rounds_over_25pct); the same figures for the estimate
+// the previous run's calibration alone gives (last_run_*, what the file
+// held before it kept several runs); and the spread of the measured
+// sandbox-seconds (measured_max_over_min), the run-to-run variation no
+// estimate made before a run can follow. INFERCRANE_BENCH_PROFILE_ROWS
+// sets the trace's rows (default 2,000,000). Run it with
 //
-//	go test -run '^$' -bench BenchmarkProfileEstimate -benchtime 3x ./plugins/modal
+//	go test -run '^$' -bench BenchmarkProfileEstimate -benchtime 5x ./plugins/modal
 func BenchmarkProfileEstimate(b *testing.B) {
+	const calibrationWarmup = 3
 	buildBinary(b)
 	rows := 2_000_000
 	if v, err := strconv.Atoi(os.Getenv("INFERCRANE_BENCH_PROFILE_ROWS")); err == nil && v > 0 {
@@ -122,27 +130,57 @@ func BenchmarkProfileEstimate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var est, got, errs []float64
-	round := 0
-	for b.Loop() {
-		run := func(cal *modal.ProfileCalibration) (modal.ProfileEstimate, *modal.ProfileReport) {
-			round++
-			job := modal.ProfileJob{Options: o, Shards: 2, Binary: bin, CPU: 1, Dir: filepath.Join(dir, fmt.Sprintf("shards-%d", round)), Calibration: cal}
-			e := job.Estimate(plan)
-			rep, err := modal.RunProfile(b.Context(), cloud, job, plan)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return e, rep
+	calFile := filepath.Join(dir, "profile-calibration.json")
+	runs := 0
+	var last *modal.ProfileCalibration // the previous run's own measurement
+	run := func() (median, lastOnly modal.ProfileEstimate, rep *modal.ProfileReport) {
+		runs++
+		cal, err := modal.LoadProfileCalibration(calFile)
+		if err != nil {
+			b.Fatal(err)
 		}
-		_, first := run(nil)
-		e, rep := run(first.Measured)
+		job := modal.ProfileJob{Options: o, Shards: 2, Binary: bin, CPU: 1, Dir: filepath.Join(dir, fmt.Sprintf("shards-%d", runs)), Calibration: cal}
+		median = job.Estimate(plan)
+		job.Calibration = last
+		lastOnly = job.Estimate(plan)
+		job.Calibration = cal
+		if rep, err = modal.RunProfile(b.Context(), cloud, job, plan); err != nil {
+			b.Fatal(err)
+		}
+		if err := modal.AddProfileCalibration(calFile, rep.Measured); err != nil {
+			b.Fatal(err)
+		}
+		last = rep.Measured
+		return median, lastOnly, rep
+	}
+	for range calibrationWarmup {
+		run()
+	}
+	var est, got, errs, lastErrs []float64
+	over, lastOver := 0, 0
+	relErr := func(e, m float64) float64 { return math.Abs(e-m) / m }
+	for b.Loop() {
+		e, el, rep := run()
 		est, got = append(est, e.SandboxSeconds), append(got, rep.SandboxSeconds)
-		errs = append(errs, math.Abs(e.SandboxSeconds-rep.SandboxSeconds)/rep.SandboxSeconds)
+		errs = append(errs, relErr(e.SandboxSeconds, rep.SandboxSeconds))
+		lastErrs = append(lastErrs, relErr(el.SandboxSeconds, rep.SandboxSeconds))
+		if errs[len(errs)-1] > 0.25 {
+			over++
+		}
+		if lastErrs[len(lastErrs)-1] > 0.25 {
+			lastOver++
+		}
+		b.Logf("round %d: estimated %.3f sandbox-s (%s), measured %.3f, error %.1f%%; from the previous run alone %.3f, error %.1f%%",
+			len(errs), e.SandboxSeconds, e.Summary(), rep.SandboxSeconds, 100*errs[len(errs)-1], el.SandboxSeconds, 100*lastErrs[len(lastErrs)-1])
 	}
 	med := func(x []float64) float64 { s := slices.Clone(x); slices.Sort(s); return s[len(s)/2] }
 	b.ReportMetric(med(est), "est-sandbox-s")
 	b.ReportMetric(med(got), "measured-sandbox-s")
+	b.ReportMetric(slices.Max(got)/slices.Min(got), "measured_max_over_min")
 	b.ReportMetric(med(errs), "estimate_error")
 	b.ReportMetric(slices.Max(errs), "estimate_error_max")
+	b.ReportMetric(float64(over), "rounds_over_25pct")
+	b.ReportMetric(med(lastErrs), "last_run_error")
+	b.ReportMetric(slices.Max(lastErrs), "last_run_error_max")
+	b.ReportMetric(float64(lastOver), "last_run_over_25pct")
 }

@@ -43,30 +43,47 @@ const (
 	DefaultShardStartSeconds = 15.0
 )
 
-// ProfileCalibration is what a sharded profile measured of its sandboxes:
+// ProfileCalibration is what sharded profiles measured of their sandboxes:
 // the scan rate per core (rows over the shards' scan time times their
 // cores) and the start-up (a sandbox's lifetime less its scan). The next
 // estimate uses it instead of the defaults, as the GPU estimates use a
-// calibration from evidence.
+// calibration from evidence. A run's own measurement has Runs 1; what
+// LoadProfileCalibration returns is the median of the last
+// MaxCalibrationRuns runs' rates and start-ups (Runs of them), so one run
+// slowed by a busy host does not move the next estimate with it.
 type ProfileCalibration struct {
 	RowsPerCoreSecond float64 `json:"rows_per_core_second"`
 	StartSeconds      float64 `json:"start_seconds"`
-	// Shards and Rows are what it was measured on; CPU the cores per
-	// sandbox; MeasuredAt when (RFC 3339).
+	// Shards and Rows are what the latest run measured them on; CPU the
+	// cores per sandbox; MeasuredAt when (RFC 3339).
 	Shards     int     `json:"shards"`
 	Rows       int64   `json:"rows"`
 	CPU        float64 `json:"cpu"`
 	MeasuredAt string  `json:"measured_at"`
+	// Runs is how many runs' measurements the rate and start-up are the
+	// median of (0 in a file: one).
+	Runs int `json:"-"`
 }
+
+// MaxCalibrationRuns is how many runs' measurements the calibration file
+// keeps; the estimate takes their median.
+const MaxCalibrationRuns = 5
 
 // DefaultProfileCalibration is the estimate's assumption before any run.
 func DefaultProfileCalibration() ProfileCalibration {
 	return ProfileCalibration{RowsPerCoreSecond: DefaultScanRowsPerCoreSecond, StartSeconds: DefaultShardStartSeconds}
 }
 
-// LoadProfileCalibration reads a calibration SaveProfileCalibration wrote;
-// a missing file is (nil, nil).
-func LoadProfileCalibration(path string) (*ProfileCalibration, error) {
+// calibrationFile is the calibration file: the last runs' measurements,
+// oldest first. A file of one measurement (what earlier versions wrote)
+// reads as one run.
+type calibrationFile struct {
+	Runs []ProfileCalibration `json:"runs"`
+}
+
+// readCalibrationRuns reads the runs a calibration file keeps; a missing
+// file has none.
+func readCalibrationRuns(path string) ([]ProfileCalibration, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -74,19 +91,69 @@ func LoadProfileCalibration(path string) (*ProfileCalibration, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c ProfileCalibration
-	if err := json.Unmarshal(data, &c); err != nil {
+	var f calibrationFile
+	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if !(c.RowsPerCoreSecond > 0) || !(c.StartSeconds >= 0) || math.IsInf(c.RowsPerCoreSecond+c.StartSeconds, 0) {
-		return nil, fmt.Errorf("%s: rows_per_core_second %v and start_seconds %v are not a measured rate and start-up; delete the file to use the defaults", path, c.RowsPerCoreSecond, c.StartSeconds)
+	if len(f.Runs) == 0 {
+		var one ProfileCalibration
+		if err := json.Unmarshal(data, &one); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		f.Runs = []ProfileCalibration{one}
 	}
+	for _, c := range f.Runs {
+		if !(c.RowsPerCoreSecond > 0) || !(c.StartSeconds >= 0) || math.IsInf(c.RowsPerCoreSecond+c.StartSeconds, 0) {
+			return nil, fmt.Errorf("%s: rows_per_core_second %v and start_seconds %v are not a measured rate and start-up; delete the file to use the defaults", path, c.RowsPerCoreSecond, c.StartSeconds)
+		}
+	}
+	return f.Runs, nil
+}
+
+// LoadProfileCalibration reads the runs AddProfileCalibration kept and
+// returns their median rate and start-up, with the latest run's shards,
+// rows, cores and time; a missing file is (nil, nil).
+func LoadProfileCalibration(path string) (*ProfileCalibration, error) {
+	runs, err := readCalibrationRuns(path)
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	c := runs[len(runs)-1]
+	rates, starts := make([]float64, len(runs)), make([]float64, len(runs))
+	for i, r := range runs {
+		rates[i], starts[i] = r.RowsPerCoreSecond, r.StartSeconds
+	}
+	c.RowsPerCoreSecond, c.StartSeconds, c.Runs = median(rates), median(starts), len(runs)
 	return &c, nil
 }
 
-// SaveProfileCalibration writes c to path (its directory is made).
-func SaveProfileCalibration(path string, c *ProfileCalibration) error {
-	data, err := json.MarshalIndent(c, "", "  ")
+// median is the middle value of xs (the mean of the two middle ones for
+// an even count); xs is sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// AddProfileCalibration adds a run's measurement c to the file at path
+// (made with its directory when missing), keeping the last
+// MaxCalibrationRuns runs. A file it cannot read is left as it is, with
+// the error.
+func AddProfileCalibration(path string, c *ProfileCalibration) error {
+	runs, err := readCalibrationRuns(path)
+	if err != nil {
+		return err
+	}
+	one := *c
+	one.Runs = 0
+	runs = append(runs, one)
+	if len(runs) > MaxCalibrationRuns {
+		runs = runs[len(runs)-MaxCalibrationRuns:]
+	}
+	data, err := json.MarshalIndent(calibrationFile{Runs: runs}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -216,6 +283,9 @@ func (e ProfileEstimate) Summary() string {
 	from := "the defaults; a run measures its own"
 	if c := e.Calibration; c.MeasuredAt != "" {
 		from = fmt.Sprintf("measured by a run of %d shards at %s", c.Shards, c.MeasuredAt)
+		if c.Runs > 1 {
+			from = fmt.Sprintf("the median of %d runs' measurements, the last of %d shards at %s", c.Runs, c.Shards, c.MeasuredAt)
+		}
 	}
 	return fmt.Sprintf("%.0f s wall, %.0f sandbox-seconds (%.0f core-seconds reserved and billed), %.0f CPU-seconds of scanning, $%.4f (at %.0f rows/s per core and %.0f s start-up per sandbox, %s; %.0f MB/s of S3 per sandbox)",
 		e.WallSeconds, e.SandboxSeconds, e.CoreSeconds, e.CPUSeconds, e.CostUSD, e.Calibration.RowsPerCoreSecond, e.Calibration.StartSeconds, from, S3BytesPerSecond/1e6)
@@ -356,7 +426,7 @@ func (j *ProfileJob) saveCalibration(path string, rep *ProfileReport) {
 	if rep == nil || rep.Measured == nil {
 		return
 	}
-	if err := SaveProfileCalibration(path, rep.Measured); err != nil {
+	if err := AddProfileCalibration(path, rep.Measured); err != nil {
 		j.note("saving the measured calibration: %v", err)
 	}
 }
@@ -433,7 +503,7 @@ func (m *measurement) calibration(cpu float64, now time.Time) *ProfileCalibratio
 	}
 	return &ProfileCalibration{
 		RowsPerCoreSecond: float64(m.rows) / (m.scanSecs * cpu), StartSeconds: max(0, (m.lifeSecs-m.scanSecs)/float64(m.shards)),
-		Shards: m.shards, Rows: m.rows, CPU: cpu, MeasuredAt: now.UTC().Format(time.RFC3339),
+		Shards: m.shards, Rows: m.rows, CPU: cpu, MeasuredAt: now.UTC().Format(time.RFC3339), Runs: 1,
 	}
 }
 

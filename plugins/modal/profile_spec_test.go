@@ -166,3 +166,69 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// The calibration file keeps the last MaxCalibrationRuns runs and the
+// estimate takes their median rate and start-up: one run slowed by a busy
+// host (a third of the rate, twice the start-up) does not move it. Before,
+// the file held the last run alone and the estimate followed it. A file of
+// one measurement, as earlier versions wrote it, reads as one run.
+func TestProfileCalibrationIsTheMedianOfRecentRuns(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cal", "profile-calibration.json")
+	run := func(rate, start float64, at string) *modal.ProfileCalibration {
+		return &modal.ProfileCalibration{RowsPerCoreSecond: rate, StartSeconds: start, Shards: 2, Rows: 1000, CPU: 1, MeasuredAt: at, Runs: 1}
+	}
+	for i, r := range []*modal.ProfileCalibration{
+		run(9e6, 9, "2026-12-02T00:00:00Z"), // pushed out by the later five
+		run(2.0e6, 0.3, "2026-12-02T01:00:00Z"), run(1.9e6, 0.2, "2026-12-02T02:00:00Z"),
+		run(2.1e6, 0.25, "2026-12-02T03:00:00Z"), run(1.8e6, 0.3, "2026-12-02T04:00:00Z"),
+		run(0.6e6, 0.6, "2026-12-02T05:00:00Z"), // the disturbed one, last
+	} {
+		if err := modal.AddProfileCalibration(p, r); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	c, err := modal.LoadProfileCalibration(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := modal.ProfileCalibration{RowsPerCoreSecond: 1.9e6, StartSeconds: 0.3, Shards: 2, Rows: 1000, CPU: 1, MeasuredAt: "2026-12-02T05:00:00Z", Runs: modal.MaxCalibrationRuns}
+	if *c != want {
+		t.Errorf("calibration %+v, want the median of the last %d runs %+v", *c, modal.MaxCalibrationRuns, want)
+	}
+	job := modal.ProfileJob{Shards: 1, CPU: 1, Calibration: c}
+	if s := job.Estimate(&workload.ShardPlan{Parts: [][]int{{0}}, Rows: []int64{1}, Bytes: []int64{1}}).Summary(); !strings.Contains(s, "the median of 5 runs' measurements, the last of 2 shards at 2026-12-02T05:00:00Z") {
+		t.Errorf("estimate does not say what it is from: %s", s)
+	}
+
+	// Two runs: the mean of the two.
+	two := filepath.Join(t.TempDir(), "two.json")
+	modal.AddProfileCalibration(two, run(2e6, 0.2, "a"))
+	modal.AddProfileCalibration(two, run(1e6, 0.4, "b"))
+	if c, err := modal.LoadProfileCalibration(two); err != nil || c.RowsPerCoreSecond != 1.5e6 || math.Abs(c.StartSeconds-0.3) > 1e-12 || c.Runs != 2 {
+		t.Errorf("two runs: %+v, %v", c, err)
+	}
+
+	// The one-measurement file of earlier versions is one run, and the
+	// next run is added to it.
+	old := filepath.Join(t.TempDir(), "old.json")
+	os.WriteFile(old, []byte(`{"rows_per_core_second": 1500000, "start_seconds": 0.5, "shards": 3, "rows": 10, "cpu": 2, "measured_at": "x"}`), 0o644)
+	if c, err := modal.LoadProfileCalibration(old); err != nil || c.RowsPerCoreSecond != 1.5e6 || c.StartSeconds != 0.5 || c.Runs != 1 || c.Shards != 3 {
+		t.Errorf("one-measurement file: %+v, %v", c, err)
+	}
+	if err := modal.AddProfileCalibration(old, run(2.5e6, 0.5, "y")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := modal.LoadProfileCalibration(old); err != nil || c.RowsPerCoreSecond != 2e6 || c.Runs != 2 || c.MeasuredAt != "y" {
+		t.Errorf("one-measurement file and a run: %+v, %v", c, err)
+	}
+
+	// A file it cannot read is left as it is.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"runs": [{"rows_per_core_second": 0, "start_seconds": 1}]}`), 0o644)
+	if err := modal.AddProfileCalibration(bad, run(2e6, 0.2, "z")); err == nil {
+		t.Error("a run was added to an unreadable calibration file")
+	}
+	if b, _ := os.ReadFile(bad); !strings.Contains(string(b), `"rows_per_core_second": 0`) {
+		t.Errorf("unreadable calibration file rewritten: %s", b)
+	}
+}
