@@ -30,16 +30,19 @@ func (it instantTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(it.body)), Request: r}, nil
 }
 
-// TestOpenLoopDoesNotDrift sends 1,500 requests at 2,000 req/s through an
+// TestOpenLoopDoesNotDrift sends 1,500 requests at 500 req/s through an
 // instant transport: the lag behind the schedule must not accumulate,
-// whatever the timer granularity.
+// whatever the timer granularity. At 2,000 req/s the client needed more
+// CPU than a 2-core machine at load average 12-15 gave it (1,796 req/s
+// achieved, the last requests 84 ms behind): that is starvation, not
+// drift. A scheduler that drifts loses time per request, at any rate.
 func TestOpenLoopDoesNotDrift(t *testing.T) {
 	if raceEnabled {
-		t.Skip("the race detector slows the client below 2,000 req/s; run without -race")
+		t.Skip("the race detector slows the client below 500 req/s; run without -race")
 	}
 	body := vllmBody(2)
 	cfg := Config{BaseURL: "http://loadgen.invalid", Model: "m", Streaming: true, InputTokens: 8, OutputTokens: 2,
-		RequestRate: 2000, Arrival: ArrivalConstant, Requests: 1500, Seed: 1}
+		RequestRate: 500, Arrival: ArrivalConstant, Requests: 1500, Seed: 1}
 	res, err := Run(context.Background(), cfg, WithTransport(instantTransport{body}))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +53,7 @@ func TestOpenLoopDoesNotDrift(t *testing.T) {
 	}
 	t.Logf("requested %.1f req/s, achieved %.1f, dispatch delay p50 %.3f ms p99 %.3f ms", *s.RequestedRate, *s.AchievedRate, s.DispatchDelayMs.P50, s.DispatchDelayMs.P99)
 	// Drift is lag that grows along the run. Compare the smallest lag of
-	// the first and the last 200 requests (100 ms each): after a momentary
+	// the first and the last 200 requests (400 ms each): after a momentary
 	// stall of a busy machine the dispatcher catches up within the window,
 	// so the minimum stays small; a relative-sleep scheduler loses ~0.1-1 ms
 	// per request and its minimum grows by far more than the bound.
