@@ -19,7 +19,6 @@ import (
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
-	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/infercrane/infercrane/planner"
 	modelarch "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -653,16 +652,9 @@ func plannedLoad(pl *planner.Lane, run int, scale float64) perf.Load {
 // recorded its arrival process, whose burstiness or arrival curve is not
 // known.
 func evidenceLoad(w evidence.Workload, seed int64) (perf.Load, string) {
-	in := planner.LaneInputs{Settings: shape.Settings{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, Concurrency: w.Concurrency,
-		RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun, Warmup: w.Warmup}, Seed: seed}
+	in := planner.LaneInputs{Settings: w.Settings(), Seed: seed}
 	why := ""
-	switch p := w.ArrivalProcess; {
-	case p != nil:
-		in.Arrival, in.Burstiness = p.Kind, p.Burstiness
-		if p.Curve != nil {
-			in.ArrivalCurve, in.ArrivalCurveStepSeconds = p.Curve.Rates, p.Curve.StepSeconds
-		}
-	case w.RequestRate > 0:
+	if w.ArrivalProcess == nil && w.RequestRate > 0 {
 		why = "an open-loop lane whose evidence does not record its arrival process (written before workload.arrival_process: its burstiness and arrival curve are unknown) cannot be rebuilt from the aggregates; calibrate with -state STATE_DIR, or write the evidence again with 'infercrane report STATE_DIR'"
 	}
 	return (&planner.Lane{Inputs: in}).PerfLoad(), why

@@ -251,6 +251,60 @@ type Workload struct {
 	shape.Options
 }
 
+// WorkloadOf is the workload of a lane with shape settings s (as its lane
+// inputs hold them), in the evidence's own names and order: the one place
+// that maps a lane's shape onto this format. The SLOs and Prompts are the
+// caller's to set.
+func WorkloadOf(s shape.Settings) Workload {
+	return Workload{
+		InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, Concurrency: s.Concurrency,
+		RequestsPerRun: s.Requests, TemplateHeadroom: s.TemplateHeadroom, RequestRate: s.RequestRate,
+		Arrival: s.Arrival, ArrivalProcess: arrivalProcessOf(s), Warmup: s.Warmup, WarmupSeconds: s.WarmupSeconds,
+		API: s.API, Streaming: s.Streaming, Options: s.Options,
+	}
+}
+
+// arrivalProcessOf is the arrival process of an open loop, defaults spelt
+// out as planner/load.NewArrivals applies them (nil for a closed loop).
+func arrivalProcessOf(s shape.Settings) *ArrivalProcess {
+	if !(s.RequestRate > 0) {
+		return nil
+	}
+	p := &ArrivalProcess{Kind: s.Arrival}
+	if p.Kind == "" {
+		p.Kind = shape.ArrivalPoisson
+	}
+	if p.Kind == shape.ArrivalGamma {
+		p.Burstiness = s.Burstiness
+		if p.Burstiness == 0 {
+			p.Burstiness = 1
+		}
+	}
+	if len(s.ArrivalCurve) > 0 {
+		p.Curve = &ArrivalCurve{StepSeconds: s.ArrivalCurveStepSeconds, Rates: append([]float64{}, s.ArrivalCurve...)}
+	}
+	return p
+}
+
+// Settings are the shape settings w records, WorkloadOf's inverse: the
+// arrival process's kind, burstiness and curve where it is recorded (an
+// open loop of evidence written before it was has the recorded arrival
+// and neither burstiness nor curve).
+func (w Workload) Settings() shape.Settings {
+	s := shape.Settings{
+		InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, TemplateHeadroom: w.TemplateHeadroom,
+		Concurrency: w.Concurrency, RequestRate: w.RequestRate, Arrival: w.Arrival, Requests: w.RequestsPerRun,
+		Warmup: w.Warmup, WarmupSeconds: w.WarmupSeconds, Streaming: w.Streaming, API: w.API, Options: w.Options,
+	}
+	if p := w.ArrivalProcess; p != nil {
+		s.Arrival, s.Burstiness = p.Kind, p.Burstiness
+		if c := p.Curve; c != nil {
+			s.ArrivalCurve, s.ArrivalCurveStepSeconds = c.Rates, c.StepSeconds
+		}
+	}
+	return s
+}
+
 // Prompts says where a campaign's prompt texts came from: the load
 // generator draws request i's prompt from the run's prompt seed and i
 // alone, so two runs with one prompt seed send the same prompts.

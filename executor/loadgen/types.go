@@ -89,6 +89,19 @@ type Config struct {
 	shape.Options
 }
 
+// WithShape returns c with the load of a lane's shape settings s: the one
+// place that maps them onto this format, which counts milliseconds where
+// the settings count seconds (CurveStepMs, WarmupDurationMs).
+func (c Config) WithShape(s shape.Settings) Config {
+	c.API, c.Streaming = s.API, s.Streaming
+	c.InputTokens, c.OutputTokens, c.Concurrency = s.InputTokens, s.OutputTokens, s.Concurrency
+	c.RequestRate, c.Arrival, c.Burstiness = s.RequestRate, s.Arrival, s.Burstiness
+	c.ArrivalCurve, c.CurveStepMs = s.ArrivalCurve, int64(s.ArrivalCurveStepSeconds*1000)
+	c.Requests, c.Warmup, c.WarmupDurationMs = s.Requests, s.Warmup, int64(s.WarmupSeconds*1000)
+	c.Options = s.Options
+	return c
+}
+
 // SLO holds per-request objectives for goodput; zero fields are unset.
 type SLO struct {
 	TTFTMs    float64 `json:"ttft_ms,omitempty"`

@@ -15,7 +15,6 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
-	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/search"
 )
 
@@ -215,29 +214,6 @@ func evidenceFiles(ev *evidence.Evidence, parquet []byte) []evidence.FileDigest 
 	return files
 }
 
-// arrivalProcess is the arrival process of a lane's open loop, defaults
-// spelt out as planner/load.NewArrivals applies them (nil for a closed
-// loop).
-func arrivalProcess(li *planner.LaneInputs) *evidence.ArrivalProcess {
-	if !(li.RequestRate > 0) {
-		return nil
-	}
-	p := &evidence.ArrivalProcess{Kind: li.Arrival}
-	if p.Kind == "" {
-		p.Kind = load.ArrivalPoisson
-	}
-	if p.Kind == load.ArrivalGamma {
-		p.Burstiness = li.Burstiness
-		if p.Burstiness == 0 {
-			p.Burstiness = 1
-		}
-	}
-	if len(li.ArrivalCurve) > 0 {
-		p.Curve = &evidence.ArrivalCurve{StepSeconds: li.ArrivalCurveStepSeconds, Rates: append([]float64{}, li.ArrivalCurve...)}
-	}
-	return p
-}
-
 // promptsOf says where a lane's prompts come from (executor.RunSpecFor:
 // run n has the lane's seed + n - 1, salted with the lane's id) and
 // whether any of its runs repeats the prompt seed of another run, of it or
@@ -277,18 +253,13 @@ func buildCampaign(in *Input, sc *planner.Screen, l *planner.Lane, resamples int
 	withSLO := slo != (loadgen.SLO{})
 	c := evidence.Campaign{
 		Profile: l.Shape, Lane: l.ID, GPU: l.GPU, GPUType: li.GPUType,
-		Runtime: severalRuntimes(sc, l),
-		Workload: evidence.Workload{
-			InputTokens: li.InputTokens, OutputTokens: li.OutputTokens, Concurrency: li.Concurrency,
-			RequestsPerRun: li.Requests, TemplateHeadroom: li.TemplateHeadroom, RequestRate: li.RequestRate,
-			Arrival: li.Arrival, ArrivalProcess: arrivalProcess(li), Warmup: li.Warmup, WarmupSeconds: li.WarmupSeconds, API: li.API, Streaming: li.Streaming,
-			SLOTTFTMs: optional(li.SLOTTFTMs), SLOTPOTMs: optional(li.SLOTPOTMs), SLOLatencyMs: optional(li.SLOLatencyMs),
-			Options: li.Options,
-		},
+		Runtime:    severalRuntimes(sc, l),
+		Workload:   evidence.WorkloadOf(li.Settings),
 		Runs:       []evidence.RunEvidence{},
 		Gates:      []evidence.GateResult{},
 		GPUSeconds: evidence.GPUSeconds{Estimated: l.Estimate.GPUSeconds},
 	}
+	c.Workload.SLOTTFTMs, c.Workload.SLOTPOTMs, c.Workload.SLOLatencyMs = optional(li.SLOTTFTMs), optional(li.SLOTPOTMs), optional(li.SLOLatencyMs)
 	c.Workload.Prompts = promptsOf(in.Plan, sc, l, len(in.Runs[l.ID]))
 	runs := append([]RunData(nil), in.Runs[l.ID]...)
 	sort.SliceStable(runs, func(a, b int) bool { return runs[a].Run < runs[b].Run })
