@@ -80,3 +80,28 @@ func TestSimAgreesOnABurstBeyondTheKVCache(t *testing.T) {
 		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput")
 	})
 }
+
+// The same burst on vLLM 0.6, whose front end batches (perf.FrontEnd: the
+// 48 requests are admitted 2.5 ms apart and enter the engine together):
+// the simulated engine runs the plan's batching front end in real time
+// and measures what the plan predicted.
+func TestSimAgreesOnABatchingFrontEndBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test; runs without -short")
+	}
+	if raceEnabled {
+		t.Skip("the race detector slows the client and engine too much for a timing comparison")
+	}
+	p := planText(t, strings.Replace(burstSpec, `version = "0.22.1"`, `version = "0.6.0"`, 1))
+	l := p.Lanes[0]
+	if a := l.Perf.Hardware.Assume; a.FrontEndAdmitUs <= 0 || a.FrontEndTokenUs != 0 {
+		t.Fatalf("vLLM 0.6's lane assumes %+v: want the batching front end", a)
+	}
+	x, err := New(Schema().Resolve(map[string]any{"speedup": 0.5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeOnSecondTry(t, x, l, 0.5, func(ms []measured) []string {
+		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput")
+	})
+}

@@ -138,3 +138,29 @@ func TestBatchingFrontEnd(t *testing.T) {
 		t.Fatalf("vLLM 0.19's first step has %d requests, want the first alone", len(st.Seqs))
 	}
 }
+
+// TestBatchingFrontEndBurstTTFT: in a virtual run of ten requests sent at
+// once on vLLM 0.6's front end every first token comes from the one joint
+// prefill, so the TTFTs are equal (LambdaLabsML's ten-prompt bursts:
+// 126.4-127.9 ms on an A100), ten admissions plus that step; vLLM 0.19's
+// front end spreads them.
+func TestBatchingFrontEndBurstTTFT(t *testing.T) {
+	for _, version := range []string{"0.6.0", "0.19.0"} {
+		o, _ := FrontEnd("vllm", version, "completions")
+		s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192})
+		s.Hardware.Assume.RequestOverheadMs, s.Hardware.Assume.StepOverheadMs = o.RequestMs, o.StepMs
+		s.Hardware.Assume.FrontEndTokenUs, s.Hardware.Assume.FrontEndAdmitUs = o.TokenUs, o.AdmitUs
+		st, err := s.Run(Load{InputTokens: 200, OutputTokens: 8, Concurrency: 10, Requests: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if version == "0.6.0" {
+			want := (10*s.FrontEndAdmitSeconds() + StepTime(s.Model, s.Hardware, 2000, 10, 0, 2000)) * 1000
+			if st.TTFT.P99 != st.TTFT.P50 || !near(st.TTFT.P50, want, 1e-9) {
+				t.Errorf("vLLM 0.6: TTFT %+v, want every request's %v ms (ten admissions, one joint prefill)", st.TTFT, want)
+			}
+		} else if st.TTFT.P99 <= st.TTFT.P50 {
+			t.Errorf("vLLM 0.19: TTFT %+v, want the one-at-a-time front end to spread them", st.TTFT)
+		}
+	}
+}
