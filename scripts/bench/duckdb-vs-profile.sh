@@ -5,7 +5,9 @@
 # InferCrane, ...) so a busy neighbour slows both alike; prints, per size and thread
 # count, the median rows/s of each with its spread (min..max), the median of the
 # per-round ratios infercrane / DuckDB (above 1.0: InferCrane is faster) with its
-# spread, the load average, and whether both counted the same samples.
+# spread, the same ratio of CPU time (user + system, every thread: DuckDB's query
+# alone, InferCrane's whole process), which a busy neighbour moves less than wall
+# time, the load average, and whether both counted the same samples.
 #
 # Cache: ${INFERCRANE_CACHE:-$HOME/.cache/infercrane}; DuckDB $DUCKDB_VERSION from PyPI in
 # a venv of its own there (first run downloads ~20 MB), the bench trace next to it.
@@ -52,16 +54,18 @@ for rows in $sizes; do
     : >"$rounds"
     for r in $(seq "$runs"); do
       s=$(now)
-      GOMAXPROCS=$t "$bin" profile trace "$trace" --all --workers "$t" --out "$cache/bench/profile.json" >/dev/null
+      GOMAXPROCS=$t /usr/bin/time -f '%U %S' -o "$cache/bench/cpu" "$bin" profile trace "$trace" --all --workers "$t" --out "$cache/bench/profile.json" >/dev/null
       took=$("$py" -c "print($(now) - $s)")
+      cpu=$(tail -1 "$cache/bench/cpu")
       d=$("$py" "$here/duckdb_profile.py" "$trace" "$t" 1)
-      "$py" - "$took" "$d" "$cache/bench/profile.json" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$rounds" <<'PY'
+      "$py" - "$took" "$d" "$cache/bench/profile.json" "$(cut -d' ' -f1-3 /proc/loadavg)" "$cpu" >>"$rounds" <<'PY'
 import json, sys
 took, duck, prof, load = float(sys.argv[1]), json.loads(sys.argv[2]), json.load(open(sys.argv[3])), sys.argv[4]
+cpu = sum(float(x) for x in sys.argv[5].split())
 d = prof["distributions"]
 ours = {"input_n": d["input_tokens"]["samples"], "output_n": d["output_tokens"]["samples"],
         "cached_n": d["cached_tokens"]["samples"], "duration_n": d["duration_ms"]["samples"], "ttft_n": d["ttft_ms"]["samples"]}
-print(json.dumps({"ours_s": took, "duck_s": duck["seconds"], "same_counts": ours == duck["counts"],
+print(json.dumps({"ours_s": took, "duck_s": duck["seconds"], "ours_cpu_s": cpu, "duck_cpu_s": duck["cpu_seconds"], "same_counts": ours == duck["counts"],
                   "ours": ours, "duck": duck["counts"], "duckdb": duck["duckdb"], "load": load}))
 PY
       log "rows=$rows threads=$t round $r: $(tail -1 "$rounds")"
@@ -73,11 +77,13 @@ rs = [json.loads(l) for l in open(sys.argv[3])]
 ours = [rows / r["ours_s"] for r in rs]
 duck = [rows / r["duck_s"] for r in rs]
 ratio = [r["duck_s"] / r["ours_s"] for r in rs]
+cpu = [r["duck_cpu_s"] / r["ours_cpu_s"] for r in rs]
 m = statistics.median
 print(f"rows={rows} threads={t} rounds={len(rs)} duckdb={rs[0]['duckdb']}  "
       f"infercrane {m(ours):,.0f} rows/s ({min(ours):,.0f}..{max(ours):,.0f})  "
       f"duckdb {m(duck):,.0f} rows/s ({min(duck):,.0f}..{max(duck):,.0f})  "
       f"ratio median {m(ratio):.2f} ({min(ratio):.2f}..{max(ratio):.2f})  "
+      f"CPU-time ratio median {m(cpu):.2f} ({min(cpu):.2f}..{max(cpu):.2f})  "
       f"same sample counts: {all(r['same_counts'] for r in rs)}  load {rs[0]['load']} .. {rs[-1]['load']}")
 PY
   done
