@@ -143,6 +143,7 @@ type columnReader struct {
 	ints   []int64
 	floats []float64
 	strs   []parquet.ByteArray
+	own    []byte // strings kept across a page boundary (readStrings)
 
 	i32 []int32
 	f32 []float32
@@ -196,7 +197,7 @@ func (c *columnReader) read(n int) (int, error) {
 	case *file.Int96ColumnChunkReader:
 		rows, vals, err = r.ReadBatch(int64(n), c.i96[:n], def, nil)
 	case *file.ByteArrayColumnChunkReader:
-		rows, vals, err = r.ReadBatch(int64(n), c.strs[:n], def, nil)
+		rows, vals, err = c.readStrings(r, n, def)
 	default:
 		return 0, fmt.Errorf("%s: unsupported column reader %T", c.spec.name, c.r)
 	}
@@ -216,6 +217,46 @@ func (c *columnReader) read(n int) (int, error) {
 		c.space(m, vals)
 	}
 	return m, nil
+}
+
+// readStrings reads n rows of a string column page by page
+// (ReadBatchInPage), leaving the values where the page holds them rather
+// than copying each batch's strings as ReadBatch does: they are used before
+// the next read. Only when a batch spans pages are the values read so far
+// copied (into own), before the next page's bytes replace them.
+func (c *columnReader) readStrings(r *file.ByteArrayColumnChunkReader, n int, def []int16) (rows int64, vals int, err error) {
+	for rows < int64(n) {
+		if rows > 0 {
+			c.keep(vals)
+		}
+		var d []int16
+		if def != nil {
+			d = def[rows:]
+		}
+		m, v, err := r.ReadBatchInPage(int64(n)-rows, c.strs[vals:n], d, nil)
+		rows, vals = rows+m, vals+v
+		if err != nil || m == 0 {
+			return rows, vals, err
+		}
+	}
+	return rows, vals, nil
+}
+
+// keep copies the first vals strings read into the column's own buffer.
+func (c *columnReader) keep(vals int) {
+	size := 0
+	for _, b := range c.strs[:vals] {
+		size += len(b)
+	}
+	if cap(c.own) < size {
+		c.own = make([]byte, 0, 2*size)
+	}
+	own := c.own[:0]
+	for i, b := range c.strs[:vals] {
+		at := len(own)
+		own = append(own, b...)
+		c.strs[i] = own[at:len(own):len(own)]
+	}
 }
 
 // widen converts the vals dense values just read into ints or floats.
