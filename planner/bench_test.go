@@ -110,7 +110,8 @@ func BenchmarkPlanSpec(b *testing.B) {
 // (process CPU time, steadier than wall time on a shared machine) and
 // bytes_ratio (bytes allocated) must stay at or under 2.2 for twice the
 // lanes (the fastest round of each size is compared). It also reports the
-// 10,000-lane CPU time and allocation. Run it with
+// 10,000-lane CPU and wall time and allocation, and the CPU time and bytes
+// per lane at each size (flat when linear). Run it with
 //
 //	go test -run '^$' -bench BenchmarkPlanSpecScaling -benchtime 3x ./planner
 func BenchmarkPlanSpecScaling(b *testing.B) {
@@ -145,7 +146,13 @@ func BenchmarkPlanSpecScaling(b *testing.B) {
 	}
 	b.ReportMetric(float64(cs.Milliseconds()), "cpu-ms@10k")
 	b.ReportMetric(float64(cl.Milliseconds()), "cpu-ms@20k")
+	b.ReportMetric(float64(ws.Milliseconds()), "wall-ms@10k")
 	b.ReportMetric(float64(bs)/(1<<20), "MiB-alloc@10k")
+	// Per lane: flat from 10k to 20k when planning is linear.
+	b.ReportMetric(float64(cs.Microseconds())/10_000, "cpu-us/lane@10k")
+	b.ReportMetric(float64(cl.Microseconds())/20_000, "cpu-us/lane@20k")
+	b.ReportMetric(float64(bs)/10_000/1024, "KiB/lane@10k")
+	b.ReportMetric(float64(bl)/20_000/1024, "KiB/lane@20k")
 	b.ReportMetric(float64(wl)/float64(ws), "time_ratio")
 	b.ReportMetric(float64(bl)/float64(bs), "bytes_ratio")
 	if cs > 0 {

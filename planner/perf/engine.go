@@ -41,6 +41,45 @@ type Engine struct {
 	// admitted in its current busy period: they enter together when it
 	// ends (at frontFree), or at their own delay if that is later.
 	held []arrival
+	// costs remembers the steps' cost splits (stepCosts).
+	costs stepCosts
+}
+
+// stepCosts remembers the last few cost splits (stepCost) of an engine's
+// steps by their token and logit-sequence counts: a run's steps repeat a
+// few of them (each prompt's prefill beside the same decodes, the decode
+// phases), and a split does not depend on the KV cache, which only its at
+// takes. The split is the lane's own, so a step costs what StepTime gives.
+type stepCosts struct {
+	keys    [4][2]int
+	costs   [4]stepCost
+	n, next int
+}
+
+// get is lane s's stepCost of tokens tokens of which logitSeqs produce
+// logits.
+func (c *stepCosts) get(s *Lane, tokens, logitSeqs int) stepCost {
+	k := [2]int{tokens, logitSeqs}
+	for i := range c.n {
+		if c.keys[i] == k {
+			return c.costs[i]
+		}
+	}
+	sc := s.Model.stepCost(s.Hardware, tokens, logitSeqs)
+	i := c.next
+	c.next = (c.next + 1) % len(c.keys)
+	c.n = max(c.n, i+1)
+	c.keys[i], c.costs[i] = k, sc
+	return sc
+}
+
+// stepSeconds is Lane.StepSeconds of step st, with the split remembered.
+func (e *Engine) stepSeconds(st *Step) float64 {
+	tokens := st.PrefillTokens + st.DecodeSeqs
+	if tokens <= 0 {
+		return 0
+	}
+	return e.costs.get(&e.lane, tokens, len(st.Seqs)).at(st.KVTokens)
 }
 
 // arrival is a request on its way to the engine.
@@ -207,7 +246,7 @@ func (e *Engine) Begin(start float64, st *Step) float64 {
 		e.stuck = !e.sched.Idle()
 		return 0
 	}
-	d := e.lane.StepSeconds(st)
+	d := e.stepSeconds(st)
 	e.end = start + d
 	return d
 }

@@ -164,3 +164,39 @@ func TestBatchingFrontEndBurstTTFT(t *testing.T) {
 		}
 	}
 }
+
+// An engine remembers its steps' cost splits (stepCosts) and still prices
+// every step exactly as Lane.StepSeconds does, for steps that repeat a
+// split, new ones pushing old ones out of its few entries, and a split met
+// again after it was pushed out; and a pure decode phase's line is made
+// from the same split.
+func TestEngineStepCostsAreTheLanes(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	e := NewEngine(s, 0)
+	seqs := make([]*Seq, 16)
+	for i := range seqs {
+		seqs[i] = &Seq{Prompt: 100, Output: 10}
+	}
+	// The same tokens from other sequence counts are other splits (a
+	// compute-bound prefill of 4,096 tokens: one sequence's logits, or
+	// sixteen's).
+	steps := []Step{
+		{Seqs: seqs[:16], PrefillTokens: 4096},
+		{Seqs: seqs[:1], PrefillTokens: 4096},
+		{Seqs: seqs[:16], PrefillTokens: 4096, KVTokens: 800},
+	}
+	for i := range 400 {
+		n := 1 + i%7*i%11%16 // 1..16 sequences, in a pattern that returns to earlier counts
+		dec := i % (n + 1)
+		steps = append(steps, Step{Seqs: seqs[:n], DecodeSeqs: min(dec, n), PrefillTokens: (n - min(dec, n)) * (64 + i%3), KVTokens: float64(i * 37)})
+	}
+	for i, st := range steps {
+		n := len(st.Seqs)
+		if got, want := e.stepSeconds(&st), s.StepSeconds(&st); got != want {
+			t.Fatalf("step %d (%d seqs, %d decoding, %d prefill tokens): %v s, the lane says %v", i, n, st.DecodeSeqs, st.PrefillTokens, got, want)
+		}
+	}
+	if got, want := decodeLineOf(e.costs.get(&e.lane, 8, 8), 1000, 8), decodeLineOf(s.Model.stepCost(s.Hardware, 8, 8), 1000, 8); got != want {
+		t.Errorf("decode line %+v, want %+v", got, want)
+	}
+}

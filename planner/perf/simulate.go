@@ -452,7 +452,7 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 	if k == 0 || !skipDecodePhases {
 		return t
 	}
-	line := s.decodeLine(b, kv, grow)
+	line := decodeLineOf(eng.costs.get(&eng.lane, b, b), kv, grow)
 	if next := eng.NextEntry(); !math.IsInf(next, 1) {
 		// Only steps that start before the next request enters (one that
 		// enters at a step's start joins it).
@@ -487,8 +487,7 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 // overhead.
 type decodeLine struct{ c, a, s, o float64 }
 
-func (s Lane) decodeLine(b int, kv, grow float64) decodeLine {
-	c := s.Model.stepCost(s.Hardware, b, b)
+func decodeLineOf(c stepCost, kv, grow float64) decodeLine {
 	l := decodeLine{c: c.compute, a: c.weights + kv*c.kvToken, s: grow * c.kvToken, o: c.fixed + c.comm}
 	if c.serial { // compute adds to memory time instead of hiding it
 		l.a, l.c = l.a+l.c, 0
