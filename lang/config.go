@@ -199,18 +199,16 @@ type Shape struct {
 	// Settings are the shape's attributes, defaults applied. InputTokens
 	// and OutputTokens are 0 while Pending names the unknown trace values
 	// they depend on; Warmup is DefaultWarmup unless warmup or
-	// warmup_seconds is set. Settings.ArrivalCurve is left empty: the
-	// block is ArrivalCurve below.
+	// warmup_seconds is set; ArrivalCurve and ArrivalCurveStepSeconds
+	// come from an arrival_curve block.
 	shape.Settings
 	Pending []string
 	SLO     SLO
-	// ArrivalCurve varies an open loop's rate over time (nil: constant).
 	// Lengths, Prefix and Session shape the requests beyond one fixed
 	// size (nil: unset).
-	ArrivalCurve *ArrivalCurve
-	Lengths      *Lengths
-	Prefix       *Prefix
-	Session      *Session
+	Lengths *Lengths
+	Prefix  *Prefix
+	Session *Session
 	// Search names the search block that varies this shape's load (""
 	// for none); it takes precedence over the screen's.
 	Search    string

@@ -87,13 +87,6 @@ type Prefix struct {
 	AttrRanges map[string]hcl.Range
 }
 
-// ArrivalCurve makes an open loop's rate follow a curve: request_rate
-// times Rates[k] / mean(Rates) during step k of StepSeconds, cycling.
-type ArrivalCurve struct {
-	Rates       []float64
-	StepSeconds float64
-}
-
 // Session makes a shape's requests conversations of Turns turns.
 type Session struct {
 	Turns int
@@ -408,7 +401,9 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 		case "arrival_curve":
 			a := l.decodeNested(b, curveSpecs, ctx)
 			l.diags = appendIf(l.diags, numCheck(a, "step_seconds", atLeastMillisecond, "at least 0.001 (the load generator times in whole milliseconds)", "It is how long each rate of the curve lasts in the run."))
-			c := &ArrivalCurve{StepSeconds: a.float("step_seconds")}
+			// An arrival_curve block sets the declared settings
+			// arrival_curve (the rates) and arrival_curve_step_seconds.
+			var rates []float64
 			if a.known("rates") {
 				sum := 0.0
 				for i, v := range a.vals["rates"].AsValueSlice() {
@@ -418,14 +413,14 @@ func (l *loader) decodeWorkload(d *decl, s *Shape, blocks hcl.Blocks, ctx *hcl.E
 							"rates[%d] is %g; the curve's rates are requests per second (or relative weights) of 0 or more.", i, f))
 					}
 					sum += f
-					c.Rates = append(c.Rates, f)
+					rates = append(rates, f)
 				}
-				if sum <= 0 || len(c.Rates) > 100000 {
+				if sum <= 0 || len(rates) > 100000 {
 					l.diags = append(l.diags, errorf(a.rangeOf("rates"), "Invalid value for rates",
-						"The curve needs 1 to 100,000 rates and at least one above 0 (got %d rates summing to %g), e.g. trace.NAME.arrival_curve.rates.", len(c.Rates), sum))
+						"The curve needs 1 to 100,000 rates and at least one above 0 (got %d rates summing to %g), e.g. trace.NAME.arrival_curve.rates.", len(rates), sum))
 				}
 			}
-			s.ArrivalCurve = c
+			s.ArrivalCurve, s.ArrivalCurveStepSeconds = rates, a.float("step_seconds")
 		case "session":
 			a := l.decodeNested(b, sessionSpecs, ctx)
 			s.Session = &Session{Turns: int(a.int("turns")), DeclRange: b.DefRange}

@@ -34,15 +34,11 @@ type laneBlocks struct {
 // laneInputs computes the canonical inputs of a lane.
 func laneInputs(b laneBlocks) LaneInputs {
 	m, s, g := b.model, b.shape, b.gpu
-	settings := s.Settings
-	if c := s.ArrivalCurve; c != nil {
-		settings.ArrivalCurve, settings.ArrivalCurveStepSeconds = c.Rates, c.StepSeconds
-	}
 	in := LaneInputs{
 		ModelID:       m.ID,
 		Revision:      m.Revision,
 		MaxContext:    m.MaxContext,
-		Settings:      settings.Canonical(),
+		Settings:      s.Settings.Canonical(),
 		SLOTTFTMs:     s.SLO.TTFTMs,
 		SLOTPOTMs:     s.SLO.TPOTMs,
 		SLOLatencyMs:  s.SLO.LatencyMs,
