@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/infercrane/infercrane/lang/shape"
 	"math"
 	"os"
 	"path/filepath"
@@ -58,6 +59,14 @@ type Hints struct {
 
 // Size is one request's prompt and output tokens as the tool counted them.
 type Size struct{ Input, Output int }
+
+// Settings are the shape settings of the load r measured (its mean
+// lengths, its loop and its request counts), as a lane's inputs would hold
+// them: the one place that maps this format onto the declaration.
+func (r *Result) Settings() shape.Settings {
+	return shape.Settings{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Concurrency: r.Concurrency,
+		RequestRate: r.RequestRate, Arrival: r.Arrival, Burstiness: r.Burstiness, Requests: r.Requests, Warmup: r.Warmup}
+}
 
 // Result is one measured load point read from another tool's output, in
 // InferCrane's definitions.

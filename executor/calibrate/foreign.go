@@ -6,7 +6,6 @@ import (
 
 	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/cachehit"
-	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 )
@@ -66,8 +65,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 	if err != nil {
 		return nil, nil, err.Error(), nil
 	}
-	in := planner.LaneInputs{Settings: shape.Settings{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Concurrency: r.Concurrency,
-		RequestRate: r.RequestRate, Arrival: r.Arrival, Burstiness: r.Burstiness, Requests: r.Requests, Warmup: r.Warmup}}
+	in := planner.LaneInputs{Settings: r.Settings()}
 	load := (&planner.Lane{Inputs: in}).PerfLoad()
 	for _, z := range r.Sizes {
 		load.Sizes = append(load.Sizes, perf.RequestSize{Input: z.Input, Output: z.Output})
