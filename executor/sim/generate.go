@@ -177,9 +177,11 @@ func splitmix(s *uint64) uint64 {
 }
 
 // outputToken is the k-th generated token: a " word" vocabulary token.
+// It is computed for every streamed token, so it indexes spacedWordID
+// instead of building the " word" string and looking it up in wordIDs.
 func outputToken(rng uint64, k int) int {
 	s := rng + uint64(k)*0x9e3779b97f4a7c15
-	return wordIDs[" "+vocabWords[splitmix(&s)%uint64(len(vocabWords))]]
+	return spacedWordID(int(splitmix(&s) % uint64(len(vocabWords))))
 }
 
 func (e *Engine) responseID(chat bool, id uint64) string {
@@ -234,12 +236,12 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 				finish = p.finish
 			}
 			ch.token(outputToken(p.rng, k), finish, k+1)
-			e.metrics.generationTokens.Add(1)
 			k++
 			if k == p.output || k == cut || !e.timing.ready(g, k, now) {
 				break
 			}
 		}
+		e.metrics.generationTokens.Add(int64(k - first))
 		if _, err := w.Write(ch.buf); err != nil {
 			return
 		}
@@ -247,8 +249,9 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 			return
 		}
 		if ct != nil {
+			flushed := time.Now()
 			for j := first; j < k; j++ {
-				e.metrics.lateness.observe(time.Since(ct.due(g, j)).Seconds())
+				e.metrics.lateness.observe(flushed.Sub(ct.due(g, j)).Seconds())
 			}
 		}
 		if cut > 0 && k == cut {

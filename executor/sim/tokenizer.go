@@ -117,6 +117,11 @@ func init() {
 	}
 }
 
+// spacedWordID is the id of " "+vocabWords[i]: init gives every word two
+// consecutive ids after the byte tokens, the bare word's, then the spaced
+// word's.
+func spacedWordID(i int) int { return byteTokens + 2*i + 1 }
+
 // Vocabulary returns the tokenizer's words in id order (a copy). Each word w
 // is one token, and so is " "+w.
 func Vocabulary() []string { return append([]string(nil), vocabWords...) }

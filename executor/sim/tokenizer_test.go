@@ -56,6 +56,23 @@ func TestGeneratedTokensRetokenize(t *testing.T) {
 	}
 }
 
+// TestSpacedWordIDIsTheMapsID holds outputToken's arithmetic to the
+// tokenizer's own table: every word's spaced id, and the generated text
+// of a fixed seed unchanged (the sequence was once looked up by string).
+func TestSpacedWordIDIsTheMapsID(t *testing.T) {
+	for i, w := range vocabWords {
+		if got, want := spacedWordID(i), wordIDs[" "+w]; got != want {
+			t.Fatalf("spacedWordID(%d) = %d, wordIDs[%q] = %d", i, got, " "+w, want)
+		}
+	}
+	for k := 0; k < 1000; k++ {
+		s := uint64(7) + uint64(k)*0x9e3779b97f4a7c15
+		if got, want := outputToken(7, k), wordIDs[" "+vocabWords[splitmix(&s)%uint64(len(vocabWords))]]; got != want {
+			t.Fatalf("outputToken(7, %d) = %d, want %d", k, got, want)
+		}
+	}
+}
+
 // FuzzTokenize checks that tokenization is lossless (Detokenize inverts
 // Tokenize), and that CountTokens agrees.
 func FuzzTokenize(f *testing.F) {
