@@ -51,10 +51,7 @@ func TestE2ELatencyEndsAtTheLastToken(t *testing.T) {
 	if res.err != nil || res.status != 200 || !res.done || len(res.times) != 8 {
 		t.Fatalf("status %d, %d tokens, done %v, err %v", res.status, len(res.times), res.done, res.err)
 	}
-	h := e.metrics.e2e
-	h.mu.Lock()
-	sum, n := h.sum, h.count
-	h.mu.Unlock()
+	_, n, sum := e.metrics.e2e.snapshot()
 	if last := res.times[len(res.times)-1]; n != 1 || time.Duration(sum*1e9) > last {
 		t.Fatalf("%d requests, engine e2e latency %.1f ms, the client's last token after %.1f ms: the engine's latency must end by then", n, sum*1e3, float64(last)/1e6)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
 	"sync/atomic"
 )
 
@@ -16,44 +15,61 @@ var (
 	e2eBuckets      = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 )
 
-// histogram is a Prometheus histogram with fixed buckets.
+// histogram is a Prometheus histogram with fixed buckets. It takes no lock:
+// the engine observes every token of every stream (two histograms per
+// token), and with a mutex a stream goroutine that the OS preempted while
+// holding it stalled every other stream behind it, on a busy machine for a
+// whole time slice. Counters are atomic; a scrape during observations may
+// see a sum a few observations ahead of or behind the counts, never a
+// count that disagrees with the buckets.
 type histogram struct {
-	mu      sync.Mutex
 	buckets []float64
-	counts  []uint64 // per bucket, not cumulative
-	sum     float64
-	count   uint64
+	// counts[i] counts observations in bucket i (not cumulative); the
+	// last, one past the buckets, those above every bound.
+	counts  []atomic.Uint64
+	sumBits atomic.Uint64 // math.Float64bits of the sum
 }
 
 func newHistogram(b []float64) *histogram {
-	return &histogram{buckets: b, counts: make([]uint64, len(b))}
+	return &histogram{buckets: b, counts: make([]atomic.Uint64, len(b)+1)}
 }
 
 func (h *histogram) observe(v float64) {
-	h.mu.Lock()
-	for i, le := range h.buckets {
-		if v <= le {
-			h.counts[i]++
-			break
+	i := 0
+	for i < len(h.buckets) && v > h.buckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	for {
+		old := h.sumBits.Load()
+		if h.sumBits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
+			return
 		}
 	}
-	h.sum += v
-	h.count++
-	h.mu.Unlock()
+}
+
+// snapshot returns the per-bucket counts (the last: above every bound),
+// their total and the sum.
+func (h *histogram) snapshot() (counts []uint64, count uint64, sum float64) {
+	counts = make([]uint64, len(h.counts))
+	for i := range h.counts {
+		counts[i] = h.counts[i].Load()
+		count += counts[i]
+	}
+	return counts, count, math.Float64frombits(h.sumBits.Load())
 }
 
 func (h *histogram) write(w io.Writer, name, help, labels string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	counts, count, sum := h.snapshot()
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
 	var cum uint64
 	for i, le := range h.buckets {
-		cum += h.counts[i]
+		cum += counts[i]
 		fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", name, labels, promFloat(le), cum)
 	}
-	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, labels, h.count)
-	fmt.Fprintf(w, "%s_sum{%s} %s\n", name, labels, promFloat(h.sum))
-	fmt.Fprintf(w, "%s_count{%s} %d\n", name, labels, h.count)
+	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, labels, count)
+	fmt.Fprintf(w, "%s_sum{%s} %s\n", name, labels, promFloat(sum))
+	fmt.Fprintf(w, "%s_count{%s} %d\n", name, labels, count)
 }
 
 func promFloat(v float64) string {
@@ -128,15 +144,14 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 // quantile estimates the q-quantile from the buckets: the upper bound of
 // the bucket that holds it (+Inf as math.Inf(1)).
 func (h *histogram) quantile(q float64) float64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.count == 0 {
+	counts, count, _ := h.snapshot()
+	if count == 0 {
 		return 0
 	}
-	rank := uint64(math.Ceil(q * float64(h.count)))
+	rank := uint64(math.Ceil(q * float64(count)))
 	var cum uint64
 	for i, le := range h.buckets {
-		cum += h.counts[i]
+		cum += counts[i]
 		if cum >= max(rank, 1) {
 			return le
 		}
@@ -148,16 +163,15 @@ func (h *histogram) quantile(q float64) float64 {
 // the resolution of the buckets: those in buckets whose upper bound
 // exceeds v).
 func (h *histogram) above(v float64) (uint64, float64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.count == 0 {
+	counts, count, _ := h.snapshot()
+	if count == 0 {
 		return 0, 0
 	}
 	var within uint64
 	for i, le := range h.buckets {
 		if le <= v {
-			within += h.counts[i]
+			within += counts[i]
 		}
 	}
-	return h.count, float64(h.count-within) / float64(h.count)
+	return count, float64(count-within) / float64(count)
 }
