@@ -11,6 +11,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,12 +51,18 @@ type Engine struct {
 	requests atomic.Int64  // generation requests received
 	seq      atomic.Uint64 // response id counter
 
-	stop      chan struct{} // closed by Close or a crash
-	stopOnce  sync.Once
-	crashed   atomic.Bool
-	crashMu   sync.Mutex
-	onCrash   []func()
-	crashedCh chan struct{}
+	stop     chan struct{} // closed by Close or a crash
+	stopOnce sync.Once
+	// stopCtx is cancelled with stop. A request's waits merge it into their
+	// own context once (withStop), so a token's wait selects on two
+	// per-request channels only: every stream selecting on the one stop
+	// channel locked it for every token of every stream.
+	stopCtx    context.Context
+	stopCancel context.CancelFunc
+	crashed    atomic.Bool
+	crashMu    sync.Mutex
+	onCrash    []func()
+	crashedCh  chan struct{}
 	// prefix is the prefix cache (nil: prefix caching off).
 	prefix *prefixCache
 
@@ -80,6 +87,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		stop:      make(chan struct{}),
 		crashedCh: make(chan struct{}),
 	}
+	e.stopCtx, e.stopCancel = context.WithCancel(context.Background())
 	e.created = e.started.Unix()
 	e.fingerprint = fingerprint(o)
 	switch o.Timing {
@@ -127,11 +135,20 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mux.ServeHTTP(w, r)
 }
 
+// withStop returns ctx, also cancelled when the engine stops; call the
+// release function when done.
+func (e *Engine) withStop(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	unregister := context.AfterFunc(e.stopCtx, cancel)
+	return ctx, func() { unregister(); cancel() }
+}
+
 // Close stops the engine: streams in flight end and background work stops.
 // It is safe to call more than once.
 func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
 		close(e.stop)
+		e.stopCancel()
 		e.timing.close()
 		if e.clock != nil {
 			e.clock.Close()

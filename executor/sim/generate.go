@@ -208,13 +208,14 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 	ch := newChunker(p.chat, e.responseID(p.chat, g.id), e.created, e.opts.Model, p.prompt, p.continuous, e.fingerprint)
 	ch.cached = e.promptDetails(g)
 	sl := clock.NewSleeper(e.clock)
-	ctx := r.Context()
+	ctx, release := e.withStop(r.Context())
+	defer release()
 	cut := e.opts.Faults.CutAfter
 	ct, _ := e.timing.(*constantTiming)
 	var tc tokenClock
 	var end time.Time // when the last token was generated
 	for k := 0; k < p.output; {
-		if !e.timing.wait(ctx, e.stop, g, k, sl) {
+		if !e.timing.wait(ctx, g, k, sl) {
 			e.abortIfCrashed()
 			return
 		}
@@ -272,11 +273,12 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, g *genState, p *
 // whole waits for every token, then writes one JSON body.
 func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *genPlan) {
 	sl := clock.NewSleeper(e.clock)
-	ctx := r.Context()
+	ctx, release := e.withStop(r.Context())
+	defer release()
 	// Wait for the first token (for the TTFT histogram), then the last.
 	var at [2]time.Time
 	for i, k := range [2]int{0, p.output - 1} {
-		if !e.timing.wait(ctx, e.stop, g, k, sl) {
+		if !e.timing.wait(ctx, g, k, sl) {
 			e.abortIfCrashed()
 			return
 		}

@@ -101,9 +101,9 @@ func (mt *modelTiming) kick() {
 	}
 }
 
-func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool {
+func (mt *modelTiming) wait(ctx context.Context, g *genState, k int, s *clock.Sleeper) bool {
 	if k == g.stallAt && g.stallFor > 0 {
-		if !s.Until(ctx, stop, time.Now().Add(g.stallFor)) {
+		if !s.Until(ctx, nil, time.Now().Add(g.stallFor)) {
 			return false
 		}
 	}
@@ -111,8 +111,6 @@ func (mt *modelTiming) wait(ctx context.Context, stop <-chan struct{}, g *genSta
 		select {
 		case <-g.wake:
 		case <-ctx.Done():
-			return false
-		case <-stop:
 			return false
 		}
 	}

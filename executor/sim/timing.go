@@ -38,8 +38,8 @@ type timing interface {
 	// take it.
 	admit(g *genState) error
 	// wait blocks until token k (0-based) of g is due and returns false when
-	// ctx ends or stop closes first.
-	wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool
+	// ctx ends first (the engine's stop is merged into ctx: withStop).
+	wait(ctx context.Context, g *genState, k int, s *clock.Sleeper) bool
 	// ready reports whether token k of g is due by now without a wait
 	// (what wait would return at once for).
 	ready(g *genState, k int, now time.Time) bool
@@ -62,8 +62,8 @@ func (c *constantTiming) admit(g *genState) error { c.running.Add(1); return nil
 
 func (c *constantTiming) release(g *genState) { c.running.Add(-1) }
 
-func (c *constantTiming) wait(ctx context.Context, stop <-chan struct{}, g *genState, k int, s *clock.Sleeper) bool {
-	return s.Until(ctx, stop, c.due(g, k))
+func (c *constantTiming) wait(ctx context.Context, g *genState, k int, s *clock.Sleeper) bool {
+	return s.Until(ctx, nil, c.due(g, k))
 }
 
 func (c *constantTiming) ready(g *genState, k int, now time.Time) bool {
