@@ -55,7 +55,7 @@ func pacedSSE(ttft, itl time.Duration, tokens int) http.Handler {
 // It fails when the engine's TTFT p50 is more than 5% of the TTFT later than
 // the bare handler's, when its tokens arrive coalesced (ITL p50 under half
 // the configured one) where the bare handler's do not, or when a token costs
-// more than 1.5x the CPU at 256 streams than at 16 (a per-token cost that
+// the engine more than twice the bare handler's CPU (a per-token cost that
 // grows with the number of streams: the engine would fall behind as soon as
 // anything else runs).
 func BenchmarkManyStreams(b *testing.B) {
@@ -65,8 +65,13 @@ func BenchmarkManyStreams(b *testing.B) {
 		tokens  = 64
 		ttft    = 50 * time.Millisecond
 		itl     = 5 * time.Millisecond
-		// cpuGrowth is the most CPU per token 256 streams may cost over 16.
-		cpuGrowth = 1.5
+		// cpuOverBare is the most CPU per token the engine may cost over the
+		// bare handler at the same 256 streams. Single runs on a loaded
+		// 2-core machine put the ratio at 0.5-1.4; a cost per token that
+		// grows with the streams (a scan of every stream per token) is many
+		// times that. (At 16 streams a token costs 3-7x what it does at 256:
+		// fixed per-round costs, not a baseline for CPU.)
+		cpuOverBare = 2.0
 	)
 	// target is one server under test at one number of streams, and what
 	// its client measured.
@@ -163,23 +168,28 @@ func BenchmarkManyStreams(b *testing.B) {
 	perToken := func(tg *target) float64 {
 		return float64(tg.cpu.Microseconds()) / float64(b.N*tg.streams*tokens)
 	}
-	cpuRatio := perToken(engine) / perToken(small)
+	cpuRatio := perToken(engine) / perToken(paced)
 	b.ReportMetric(perToken(engine), "cpu-us-per-token")
 	b.ReportMetric(perToken(small), "16-stream-cpu-us-per-token")
-	b.ReportMetric(cpuRatio, "cpu-per-token-256-vs-16")
+	b.ReportMetric(perToken(engine)/perToken(small), "cpu-per-token-256-vs-16")
+	b.ReportMetric(perToken(paced), "bare-cpu-us-per-token")
+	b.ReportMetric(cpuRatio, "cpu-per-token-vs-bare")
 	b.ReportMetric(baseTTFT, "bare-ttft-p50-ms")
 	b.ReportMetric(baseITL/itlMs, "bare-itl-vs-configured")
 	b.ReportMetric((ttftP50-wantMs)/max(baseTTFT-wantMs, 0.01), "late-vs-bare")
+	// A failed benchmark prints no metrics line, so the figures go to the log too.
+	b.Logf("%d streams: TTFT p50 %.2f ms (16 streams %.2f, bare handler %.2f), ITL p50 %.3f ms (bare %.3f), engine lateness mean %.3f ms (16 streams %.3f), CPU %.1f µs/token (16 streams %.1f, bare handler %.1f)",
+		streams, ttftP50, fewTTFT, baseTTFT, itlP50, baseITL, lateMs, fewLateMs, perToken(engine), perToken(small), perToken(paced))
 	// The engine may be later than the bare handler by 5% of the TTFT at
 	// most, may coalesce tokens only where the bare handler does too, and a
-	// token may not cost much more at 256 streams than at 16.
+	// token may not cost much more CPU than the bare handler's.
 	if excess := (ttftP50 - baseTTFT) / wantMs; excess > 0.05 {
 		b.Errorf("TTFT p50 %.2f ms against the bare handler's %.2f ms: the engine adds %.1f%% of the configured %v", ttftP50, baseTTFT, excess*100, ttft)
 	}
 	if itlP50 < itlMs/2 && baseITL >= itlMs/2 {
 		b.Errorf("ITL p50 %.3f ms against %v configured (the bare handler's %.3f ms): the engine's tokens arrive coalesced", itlP50, itl, baseITL)
 	}
-	if cpuRatio > cpuGrowth && perToken(small) > 0 {
-		b.Errorf("a token costs %.1f µs of CPU at %d streams against %.1f µs at %d (%.2fx, at most %.1fx): the per-token cost grows with the streams", perToken(engine), streams, perToken(small), few, cpuRatio, cpuGrowth)
+	if cpuRatio > cpuOverBare && perToken(paced) > 0 {
+		b.Errorf("a token costs %.1f µs of CPU in the engine against %.1f µs in the bare handler at %d streams (%.2fx, at most %.1fx)", perToken(engine), perToken(paced), streams, cpuRatio, cpuOverBare)
 	}
 }
