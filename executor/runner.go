@@ -307,7 +307,7 @@ func (a *applyRun) skipped(n *dagNode, why string) {
 func (a *applyRun) exec(n *dagNode) error {
 	switch n.Kind {
 	case planner.NodeProfile:
-		return a.fail(fmt.Errorf("trace %s is not profiled: run 'infercrane profile' and pin the profile and digest in the trace block, then plan again", n.Trace))
+		return a.fail(fmt.Errorf("trace %s: %w", n.Trace, ErrNotProfiled))
 	case planner.NodeDeploy:
 		return a.deploy(a.deps[n.Deployment])
 	case planner.NodePreflight:

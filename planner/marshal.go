@@ -74,17 +74,17 @@ func Marshal(p *Plan) ([]byte, error) {
 func Unmarshal(b []byte) (*Plan, error) {
 	var p Plan
 	if err := decodeStrict(b, &p); err != nil {
-		return nil, fmt.Errorf("not an infercrane plan: %w", err)
+		return nil, fmt.Errorf("the file %w: %v", ErrNotPlan, err)
 	}
 	if !slices.Contains(readableVersions, p.FormatVersion) {
-		return nil, fmt.Errorf("plan format_version %q is not supported (this infercrane writes %q); re-run 'infercrane plan'", p.FormatVersion, FormatVersion)
+		return nil, fmt.Errorf("%w: format_version %q (this infercrane writes %q)", ErrPlanFormat, p.FormatVersion, FormatVersion)
 	}
 	d, err := Digest(&p)
 	if err != nil {
 		return nil, err
 	}
 	if p.PlanDigest != d {
-		return nil, fmt.Errorf("plan_digest %s does not match the plan's content (%s): the plan was edited after it was made; re-run 'infercrane plan'", p.PlanDigest, d)
+		return nil, fmt.Errorf("the plan %w: its plan_digest %s does not match its content (%s)", ErrPlanEdited, p.PlanDigest, d)
 	}
 	restoreCapabilities(&p)
 	return &p, nil

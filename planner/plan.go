@@ -32,7 +32,7 @@ var readableVersions = []string{"1", FormatVersion}
 // earlier format lacks what this infercrane's executors run from.
 func Applicable(p *Plan) error {
 	if p.FormatVersion != FormatVersion {
-		return fmt.Errorf("the plan has format_version %q, made by an earlier infercrane that left executor settings to the executors; this infercrane applies format_version %q plans, whose lanes carry their resolved executor_settings: make the plan again with 'infercrane plan -out FILE'", p.FormatVersion, FormatVersion)
+		return fmt.Errorf("%w: the plan has format_version %q, made by an earlier infercrane that left executor settings to the executors; this infercrane applies format_version %q plans, whose lanes carry their resolved executor_settings", ErrPlanFormat, p.FormatVersion, FormatVersion)
 	}
 	return nil
 }

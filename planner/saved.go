@@ -248,24 +248,24 @@ func LoadSaved(path string) (*SavedPlan, error) {
 func ParseSaved(b []byte, name string) (*SavedPlan, error) {
 	var s SavedPlan
 	if err := decodeStrict(b, &s); err != nil {
-		return nil, fmt.Errorf("%s is not a saved plan (%v); make one with 'infercrane plan -out FILE'", name, err)
+		return nil, fmt.Errorf("%s %w (%v)", name, ErrNotPlan, err)
 	}
 	if s.Format != SavedFormat && s.Format != savedFormatV1 {
-		return nil, fmt.Errorf("%s has format %q, this infercrane reads %q; make the plan again with 'infercrane plan -out FILE'", name, s.Format, SavedFormat)
+		return nil, fmt.Errorf("%s: %w: it has format %q, this infercrane reads %q", name, ErrPlanFormat, s.Format, SavedFormat)
 	}
 	s.legacy = s.Format == savedFormatV1
 	if s.Plan == nil {
-		return nil, fmt.Errorf("%s holds no plan; make it again with 'infercrane plan -out FILE'", name)
+		return nil, fmt.Errorf("%s %w: it holds no plan", name, ErrNotPlan)
 	}
 	if !slices.Contains(readableVersions, s.Plan.FormatVersion) {
-		return nil, fmt.Errorf("%s holds a plan of format_version %q, this infercrane reads %q; make it again with 'infercrane plan -out FILE'", name, s.Plan.FormatVersion, FormatVersion)
+		return nil, fmt.Errorf("%s: %w: it holds a plan of format_version %q, this infercrane reads %q", name, ErrPlanFormat, s.Plan.FormatVersion, FormatVersion)
 	}
 	d, err := Digest(s.Plan)
 	if err != nil {
 		return nil, err
 	}
 	if d != s.Plan.PlanDigest {
-		return nil, fmt.Errorf("%s was edited after it was made: its plan_digest is %s but its content gives %s; make the plan again", name, s.Plan.PlanDigest, d)
+		return nil, fmt.Errorf("%s %w: its plan_digest is %s but its content gives %s", name, ErrPlanEdited, s.Plan.PlanDigest, d)
 	}
 	if !s.legacy {
 		whole, err := s.digest()
@@ -274,14 +274,14 @@ func ParseSaved(b []byte, name string) (*SavedPlan, error) {
 		}
 		switch {
 		case s.Digest == "":
-			return nil, fmt.Errorf("%s was edited after it was made: it has no digest; make the plan again", name)
+			return nil, fmt.Errorf("%s %w: it has no digest", name, ErrPlanEdited)
 		case whole != s.Digest:
-			return nil, fmt.Errorf("%s was edited after it was made: its digest is %s but its content gives %s (every field counts: state_dir, spec_path, dir, spec, variables, inputs, digest_names and the plan); make the plan again", name, s.Digest, whole)
+			return nil, fmt.Errorf("%s %w: its digest is %s but its content gives %s (every field counts: state_dir, spec_path, dir, spec, variables, inputs, digest_names and the plan)", name, ErrPlanEdited, s.Digest, whole)
 		}
 	}
 	for f, src := range s.Spec {
 		if s.Inputs.Spec[f] != digestBytes([]byte(src)) {
-			return nil, fmt.Errorf("%s was edited after it was made: its snapshot of %s does not match the recorded digest; make the plan again", name, f)
+			return nil, fmt.Errorf("%s %w: its snapshot of %s does not match the recorded digest", name, ErrPlanEdited, f)
 		}
 	}
 	if s.Spec == nil {
@@ -433,7 +433,7 @@ func DecodePlan(b []byte, path string) (*Plan, *SavedPlan, error) {
 		FormatVersion string `json:"format_version"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, nil, fmt.Errorf("%s is not a plan file (%v); make one with 'infercrane plan -out FILE' or 'infercrane plan -json > FILE'", path, err)
+		return nil, nil, fmt.Errorf("%s %w (%v)", path, ErrNotPlan, err)
 	}
 	if probe.Format != "" {
 		s, err := ParseSaved(b, path)

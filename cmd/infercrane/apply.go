@@ -123,7 +123,7 @@ type applyJob struct {
 func lockState(env *cliEnv, cfg *lang.Config, dir string) (*state.Store, *lockGuard) {
 	st, guard, err := openState(env, cfg, dir, "infercrane apply")
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 		return nil, nil
 	}
 	for _, n := range st.Notes {
@@ -173,12 +173,12 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 		err = planner.Applicable(p)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 		return nil, 1
 	}
 	if saved != nil {
 		if err := revealSaved(env, saved, o.pf.vars.vars); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 			return nil, 1
 		}
 	}
@@ -206,7 +206,7 @@ func prepareSaved(env *cliEnv, path string, o applyOpts) (*applyJob, int) {
 	if err != nil {
 		st.Close()
 		guard.stop()
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 		return nil, 1
 	}
 	if changes := saved.Changes(cur); len(changes) > 0 {
@@ -306,7 +306,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 	}
 	pluginLog, err := openPluginLog(j.store)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 		return 1
 	}
 	defer pluginLog.Close()
@@ -331,7 +331,7 @@ func (j *applyJob) run(env *cliEnv, o applyOpts) int {
 	j.guard.resume()
 	v.Close()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 		return 1
 	}
 	code := 0
@@ -364,7 +364,7 @@ func (j *applyJob) refreshReports(env *cliEnv, o applyOpts) int {
 		return 1
 	}
 	if err := j.store.SavePlan(planJSON); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane apply: %v\n", hinted(err))
 		return 1
 	}
 	if !o.json {
@@ -391,17 +391,23 @@ func openPluginLog(st *state.Store) (*os.File, error) {
 	return os.OpenFile(filepath.Join(logDir, "plugins.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }
 
-// errText renders joined errors one per line.
+// errText renders joined errors one per line, each followed by what to
+// run about it (hinted).
 func errText(err error) string {
 	var joined interface{ Unwrap() []error }
 	if errors.As(err, &joined) {
-		var lines []string
+		var lines, hintedLines []string
 		for _, e := range joined.Unwrap() {
 			lines = append(lines, e.Error())
+			hintedLines = append(hintedLines, hinted(e).Error())
 		}
-		return strings.Join(lines, "\n")
+		// errors.Join's lines, not an error that wraps several (a
+		// fmt.Errorf with two %w), which reads as one.
+		if strings.Join(lines, "\n") == joined.(error).Error() {
+			return strings.Join(hintedLines, "\n")
+		}
 	}
-	return err.Error()
+	return hinted(err).Error()
 }
 
 // report writes the evidence and reports of the state and returns the
@@ -418,7 +424,7 @@ func (j *applyJob) report(env *cliEnv, o applyOpts, cl *evidence.Cleanup) int {
 	opts.SigningKey = key
 	oc, err := j.generateReports(opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but the report failed: %v; run 'infercrane report %s' after fixing it\n", err, j.stateDir)
+		fmt.Fprintf(env.Stderr, "infercrane apply: the runs are in the state, but the report failed: %v; run 'infercrane report %s' after fixing it\n", hinted(err), j.stateDir)
 		return 1
 	}
 	if o.json {
@@ -450,7 +456,7 @@ func (j *applyJob) repairReports(env *cliEnv, o applyOpts) int {
 	opts.SigningKey = key
 	oc, err := j.generateReports(opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, err, j.stateDir)
+		fmt.Fprintf(env.Stderr, "infercrane apply: the reports in %s could not be checked or repaired: %v; run 'infercrane report %s' after fixing it\n", j.stateDir, hinted(err), j.stateDir)
 		return 1
 	}
 	if o.json {

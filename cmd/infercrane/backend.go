@@ -242,7 +242,7 @@ func runInit(env *cliEnv, args []string) int {
 		return exitError
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(env.Stderr, "infercrane init: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane init: %v\n", hinted(err))
 		return exitError
 	}
 	spec := backendRecord(cfg.Backend)
@@ -351,7 +351,7 @@ func backendOf(env *cliEnv, name string, cfg *lang.Config, stateDir string) (*bu
 		b, err = openBackend(rec)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, err)
+		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, hinted(err))
 		return nil, false
 	}
 	return b, true
@@ -390,7 +390,7 @@ func runForceUnlock(env *cliEnv, args []string) int {
 		err = b.ForceUnlock(context.Background(), pos[0])
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane force-unlock: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane force-unlock: %v\n", hinted(err))
 		return exitError
 	}
 	fmt.Fprintf(env.Stdout, "Removed the lock %s of %s (held by %s, %q, since %s). The next apply resumes from the journal.\n", pos[0], b, info.Who, info.Command, info.Created)
@@ -420,7 +420,7 @@ func runStatePull(env *cliEnv, args []string) int {
 		err = state.WriteBackend(stateDir, &rec)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane state pull: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane state pull: %v\n", hinted(err))
 		return exitError
 	}
 	fmt.Fprintf(env.Stdout, "Pulled %s into %s: %d journal entries; %d objects fetched, %d already current, %d stale files removed.\n",
@@ -466,7 +466,7 @@ func runStatePush(env *cliEnv, args []string) int {
 		st, err = b.Push(context.Background(), stateDir)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane state push: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane state push: %v\n", hinted(err))
 		return exitError
 	}
 	fmt.Fprintf(env.Stdout, "Pushed %s into %s: %d journal entries, %d objects; every digest checked.\n", stateDir, b, st.Entries, st.Stored)

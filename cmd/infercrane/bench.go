@@ -164,7 +164,7 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 	}
 	if bf.wait > 0 {
 		if err := waitReady(ctx, cfg.BaseURL, cfg.APIKey, bf.wait); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", hinted(err))
 			return 1
 		}
 	}
@@ -181,7 +181,7 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 	res, err, werr := loadgen.RunRecorded(ctx, cfg, bf.records, keep, opts...)
 	prog.finish()
 	if res == nil {
-		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane bench: %v\n", hinted(err))
 		return 1
 	}
 	res.Prompts.Drawn = bf.seedDrawn

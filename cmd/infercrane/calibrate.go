@@ -73,7 +73,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 	}
 	if *stateDir != "" {
 		if err := refreshState(env, nil, *stateDir); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(err))
 			return 1
 		}
 	}
@@ -95,12 +95,12 @@ func runCalibrate(env *cliEnv, args []string) int {
 	}
 	res, err := calibrate.Run(pos, opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(err))
 		return exitError
 	}
 	printWarningsAndNotes(env, res.Warnings, res.Notes)
 	if err := calibrate.Write(*out, res.Calibration); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(err))
 		return exitError
 	}
 	c := res.Calibration
@@ -146,7 +146,7 @@ func runCalibrateCheck(env *cliEnv, file string, evidence []string, opts calibra
 			}
 		}
 	}
-	fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", err)
+	fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(err))
 	return exitError
 }
 

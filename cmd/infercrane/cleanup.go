@@ -75,12 +75,12 @@ func runCleanup(env *cliEnv, args []string) int {
 			fmt.Fprintf(env.Stdout, "Modal: not swept (%v).\n", err)
 			return 0
 		}
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", hinted(err))
 		return 1
 	}
 	cloud, err := env.Wire.modalCloud(*environment)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: cannot list sandboxes: %v\n", hinted(err))
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -88,7 +88,7 @@ func runCleanup(env *cliEnv, args []string) int {
 	rep, err := modal.Cleanup(ctx, cloud, modal.CleanupOptions{App: *app, OlderThan: age, DryRun: *dryRun})
 	if !rep.Listed {
 		// No answer from Modal: print no result, only the error.
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\nNothing was listed or terminated; sandboxes may still be running. Fix the cause and run cleanup again.\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\nNothing was listed or terminated; sandboxes may still be running. Fix the cause and run cleanup again.\n", hinted(err))
 		return 1
 	}
 	if *asJSON {
@@ -99,7 +99,7 @@ func runCleanup(env *cliEnv, args []string) int {
 		renderCleanup(env, rep)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", hinted(err))
 		return 1
 	}
 	return 0
@@ -117,13 +117,13 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 		return 1
 	}
 	if err := refreshState(env, nil, dir); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", hinted(err))
 		return 1
 	}
 	if dryRun {
 		live, err := state.LiveDeployments(dir)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", hinted(err))
 			return 1
 		}
 		if held, pid := state.Held(dir); held {
@@ -146,13 +146,13 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", hinted(err))
 		return 1
 	}
 	defer st.Close()
 	pluginLog, err := openPluginLog(st)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", hinted(err))
 		return 1
 	}
 	defer pluginLog.Close()
@@ -160,7 +160,7 @@ func reapState(env *cliEnv, dir string, dryRun, explicit bool) int {
 	defer stop()
 	reaped, err := executor.ReapDeployments(ctx, st, newRegistry(env, pluginLog).OpenJournaled, "cleanup", 0)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane cleanup: %v\n", hinted(err))
 		return 1
 	}
 	code := 0

@@ -78,7 +78,7 @@ func (c *cmdFlags) parse(args []string) (pos []string, code int, ok bool) {
 		c.writeHelp(c.env.Stdout)
 		return nil, exitOK, false
 	default:
-		fmt.Fprintf(c.env.Stderr, "infercrane %s: %v\n", c.name, err)
+		fmt.Fprintf(c.env.Stderr, "infercrane %s: %v\n", c.name, hinted(err))
 		if g := misplacedGlobal(err); g != "" {
 			fmt.Fprintf(c.env.Stderr, "%s is a global flag: put it before the command, as in 'infercrane %s %s ...'.\n", g, g, c.name)
 		}

@@ -54,7 +54,7 @@ func runDiff(env *cliEnv, args []string) int {
 	case *asJSON:
 		b, err := d.JSON()
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 			return 1
 		}
 		_, _ = env.Stdout.Write(b)
@@ -80,7 +80,7 @@ func readPlanArg(env *cliEnv, path string, pf *planFlags, fresh bool) (*planner.
 	}
 	p, _, err := planner.ReadPlanFile(path)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 		return nil, false
 	}
 	return p, true

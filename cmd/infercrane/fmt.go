@@ -49,7 +49,7 @@ func runFmt(env *cliEnv, args []string) int {
 	}
 	files, err := hclFiles(paths, *recursive)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", hinted(err))
 		return 1
 	}
 	if len(files) == 0 {
@@ -64,7 +64,7 @@ func runFmt(env *cliEnv, args []string) int {
 	for _, name := range files {
 		src, err := os.ReadFile(name)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", hinted(err))
 			status = 1
 			continue
 		}
@@ -86,7 +86,7 @@ func runFmt(env *cliEnv, args []string) int {
 			continue
 		}
 		if err := writeFileKeepMode(name, out); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane fmt: %v\n", hinted(err))
 			status = 1
 		}
 	}

@@ -103,7 +103,7 @@ func run(env *cliEnv, args []string) int {
 	}
 	closeLog, err := setupLog(env)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 		return exitError
 	}
 	defer closeLog()

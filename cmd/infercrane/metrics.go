@@ -51,13 +51,13 @@ func metricsCmd(env *cliEnv, args []string) int {
 	}
 	f, err := os.Open(pos[0])
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", hinted(err))
 		return 1
 	}
 	defer f.Close()
 	recs, err := loadgen.ReadRecords(f)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane metrics: %v\n", hinted(err))
 		return 1
 	}
 	s := loadgen.Compute(recs, slo)
@@ -73,7 +73,7 @@ func metricsCmd(env *cliEnv, args []string) int {
 func writeSummaryJSON(env *cliEnv, s loadgen.Summary) int {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 		return 1
 	}
 	fmt.Fprintf(env.Stdout, "%s\n", b)

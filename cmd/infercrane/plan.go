@@ -65,12 +65,12 @@ func planSpec(env *cliEnv, path string, pf *planFlags, noState bool) (ps planned
 	ps.snap = &state.Snapshot{}
 	if !noState {
 		if err := refreshState(env, cfg, ps.stateDir); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 			return ps, false
 		}
 		snap, err := state.Load(ps.stateDir)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 			return ps, false
 		}
 		for _, w := range snap.Warnings {
@@ -121,7 +121,7 @@ func runPlan(env *cliEnv, args []string) int {
 	if *asJSON {
 		b, err := planner.Marshal(p)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 			return 1
 		}
 		_, _ = env.Stdout.Write(b)
@@ -135,7 +135,7 @@ func runPlan(env *cliEnv, args []string) int {
 		if p.HasErrors() {
 			fmt.Fprintf(env.Stderr, "The plan was not saved to %s: fix the preflight errors first.\n", *out)
 		} else if err := planner.NewSaved(p, ps.cfg, ps.snap, path, ps.stateDir).Save(*out); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 			return 1
 		} else {
 			fmt.Fprintf(env.Stderr, "Saved the plan to %s. Apply exactly this plan with: infercrane apply %s\n", *out, *out)

@@ -36,7 +36,7 @@ func runProbe(env *cliEnv, args []string) int {
 		return fs.usageError("give exactly one URL, got %d", len(pos))
 	}
 	if err := loadgen.Probe(context.Background(), pos[0], *timeout); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane probe: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane probe: %v\n", hinted(err))
 		return 1
 	}
 	fmt.Fprintln(env.Stdout, "ok")

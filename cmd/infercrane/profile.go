@@ -79,7 +79,7 @@ func runProfileTrace(env *cliEnv, args []string) int {
 	res, err := workload.Build(ctx, o)
 	finish()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane profile trace: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile trace: %v\n", hinted(err))
 		return 1
 	}
 	return writeProfile(env, "profile trace", res, o.MaxContext, *out)
@@ -305,7 +305,7 @@ func runProfileValidate(env *cliEnv, args []string) int {
 	res := validateOutput{File: pos[0], Problems: []string{}, Shapes: []workload.Shape{}}
 	data, err := os.ReadFile(pos[0])
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane profile validate: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile validate: %v\n", hinted(err))
 		return 1
 	}
 	doc, digest, err := workload.Parse(data)

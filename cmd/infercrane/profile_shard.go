@@ -135,7 +135,7 @@ func runProfileShard(env *cliEnv, args []string) int {
 	defer scanGC()()
 	s, err := workload.BuildShard(ctx, o, i, n)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane profile shard: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile shard: %v\n", hinted(err))
 		return 1
 	}
 	data, err := workload.EncodeShard(s)
@@ -145,7 +145,7 @@ func runProfileShard(env *cliEnv, args []string) int {
 		_, err = env.Stdout.Write(data)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane profile shard: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile shard: %v\n", hinted(err))
 		return 1
 	}
 	return 0
@@ -200,7 +200,7 @@ func runProfileMerge(env *cliEnv, args []string) int {
 	}
 	res, err := workload.Merge(shards, sourceDateEpoch(env))
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane profile merge: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile merge: %v\n", hinted(err))
 		return 1
 	}
 	return writeProfile(env, "profile merge", res, shards[0].Options.MaxContext, *out)
@@ -246,7 +246,7 @@ func (mf *modalProfileFlags) rules() []flagRule {
 // runProfileShards is profile trace --shards N: estimate, fan out, merge.
 func runProfileShards(env *cliEnv, o workload.Options, n int, mf *modalProfileFlags, out string) int {
 	fail := func(err error) int {
-		fmt.Fprintf(env.Stderr, "infercrane profile trace: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile trace: %v\n", hinted(err))
 		return 1
 	}
 	if !strings.HasPrefix(o.Source, "s3://") && !env.Wire.ModalSeesLocalFiles {

@@ -55,7 +55,7 @@ func runProfileSynth(env *cliEnv, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane profile synth: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane profile synth: %v\n", hinted(err))
 		return 1
 	}
 	fmt.Fprintf(env.Stdout, "Wrote %s: %d rows in row groups of %d.\n", pos[0], *rows, *perGroup)

@@ -70,7 +70,7 @@ func runReport(env *cliEnv, args []string) int {
 		return 1
 	}
 	if err := refreshState(env, nil, dir); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", hinted(err))
 		return 1
 	}
 	opts := report.Options{Formats: list, OutDir: *out}
@@ -87,12 +87,12 @@ func runReport(env *cliEnv, args []string) int {
 	opts.Secrets = env.secrets.Values()
 	var err error
 	if opts.SigningKey, err = signingKey(*sign); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", hinted(err))
 		return 1
 	}
 	oc, err := report.Generate(dir, opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", hinted(err))
 		return 1
 	}
 	printOutcome(env, oc)

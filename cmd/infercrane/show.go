@@ -49,13 +49,13 @@ func runShow(env *cliEnv, args []string) int {
 	pos = []string{arg}
 	p, saved, err := planner.ReadPlanFile(pos[0])
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 		return 1
 	}
 	if *asJSON {
 		b, err := planner.Marshal(p)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane: %v\n", hinted(err))
 			return 1
 		}
 		_, _ = env.Stdout.Write(b)

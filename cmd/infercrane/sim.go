@@ -92,7 +92,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 		o.Faults.StallAfter, o.Faults.StallFor, err = sim.ParseStall(*stall)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", hinted(err))
 		return 2
 	}
 	if *port < 0 || *port > 65535 {
@@ -100,7 +100,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 		return 2
 	}
 	if err := o.Validate(); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", hinted(err))
 		return 2
 	}
 	if code := placeProcess(env, "infercrane sim serve", *cpus, *slice, flagSet(fs.FlagSet, "sched-slice")); code != 0 {
@@ -108,7 +108,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	s, err := sim.Listen(net.JoinHostPort(*host, strconv.Itoa(*port)), o)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", hinted(err))
 		return 1
 	}
 	eo := s.Engine.Options()

@@ -41,7 +41,7 @@ func stateFlag(fs *cmdFlags) *string {
 // loadState reads the state in dir, failing when there is none.
 func loadState(env *cliEnv, name, dir string) (*state.Snapshot, bool) {
 	if err := refreshState(env, nil, dir); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, err)
+		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, hinted(err))
 		return nil, false
 	}
 	if _, err := os.Stat(filepath.Join(dir, state.JournalFile)); err != nil {
@@ -50,7 +50,7 @@ func loadState(env *cliEnv, name, dir string) (*state.Snapshot, bool) {
 	}
 	snap, err := state.Load(dir)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, err)
+		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, hinted(err))
 		return nil, false
 	}
 	for _, w := range snap.Warnings {
@@ -247,13 +247,13 @@ func runStateRm(env *cliEnv, args []string) int {
 	st, guard, err := openState(env, nil, *dir, "infercrane state rm")
 	defer guard.stop()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane state rm: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane state rm: %v\n", hinted(err))
 		return exitError
 	}
 	defer st.Close()
 	for _, l := range lanes {
 		if err := st.Drop(l.ID, "removed by 'infercrane state rm'"); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane state rm: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane state rm: %v\n", hinted(err))
 			return exitError
 		}
 		fmt.Fprintf(env.Stdout, "Removed lane %s (%s) and its %d complete run(s).\n", l.ID, l.Key, len(l.Completed))

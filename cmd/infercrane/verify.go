@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +61,7 @@ func runKeygen(env *cliEnv, args []string) int {
 		err = os.WriteFile(pubPath, pub, 0o644)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane keygen: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane keygen: %v\n", hinted(err))
 		return 1
 	}
 	pk, _ := evidence.ParsePublicKey(pub)
@@ -79,23 +78,9 @@ func readKeyFile[K any](path string, parse func([]byte) (K, error)) (K, error) {
 	}
 	k, err := parse(b)
 	if err != nil {
-		return zero, fmt.Errorf("%s: %w", path, withSigningHint(err))
+		return zero, fmt.Errorf("%s: %w", path, hinted(err))
 	}
 	return k, nil
-}
-
-// withSigningHint adds to an error of the evidence package's keys and
-// envelopes the command that makes what is missing.
-func withSigningHint(err error) error {
-	switch {
-	case errors.Is(err, evidence.ErrNotPrivateKey):
-		return fmt.Errorf("%w; make one with 'infercrane keygen' or 'openssl genpkey -algorithm ed25519'", err)
-	case errors.Is(err, evidence.ErrNotPublicKey):
-		return fmt.Errorf("%w; pass the .pub file 'infercrane keygen' wrote (or 'openssl pkey -pubout' of the key)", err)
-	case errors.Is(err, evidence.ErrNoEnvelope):
-		return fmt.Errorf("%w; sign the evidence with 'infercrane report -sign KEY'", err)
-	}
-	return err
 }
 
 func runVerify(env *cliEnv, args []string) int {
@@ -121,13 +106,13 @@ func runVerify(env *cliEnv, args []string) int {
 	}
 	if *stateDir != "" {
 		if err := refreshState(env, nil, *stateDir); err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(err))
 			return 1
 		}
 	}
 	res, err := report.Verify(pos[0], *stateDir)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
+		fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(err))
 		return 1
 	}
 	if res.DigestOK {
@@ -161,7 +146,7 @@ func runVerify(env *cliEnv, args []string) int {
 		sr, err := evidence.VerifySignature(pos[0], *stateDir, nil)
 		switch {
 		case err != nil:
-			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n  %v\n", filepath.Base(evidence.EnvelopeFile(pos[0])), withSigningHint(err))
+			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n  %v\n", filepath.Base(evidence.EnvelopeFile(pos[0])), hinted(err))
 			ok = false
 		case !sr.OK():
 			fmt.Fprintf(env.Stdout, "Signature envelope BROKEN (%s):\n", filepath.Base(evidence.EnvelopeFile(pos[0])))
@@ -176,12 +161,12 @@ func runVerify(env *cliEnv, args []string) int {
 	if *keyFile != "" {
 		pub, err := readKeyFile(*keyFile, evidence.ParsePublicKey)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", err)
+			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(err))
 			return 1
 		}
 		sr, err := evidence.VerifySignature(pos[0], *stateDir, pub)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", withSigningHint(err))
+			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(err))
 			return 1
 		}
 		if sr.OK() {

@@ -351,7 +351,7 @@ func readEvidence(path string) (*evidence.Evidence, error) {
 		return nil, err
 	}
 	if !vr.DigestOK {
-		return nil, fmt.Errorf("%s: digest MISMATCH: the evidence states %s, its content gives %s: it was changed after 'infercrane report' wrote it, so its figures are not the ones measured; see what changed with 'infercrane verify -state STATE_DIR %s', or write it again with 'infercrane report STATE_DIR'", path, vr.Recorded, vr.Computed, path)
+		return nil, fmt.Errorf("%s: digest MISMATCH: the evidence states %s, its content gives %s: %w, so its figures are not the ones measured", path, vr.Recorded, vr.Computed, report.ErrEvidenceChanged)
 	}
 	var ev evidence.Evidence
 	if err := json.Unmarshal(data, &ev); err != nil {

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/evidence"
+	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -161,7 +163,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 	if err := os.WriteFile(forged, bytes.Replace(data, []byte(`"ttft_p95_ms":40`), []byte(`"ttft_p95_ms":120`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, _, err := collect([]string{good, forged}, Options{}); err == nil || !strings.Contains(err.Error(), forged+": digest MISMATCH") {
+	if _, _, _, _, err := collect([]string{good, forged}, Options{}); err == nil || !strings.Contains(err.Error(), forged+": digest MISMATCH") || !errors.Is(err, report.ErrEvidenceChanged) {
 		t.Errorf("forged evidence: %v, want a digest mismatch naming %s", err, forged)
 	}
 
@@ -169,7 +171,7 @@ func TestCalibrateRefusesTamperedEvidence(t *testing.T) {
 	if err := os.WriteFile(other, []byte(`{"schema_version_x": 1, "fits": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, _, err := collect([]string{other}, Options{}); err == nil || !strings.Contains(err.Error(), other+" is not an evidence document") || !strings.Contains(err.Error(), evidence.SchemaVersion) {
+	if _, _, _, _, err := collect([]string{other}, Options{}); err == nil || !errors.Is(err, report.ErrNotEvidence) || !strings.Contains(err.Error(), other+" is not an evidence document") || !strings.Contains(err.Error(), evidence.SchemaVersion) {
 		t.Errorf("a JSON file that is no evidence: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/infercrane/infercrane/executor/redact"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/search"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // LoadgenName names the load generator in the evidence environment.
@@ -82,7 +82,7 @@ func laneSLO(in *planner.LaneInputs) loadgen.SLO {
 // plan order, each with its digest set.
 func BuildEvidence(in Input) ([]*evidence.Evidence, error) {
 	if in.Plan == nil {
-		return nil, errors.New("report: no plan; build evidence from a state directory written by 'infercrane apply'")
+		return nil, fmt.Errorf("report: %w", state.ErrNoState)
 	}
 	var out []*evidence.Evidence
 	for _, sc := range in.Plan.Screens {

@@ -404,7 +404,7 @@ func screenRecords(in *Input, ev *evidence.Evidence) []LaneRecords {
 func LoadInput(stateDir string, opts Options) (*Input, []string, error) {
 	planPath := filepath.Join(stateDir, state.PlanFile)
 	if _, err := os.Stat(planPath); err != nil {
-		return nil, nil, fmt.Errorf("%s has no %s: run 'infercrane apply' with this state directory first (or pass the right STATE_DIR)", stateDir, state.PlanFile)
+		return nil, nil, fmt.Errorf("%s has no %s: %w", stateDir, state.PlanFile, state.ErrNoState)
 	}
 	plan, saved, err := planner.ReadPlanFile(planPath)
 	if err != nil {

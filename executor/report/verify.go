@@ -195,14 +195,14 @@ type evidenceHead struct {
 func verifyDigest(path string, raw []byte) (*VerifyResult, evidenceHead, error) {
 	var head evidenceHead
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, head, fmt.Errorf("%s is not JSON (%v); pass an evidence file written by 'infercrane report'", path, err)
+		return nil, head, fmt.Errorf("%s %w: not JSON (%v)", path, ErrNotEvidence, err)
 	}
 	switch head.SchemaVersion {
 	case evidence.SchemaVersion:
 	case "":
-		return nil, head, fmt.Errorf("%s is not an evidence document: it has no schema_version, not %s as evidence has; pass a *.evidence.json file written by 'infercrane report'", path, evidence.SchemaVersion)
+		return nil, head, fmt.Errorf("%s %w: it has no schema_version, not %s as evidence has", path, ErrNotEvidence, evidence.SchemaVersion)
 	default:
-		return nil, head, fmt.Errorf("%s has schema_version %q, not %s; pass an evidence file written by 'infercrane report'", path, head.SchemaVersion, evidence.SchemaVersion)
+		return nil, head, fmt.Errorf("%s %w: it has schema_version %q, not %s", path, ErrNotEvidence, head.SchemaVersion, evidence.SchemaVersion)
 	}
 	res := &VerifyResult{Recorded: head.Digest}
 	var err error

@@ -86,7 +86,7 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 		return nil, errors.New("trailing data after the calibration document")
 	}
 	if c.SchemaVersion != CalibrationSchema {
-		return nil, fmt.Errorf("schema_version %q; want %q (write it with infercrane calibrate)", c.SchemaVersion, CalibrationSchema)
+		return nil, fmt.Errorf("schema_version %q; want %q, as infercrane calibrate writes", c.SchemaVersion, CalibrationSchema)
 	}
 	if d := c.ComputeDigest(); c.Digest != d {
 		return nil, fmt.Errorf("the file states digest %s but its content hashes to %s: it was edited after infercrane calibrate wrote it", c.Digest, d)

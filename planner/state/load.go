@@ -151,13 +151,13 @@ func checkRecords(path string, size int64) string {
 func LoadPlan(dir string) (json.RawMessage, error) {
 	data, err := os.ReadFile(filepath.Join(dir, PlanFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no %s: run 'infercrane apply' with this state directory first", dir, PlanFile)
+		return nil, fmt.Errorf("%s has no %s: %w", dir, PlanFile, ErrNoState)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !json.Valid(data) {
-		return nil, fmt.Errorf("%s is not valid JSON; re-run 'infercrane apply' to rewrite it", filepath.Join(dir, PlanFile))
+		return nil, fmt.Errorf("%s is not valid JSON: %w", filepath.Join(dir, PlanFile), ErrNoState)
 	}
 	return data, nil
 }

@@ -139,7 +139,7 @@ func (e *Executor) terminateSandbox(ctx context.Context, sb Sandbox) (int, error
 	if err == nil || errors.Is(err, ErrNotFound) {
 		return attempts, nil
 	}
-	return attempts, fmt.Errorf("modal executor: could not terminate sandbox %s (%d attempts): %w; it still stops by itself when its timeout (%s) ends; run `infercrane cleanup` to stop it now", sb.ID(), attempts, err, e.cfg.Timeout)
+	return attempts, fmt.Errorf("modal executor: could not terminate sandbox %s (%d attempts): %w; %w until its timeout (%s) ends", sb.ID(), attempts, err, executor.ErrLeftRunning, e.cfg.Timeout)
 }
 
 func writeRecord(logDir, deployment string, rec TeardownRecord) error {

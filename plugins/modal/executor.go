@@ -311,7 +311,7 @@ func (e *Executor) sweep(ctx context.Context, cloud Cloud, tags map[string]strin
 		TagInfercrane: "1", TagApply: tags[TagApply], TagDeployment: tags[TagDeployment],
 	})
 	if err != nil {
-		return fmt.Errorf("modal executor: could not check for sandboxes left by the failed create (%v); run `infercrane cleanup` to be sure none is left", err)
+		return fmt.Errorf("modal executor: could not check for sandboxes left by the failed create (%v); if one was left, %w", err, executor.ErrLeftRunning)
 	}
 	var errs []error
 	for _, in := range infos {
@@ -356,7 +356,7 @@ func (e *Executor) Teardown(ctx context.Context, s *executor.Server) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("modal executor: looking up sandbox %s to terminate it: %w; run `infercrane cleanup` to stop leftovers", s.Handle, err)
+		return fmt.Errorf("modal executor: looking up sandbox %s to terminate it: %w; %w", s.Handle, err, executor.ErrLeftRunning)
 	}
 	_, err = e.terminateSandbox(tctx, sb)
 	return err

@@ -272,7 +272,10 @@ func TestTerminateFailsThenCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = f.exec.Teardown(t.Context(), srv)
-	wantErr(t, err, "could not terminate sandbox "+srv.Handle+" (4 attempts)", "timeout (30m0s)", "infercrane cleanup")
+	wantErr(t, err, "could not terminate sandbox "+srv.Handle+" (4 attempts)", "timeout (30m0s)", "may still be running")
+	if !errors.Is(err, executor.ErrLeftRunning) {
+		t.Errorf("%v is not executor.ErrLeftRunning, after which the CLI says to run cleanup", err)
+	}
 	if rec := f.teardownRecord("dep1"); !strings.Contains(rec, `"terminated": false`) {
 		t.Fatal(rec)
 	}
