@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -36,26 +33,7 @@ func cliCommand() *regexp.Regexp {
 func libraryErrorsNamingCommands(root string) (map[string][]string, error) {
 	command := cliCommand()
 	found := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || n == "cmd" || strings.HasPrefix(n, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	err := walkGoFiles(root, func(_, name string) bool { return name == "cmd" }, func(rel string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) == 0 {
@@ -78,7 +56,6 @@ func libraryErrorsNamingCommands(root string) (map[string][]string, error) {
 			}
 			return true
 		})
-		return nil
 	})
 	return found, err
 }

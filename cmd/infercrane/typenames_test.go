@@ -124,26 +124,7 @@ var readsExecutorType = regexp.MustCompile(`(?i)executor|\bkinds\b|\.Type\b`)
 // comparison of an executor type name in names.
 func typeNameComparisons(root string, names map[string]bool) (map[string][]string, error) {
 	found := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || slices.Contains(typeNameHomes, rel)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	err := walkGoFiles(root, func(rel, name string) bool { return slices.Contains(typeNameHomes, rel) }, func(rel string, fset *token.FileSet, f *ast.File) {
 		text := func(e ast.Expr) string { return exprText(fset, e) }
 		isName := func(e ast.Expr) (string, bool) {
 			lit, ok := e.(*ast.BasicLit)
@@ -189,9 +170,37 @@ func typeNameComparisons(root string, names map[string]bool) (map[string][]strin
 			}
 			return true
 		})
-		return nil
 	})
 	return found, err
+}
+
+// walkGoFiles parses every non-test Go file below root, outside testdata,
+// vendor and hidden directories and those skip names (by path relative to
+// root, and by name), and hands each to visit.
+func walkGoFiles(root string, skip func(rel, name string) bool, visit func(rel string, fset *token.FileSet, f *ast.File)) error {
+	fset := token.NewFileSet()
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || skip(rel, n)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		visit(rel, fset, f)
+		return nil
+	})
 }
 
 // exprText renders an expression's source text.
