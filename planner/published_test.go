@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"github.com/infercrane/infercrane/lang/shape"
 	"math"
@@ -190,6 +191,11 @@ func readPublished(t *testing.T) []publishedPoint {
 	return doc.Points
 }
 
+// attentionFlag measures the model with attention's own FLOPs counted
+// (perf.CountAttention), which the model leaves out: the limits below
+// are the model's without them.
+var attentionFlag = flag.Bool("perf.attention", false, "count attention's FLOPs in TestPublishedMeasurements (a measurement; the limits are the model's without)")
+
 // TestPublishedMeasurements plans every published vLLM measurement cold
 // from the catalog and reports the mean absolute percentage error per
 // metric on the fit set and on the held-out set (never used to choose a
@@ -199,8 +205,13 @@ func readPublished(t *testing.T) []publishedPoint {
 // (publishedLimits).
 //
 //	go test ./planner -run TestPublishedMeasurements -v
+//	go test ./planner -run TestPublishedMeasurements -v -args -perf.attention
 func TestPublishedMeasurements(t *testing.T) {
 	points := readPublished(t)
+	if *attentionFlag {
+		defer perf.CountAttention(perf.CountAttention(true))
+		t.Log("attention's own FLOPs counted (-perf.attention): the limits do not apply")
+	}
 	count := map[string]int{}
 	for _, p := range points {
 		count[p.Set]++
@@ -213,7 +224,7 @@ func TestPublishedMeasurements(t *testing.T) {
 		mape, lines := publishedMAPE(t, points, set, true)
 		t.Logf("%s set, all points: MAPE throughput %.2f%%, TPOT %.2f%%, TTFT %.2f%%\n%s", set, 100*mape["throughput"], 100*mape["tpot"], 100*mape["ttft"], strings.Join(lines, "\n"))
 		for f, limit := range publishedLimits[set] {
-			if mape[f] > limit {
+			if mape[f] > limit && !*attentionFlag {
 				t.Errorf("%s set, all points: %s MAPE %.1f%% is over %.0f%% (what the model reached)", set, f, 100*mape[f], 100*limit)
 			}
 		}

@@ -48,8 +48,9 @@ type Engine struct {
 // stepCosts remembers the last few cost splits (stepCost) of an engine's
 // steps by their token and logit-sequence counts: a run's steps repeat a
 // few of them (each prompt's prefill beside the same decodes, the decode
-// phases), and a split does not depend on the KV cache, which only its at
-// takes. The split is the lane's own, so a step costs what StepTime gives.
+// phases), and a split does not depend on the KV cache or the attended
+// pairs, which only its at takes. The split is the lane's own, so a step
+// costs what Lane.StepSeconds gives.
 type stepCosts struct {
 	keys    [4][2]int
 	costs   [4]stepCost
@@ -79,7 +80,7 @@ func (e *Engine) stepSeconds(st *Step) float64 {
 	if tokens <= 0 {
 		return 0
 	}
-	return e.costs.get(&e.lane, tokens, len(st.Seqs)).at(st.KVTokens)
+	return e.costs.get(&e.lane, tokens, len(st.Seqs)).at(st.KVTokens, st.Attended)
 }
 
 // arrival is a request on its way to the engine.

@@ -51,10 +51,15 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 	return s, nil
 }
 
-// StepSeconds is the duration of step st on the server (StepTime of the
-// step's prefill and decode sequences).
+// StepSeconds is the duration of step st on the server: its tokens'
+// matrix multiplies, the query-key pairs its attention computes
+// (Step.Attended) and the KV cache it reads (stepCost).
 func (s Lane) StepSeconds(st *Step) float64 {
-	return StepTime(s.Model, s.Hardware, st.PrefillTokens, len(st.Seqs)-st.DecodeSeqs, st.DecodeSeqs, st.KVTokens)
+	tokens := st.PrefillTokens + st.DecodeSeqs
+	if tokens <= 0 {
+		return 0
+	}
+	return s.Model.stepCost(s.Hardware, tokens, len(st.Seqs)).at(st.KVTokens, st.Attended)
 }
 
 // FrontEndBusySeconds is the time the front end (one API server process)

@@ -126,3 +126,20 @@ func (m ModelArch) stepFLOPs(tokens, logitSeqs float64) float64 {
 	out := m.outputParams()
 	return 2 * ((m.activeParams()-out)*tokens + out*logitSeqs)
 }
+
+// attentionFLOPs is the work of attention's own two matrix multiplies
+// (Q K^T and the weights times V) for pairs query-key pairs in every
+// layer: 2 FLOPs per multiply-add, each multiply heads x head_dim wide,
+// so 2 x 2 x heads x head_dim a pair a layer. Grouped-query attention
+// shares keys and values between query heads but every query head still
+// multiplies them, so the KV heads do not enter (they narrow only the KV
+// cache). This is FlashAttention's own FLOP count, 4 x seqlen^2 x heads x
+// head_dim for a sequence attending to all of itself, halved when causal
+// (flops() in Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py),
+// and Chinchilla's (Hoffmann et al. 2022, appendix F: 2 x seq x seq x
+// key_size x heads for the logits and as much for the reduction).
+// Latent attention (DeepSeek) is counted with its query-key width
+// (qk_nope + qk_rope) for the values too, a slight overcount.
+func (m ModelArch) attentionFLOPs(pairs float64) float64 {
+	return 4 * float64(m.Heads) * float64(m.HeadDim) * float64(m.Layers) * pairs
+}

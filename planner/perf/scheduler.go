@@ -55,6 +55,34 @@ func (c EngineConfig) KVTokens(tokens int) float64 {
 	return float64(tokens) - float64(c.SlidingLayers)*float64(tokens-c.SlidingWindow)/float64(c.KVLayers)
 }
 
+// Attended is the query-key pairs attention computes, in each layer on
+// average, for n tokens of a request after its first before tokens
+// (whose KV is cached): the token at position p (from 1) attends to the p
+// tokens up to itself (causal), n x before + n(n+1)/2 in all, and in a
+// sliding-window layer to at most the window's. For one decoded token it
+// is KVTokens(before+1): a decode attends to its whole KV cache. Where
+// the engine keeps every token of a sliding-window layer
+// (FullLengthKV, vLLM before 0.8) the window is not known here and the
+// pairs are counted at full length, an upper bound, as the KV cache is.
+func (c EngineConfig) Attended(before, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	b, k := float64(before), float64(n)
+	pairs := k*b + k*(k+1)/2
+	if c.windowed() {
+		// Positions past the window attend window tokens, not p: the
+		// sliding layers' share of sum(p - window) over them is left out.
+		w := c.SlidingWindow
+		if lo, hi := max(before+1, w+1), before+n; hi >= lo {
+			m := float64(hi - lo + 1)
+			over := m*float64(lo-w) + m*(m-1)/2
+			pairs -= float64(c.SlidingLayers) * over / float64(c.KVLayers)
+		}
+	}
+	return pairs
+}
+
 // kvSlope is how much KVTokens grows with one more token after tokens.
 func (c EngineConfig) kvSlope(tokens int) float64 {
 	if !c.windowed() || tokens < c.SlidingWindow {
@@ -120,6 +148,11 @@ type Step struct {
 	PrefillTokens int
 	DecodeSeqs    int
 	KVTokens      float64
+	// Attended counts the query-key pairs the step's attention computes
+	// (EngineConfig.Attended of each sequence's scheduled tokens): a
+	// prefill chunk attends to the request's earlier tokens and, causal,
+	// to itself up to each query; a decode to its whole KV cache.
+	Attended float64
 }
 
 // Scheduler is a continuous-batching scheduler in the manner of vLLM's v1
@@ -218,7 +251,7 @@ func (s *Scheduler) blocksFor(tokens int) int {
 // Schedule builds the next step into st (reusing its slice). An empty step
 // means there is nothing to do.
 func (s *Scheduler) Schedule(st *Step) {
-	st.Seqs, st.PrefillTokens, st.DecodeSeqs, st.KVTokens = st.Seqs[:0], 0, 0, 0
+	st.Seqs, st.PrefillTokens, st.DecodeSeqs, st.KVTokens, st.Attended = st.Seqs[:0], 0, 0, 0, 0
 	if !s.cfg.ChunkedPrefill {
 		s.scheduleWhole(st)
 		return
@@ -341,6 +374,7 @@ func (s *Scheduler) take(st *Step, q *Seq, n int) {
 		st.PrefillTokens += n
 	}
 	st.KVTokens += s.cfg.KVTokens(q.computed + n)
+	st.Attended += s.cfg.Attended(q.computed, n)
 }
 
 // preempt moves q from running back to the front of the queue, freeing its

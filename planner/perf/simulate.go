@@ -481,40 +481,76 @@ func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float
 }
 
 // decodeLine is the duration of step j of a pure decode phase:
-// max(c, a + j s) + o, the compute time of b tokens, the memory time of the
-// weights and a KV cache growing by grow tokens a step (b, less what
-// sliding-window layers past their window do not keep), and the step
-// overhead.
-type decodeLine struct{ c, a, s, o float64 }
+// max(c + j cs, a + j s) + o, the compute time of b tokens and of their
+// attention over a KV cache growing by grow tokens a step (a decode
+// attends to its whole KV cache: Step.Attended is KVTokens), the memory
+// time of the weights and that KV cache, and the step overhead. Both
+// lines rise (or stay), so the duration never falls along the phase and
+// they cross at most once.
+type decodeLine struct{ c, cs, a, s, o float64 }
 
 func decodeLineOf(c stepCost, kv, grow float64) decodeLine {
-	l := decodeLine{c: c.compute, a: c.weights + kv*c.kvToken, s: grow * c.kvToken, o: c.fixed + c.comm}
+	l := decodeLine{c: c.compute + kv*c.attend, cs: grow * c.attend, a: c.weights + kv*c.kvToken, s: grow * c.kvToken, o: c.fixed + c.comm}
 	if c.serial { // compute adds to memory time instead of hiding it
-		l.a, l.c = l.a+l.c, 0
+		l.a, l.s, l.c, l.cs = l.a+l.c, l.s+l.cs, 0, 0
 	}
 	return l
 }
 
-// knee is the first step whose memory time reaches the compute time.
-func (l decodeLine) knee() float64 {
+// memoryBound reports whether memory time is at least compute time at
+// step j.
+func (l decodeLine) memoryBound(j float64) bool { return l.a+j*l.s >= l.c+j*l.cs }
+
+// cross is the first step, at most n, from which the line bound at step 0
+// no longer bounds the step (n if it bounds them all).
+func (l decodeLine) cross(n int) int {
+	first := l.memoryBound(0)
+	d, slope := l.a-l.c, l.s-l.cs // memory less compute: at step 0, a step
+
+	var j float64
 	switch {
-	case l.a >= l.c:
-		return 0
-	case l.s <= 0:
-		return math.Inf(1)
+	case first && slope >= 0, !first && slope <= 0:
+		return n
+	case first: // memory falls behind compute from the step after j
+		j = math.Floor(-d/slope) + 1
+	default: // memory catches up with compute at step j
+		j = math.Ceil(-d / slope)
 	}
-	return math.Ceil((l.c - l.a) / l.s)
+	j = math.Max(j, 1)
+	for j > 1 && l.memoryBound(j-1) != first { // rounding
+		j--
+	}
+	for j < float64(n) && l.memoryBound(j) == first {
+		j++
+	}
+	return int(math.Min(j, float64(n)))
 }
 
-func (l decodeLine) at(j int) float64 { return math.Max(l.c, l.a+float64(j)*l.s) + l.o }
+// bound is the line (its value at step 0 and its slope) that bounds step j.
+func (l decodeLine) bound(j int) (float64, float64) {
+	if l.memoryBound(float64(j)) {
+		return l.a, l.s
+	}
+	return l.c, l.cs
+}
+
+func (l decodeLine) at(j int) float64 {
+	x := float64(j)
+	return math.Max(l.c+x*l.cs, l.a+x*l.s) + l.o
+}
 
 // sum is the duration of steps 0 to j-1.
 func (l decodeLine) sum(j int) float64 {
-	n := float64(j)
-	kn := math.Min(n, l.knee())
-	total := l.o*n + l.c*kn
-	if n > kn {
-		total += (n-kn)*l.a + l.s*(kn+n-1)*(n-kn)/2
+	total := l.o * float64(j)
+	for from := 0; from < j; {
+		to := j
+		if from == 0 {
+			to = l.cross(j)
+		}
+		v, slope := l.bound(from)
+		m := float64(to - from)
+		total += m*v + slope*float64(from+to-1)*m/2
+		from = to
 	}
 	return total
 }
@@ -522,26 +558,32 @@ func (l decodeLine) sum(j int) float64 {
 // gaps adds steps 0 to k-1, each a gap of b requests, to the histogram,
 // a bin at a time.
 func (l decodeLine) gaps(k, b int, itl itlHist) {
-	kn := int(math.Min(float64(k), l.knee()))
-	if kn > 0 {
-		itl.add(l.c+l.o, kn*b)
-	}
+	split := l.cross(k)
 	var bin int32
 	upper := math.Inf(-1)
-	for j := kn; j < k; {
+	for j := 0; j < k; {
+		end := k
+		if j < split {
+			end = split
+		}
+		base, slope := l.bound(j)
 		v := l.at(j)
 		if v >= upper || v < upper/(1+binWidth) {
 			bin = binOf(v)
 			upper = math.Exp(float64(bin+1) * logBin)
 		}
-		nj := k
-		if l.s > 0 {
-			nj = int(math.Min(float64(k), math.Max(float64(j+1), math.Ceil((upper-l.a-l.o)/l.s))))
+		nj := end
+		if slope > 0 {
+			nj = int(math.Min(float64(end), math.Max(float64(j+1), math.Ceil((upper-base-l.o)/slope))))
 		}
 		itl[bin] += (nj - j) * b
 		j = nj
-		bin++
-		upper *= 1 + binWidth
+		if j < split || slope > 0 {
+			bin++
+			upper *= 1 + binWidth
+		} else {
+			upper = math.Inf(-1)
+		}
 	}
 }
 

@@ -1,0 +1,179 @@
+package perf
+
+import (
+	"math"
+	"testing"
+)
+
+// withAttention turns countAttention on for one test (the tests of this
+// package do not run in parallel).
+func withAttention(t *testing.T) {
+	t.Helper()
+	was := countAttention
+	countAttention = true
+	t.Cleanup(func() { countAttention = was })
+}
+
+// A long prefill's attention: 2 x 2 x heads x head_dim FLOPs a layer for
+// each of the n(n+1)/2 causal query-key pairs, besides the weights' 2
+// FLOPs a parameter a token, at the same MFU; grouped-query attention
+// (fewer KV heads) does not reduce it.
+func TestAttentionFLOPsOfAPrefill(t *testing.T) {
+	withAttention(t)
+	m, _ := LookupModel("Qwen/Qwen3-0.6B") // 28 layers, 16 heads of 128
+	h := hw("L40S", 1)
+	emb := 151_936.0 * 1024
+	linear := 2 * ((float64(m.Params)-emb)*8192 + emb)
+	attention := 4.0 * 16 * 128 * 28 * 8192 * 8193 / 2
+	want := (linear+attention)/(362e12*0.32) + 0.001
+	if got := StepSeconds(m, h, 8192, 0, 0); !near(got, want, 1e-9) {
+		t.Errorf("prefill step = %v, want %v (%v without attention)", got, want, linear/(362e12*0.32)+0.001)
+	}
+	mha := m
+	mha.KVHeads = mha.Heads
+	if a, b := StepSeconds(m, h, 8192, 0, 0), StepSeconds(mha, h, 8192, 0, 0); !near(a, b, 1e-12) {
+		t.Errorf("8 KV heads %v, 16 KV heads %v: grouped-query attention must not change the FLOPs", a, b)
+	}
+	// Two GPUs split the heads: half the attention each.
+	two := hw("L40S", 2)
+	comm := m.allReduceSeconds(two, 8192)
+	if got := StepSeconds(m, two, 8192, 0, 0) - comm - 0.001; !near(got, (linear+attention)/2/(362e12*0.32), 1e-9) {
+		t.Errorf("two GPUs: %v", got)
+	}
+	// A decode attends to its KV cache: 4 x heads x head_dim x layers a
+	// cached token, at the compute roof beside the reads.
+	c := m.stepCost(h, 1, 1)
+	if got, want := c.attend*1000, 4.0*16*128*28*1000/(362e12*0.32); !near(got, want, 1e-12) {
+		t.Errorf("a decode over 1,000 tokens: attention %v s, want %v", got, want)
+	}
+}
+
+// Causal pairs: a prompt prefilled in chunks attends to as many pairs as
+// in one piece, a decoded token to its whole KV cache (KVTokens), and a
+// sliding-window layer to at most its window.
+func TestAttendedPairs(t *testing.T) {
+	brute := func(c EngineConfig, before, n int) float64 {
+		var sum float64
+		for p := before + 1; p <= before+n; p++ {
+			full := float64(p)
+			sum += full
+			if c.windowed() && p > c.SlidingWindow {
+				sum -= float64(c.SlidingLayers) * float64(p-c.SlidingWindow) / float64(c.KVLayers)
+			}
+		}
+		return sum
+	}
+	for _, c := range []EngineConfig{{}, {SlidingWindow: 512, SlidingLayers: 3, KVLayers: 4}} {
+		var chunks float64
+		for before := 0; before < 10_000; before += 2048 {
+			n := min(2048, 10_000-before)
+			got := c.Attended(before, n)
+			if want := brute(c, before, n); !near(got, want, 1e-12) {
+				t.Errorf("%+v: chunk of %d after %d attends %v pairs, want %v", c, n, before, got, want)
+			}
+			chunks += got
+		}
+		if want := brute(c, 0, 10_000); !near(chunks, want, 1e-12) || (!c.windowed() && chunks != 10_000*10_001/2) {
+			t.Errorf("%+v: chunks attend %v pairs, the whole prompt %v", c, chunks, want)
+		}
+		for _, before := range []int{0, 100, 510, 511, 512, 513, 9000} {
+			if got, want := c.Attended(before, 1), c.KVTokens(before+1); !near(got, want, 1e-12) {
+				t.Errorf("%+v: a decode after %d attends %v, its KV cache holds %v", c, before, got, want)
+			}
+		}
+		if c.Attended(5, 0) != 0 {
+			t.Error("no tokens attend nothing")
+		}
+	}
+}
+
+// The scheduler's chunks of a long prompt attend its n(n+1)/2 pairs in
+// all, each chunk to everything before it; the first decode then attends
+// to the prompt and the sampled token.
+func TestChunkedPrefillAttendsTheWholePrompt(t *testing.T) {
+	s := NewScheduler(EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 2048, ChunkedPrefill: true, KVBlocks: 10_000})
+	q := &Seq{Prompt: 10_000, Output: 3}
+	s.Add(q)
+	var st Step
+	var pairs float64
+	steps := 0
+	for q.Sampled == 0 {
+		s.Schedule(&st)
+		pairs += st.Attended
+		s.Complete(&st, nil)
+		steps++
+	}
+	if steps != 5 || pairs != 10_000*10_001/2 {
+		t.Errorf("%d steps attended %v pairs, want 5 and %v", steps, pairs, 10_000*10_001/2)
+	}
+	s.Schedule(&st)
+	if st.DecodeSeqs != 1 || st.Attended != 10_001 || st.Attended != st.KVTokens {
+		t.Errorf("first decode: %+v", st)
+	}
+}
+
+// With attention counted a decode phase's compute rises with its KV
+// cache: skipping through it still gives the figures of stepping, on a
+// GPU whose large batches start compute-bound and become memory-bound,
+// and on a serial CPU.
+func TestSkippingDecodesEqualsSteppingWithAttention(t *testing.T) {
+	withAttention(t)
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	big, err := NewLane(m, hw("T4", 1), EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true}, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := decodeLineOf(big.Model.stepCost(big.Hardware, 200, 200), 200*64, 200)
+	if line.c <= line.a || line.cs <= 0 || line.cross(400) >= 400 {
+		t.Fatalf("200 decodes on a T4 should start compute-bound and cross within 400 steps: %+v", line)
+	}
+	checkSkipping(t, big, []Load{{InputTokens: 64, OutputTokens: 400, Concurrency: 200, Requests: 200}})
+	h := hw("T4", 1)
+	h.Assume.GPUMemoryUtilization = 0.2
+	tight, err := NewLane(m, h, EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skippingEqualsStepping(t, tight)
+	cpu, err := NewLane(m, hw("CPU", 1), EngineConfig{MaxNumSeqs: 16, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSkipping(t, cpu, []Load{{InputTokens: 300, OutputTokens: 200, Concurrency: 12, Requests: 24, RampUpMs: 50}})
+}
+
+// A decode line's closed forms equal its steps, whichever roof bounds it
+// first and whether or not the other overtakes it.
+func TestDecodeLineSumsItsSteps(t *testing.T) {
+	for _, l := range []decodeLine{
+		{c: 5, cs: 0, a: 1, s: 0.01, o: 0.5},     // compute, then memory
+		{c: 5, cs: 0.002, a: 1, s: 0.01, o: 0.5}, // both rising
+		{c: 1, cs: 0.02, a: 3, s: 0.01, o: 0.5},  // memory, then compute
+		{c: 1, cs: 0.001, a: 3, s: 0.01, o: 0},   // memory throughout
+		{c: 4, cs: 0, a: 1, s: 0, o: 1},          // constant
+	} {
+		for _, n := range []int{1, 2, 50, 399, 1000} {
+			var want float64
+			steps := itlHist{}
+			for j := range n {
+				want += l.at(j)
+				steps.add(l.at(j), 3)
+			}
+			if got := l.sum(n); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%+v: %d steps sum to %v, want %v", l, n, got, want)
+			}
+			gaps := itlHist{}
+			l.gaps(n, 3, gaps)
+			total, off := 0, 0
+			for b, k := range gaps {
+				total += k
+				if d := k - steps[b]; d > 0 {
+					off += d
+				}
+			}
+			if total != 3*n || off > 3 { // a step on a bin's edge may fall in its neighbour
+				t.Errorf("%+v: %d steps: %d gaps, %d in other bins than stepping's", l, n, total, off)
+			}
+		}
+	}
+}
