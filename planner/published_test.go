@@ -72,6 +72,7 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	}
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	a.CountAttention = *attentionFlag
 	if o, ok := perf.FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
 		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs, a.FrontEndAdmitUs = o.RequestMs, o.StepMs, o.TokenUs, o.AdmitUs
 	}
@@ -192,7 +193,7 @@ func readPublished(t *testing.T) []publishedPoint {
 }
 
 // attentionFlag measures the model with attention's own FLOPs counted
-// (perf.CountAttention), which the model leaves out: the limits below
+// (perf.Assumptions.CountAttention), which the catalog leaves out: the limits below
 // are the model's without them.
 var attentionFlag = flag.Bool("perf.attention", false, "count attention's FLOPs in TestPublishedMeasurements (a measurement; the limits are the model's without)")
 
@@ -209,7 +210,6 @@ var attentionFlag = flag.Bool("perf.attention", false, "count attention's FLOPs 
 func TestPublishedMeasurements(t *testing.T) {
 	points := readPublished(t)
 	if *attentionFlag {
-		defer perf.CountAttention(perf.CountAttention(true))
 		t.Log("attention's own FLOPs counted (-perf.attention): the limits do not apply")
 	}
 	count := map[string]int{}

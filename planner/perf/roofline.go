@@ -45,6 +45,18 @@ type Assumptions struct {
 	// MoERoutingSpread narrows the routed experts a batch reaches below
 	// uniform routing's (1; arch.ExpectedExperts).
 	MoERoutingSpread float64 `json:"moe_routing_spread,omitempty"`
+	// CountAttention counts attention's own FLOPs (attentionSeconds) in a
+	// step's compute. The catalog leaves it off: measured on the
+	// published vLLM measurements (docs/performance-model.md,
+	// "Attention's own FLOPs") it brings the fit set closer but makes the
+	// held-out set's TTFT worse (18.74% to 19.17% outside the weak
+	// regime, 22.89% to 27.04% on all points, mostly GPUStack's
+	// 32,000-token burst on an H100, whose 350 predicted preemptions each
+	// recompute a 32,000-token prompt, now at half again the cost), and
+	// the catalog's prefill MFU was fitted without it. The tests and
+	// TestPublishedMeasurements' -perf.attention flag set it on the lanes
+	// they measure.
+	CountAttention bool `json:"count_attention,omitempty"`
 }
 
 // DefaultAssumptions returns the catalog defaults for g.
@@ -176,34 +188,11 @@ func (c stepCost) at(kvTokens, attended float64) float64 {
 	return math.Max(compute, memory) + c.comm + c.fixed
 }
 
-// countAttention says whether a step's compute counts attention's own
-// FLOPs (attentionSeconds). It is off: measured on the published vLLM
-// measurements (docs/performance-model.md, "Attention's own FLOPs") it
-// brings the fit set closer but makes the held-out set's TTFT worse
-// (18.74% to 19.17% outside the weak regime, 22.89% to 27.04% on all
-// points, mostly GPUStack's 32,000-token burst on an H100, whose 350
-// predicted preemptions each recompute a 32,000-token prompt, now at
-// half again the cost), and the catalog's prefill MFU was fitted
-// without it. The tests turn it on to check the mechanism, and
-// CountAttention for a measurement.
-var countAttention = false
-
-// CountAttention turns the counting of attention's own FLOPs on or off
-// for every lane of the process and returns the previous setting. It is
-// for measuring the model against published figures
-// (TestPublishedMeasurements' -perf.attention flag), not for plans: it
-// is not safe to call while lanes are costed.
-func CountAttention(on bool) bool {
-	was := countAttention
-	countAttention = on
-	return was
-}
-
 // attentionSeconds is the compute time of one query-key pair's attention
 // in every layer (attentionFLOPs) on h's GPUs, at the 16-bit peak and the
-// assumed MFU; 0 while countAttention is off.
+// assumed MFU; 0 unless h.Assume.CountAttention.
 func (m ModelArch) attentionSeconds(h Hardware) float64 {
-	if !countAttention {
+	if !h.Assume.CountAttention {
 		return 0
 	}
 	return m.attentionFLOPs(1) / (h.count() * h.attentionTFLOPS() * 1e12 * h.Assume.PrefillMFU)
