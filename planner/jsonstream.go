@@ -22,6 +22,10 @@ type jsonStream struct {
 	buf bytes.Buffer
 	enc *json.Encoder
 	err error
+	// field, when set, is called before each field of the outermost
+	// struct is written (before its comma), with the field's JSON name.
+	field func(name string)
+	depth int // structs open
 }
 
 func newJSONStream(w io.Writer) *jsonStream {
@@ -98,11 +102,15 @@ func (s *jsonStream) value(v reflect.Value) {
 		s.write([]byte{'{'})
 		first := true
 		t := v.Type()
+		s.depth++
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, omitEmpty, ok := jsonField(f)
 			if !ok || omitEmpty && emptyJSON(v.Field(i)) {
 				continue
+			}
+			if s.field != nil && s.depth == 1 {
+				s.field(name)
 			}
 			if !first {
 				s.write([]byte{','})
@@ -112,6 +120,7 @@ func (s *jsonStream) value(v reflect.Value) {
 			s.write([]byte{':'})
 			s.value(v.Field(i))
 		}
+		s.depth--
 		s.write([]byte{'}'})
 	default:
 		s.whole(v)

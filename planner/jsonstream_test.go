@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -96,8 +97,14 @@ func TestMarshalIsTheIndentedCanonicalJSONWithItsDigest(t *testing.T) {
 		plans = append(plans, p)
 	}
 	p, _ := Build(genConfig(7, 3, 2), nil, Options{Version: `1","variables":{"x":1}`})
-	p.Variables = map[string]any{"v": `,"variables":{}`}
+	p.Variables = map[string]any{"v": `,"variables":{}`, "w": `a\"{[,:]}\\`, "e": map[string]any{}, "l": []any{}, "n": []any{[]any{}, map[string]any{"k": nil}}}
+	p.PlanDigest = "sha256:stale"
 	plans = append(plans, p)
+	q, _ := Build(genConfig(1, 1, 1), nil, Options{})
+	q.Variables = nil // encoded as null
+	// An output of several chunks:
+	big, _ := Build(genConfig(40, 10, 2), nil, Options{})
+	plans = append(plans, q, big)
 	for _, p := range plans {
 		d, err := Digest(p)
 		if err != nil {
@@ -123,6 +130,39 @@ func TestMarshalIsTheIndentedCanonicalJSONWithItsDigest(t *testing.T) {
 		}
 		if back, err := Unmarshal(got); err != nil || back.PlanDigest != d {
 			t.Errorf("Unmarshal: %v", err)
+		}
+	}
+}
+
+// The indenting writer gives json.Indent's bytes however the compact JSON
+// is split into writes, and digests exactly what it is given.
+func TestIndentWriterIsJSONIndent(t *testing.T) {
+	p, _ := Build(genConfig(2, 2, 2), nil, Options{})
+	plan, err := encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, compact := range [][]byte{plan,
+		[]byte(`{}`), []byte(`[]`), []byte(`"x"`), []byte(`1.5e-7`), []byte(`null`),
+		[]byte(`{"a":[],"b":{},"c":[{}],"d":[[],[1,{"e":"}\\\"]{,:"}]],"f\u003c":"\\","g":true}`),
+	} {
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 2, 3, 7, 64, len(compact)} {
+			w := &indentWriter{h: sha256.New(), hashing: true}
+			for b := compact; len(b) > 0; {
+				n := min(size, len(b))
+				w.Write(b[:n])
+				b = b[n:]
+			}
+			if got := w.bytes(); !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("written %d bytes at a time: differs from json.Indent:\n%s\n%s", size, got, want.Bytes())
+			}
+			if sum := sha256.Sum256(compact); !bytes.Equal(w.h.Sum(nil), sum[:]) {
+				t.Errorf("written %d bytes at a time: the digest is not the input's", size)
+			}
 		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"slices"
+	"strings"
 )
 
 // encode writes v as compact JSON without HTML escaping. encoding/json
@@ -31,41 +33,141 @@ func Digest(p *Plan) (string, error) {
 	if err := newJSONStream(h).encode(&c); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Marshal returns the canonical JSON of p (two-space indented, ending in a
 // newline) with plan_digest recomputed, so two plans of the same spec,
 // variables and state are byte-identical.
+//
+// It encodes the plan once, a field and a lane at a time: the compact JSON
+// without plan_digest goes to the digest, and is indented as it goes (what
+// json.Indent gives) into the output, where the field is written with a
+// placeholder of the digest's length before variables, as its declaration
+// puts it, and filled in at the end.
 func Marshal(p *Plan) ([]byte, error) {
-	// One encoding serves the digest and the output: the plan's JSON with
-	// plan_digest set is the digested JSON with the field inserted where
-	// its declaration puts it, before variables (a JSON string cannot hold
-	// `,"variables":` unescaped, so the first one is the field's).
 	c := *p
 	c.PlanDigest = ""
-	var b bytes.Buffer
-	if err := newJSONStream(&b).encode(&c); err != nil {
+	w := &indentWriter{h: sha256.New(), hashing: true}
+	s := newJSONStream(w)
+	placeholder := -1
+	s.field = func(name string) {
+		if name != "variables" {
+			return
+		}
+		w.hashing = false
+		w.Write([]byte(`,"plan_digest":"` + digestPrefix + strings.Repeat("0", sha256.Size*2) + `"`))
+		w.hashing = true
+		placeholder = w.size - 1 - sha256.Size*2 // the hex digits, before the closing quote
+	}
+	if err := s.encode(&c); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b.Bytes())
-	field := `,"plan_digest":"sha256:` + hex.EncodeToString(sum[:]) + `"`
-	at := bytes.Index(b.Bytes(), []byte(`,"variables":`))
-	if at < 0 {
+	if placeholder < 0 {
 		return nil, fmt.Errorf("planner: plan JSON without variables")
 	}
-	n := b.Len()
-	b.WriteString(field) // room for the field, then moved into place
-	full := b.Bytes()
-	copy(full[at+len(field):], full[at:n])
-	copy(full[at:], field)
-	var out bytes.Buffer
-	out.Grow(len(full) * 2)
-	if err := json.Indent(&out, full, "", "  "); err != nil {
-		return nil, err
+	out := w.bytes()
+	hex.Encode(out[placeholder:], w.h.Sum(nil))
+	return append(out, '\n'), nil
+}
+
+// digestPrefix starts every plan digest.
+const digestPrefix = "sha256:"
+
+// indentWriter indents the compact JSON written to it as json.Indent
+// does with no prefix and two spaces (the value may arrive in pieces
+// split anywhere), and digests the bytes while hashing is set. The output
+// is kept in chunks, so growing it copies nothing until bytes joins them.
+type indentWriter struct {
+	h       hash.Hash
+	hashing bool
+	chunks  [][]byte
+	cur     []byte
+	size    int // bytes written to the output
+	// the scanner's state between writes
+	depth             int
+	inString, escaped bool
+	open              bool // after { or [: the indent waits for a value, which an empty one lacks
+}
+
+// indentChunk is the size of the output's chunks.
+const indentChunk = 1 << 20
+
+func (w *indentWriter) Write(b []byte) (int, error) {
+	if w.hashing {
+		w.h.Write(b)
 	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	if w.cur == nil {
+		w.cur = make([]byte, 0, indentChunk+indentChunk/8)
+	}
+	out := w.cur
+	n := len(out)
+	for _, c := range b {
+		if w.inString {
+			out = append(out, c)
+			switch {
+			case w.escaped:
+				w.escaped = false
+			case c == '\\':
+				w.escaped = true
+			case c == '"':
+				w.inString = false
+			}
+			continue
+		}
+		if w.open && c != '}' && c != ']' {
+			w.open = false
+			w.depth++
+			out = indentLine(out, w.depth)
+		}
+		switch c {
+		case '"':
+			w.inString = true
+			out = append(out, c)
+		case '{', '[':
+			w.open = true
+			out = append(out, c)
+		case ',':
+			out = indentLine(append(out, c), w.depth)
+		case ':':
+			out = append(out, c, ' ')
+		case '}', ']':
+			if w.open {
+				w.open = false
+			} else {
+				w.depth--
+				out = indentLine(out, w.depth)
+			}
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	w.size += len(out) - n
+	w.cur = out
+	if len(out) >= indentChunk {
+		w.chunks = append(w.chunks, out)
+		w.cur = nil
+	}
+	return len(b), nil
+}
+
+// indentLine starts a new line indented to depth.
+func indentLine(out []byte, depth int) []byte {
+	out = append(out, '\n')
+	for range depth {
+		out = append(out, ' ', ' ')
+	}
+	return out
+}
+
+// bytes returns the output in one slice with room for one more byte.
+func (w *indentWriter) bytes() []byte {
+	out := make([]byte, 0, w.size+1)
+	for _, c := range w.chunks {
+		out = append(out, c...)
+	}
+	return append(out, w.cur...)
 }
 
 // Unmarshal parses plan JSON written by Marshal. Unknown fields and
