@@ -138,8 +138,11 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 	}
 	var plan struct {
 		Lanes []struct {
-			Key         string          `json:"key"`
-			Estimate    perf.Estimate   `json:"estimate"`
+			Key      string `json:"key"`
+			Estimate struct {
+				perf.Estimate
+				Uncertainty *perf.Uncertainty `json:"uncertainty"`
+			} `json:"estimate"`
 			Calibration json.RawMessage `json:"calibration"`
 		} `json:"lanes"`
 	}
@@ -147,12 +150,13 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		t.Fatalf("plan -json: %v\n%s", err, out)
 	}
 	var est *perf.Estimate
+	var unc *perf.Uncertainty
 	for i, l := range plan.Lanes {
 		if strings.HasPrefix(l.Key, "check/") {
 			if len(l.Calibration) == 0 {
 				t.Fatalf("the check lane is not calibrated: %s", out)
 			}
-			est = &plan.Lanes[i].Estimate
+			est, unc = &plan.Lanes[i].Estimate.Estimate, plan.Lanes[i].Estimate.Uncertainty
 		}
 	}
 	if est == nil {
@@ -176,6 +180,9 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 		t.Fatalf("check evidence: %v", err)
 	}
 	camp := ev.Models[0].Campaigns[0]
+	if unc == nil {
+		t.Fatalf("the calibrated plan states no range for its figures: %s", out)
+	}
 	var problems []string
 	for _, c := range []struct {
 		name string
@@ -192,8 +199,15 @@ func TestIntegrationCalibrateVLLM(t *testing.T) {
 			t.Fatalf("the check evidence has no %s with a confidence interval: %s", c.name, raw)
 		}
 		miss := calibrationMiss(c.pred, measured, ci.Low, ci.High)
-		t.Logf("check shape %s: measured %.3f (95%% interval %.3f .. %.3f, %+.1f%% .. %+.1f%%), calibrated prediction %.3f (%+.1f%%; %+.1f%% beyond the interval)",
-			c.name, measured, ci.Low, ci.High, 100*(ci.Low/measured-1), 100*(ci.High/measured-1), c.pred, 100*(c.pred/measured-1), 100*miss)
+		u := unc.Of(c.name)
+		t.Logf("check shape %s: measured %.3f (95%% interval %.3f .. %.3f, %+.1f%% .. %+.1f%%), calibrated prediction %.3f ±%.0f%% (%+.1f%%; %+.1f%% beyond the interval)",
+			c.name, measured, ci.Low, ci.High, 100*(ci.Low/measured-1), 100*(ci.High/measured-1), c.pred, 100*u, 100*(c.pred/measured-1), 100*miss)
+		// The plan's promise: the range it states for a calibrated figure
+		// holds what vLLM then measures.
+		if c.pred*(1-u) > ci.High || c.pred*(1+u) < ci.Low {
+			problems = append(problems, fmt.Sprintf("%s: the plan's range %.3f ±%.0f%% misses vLLM's %.3f (95%% interval %.3f .. %.3f)",
+				c.name, c.pred, 100*u, measured, ci.Low, ci.High))
+		}
 		if math.Abs(miss) > calibrateTolerance {
 			problems = append(problems, fmt.Sprintf("%s: predicted %.3f, vLLM measured %.3f (95%% interval %.3f .. %.3f): %+.1f%% beyond the interval (tolerance %.0f%%)",
 				c.name, c.pred, measured, ci.Low, ci.High, 100*miss, 100*calibrateTolerance))

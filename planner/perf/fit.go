@@ -480,8 +480,8 @@ type fitCandidate struct {
 // cheapest first.
 func gridCandidates(start Params, free [numParams]bool, sp subspace, cost func([]float64) float64, first fitCandidate) []fitCandidate {
 	cands := []fitCandidate{first}
-	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}, {0, 2}, {0.5, 1}, {0.5, 1}}
-	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}, {0, 4}, {0.3, 0.8}, {0.3, 0.9}}
+	relative := [numParams][]float64{{0.5, 1, 2}, {0.6, 1}, {0.5, 1, 3}, {0.5, 2, 8}, {0, 2, 8}, {0.5, 1}, {0.5, 1}}
+	absolute := [numParams][]float64{{0.1, 0.25, 0.5, 0.8}, {0.3, 0.55, 0.85}, {0.2, 1, 4}, {0.5, 3, 15, 60}, {0, 4, 12}, {0.3, 0.8}, {0.3, 0.9}}
 	var grid func(j int, p Params, abs bool)
 	grid = func(j int, p Params, abs bool) {
 		if j == numParams {
@@ -551,7 +551,7 @@ func distinctSeeds(cands []fitCandidate) []fitCandidate {
 const fitPriorSD = 1.0
 
 // fitStarts is how many distinct grid points the fit refines.
-const fitStarts = 3
+const fitStarts = 6
 
 // dist is the Euclidean distance of two points of the fit's space.
 func dist(a, b []float64) float64 {
