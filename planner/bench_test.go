@@ -124,7 +124,7 @@ func BenchmarkPlanSpecScaling(b *testing.B) {
 			if diags.HasErrors() {
 				b.Fatal(diags)
 			}
-			p, _ := Build(cfg, nil, Options{})
+			p, _ := Build(cfg, nil, Options{NoDigest: true}) // as the plan command builds
 			if _, err := Marshal(p); err != nil || len(p.Lanes) != lanes {
 				b.Fatalf("wrong plan: %v, %d lanes", err, len(p.Lanes))
 			}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -453,6 +454,28 @@ func TestPlanReadBackKeepsCapabilities(t *testing.T) {
 			if got, want := Billed(l.Inputs), typ != "sim"; got != want {
 				t.Errorf("%s on %s: billed %v after reading the plan back, want %v", l.Key, typ, got, want)
 			}
+		}
+	}
+}
+
+// A plan built without its digest marshals and saves to the same bytes as
+// one built with it: both compute their own.
+func TestNoDigestPlanMarshalsAndSavesTheSame(t *testing.T) {
+	cfg := genConfig(3, 2, 2)
+	with, _ := Build(cfg, nil, Options{})
+	without, _ := Build(cfg, nil, Options{NoDigest: true})
+	if with.PlanDigest == "" || without.PlanDigest != "" {
+		t.Fatalf("digests %q and %q: want one set and one empty", with.PlanDigest, without.PlanDigest)
+	}
+	saved := func(p *Plan) ([]byte, error) { return (&SavedPlan{Plan: p}).Encode() }
+	for i, out := range []func(*Plan) ([]byte, error){Marshal, saved} {
+		a, errA := out(with)
+		b, errB := out(without)
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s of the plan without its digest differs", []string{"Marshal", "the saved plan"}[i])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"crypto/sha256"
 	"math"
 	"strings"
 
@@ -170,7 +171,7 @@ func roundEstimate(e Estimate) Estimate {
 // estimate fills every lane's Estimate. A deployment's start-up (model load
 // and server start) is shared equally by its lanes that have work.
 func estimate(lanes []*lanePlan) {
-	cache := map[string]perf.Estimate{}
+	cache := map[[sha256.Size]byte]perf.Estimate{}
 	working := map[string]int{}
 	for _, l := range lanes {
 		if l.Work() && l.RunsToDo() > 0 {

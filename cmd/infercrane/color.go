@@ -31,11 +31,15 @@ func (env *cliEnv) colorOn(w io.Writer) bool {
 
 // colored returns w, wrapped to colour plan and diagnostic lines when
 // colour is on (see colorLine).
-func (env *cliEnv) colored(w io.Writer) io.Writer {
-	if !env.colorOn(w) {
-		return w
+func (env *cliEnv) colored(w io.Writer) io.Writer { return env.coloredTo(w, w) }
+
+// coloredTo is colored for output to out that ends up on dest (out
+// buffers dest): colour is on or off by dest.
+func (env *cliEnv) coloredTo(dest, out io.Writer) io.Writer {
+	if !env.colorOn(dest) {
+		return out
 	}
-	return &colorWriter{w: w}
+	return &colorWriter{w: out}
 }
 
 // colorWriter colours whole lines by how they start.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/infercrane/infercrane/planner/load"
 )
@@ -172,10 +173,9 @@ func binOf(seconds float64) int32 {
 
 func (h itlHist) add(seconds float64, n int) { h[binOf(seconds)] += n }
 
-// weights returns the bins as values (ms, at each bin's centre) with
-// their counts.
-func (h itlHist) weights() []weighted {
-	out := make([]weighted, 0, len(h))
+// weights appends the bins to out as values (ms, at each bin's centre)
+// with their counts.
+func (h itlHist) weights(out []weighted) []weighted {
 	for b, n := range h {
 		out = append(out, weighted{1000 * math.Exp((float64(b)+0.5)*logBin), n})
 	}
@@ -240,7 +240,9 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 		eng.SetPrefixCache(cache)
 	}
 	sched := eng.Scheduler()
-	reqs := make([]vreq, n)
+	mem := phaseMemory.Get().(*phaseScratch)
+	defer phaseMemory.Put(mem)
+	reqs := mem.requests(n)
 	sent := 0
 	// sendAt sends request i; requests go out in index order except in a
 	// closed loop of sessions, where each stream sends its session's turns.
@@ -301,7 +303,7 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 			send(t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
 		}
 	}
-	itl := itlHist{}
+	itl := mem.itl
 	// The requests of a step mostly share their gap (the step before
 	// was theirs too): a run of equal gaps goes into the histogram at
 	// once, which is a quarter of a fit's time saved on binning the
@@ -373,15 +375,50 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 	}
 	out.Preemptions = sched.Preemptions
 	flushGaps()
-	out, last := s.phaseStats(out, reqs, itl)
+	out, last := s.phaseStats(out, reqs, mem)
 	return out, last, nil
 }
 
+// phaseScratch is the memory of a virtual phase, which nothing keeps once
+// it has returned its statistics: the requests (the engine's sequences
+// point into them), the histogram of their gaps and the figures
+// summarised. A plan estimates thousands of lanes one after another, and
+// reusing it spares allocating and collecting a few KiB a phase.
+type phaseScratch struct {
+	reqs            []vreq
+	itl             itlHist
+	weights         []weighted
+	ttft, tpot, lat []float64
+}
+
+var phaseMemory = sync.Pool{New: func() any { return &phaseScratch{itl: itlHist{}} }}
+
+// requests returns n zero requests, and empties the histogram.
+func (m *phaseScratch) requests(n int) []vreq {
+	if cap(m.reqs) < n {
+		m.reqs = make([]vreq, n)
+	}
+	m.reqs = m.reqs[:n]
+	clear(m.reqs)
+	clear(m.itl)
+	return m.reqs
+}
+
+// floats returns a zero-length buf with room for n values.
+func floats(buf []float64, n int) []float64 {
+	if cap(buf) < n {
+		return make([]float64, 0, n)
+	}
+	return buf[:0]
+}
+
 // phaseStats completes a phase's statistics from its requests and the
-// histogram of their inter-token gaps; last is when the last one completed.
-func (s Lane) phaseStats(out RunStats, reqs []vreq, itl itlHist) (RunStats, float64) {
+// histogram of their inter-token gaps (in mem, whose buffers it uses);
+// last is when the last one completed.
+func (s Lane) phaseStats(out RunStats, reqs []vreq, mem *phaseScratch) (RunStats, float64) {
 	n := len(reqs)
-	ttft, tpot, lat := make([]float64, n), make([]float64, 0, n), make([]float64, n)
+	mem.ttft, mem.tpot, mem.lat = floats(mem.ttft, n)[:n], floats(mem.tpot, n), floats(mem.lat, n)[:n]
+	ttft, tpot, lat := mem.ttft, mem.tpot, mem.lat
 	first, last := math.Inf(1), math.Inf(-1)
 	for i := range reqs {
 		r := &reqs[i]
@@ -392,7 +429,7 @@ func (s Lane) phaseStats(out RunStats, reqs []vreq, itl itlHist) (RunStats, floa
 		}
 		first, last = math.Min(first, r.sent), math.Max(last, r.last)
 	}
-	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(itl.weights())
+	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(mem.weightsOf())
 	out.Succeeded = n
 	for i := range reqs {
 		out.OutputTokens += reqs[i].seq.Output
@@ -407,6 +444,13 @@ func (s Lane) phaseStats(out RunStats, reqs []vreq, itl itlHist) (RunStats, floa
 		out.OutputTokenThroughput = float64(out.OutputTokens) / w
 	}
 	return out, last
+}
+
+// weightsOf returns the histogram's bins as weighted values, in a buffer
+// of m's.
+func (m *phaseScratch) weightsOf() []weighted {
+	m.weights = m.itl.weights(m.weights[:0])
+	return m.weights
 }
 
 // openLoopSends returns an open loop's clock of scheduled sends, from t0:
