@@ -165,8 +165,9 @@ func (e *Engine) Lateness(late time.Duration) (count uint64, fraction float64) {
 }
 
 // Arrivals returns when the generation requests the engine admitted
-// arrived (its handler's first look at them, from which it counts their
-// overhead), in time order, the first 65,536: what a test replays to put
+// arrived (when their bytes reached the engine, see package arrival, else
+// its handler's first look at them; their time and overhead count from
+// it), in time order, the first 65,536: what a test replays to put
 // the model's requests at the instants the engine saw them, free of the
 // client's and the loopback's delays.
 func (e *Engine) Arrivals() []time.Time {

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/infercrane/infercrane/executor/sim/internal/arrival"
 )
 
 // Server is a simulated engine listening on a TCP address.
@@ -37,7 +39,9 @@ func Listen(addr string, opts Options) (*Server, error) {
 	// Headers and bodies are bounded in time (slow clients are cut off)
 	// and bodies in size (Engine.decode); streams are not (no
 	// WriteTimeout), and idle keep-alive connections are closed.
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: o.ReadHeaderTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: nil}
+	// Requests are timed from when their bytes reached the socket
+	// (package arrival), not from when their handler first ran.
+	srv := &http.Server{Handler: arrival.Handler(e), ConnContext: arrival.ConnContext, ReadHeaderTimeout: o.ReadHeaderTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: nil}
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetUnencryptedHTTP2(true)
@@ -49,7 +53,7 @@ func Listen(addr string, opts Options) (*Server, error) {
 	// by that), never a server still accepting.
 	srv.RegisterOnShutdown(e.Close)
 	go func() {
-		err := srv.Serve(ln)
+		err := srv.Serve(arrival.Listener(ln))
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
