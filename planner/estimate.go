@@ -98,7 +98,7 @@ func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 	if o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API); ok {
 		// The engine version's costs outside the GPU (its front end, its
 		// per-step overhead); a calibration's fit replaces the first two.
-		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs, a.FrontEndAdmitUs = o.RequestMs, o.StepMs, o.TokenUs, o.AdmitUs
+		o.Apply(&a)
 	}
 	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: perf.BytesPerElem(in.RuntimeDtype), Assume: a}, true
 }

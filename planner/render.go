@@ -322,8 +322,12 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 			continue
 		}
 		seenRT[key] = true
-		ew.printf("  runtime %s (%s %s, %s API): %.1f ms per request through the front end, %.1f ms per step, %.0f µs per streamed output token, the front end one request at a time (%s; in place of the gpu lines' overheads unless calibrated)\n",
-			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), orDefault(in.API, "chat"), o.RequestMs, o.StepMs, o.TokenUs, o.Source)
+		queue := fmt.Sprintf("%.0f µs per streamed output token, the front end one request at a time", o.TokenUs)
+		if o.AdmitUs > 0 {
+			queue = fmt.Sprintf("the front end admits the requests sent together %.1f ms each and hands them over together", o.AdmitUs/1000)
+		}
+		ew.printf("  runtime %s (%s %s, %s API): %.1f ms per request through the front end, %.1f ms per step, %s (%s; in place of the gpu lines' overheads unless calibrated)\n",
+			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), orDefault(in.API, "chat"), o.RequestMs, o.StepMs, queue, o.Source)
 	}
 	for _, a := range p.Assumptions {
 		src := "catalog"

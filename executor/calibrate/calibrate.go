@@ -556,7 +556,7 @@ func calibrationLane(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence
 	if o, ok := perf.FrontEnd(rt.Engine, rt.Version, "chat"); ok {
 		// The version's front end, as the plan models it; the fit starts
 		// from its overheads.
-		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs, a.FrontEndAdmitUs = o.RequestMs, o.StepMs, o.TokenUs, o.AdmitUs
+		o.Apply(&a)
 	}
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()

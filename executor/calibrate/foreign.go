@@ -58,7 +58,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	if o, ok := perf.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
-		a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs, a.FrontEndAdmitUs = o.RequestMs, o.StepMs, o.TokenUs, o.AdmitUs
+		o.Apply(&a)
 	}
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
 	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)

@@ -112,10 +112,17 @@ func (e *Engine) Arrive(q *Seq, sent float64) float64 {
 		if len(e.held) > 0 && sent >= e.frontFree {
 			e.release()
 		}
+		idle := sent >= e.frontFree
 		e.frontFree = math.Max(sent, e.frontFree) + adm
 		q.state = seqNew
-		e.held = append(e.held, a)
 		e.stuck = false
+		if idle && e.lane.Hardware.Assume.FrontEndIdleAlone {
+			// The request that starts the busy period goes on at its
+			// own delay; those sent during it are held.
+			e.queue(a)
+			return a.enter
+		}
+		e.held = append(e.held, a)
 		return math.Max(a.enter, e.frontFree)
 	}
 	if busy := e.lane.FrontEndBusySeconds(q); busy > 0 {

@@ -139,6 +139,69 @@ func TestBatchingFrontEnd(t *testing.T) {
 	}
 }
 
+// TestV1ChatFrontEnd: vLLM's V1 API server up to 0.11 prepares a burst's
+// chat requests on its one event loop before they go on to the engine, so
+// the burst enters together when the last is prepared (GPUStack's 1,000
+// chat requests at once on vLLM 0.11: first tokens from 18 s of a 22.7 s
+// run at the median), while the request that found the front end idle
+// goes on at its own delay. Completions, and chat from 0.12 (unpinned
+// counts as the newest), keep the one-at-a-time front end.
+func TestV1ChatFrontEnd(t *testing.T) {
+	o, ok := FrontEnd("vllm", "0.11.0", "chat")
+	if !ok || o.AdmitUs <= 0 || !o.IdleAlone || o.TokenUs != 0 {
+		t.Fatalf("vLLM 0.11's chat front end %+v: want a batching one that lets a lone request through", o)
+	}
+	for _, v := range [][2]string{{"0.11.0", "completions"}, {"0.12.0", "chat"}, {"0.32.0", "chat"}, {"", "chat"}} {
+		if c, _ := FrontEnd("vllm", v[0], v[1]); c.AdmitUs != 0 || c.TokenUs <= 0 || c.IdleAlone {
+			t.Fatalf("vLLM %q's %s front end %+v: want one request at a time", v[0], v[1], c)
+		}
+	}
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	var a Assumptions
+	o.Apply(&a)
+	s.Hardware.Assume.RequestOverheadMs, s.Hardware.Assume.FrontEndTokenUs = a.RequestOverheadMs, a.FrontEndTokenUs
+	s.Hardware.Assume.FrontEndAdmitUs, s.Hardware.Assume.FrontEndIdleAlone = a.FrontEndAdmitUs, a.FrontEndIdleAlone
+	adm := o.AdmitUs / 1e6
+	e := NewEngine(s, 0)
+	var enters []float64
+	for i := 0; i < 10; i++ {
+		enters = append(enters, e.Arrive(&Seq{Prompt: 100, Output: 4, Index: i}, 0))
+	}
+	if !near(enters[0], s.RequestOverheadSeconds(), 1e-12) {
+		t.Fatalf("the first request of the burst enters at %v, want its own delay %v", enters[0], s.RequestOverheadSeconds())
+	}
+	if e.Waiting() != 10 {
+		t.Fatalf("%d waiting, want all ten on their way", e.Waiting())
+	}
+	var st Step
+	start, _ := e.Next()
+	e.Begin(start, &st)
+	if len(st.Seqs) != 1 {
+		t.Fatalf("the first step has %d requests, want the first alone", len(st.Seqs))
+	}
+	e.End(&st, nil)
+	for {
+		start, ok := e.Next()
+		if !ok || start >= 10*adm {
+			break
+		}
+		var st Step
+		e.Begin(start, &st)
+		e.End(&st, nil)
+	}
+	start, _ = e.Next()
+	st = Step{}
+	e.Begin(start, &st)
+	if start < 10*adm || st.PrefillTokens != 900 {
+		t.Fatalf("the step at %v prefills %d tokens, want the other nine's 900 together once the front end prepared all ten (%v)", start, st.PrefillTokens, 10*adm)
+	}
+	// Sent after the busy period: its own delay.
+	sent := 20 * adm
+	if at := e.Arrive(&Seq{Prompt: 100, Output: 4, Index: 10}, sent); !near(at, sent+s.RequestOverheadSeconds(), 1e-12) {
+		t.Fatalf("a lone request enters at %v, want its send plus the overhead, %v", at, sent+s.RequestOverheadSeconds())
+	}
+}
+
 // TestBatchingFrontEndBurstTTFT: in a virtual run of ten requests sent at
 // once on vLLM 0.6's front end every first token comes from the one joint
 // prefill, so the TTFTs are equal (LambdaLabsML's ten-prompt bursts:

@@ -18,8 +18,17 @@ type EngineOverheads struct {
 	// AdmitUs is a batching front end's time to admit one request:
 	// Assumptions.FrontEndAdmitUs.
 	AdmitUs float64
+	// IdleAlone: Assumptions.FrontEndIdleAlone.
+	IdleAlone bool
 	// Source says where the figures come from.
 	Source string
+}
+
+// Apply sets the overheads in a (a calibration's fit replaces the request
+// and step overheads afterwards).
+func (o EngineOverheads) Apply(a *Assumptions) {
+	a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+	a.FrontEndAdmitUs, a.FrontEndIdleAlone = o.AdmitUs, o.IdleAlone
 }
 
 // FrontEnd returns the overheads of engine at version serving api
@@ -40,6 +49,15 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 	}
 	if api == "" || api == "chat" {
 		o.RequestMs += chatTemplateMs
+		if versionAtLeast(version, 0, 8) && !versionAtLeast(version, 0, 12) {
+			// vLLM's V1 API server up to 0.11 renders a chat request's
+			// template on its one event loop before the request's first
+			// await (the tokeniser's one-thread executor): requests sent
+			// together are all rendered before any of them goes on to the
+			// engine, so the front end batches them (see v1ChatAdmitUs).
+			o.AdmitUs, o.TokenUs, o.IdleAlone = v1ChatAdmitUs, 0, true
+			o.Source = "vLLM 0.8-0.11 (V1) chat: the API server's event loop prepares the requests sent together one after another and they reach the engine together, fitted to published measurements"
+		}
 	}
 	return o, true
 }
@@ -51,6 +69,47 @@ var (
 	frontEndTokenUs   = 35.0
 	chatTemplateMs    = 1.0
 	v0AdmitUs         = 2500.0
+	// v1ChatAdmitUs is the V1 API server's time to prepare one chat
+	// request before it goes to the engine, for vLLM 0.8 to 0.11, in a
+	// batching front end (Assumptions.FrontEndAdmitUs; like vLLM before
+	// 0.8's, it does not queue the streaming of the output behind the
+	// admissions, which a closed loop's streams would otherwise pay in
+	// lockstep).
+	//
+	// The mechanism is in vLLM's source and issues: up to 0.11,
+	// OpenAIServing._preprocess_chat
+	// (vllm/entrypoints/openai/serving_engine.py) resolves the chat
+	// template's content format and renders the template synchronously
+	// on the API server's one event loop (one process: vLLM RFC #12705;
+	// in PR #26134, October 2025, the HF template render was kept there)
+	// and only then awaits the tokeniser on a one-thread executor
+	// (ThreadPoolExecutor(max_workers=1), vLLM issue #25301), so the
+	// requests of a burst are all prepared before they reach the engine.
+	// A request that finds the front end idle goes through at once
+	// (IdleAlone), at its own request overhead, as at low load.
+	//
+	// What it costs: vLLM PR #19735 measured 3x the requests per second
+	// for Qwen3-0.6B chat requests of one output token once the
+	// template's content-format detection (a Jinja parse) is skipped, a
+	// short chat request costing about three times a completion. The
+	// 15 ms is fitted by hand to the fit set's one point the figure
+	// moves, GPUStack's H100 burst of 1,000 chat requests of 128/4
+	// tokens on vLLM 0.11 (22.7 s, 44 requests a second; TTFT p50 18.1 s
+	// and p99 22.6 s: the burst reached the engine late and together,
+	// not one request at a time from the start; TPOT 597 ms: its
+	// requests decoded beside full prefill steps).
+	// docs/performance-model.md has the held-out figures.
+	//
+	// Later versions keep the one-at-a-time front end: vLLM moved chat
+	// preparation into renderers (PR #30200) and by 0.25.1 renders the
+	// template on the renderer's thread pool (vllm/renderers/base.py,
+	// renderer_num_workers 1, as NVIDIA-NeMo/RL PR #3581 cites it), off
+	// the event loop; and vLLM 0.32's CPU build at two chat streams fits
+	// the one-at-a-time front end (TestFitOfRealVLLMRunsReproducesTheirTTFT:
+	// with the batching one the fit's TTFT p50 comes out 16% over the
+	// runs'). Which release between 0.12 and 0.25 stopped rendering on
+	// the event loop is not established: 0.11 is the last one known to.
+	v1ChatAdmitUs = 15000.0
 )
 
 // FrontEndMs is FrontEnd's request overhead (the catalog's 2 ms for an

@@ -37,6 +37,12 @@ type Assumptions struct {
 	// busy admitting enter the engine together when it is done. 0 (the
 	// catalog's value outside vLLM before 0.8) is no batching.
 	FrontEndAdmitUs float64 `json:"front_end_admit_us,omitempty"`
+	// FrontEndIdleAlone makes a batching front end that is idle when a
+	// request comes hand that request over at its own delay (the request
+	// overhead) instead of holding it for the busy period it starts; the
+	// requests sent while it is busy are still held and enter together
+	// (Engine.Arrive). vLLM's V1 chat front end (FrontEnd).
+	FrontEndIdleAlone bool `json:"front_end_idle_alone,omitempty"`
 	// InterconnectEfficiency is the fraction of the GPU link's bandwidth
 	// tensor parallelism's all-reduces reach, AllReduceLatencyUs the fixed
 	// time of each (allReduceSeconds).
