@@ -3,6 +3,7 @@ package bucket
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -195,6 +196,13 @@ func TestOneLockHolderAcrossMachines(t *testing.T) {
 	l.Release()
 }
 
+// TestStaleLockIsReportedAndForceUnlocked: a holder that stopped renewing
+// (killed) leaves a lock that is refused as stale once its last renewal is
+// more than three periods old, and not before; force-unlock with its ID
+// frees the state. The lock object is rewritten with the renewal times a
+// dead holder would have left, so no wall-clock wait decides the outcome
+// (it slept four periods before, which a busy machine could stretch or the
+// check could race).
 func TestStaleLockIsReportedAndForceUnlocked(t *testing.T) {
 	f := newFakeStore(t)
 	b := f.backendFor(t, "p")
@@ -205,11 +213,21 @@ func TestStaleLockIsReportedAndForceUnlocked(t *testing.T) {
 	// The holder is killed: it stops renewing, without releasing.
 	close(dead.stop)
 	<-dead.done
-	time.Sleep(4 * b.RenewEvery)
-	_, err = b.Lock(ctx, "infercrane apply")
+	b.RenewEvery = time.Hour // stale after 3 h without a renewal
 	var le *LockedError
+	// Renewed a minute ago: locked, not stale.
+	renewedAt(t, b, time.Now().Add(-time.Minute))
+	if _, err := b.Lock(ctx, "infercrane apply"); !errors.As(err, &le) || le.Stale || le.Holder.ID != dead.ID() {
+		t.Fatalf("want a refusal naming %s, not stale, got %v", dead.ID(), err)
+	}
+	// Last renewed four periods ago: stale.
+	renewedAt(t, b, time.Now().Add(-4*b.RenewEvery))
+	_, err = b.Lock(ctx, "infercrane apply")
 	if !errors.As(err, &le) || !le.Stale || le.Holder.ID != dead.ID() {
 		t.Fatalf("want a stale-lock refusal naming %s, got %v", dead.ID(), err)
+	}
+	if !strings.Contains(err.Error(), "stale") {
+		t.Errorf("the refusal does not say the lock is stale: %v", err)
 	}
 	if err := b.ForceUnlock(ctx, "0000"); err == nil || !strings.Contains(err.Error(), dead.ID()) {
 		t.Errorf("force-unlock with a wrong ID: %v", err)
@@ -222,6 +240,24 @@ func TestStaleLockIsReportedAndForceUnlocked(t *testing.T) {
 		t.Fatalf("lock after force-unlock: %v", err)
 	}
 	defer l.Release()
+}
+
+// renewedAt rewrites the lock object as its holder would have left it had
+// it last renewed at at (conditionally on the object read, as a renewal).
+func renewedAt(t *testing.T, b *Backend, at time.Time) {
+	t.Helper()
+	info, etag, err := b.ReadLock(ctx)
+	if err != nil || info == nil {
+		t.Fatalf("read the lock: %v %v", info, err)
+	}
+	info.Renewed = at.UTC().Format(time.RFC3339Nano)
+	data, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.put(ctx, lockKey, data, false, etag); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestAForcedOpenLockStopsItsApply(t *testing.T) {

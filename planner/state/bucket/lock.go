@@ -59,7 +59,9 @@ func (e *LockedError) Error() string {
 // Lock is this process's hold of the state's lock, renewed in the
 // background until Release.
 type Lock struct {
-	b    *Backend
+	b  *Backend
+	id string // info.ID, which never changes: read without mu
+	// info is what the lock object last said (its renewal time moves).
 	info LockInfo
 
 	mu   sync.Mutex
@@ -101,7 +103,7 @@ func (b *Backend) Lock(ctx context.Context, command string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("take the lock: %w", err)
 	}
-	l := &Lock{b: b, info: info, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &Lock{b: b, id: info.ID, info: info, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.renew()
 	return l, nil
 }
@@ -137,7 +139,7 @@ func (b *Backend) ForceUnlock(ctx context.Context, id string) error {
 }
 
 // ID is the lock's ID.
-func (l *Lock) ID() string { return l.info.ID }
+func (l *Lock) ID() string { return l.id }
 
 // Held returns nil while the lock is this process's; after someone forced
 // it open (and maybe another apply took it) it says so.
@@ -194,7 +196,7 @@ func (l *Lock) renew() {
 		case err == nil:
 			l.info, l.etag = info, newTag
 		case forced:
-			l.err = fmt.Errorf("the lock of %s is no longer this apply's (lock ID %s): it was forced open, and another apply may hold the state now", l.b, l.info.ID)
+			l.err = fmt.Errorf("the lock of %s is no longer this apply's (lock ID %s): it was forced open, and another apply may hold the state now", l.b, l.id)
 		}
 		// Other errors (the store unreachable for a moment) are retried at
 		// the next tick; a lock not renewed for long is reported as stale.
@@ -226,7 +228,7 @@ func (l *Lock) Release() error {
 	if err != nil {
 		return fmt.Errorf("release the lock: %w", err)
 	}
-	if info == nil || info.ID != l.info.ID {
+	if info == nil || info.ID != l.id {
 		return nil
 	}
 	return l.b.delete(ctx, lockKey, etag)
