@@ -9,6 +9,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -26,23 +27,19 @@ type Executor interface {
 
 // Deployment is one server: a model on a GPU type with a runtime.
 type Deployment struct {
-	ID               string   `json:"id"`
-	ApplyID          string   `json:"apply_id"`
-	Screen           string   `json:"screen"`
-	ModelID          string   `json:"model_id"`
-	Revision         string   `json:"revision"`
-	MaxContext       int      `json:"max_context"`
-	GPUType          string   `json:"gpu_type"`
-	GPUCount         int      `json:"gpu_count"`
-	RuntimeEngine    string   `json:"runtime_engine"`
-	RuntimeVersion   string   `json:"runtime_version"`
-	RuntimeDtype     string   `json:"runtime_dtype,omitempty"`
-	RuntimeArgs      []string `json:"runtime_args"`
-	GPUMemoryUtil    float64  `json:"gpu_memory_utilization"`
-	MaxNumSeqs       int      `json:"max_num_seqs,omitempty"`
-	MaxBatchedTokens int      `json:"max_num_batched_tokens,omitempty"`
-	Seed             int64    `json:"seed"`
-	ExecutorType     string   `json:"executor_type"`
+	ID         string `json:"id"`
+	ApplyID    string `json:"apply_id"`
+	Screen     string `json:"screen"`
+	ModelID    string `json:"model_id"`
+	Revision   string `json:"revision"`
+	MaxContext int    `json:"max_context"`
+	GPUType    string `json:"gpu_type"`
+	GPUCount   int    `json:"gpu_count"`
+	// Runtime is the lane's runtime (package engine declares its
+	// settings; an executor that starts vLLM passes Runtime.Flags).
+	engine.Runtime
+	Seed         int64  `json:"seed"`
+	ExecutorType string `json:"executor_type"`
 	// Config holds the lane's resolved executor settings (the plan's
 	// executor_settings, sensitive values revealed): the executor decodes
 	// them with DecodeSettings and keeps no defaults of its own.

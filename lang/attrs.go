@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/infercrane/infercrane/lang/shape"
+	"github.com/infercrane/infercrane/lang/setting"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -307,9 +307,9 @@ func checkWhole(name string, v cty.Value, rng hcl.Range) *hcl.Diagnostic {
 // Bounds shared by several attributes (docs/language/bounds.md).
 const (
 	// MaxTokens bounds token counts and context windows.
-	MaxTokens = shape.MaxTokens
+	MaxTokens = setting.MaxTokens
 	// MaxRequests bounds the requests of a run or a search point.
-	MaxRequests = shape.MaxRequests
+	MaxRequests = setting.MaxRequests
 	// MaxRuns bounds a screen's runs per lane, a gate's min_runs and a
 	// search's points.
 	MaxRuns = 1000
@@ -317,7 +317,7 @@ const (
 	// times its runs): plan's memory and time grow with it.
 	MaxPlanRuns = 100_000
 	// MaxSeconds bounds durations given in seconds (a day).
-	MaxSeconds = shape.MaxSeconds
+	MaxSeconds = setting.MaxSeconds
 	// MaxMilliseconds bounds latencies given in milliseconds (a day).
 	MaxMilliseconds = MaxSeconds * 1000
 	// MaxSigma bounds a lognormal distribution's sigma (lognormal(1,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -145,41 +146,20 @@ func (l *loader) knownGPU(t string) bool {
 
 func ptr[T any](v T) *T { return &v }
 
-var runtimeSpecs = []attrSpec{
-	{name: "engine", typ: cty.String, required: true},
-	{name: "version", typ: cty.String},
-	{name: "dtype", typ: cty.String},
-	{name: "args", typ: cty.List(cty.String), sensitiveOK: true},
-	{name: "gpu_memory_utilization", typ: cty.Number, def: cty.NumberFloatVal(0.9), max: 1},
-	wholeNum("max_num_seqs", 1_000_000),
-	wholeNum("max_num_batched_tokens", 100_000_000),
-	{name: "calibration", typ: cty.String},
-	{name: "calibration_digest", typ: cty.String},
-}
-
-// Dtypes are the accepted runtime dtype values.
-var Dtypes = []string{"auto", "bfloat16", "float16", "float32", "half", "float"}
+// runtimeSpecs are a runtime block's attributes: the settings package
+// engine declares, then the calibration it pins.
+var runtimeSpecs = append(settingSpecs(engine.Fields()),
+	attrSpec{name: "calibration", typ: cty.String},
+	attrSpec{name: "calibration_digest", typ: cty.String},
+)
 
 func (l *loader) decodeRuntime(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
 	a, _ := l.decodeBody(d, body, ctx, runtimeSpecs)
-	r := &Runtime{
-		Name: in.name, Engine: a.str("engine"), Version: a.str("version"), Dtype: a.str("dtype"),
-		Args: a.strs("args"), ArgsSensitive: a.sensitiveElems("args"), GPUMemoryUtilization: a.float("gpu_memory_utilization"),
-		MaxNumSeqs: int(a.int("max_num_seqs")), MaxNumBatchedTokens: int(a.int("max_num_batched_tokens")),
-		DeclRange: d.block.DefRange,
-	}
-	if a.known("engine") && strings.TrimSpace(r.Engine) == "" {
+	r := &Runtime{Name: in.name, ArgsSensitive: a.sensitiveElems("args"), DeclRange: d.block.DefRange}
+	l.decodeSettings(a, engine.Fields(), &r.Runtime)
+	if a.known("engine") && strings.TrimSpace(r.RuntimeEngine) == "" {
 		l.diags = append(l.diags, errorf(a.rangeOf("engine"), "Invalid value for engine", `engine must name the serving engine, such as "vllm".`))
 	}
-	if a.known("dtype") && !contains(Dtypes, r.Dtype) {
-		l.diags = append(l.diags, errorf(a.rangeOf("dtype"), "Invalid value for dtype",
-			"dtype %q is not one of %s.%s", r.Dtype, strings.Join(Dtypes, ", "), didYouMean(r.Dtype, Dtypes)))
-	}
-	l.diags = appendIf(l.diags,
-		numCheck(a, "gpu_memory_utilization", fraction, "in (0, 1]", "It is the fraction of GPU memory the engine may use (vLLM's default is 0.9)."),
-		numCheck(a, "max_num_seqs", positive, "greater than 0", "Leave it out for the engine's default."),
-		numCheck(a, "max_num_batched_tokens", positive, "greater than 0", "Leave it out for the engine's default."),
-	)
 	r.Calibration = l.calibrationRef(a)
 	l.cfg.Runtimes[in.name] = r
 	return ref(a, in.name)

@@ -5,6 +5,7 @@ package lang
 
 import (
 	"github.com/hashicorp/hcl/v2"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -153,17 +154,13 @@ type CalibrationRef = PinnedFile
 
 // Runtime is a serving engine at a pinned version with its flags.
 type Runtime struct {
-	Name    string
-	Engine  string // "vllm"
-	Version string // empty is a preflight warning
-	Dtype   string
-	Args    []string
-	// ArgsSensitive is parallel to Args (nil when no arg is): true where
-	// the arg's value derives from a sensitive variable.
-	ArgsSensitive        []bool
-	GPUMemoryUtilization float64 // default 0.9
-	MaxNumSeqs           int     // 0: engine default
-	MaxNumBatchedTokens  int     // 0: engine default
+	Name string
+	// Runtime are the block's settings (package engine declares them);
+	// an unset gpu_memory_utilization is its default, 0.9.
+	engine.Runtime
+	// ArgsSensitive is parallel to RuntimeArgs (nil when no arg is): true
+	// where the arg's value derives from a sensitive variable.
+	ArgsSensitive []bool
 	// Calibration is the fitted assumptions file the runtime block pins
 	// (nil: none); a gpu block's calibration takes precedence.
 	Calibration *CalibrationRef

@@ -33,7 +33,7 @@ func TestExamples(t *testing.T) {
 			t.Errorf("shape %s: %+v", name, sh)
 		}
 	}
-	if rt := cfg.Runtimes["vllm"]; rt.Version != "0.22.1" {
+	if rt := cfg.Runtimes["vllm"]; rt.RuntimeVersion != "0.22.1" {
 		t.Errorf("runtime: %+v", rt)
 	}
 

@@ -59,8 +59,8 @@ func TestDefaults(t *testing.T) {
 	if g := cfg.GPUs["g"]; g.Count != 1 || g.PrefillMFU != nil {
 		t.Errorf("gpu defaults: %+v", g)
 	}
-	if r := cfg.Runtimes["r"]; r.GPUMemoryUtilization != 0.9 {
-		t.Errorf("runtime gpu_memory_utilization default = %v, want 0.9", r.GPUMemoryUtilization)
+	if r := cfg.Runtimes["r"]; r.GPUMemoryUtil != 0.9 {
+		t.Errorf("runtime gpu_memory_utilization default = %v, want 0.9", r.GPUMemoryUtil)
 	}
 	sc := cfg.Screens["x"]
 	if sc.Runs != DefaultRuns || sc.Seed != 0 || sc.Executor != "sim" {
@@ -123,7 +123,7 @@ screen "y" {
 	if got := cfg.Executors["modal"].Attrs["timeout"]; got.AsString() != "30m" {
 		t.Errorf("executor attrs: %#v", cfg.Executors["modal"].Attrs)
 	}
-	if got := strings.Join(cfg.Runtimes["vllm"].Args, " "); got != "--max-model-len 8192" {
+	if got := strings.Join(cfg.Runtimes["vllm"].RuntimeArgs, " "); got != "--max-model-len 8192" {
 		t.Errorf("runtime args = %q", got)
 	}
 	o := cfg.Shapes["open"]

@@ -38,15 +38,15 @@ func TestSensitiveMarksFollowDerivedValues(t *testing.T) {
 	r := cfg.Runtimes["vllm"]
 	want := []bool{false, false, false, true, true}
 	if len(r.ArgsSensitive) != len(want) {
-		t.Fatalf("ArgsSensitive %v for args %q", r.ArgsSensitive, r.Args)
+		t.Fatalf("ArgsSensitive %v for args %q", r.ArgsSensitive, r.RuntimeArgs)
 	}
 	for i := range want {
 		if r.ArgsSensitive[i] != want[i] {
-			t.Errorf("arg %d %q: sensitive %v, want %v", i, r.Args[i], r.ArgsSensitive[i], want[i])
+			t.Errorf("arg %d %q: sensitive %v, want %v", i, r.RuntimeArgs[i], r.ArgsSensitive[i], want[i])
 		}
 	}
-	if r.Args[4] != "--header=Bearer TOK-ABCDEF123" {
-		t.Errorf("the real value is kept for apply: %q", r.Args[4])
+	if r.RuntimeArgs[4] != "--header=Bearer TOK-ABCDEF123" {
+		t.Errorf("the real value is kept for apply: %q", r.RuntimeArgs[4])
 	}
 	e := cfg.Executors["ep"]
 	if !IsSensitive(e.Attrs["base_url"]) || IsSensitive(e.Attrs["port"]) || !IsSensitive(e.Attrs["env"]) {

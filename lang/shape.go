@@ -23,80 +23,10 @@ var APIs = choicesOf("api")
 // declares, then the search it names.
 var shapeSpecs = append(settingSpecs(shape.Attributes()), attrSpec{name: "search", raw: true})
 
-// settingSpecs derives attribute specs from declared settings.
-func settingSpecs(fields []shape.Field) []attrSpec {
-	out := make([]attrSpec, 0, len(fields))
-	for _, f := range fields {
-		sp := attrSpec{name: f.Name, required: f.Required, max: f.Max}
-		switch f.Kind {
-		case shape.Whole:
-			sp.typ, sp.whole = cty.Number, true
-		case shape.Number:
-			sp.typ = cty.Number
-		case shape.String:
-			sp.typ = cty.String
-		case shape.Bool:
-			sp.typ = cty.Bool
-		}
-		if f.Default != "" {
-			sp.def = settingValue(f, f.Default)
-		}
-		out = append(out, sp)
-	}
-	return out
-}
-
-// settingValue is a declared default as a cty value of the setting's type.
-func settingValue(f shape.Field, text string) cty.Value {
-	switch f.Kind {
-	case shape.Whole, shape.Number:
-		v, err := cty.ParseNumberVal(text)
-		if err != nil {
-			panic("lang: the default of " + f.Name + ": " + err.Error())
-		}
-		return v
-	case shape.Bool:
-		return cty.BoolVal(text == "true")
-	}
-	return cty.StringVal(text)
-}
-
 // choicesOf returns the values a declared string setting may take.
 func choicesOf(name string) []string {
 	f, _ := shape.Lookup(name)
 	return f.Choices
-}
-
-// decodeSettings stores the declared settings of a shape block in s (all
-// but the token counts, which may be trace percentiles) and checks their
-// bounds and choices.
-func (l *loader) decodeSettings(a *attrs, s *shape.Settings) {
-	fields := shape.Attributes()
-	for _, f := range fields {
-		if f.Trace {
-			continue // see tokens
-		}
-		switch f.Kind {
-		case shape.Whole:
-			f.Set(s, int(a.int(f.Name)))
-		case shape.Number:
-			f.Set(s, a.float(f.Name))
-		case shape.String:
-			f.Set(s, a.str(f.Name))
-		case shape.Bool:
-			f.Set(s, a.boolean(f.Name))
-		}
-	}
-	for _, f := range fields {
-		if f.Min != nil {
-			l.diags = appendIf(l.diags, numCheck(a, f.Name, f.Min.Allows, f.Min.String(), f.Doc))
-		}
-	}
-	for _, f := range fields {
-		if f.Choices != nil {
-			l.diags = appendIf(l.diags, oneOf(a, f.Name, f.Choices))
-		}
-	}
 }
 
 var sloSpecs = []attrSpec{
@@ -108,7 +38,7 @@ var sloSpecs = []attrSpec{
 func (l *loader) decodeShape(d *decl, in instance, body hcl.Body, ctx *hcl.EvalContext) cty.Value {
 	a, content := l.decodeBody(d, body, ctx, shapeSpecs, append([]hcl.BlockHeaderSchema{{Type: "slo"}}, workloadBlocks...)...)
 	s := &Shape{Name: in.name, DeclRange: d.block.DefRange, AttrRanges: a.ranges()}
-	l.decodeSettings(a, &s.Settings)
+	l.decodeSettings(a, shape.Attributes(), &s.Settings)
 	sloBlocks, workload := splitBlocks(content.Blocks, "slo")
 	l.decodeWorkload(d, s, workload, ctx)
 	s.Search = l.refOne(d, a, "search", "search", ctx)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/lang/engine"
+	"github.com/infercrane/infercrane/lang/setting"
 	"github.com/infercrane/infercrane/lang/shape"
 )
 
@@ -15,7 +17,20 @@ import (
 // setting is documented where the shape block is, and a changed bound or
 // default cannot leave the page behind.
 func TestShapeDocsFollowTheDeclaration(t *testing.T) {
-	doc, err := os.ReadFile("../docs/language/shape.md")
+	docsFollowDeclaration(t, "../docs/language/shape.md", "shape", shape.Attributes())
+}
+
+// TestRuntimeDocsFollowTheDeclaration: the same for docs/language/runtime.md
+// and the runtime settings lang/engine declares.
+func TestRuntimeDocsFollowTheDeclaration(t *testing.T) {
+	docsFollowDeclaration(t, "../docs/language/runtime.md", "runtime", engine.Fields())
+}
+
+// docsFollowDeclaration checks a block's reference page against the
+// settings its declaration gives the block.
+func docsFollowDeclaration(t *testing.T, page, block string, fields []setting.Field) {
+	t.Helper()
+	doc, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +45,11 @@ func TestShapeDocsFollowTheDeclaration(t *testing.T) {
 			rows[name] = cells[2:]
 		}
 	}
-	kinds := map[shape.Kind]string{shape.Whole: "number (whole", shape.Number: "number", shape.String: "string", shape.Bool: "bool"}
-	for _, f := range shape.Attributes() {
+	kinds := map[setting.Kind]string{setting.Whole: "number (whole", setting.Number: "number", setting.String: "string", setting.Bool: "bool", setting.Strings: "list(string)"}
+	for _, f := range fields {
 		row, ok := rows[f.Name]
 		if !ok {
-			t.Errorf("docs/language/shape.md has no row for the shape attribute `%s`", f.Name)
+			t.Errorf("%s has no row for the %s attribute `%s`", page, block, f.Name)
 			continue
 		}
 		typ, def := row[0], row[1]
@@ -46,7 +61,11 @@ func TestShapeDocsFollowTheDeclaration(t *testing.T) {
 			if f.Min.Strict {
 				op = "> "
 			}
-			if bound := op + strconv.FormatFloat(f.Min.Value, 'f', -1, 64); !strings.Contains(typ, bound) {
+			bound := op + strconv.FormatFloat(f.Min.Value, 'f', -1, 64)
+			if f.Max > 0 && f.Max <= 1 {
+				bound = rangeText(*f.Min, f.Max)
+			}
+			if !strings.Contains(typ, bound) {
 				t.Errorf("`%s`: the type column %q does not say %q", f.Name, typ, bound)
 			}
 		}

@@ -172,7 +172,7 @@ func TestTemplateHeadroomOnlyWhenUncalibrated(t *testing.T) {
 
 func TestMaxModelLenBoundsContext(t *testing.T) {
 	cfg := fixture()
-	cfg.Runtimes["vllm"].Args = []string{"--max-model-len=4096"}
+	cfg.Runtimes["vllm"].RuntimeArgs = []string{"--max-model-len=4096"}
 	cfg.Shapes["decode_heavy"].OutputTokens = 3000 // 1129 + 3000 = 4129: fits 8192, not 4096
 	p := build(t, cfg)
 	got := findingsMatching(p, `context overflow: .* = 4129 > 4096$`)
@@ -220,7 +220,7 @@ func TestMemoryChecks(t *testing.T) {
 func TestPinningWarnings(t *testing.T) {
 	cfg := fixture()
 	cfg.Models["qwen06"].Revision = ""
-	cfg.Runtimes["vllm"].Version = ""
+	cfg.Runtimes["vllm"].RuntimeVersion = ""
 	cfg.Shapes["interactive"].Requests = 4 // < concurrency 8
 	cfg.Screens["qwen_l40s"].Runs = 5
 	p := build(t, cfg)
@@ -381,7 +381,7 @@ func TestIdenticalLanesInTwoScreensGetDistinctIDs(t *testing.T) {
 func TestPinningWarningsWhenASimScreenSortsFirst(t *testing.T) {
 	cfg := fixture()
 	cfg.Models["qwen06"].Revision = ""
-	cfg.Runtimes["vllm"].Version = ""
+	cfg.Runtimes["vllm"].RuntimeVersion = ""
 	sim := *cfg.Screens["qwen_l40s"]
 	sim.Name, sim.Executor = "a_sim", ""
 	cfg.Screens["a_sim"] = &sim
@@ -405,12 +405,12 @@ func TestRuntimeSettingsReachTheModel(t *testing.T) {
 	}
 	cfg := fixture()
 	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
-	r.Args = append(r.Args, "--max-num-batched-tokens", "512")
+	r.RuntimeArgs = append(r.RuntimeArgs, "--max-num-batched-tokens", "512")
 	p := build(t, cfg)
 	if p.Lanes[0].Perf.Engine.MaxBatchedTokens != 512 || p.Lanes[0].Perf.Runtime.Sources["max_num_batched_tokens"] != "args" || p.Lanes[0].Estimate.TTFTP95Ms == l.Estimate.TTFTP95Ms {
 		t.Errorf("a 512-token budget chunks prompts over more steps: engine %+v, TTFT p95 %v vs %v", p.Lanes[0].Perf.Engine, p.Lanes[0].Estimate.TTFTP95Ms, l.Estimate.TTFTP95Ms)
 	}
-	r.Args = append(r.Args, "--max-num-seqs", "many")
+	r.RuntimeArgs = append(r.RuntimeArgs, "--max-num-seqs", "many")
 	p = build(t, cfg)
 	found := false
 	for _, f := range p.Preflight {

@@ -33,7 +33,7 @@ func TestCalibrationFile(t *testing.T) {
 	base := build(t, fixture())
 	cfg := fixture()
 	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
-	path, digest := writeCal(t, r.Version)
+	path, digest := writeCal(t, r.RuntimeVersion)
 	cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: digest}
 	p := build(t, cfg)
 	l := p.Lanes[0]
@@ -89,7 +89,7 @@ func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
 		executor   string
 		calibrated bool
 	}{{"sim", false}, {"local, sim", false}, {"external: vllm bench serve", true}, {"modal", true}, {"", true}} {
-		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.Version,
+		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.RuntimeVersion,
 			Source: "aggregates", Executor: tc.executor, Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
 			Fit: perf.FitResult{MAPE: 0.018, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}
 		c.Digest = c.ComputeDigest()

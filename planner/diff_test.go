@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 func TestDiffNamesChangesAndCost(t *testing.T) {
@@ -92,7 +93,7 @@ func genConfig(models, shapes, gpus int) *lang.Config {
 	cfg := &lang.Config{
 		Files:  map[string][]byte{"gen.hcl": []byte("generated")},
 		Models: map[string]*lang.Model{}, Shapes: map[string]*lang.Shape{}, GPUs: map[string]*lang.GPU{},
-		Runtimes:  map[string]*lang.Runtime{"vllm": {Name: "vllm", Engine: "vllm", Version: "0.22.1", Dtype: "bfloat16"}},
+		Runtimes:  map[string]*lang.Runtime{"vllm": {Name: "vllm", Runtime: engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.22.1", RuntimeDtype: "bfloat16"}}},
 		Executors: map[string]*lang.Executor{"modal": {Name: "modal", Type: "modal", Capabilities: lang.BuiltinExecutors["modal"]}},
 		Screens:   map[string]*lang.Screen{},
 	}

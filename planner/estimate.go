@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 )
@@ -105,7 +106,7 @@ func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 
 // assumption describes the constants used for one GPU block.
 func assumption(g *lang.GPU) (Assumption, bool) {
-	h, ok := hardware(g, LaneInputs{GPUCount: max(g.Count, 1), GPUMemoryUtil: defaultGPUMemoryUtilization})
+	h, ok := hardware(g, LaneInputs{GPUCount: max(g.Count, 1), Runtime: engine.Default()})
 	if !ok {
 		return Assumption{}, false
 	}

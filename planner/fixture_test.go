@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -26,7 +27,7 @@ func fixture() *lang.Config {
 			"l40s": {Name: "l40s", Type: "L40S", Count: 1},
 		},
 		Runtimes: map[string]*lang.Runtime{
-			"vllm": {Name: "vllm", Engine: "vllm", Version: "0.22.1", Dtype: "bfloat16", Args: []string{"--max-model-len", "8192"}, GPUMemoryUtilization: 0.9},
+			"vllm": {Name: "vllm", Runtime: engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.22.1", RuntimeDtype: "bfloat16", RuntimeArgs: []string{"--max-model-len", "8192"}, GPUMemoryUtil: 0.9}},
 		},
 		Executors: map[string]*lang.Executor{
 			"modal": {Name: "modal", Type: "modal", Capabilities: lang.BuiltinExecutors["modal"], Attrs: map[string]cty.Value{

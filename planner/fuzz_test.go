@@ -86,7 +86,7 @@ func FuzzPreflightContext(f *testing.F) {
 			s.API = "completions"
 		}
 		cfg.Models["qwen06"].MaxContext = ctx % 200000
-		cfg.Runtimes["vllm"].Args = nil
+		cfg.Runtimes["vllm"].RuntimeArgs = nil
 		p, _ := Build(cfg, nil, Options{})
 		checkGraph(t, p)
 		window := cfg.Models["qwen06"].MaxContext

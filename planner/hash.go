@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 // idLen is the number of hex digits of lane and deployment IDs (48 bits).
@@ -28,23 +29,44 @@ func shortHash(v any) string {
 // LaneID is the content hash of a lane's inputs: its ID.
 func LaneID(in LaneInputs) string { return shortHash(in) }
 
-// deploymentKey is what makes two lanes share one server.
+// deploymentKey is what makes two lanes share one server. Its JSON form
+// is an object of the lane's model and GPU, then its runtime as
+// engine.Runtime.KeyJSON writes it, then the seed and the executor.
 type deploymentKey struct {
-	ModelID          string         `json:"model_id"`
-	Revision         string         `json:"revision"`
-	MaxContext       int            `json:"max_context"`
-	GPUType          string         `json:"gpu_type"`
-	GPUCount         int            `json:"gpu_count"`
-	RuntimeEngine    string         `json:"runtime_engine"`
-	RuntimeVersion   string         `json:"runtime_version"`
-	RuntimeDtype     string         `json:"runtime_dtype"`
-	RuntimeArgs      []string       `json:"runtime_args"`
-	GPUMemoryUtil    float64        `json:"gpu_memory_utilization"`
-	MaxNumSeqs       int            `json:"max_num_seqs"`
-	MaxBatchedTokens int            `json:"max_num_batched_tokens"`
-	Seed             int64          `json:"seed"`
-	ExecutorType     string         `json:"executor_type"`
-	ExecutorConfig   map[string]any `json:"executor_config"`
+	model    deploymentModel
+	runtime  engine.Runtime
+	executor deploymentExecutor
+}
+
+type deploymentModel struct {
+	ModelID    string `json:"model_id"`
+	Revision   string `json:"revision"`
+	MaxContext int    `json:"max_context"`
+	GPUType    string `json:"gpu_type"`
+	GPUCount   int    `json:"gpu_count"`
+}
+
+type deploymentExecutor struct {
+	Seed           int64          `json:"seed"`
+	ExecutorType   string         `json:"executor_type"`
+	ExecutorConfig map[string]any `json:"executor_config"`
+}
+
+// MarshalJSON writes the key's three parts as one object.
+func (k deploymentKey) MarshalJSON() ([]byte, error) {
+	model, err := json.Marshal(k.model)
+	if err != nil {
+		return nil, err
+	}
+	exec, err := json.Marshal(k.executor)
+	if err != nil {
+		return nil, err
+	}
+	runtime := k.runtime.KeyJSON()
+	out := append(model[:len(model)-1], ',')
+	out = append(out, runtime[1:len(runtime)-1]...)
+	out = append(out, ',')
+	return append(out, exec[1:]...), nil
 }
 
 // DeploymentID is the short hash of the inputs that configure a lane's
@@ -54,13 +76,10 @@ type deploymentKey struct {
 // server and run one after another on it.
 func DeploymentID(in LaneInputs) string {
 	return shortHash(deploymentKey{
-		ModelID: in.ModelID, Revision: in.Revision, MaxContext: in.MaxContext,
-		GPUType: in.GPUType, GPUCount: in.GPUCount,
-		RuntimeEngine: in.RuntimeEngine, RuntimeVersion: in.RuntimeVersion,
-		RuntimeDtype: in.RuntimeDtype, RuntimeArgs: in.RuntimeArgs,
-		GPUMemoryUtil: in.GPUMemoryUtil, MaxNumSeqs: in.MaxNumSeqs, MaxBatchedTokens: in.MaxBatchedTokens,
-		Seed:         in.Seed,
-		ExecutorType: in.ExecutorType, ExecutorConfig: in.ExecutorConfig,
+		model: deploymentModel{ModelID: in.ModelID, Revision: in.Revision, MaxContext: in.MaxContext,
+			GPUType: in.GPUType, GPUCount: in.GPUCount},
+		runtime:  in.Runtime,
+		executor: deploymentExecutor{Seed: in.Seed, ExecutorType: in.ExecutorType, ExecutorConfig: in.ExecutorConfig},
 	})
 }
 

@@ -7,14 +7,12 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Redacted replaces secret values in plans.
 const Redacted = "(sensitive)"
-
-// defaultGPUMemoryUtilization is vLLM's default --gpu-memory-utilization.
-const defaultGPUMemoryUtilization = 0.9
 
 // laneBlocks are the blocks one lane is made of.
 type laneBlocks struct {
@@ -35,41 +33,31 @@ type laneBlocks struct {
 func laneInputs(b laneBlocks) LaneInputs {
 	m, s, g := b.model, b.shape, b.gpu
 	in := LaneInputs{
-		ModelID:       m.ID,
-		Revision:      m.Revision,
-		MaxContext:    m.MaxContext,
-		Settings:      s.Settings.Canonical(),
-		SLOTTFTMs:     s.SLO.TTFTMs,
-		SLOTPOTMs:     s.SLO.TPOTMs,
-		SLOLatencyMs:  s.SLO.LatencyMs,
-		GPUType:       canonicalGPUType(g.Type),
-		GPUCount:      max(g.Count, 1),
-		RuntimeArgs:   []string{},
-		Seed:          b.screen.Seed,
-		GPUMemoryUtil: defaultGPUMemoryUtilization,
-		Workload:      workloadSpec(s),
+		ModelID:      m.ID,
+		Revision:     m.Revision,
+		MaxContext:   m.MaxContext,
+		Settings:     s.Settings.Canonical(),
+		SLOTTFTMs:    s.SLO.TTFTMs,
+		SLOTPOTMs:    s.SLO.TPOTMs,
+		SLOLatencyMs: s.SLO.LatencyMs,
+		GPUType:      canonicalGPUType(g.Type),
+		GPUCount:     max(g.Count, 1),
+		Runtime:      engine.Default(),
+		Seed:         b.screen.Seed,
+		Workload:     workloadSpec(s),
 	}
 	if len(s.Pending) > 0 {
 		in.Pending = canonicalPending(s.Pending)
 	}
 	if r := b.runtime; r != nil {
-		in.RuntimeEngine = r.Engine
-		in.RuntimeVersion = r.Version
-		in.RuntimeDtype = r.Dtype
-		if r.Args != nil {
-			in.RuntimeArgs = append([]string{}, r.Args...)
-			for i, sens := range r.ArgsSensitive {
-				if sens && i < len(in.RuntimeArgs) {
-					in.secrets().RuntimeArgs[i] = in.RuntimeArgs[i]
-					in.RuntimeArgs[i] = Redacted
-				}
+		in.Runtime = r.Runtime.WithDefaults()
+		in.RuntimeArgs = append([]string{}, r.RuntimeArgs...) // [], not null, with none
+		for i, sens := range r.ArgsSensitive {
+			if sens && i < len(in.RuntimeArgs) {
+				in.secrets().RuntimeArgs[i] = in.RuntimeArgs[i]
+				in.RuntimeArgs[i] = Redacted
 			}
 		}
-		if r.GPUMemoryUtilization > 0 {
-			in.GPUMemoryUtil = r.GPUMemoryUtilization
-		}
-		in.MaxNumSeqs = r.MaxNumSeqs
-		in.MaxBatchedTokens = r.MaxNumBatchedTokens
 	}
 	if b.search != nil {
 		searchInputs(&in, searchSpec(b.search))

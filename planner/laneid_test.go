@@ -11,29 +11,43 @@ import (
 	"github.com/infercrane/infercrane/lang/shape"
 )
 
-// goldenLanes reads the lanes (ID and inputs) of every golden plan.
-func goldenLanes(t *testing.T) map[string]LaneInputs {
+// goldenLane is a lane of a golden plan: its IDs and inputs.
+type goldenLane struct {
+	ID         string     `json:"id"`
+	Deployment string     `json:"deployment"`
+	Inputs     LaneInputs `json:"inputs"`
+}
+
+// goldenPlanLanes reads the lanes of every golden plan, by plan file.
+func goldenPlanLanes(t *testing.T) map[string][]goldenLane {
 	t.Helper()
 	files, err := filepath.Glob("testdata/golden/*/plan.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden plans: %v", err)
 	}
-	out := map[string]LaneInputs{}
+	out := map[string][]goldenLane{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var p struct {
-			Lanes []struct {
-				ID     string     `json:"id"`
-				Inputs LaneInputs `json:"inputs"`
-			} `json:"lanes"`
+			Lanes []goldenLane `json:"lanes"`
 		}
 		if err := json.Unmarshal(b, &p); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		for _, l := range p.Lanes {
+		out[f] = p.Lanes
+	}
+	return out
+}
+
+// goldenLanes reads the inputs of every golden lane, by lane ID.
+func goldenLanes(t *testing.T) map[string]LaneInputs {
+	t.Helper()
+	out := map[string]LaneInputs{}
+	for _, lanes := range goldenPlanLanes(t) {
+		for _, l := range lanes {
 			out[l.ID] = l.Inputs
 		}
 	}

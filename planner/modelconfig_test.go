@@ -160,8 +160,8 @@ func TestRuntimePrecisionAndParallelism(t *testing.T) {
 		cfg := fixture()
 		cfg.GPUs["l40s"].Type, cfg.GPUs["l40s"].Count = gpu, count
 		r := cfg.Runtimes["vllm"]
-		r.Version = version
-		r.Args = append(r.Args, args...)
+		r.RuntimeVersion = version
+		r.RuntimeArgs = append(r.RuntimeArgs, args...)
 		return build(t, cfg)
 	}
 	base := plan("L40S", 1, "0.22.1").Lanes[0]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -18,10 +19,9 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	in := l.Inputs
-	rb := perf.RuntimeBlock{Engine: in.RuntimeEngine, Version: in.RuntimeVersion, Args: in.RuntimeArgs,
-		MaxNumSeqs: in.MaxNumSeqs, MaxNumBatchedTokens: in.MaxBatchedTokens}
-	if r := l.blocks.runtime; r != nil {
-		rb.GPUMemoryUtilization = r.GPUMemoryUtilization
+	rb := in.Runtime
+	if l.blocks.runtime == nil {
+		rb = engine.Runtime{} // no block: every setting the engine version's default
 	}
 	rs, err := perf.ResolveRuntime(rb, l.hw.GPU, l.hw.Count, in.MaxContext)
 	if err != nil {

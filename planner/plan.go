@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/lang/shape"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -271,21 +272,17 @@ type LaneInputs struct {
 	// Settings are the lane's workload shape (package shape declares
 	// them, and where each sits in this JSON).
 	shape.Settings
-	SLOTTFTMs        float64        `json:"slo_ttft_ms,omitempty"`
-	SLOTPOTMs        float64        `json:"slo_tpot_ms,omitempty"`
-	SLOLatencyMs     float64        `json:"slo_latency_ms,omitempty"`
-	GPUType          string         `json:"gpu_type"`
-	GPUCount         int            `json:"gpu_count"`
-	RuntimeEngine    string         `json:"runtime_engine"`
-	RuntimeVersion   string         `json:"runtime_version"`
-	RuntimeDtype     string         `json:"runtime_dtype,omitempty"`
-	RuntimeArgs      []string       `json:"runtime_args"`
-	GPUMemoryUtil    float64        `json:"gpu_memory_utilization"`
-	MaxNumSeqs       int            `json:"max_num_seqs,omitempty"`
-	MaxBatchedTokens int            `json:"max_num_batched_tokens,omitempty"`
-	ExecutorType     string         `json:"executor_type"`
-	ExecutorConfig   map[string]any `json:"executor_config,omitempty"`
-	Seed             int64          `json:"seed"`
+	SLOTTFTMs    float64 `json:"slo_ttft_ms,omitempty"`
+	SLOTPOTMs    float64 `json:"slo_tpot_ms,omitempty"`
+	SLOLatencyMs float64 `json:"slo_latency_ms,omitempty"`
+	GPUType      string  `json:"gpu_type"`
+	GPUCount     int     `json:"gpu_count"`
+	// Runtime is the lane's runtime block (package engine declares its
+	// settings, and where each sits in this JSON).
+	engine.Runtime
+	ExecutorType   string         `json:"executor_type"`
+	ExecutorConfig map[string]any `json:"executor_config,omitempty"`
+	Seed           int64          `json:"seed"`
 	// Workload draws lengths, shares prefixes or holds sessions (nil: every
 	// request has the fixed token counts and shares nothing).
 	Workload *load.Spec `json:"workload,omitempty"`

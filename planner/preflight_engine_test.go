@@ -28,7 +28,7 @@ func TestMaxNumSeqsWarnsWhateverItsSource(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fixture()
 			r := cfg.Runtimes["vllm"]
-			r.MaxNumSeqs, r.Args = c.attr, append(append([]string{}, r.Args...), c.args...)
+			r.MaxNumSeqs, r.RuntimeArgs = c.attr, append(append([]string{}, r.RuntimeArgs...), c.args...)
 			got := findingsMatching(build(t, cfg), `^max_num_seqs 2 < concurrency 8$`)
 			if c.want == "" {
 				if len(got) != 0 {
@@ -47,7 +47,7 @@ func TestMaxNumSeqsWarnsWhateverItsSource(t *testing.T) {
 // than the model's positions warns, like a max_context that long.
 func TestMaxModelLenOverPositionsWarns(t *testing.T) {
 	cfg := fixture()
-	cfg.Runtimes["vllm"].Args = []string{"--max-model-len", "100000"}
+	cfg.Runtimes["vllm"].RuntimeArgs = []string{"--max-model-len", "100000"}
 	got := findingsMatching(build(t, cfg), `^--max-model-len 100000 exceeds the 40960 positions of Qwen/Qwen3-0.6B$`)
 	if len(got) != 2 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, `lower --max-model-len in the args of runtime "vllm" to at most 40960`) {
 		t.Fatalf("want a warning per qwen06 lane, got %+v", got)
@@ -84,7 +84,7 @@ func TestOverflowFixesAreFeasible(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fixture()
-			cfg.Runtimes["vllm"].Args = nil
+			cfg.Runtimes["vllm"].RuntimeArgs = nil
 			cfg.Models["qwen06"].MaxContext = c.maxContext
 			cfg.Screens["qwen_l40s"].Models = []string{"qwen06"}
 			cfg.Screens["qwen_l40s"].Baseline = "qwen06"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -37,7 +38,7 @@ func randomConfig(r *rand.Rand) *lang.Config {
 	}
 	for i := 0; i < 2; i++ {
 		n := fmt.Sprintf("r%d", i)
-		cfg.Runtimes[n] = &lang.Runtime{Name: n, Engine: "vllm", Version: fmt.Sprintf("0.%d.0", 20+i), Dtype: "bfloat16", Args: []string{"--seed", "1"}}
+		cfg.Runtimes[n] = &lang.Runtime{Name: n, Runtime: engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: fmt.Sprintf("0.%d.0", 20+i), RuntimeDtype: "bfloat16", RuntimeArgs: []string{"--seed", "1"}}}
 		e := fmt.Sprintf("e%d", i)
 		cfg.Executors[e] = &lang.Executor{Name: e, Type: "modal", Capabilities: lang.BuiltinExecutors["modal"], Attrs: map[string]cty.Value{"timeout": cty.StringVal(fmt.Sprintf("%dm", 10+i))}}
 	}
@@ -179,12 +180,14 @@ func mutations() []mutation {
 		{"shape streaming", func(c *lang.Config) { c.Shapes["s0"].Streaming = false }, shape("s0")},
 		{"gpu type", func(c *lang.Config) { c.GPUs["g0"].Type = "A100-80GB" }, gpu("g0")},
 		{"gpu count", func(c *lang.Config) { c.GPUs["g1"].Count = 2 }, gpu("g1")},
-		{"runtime version", func(c *lang.Config) { c.Runtimes["r0"].Version = "0.30.0" }, runtime("r0")},
-		{"runtime args", func(c *lang.Config) { c.Runtimes["r1"].Args = append(c.Runtimes["r1"].Args, "--enforce-eager") }, runtime("r1")},
-		{"runtime dtype", func(c *lang.Config) { c.Runtimes["r0"].Dtype = "float16" }, runtime("r0")},
-		{"runtime memory", func(c *lang.Config) { c.Runtimes["r1"].GPUMemoryUtilization = 0.8 }, runtime("r1")},
+		{"runtime version", func(c *lang.Config) { c.Runtimes["r0"].RuntimeVersion = "0.30.0" }, runtime("r0")},
+		{"runtime args", func(c *lang.Config) {
+			c.Runtimes["r1"].RuntimeArgs = append(c.Runtimes["r1"].RuntimeArgs, "--enforce-eager")
+		}, runtime("r1")},
+		{"runtime dtype", func(c *lang.Config) { c.Runtimes["r0"].RuntimeDtype = "float16" }, runtime("r0")},
+		{"runtime memory", func(c *lang.Config) { c.Runtimes["r1"].GPUMemoryUtil = 0.8 }, runtime("r1")},
 		{"runtime max seqs", func(c *lang.Config) { c.Runtimes["r0"].MaxNumSeqs = 64 }, runtime("r0")},
-		{"runtime batched", func(c *lang.Config) { c.Runtimes["r1"].MaxNumBatchedTokens = 4096 }, runtime("r1")},
+		{"runtime batched", func(c *lang.Config) { c.Runtimes["r1"].MaxBatchedTokens = 4096 }, runtime("r1")},
 		{"executor attr", func(c *lang.Config) { c.Executors["e0"].Attrs["region"] = cty.StringVal("us-east") }, executor("e0")},
 		{"executor type", func(c *lang.Config) {
 			c.Executors["e1"].Type, c.Executors["e1"].Capabilities = "local", lang.BuiltinExecutors["local"]

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -66,7 +67,7 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	if maxLen == 0 {
 		maxLen = arch.MaxPositions
 	}
-	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: pt.Engine, Version: pt.Version, Args: pt.ServerArgs}, g, max(pt.GPUs, 1), maxLen)
+	rs, err := perf.ResolveRuntime(engine.Runtime{RuntimeEngine: pt.Engine, RuntimeVersion: pt.Version, RuntimeArgs: pt.ServerArgs}, g, max(pt.GPUs, 1), maxLen)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/state"
 )
 
@@ -22,7 +23,7 @@ func reportPlan() *Plan {
 			},
 		}},
 		Lanes: []*Lane{{ID: "0123456789ab", Key: "s/a/chat/l40s", Screen: "s", Model: "a", Shape: "chat", GPU: "l40s",
-			Action: ActionNoop, Runs: 2, RunsDone: 2, ChangedInputs: []string{}, Inputs: LaneInputs{RuntimeArgs: []string{}}}},
+			Action: ActionNoop, Runs: 2, RunsDone: 2, ChangedInputs: []string{}, Inputs: LaneInputs{Runtime: engine.Runtime{RuntimeArgs: []string{}}}}},
 	}
 }
 
@@ -109,7 +110,7 @@ func TestForStateKeepsUntargetedLanes(t *testing.T) {
 		snap.Lanes[id] = &state.LaneRecord{ID: id}
 	}
 	p := reportPlan() // -target s/a/chat and s/a/rerun: the chat lane, and rerun under a new ID
-	p.Lanes = append(p.Lanes, &Lane{ID: "cccc00004444", Key: "s/a/rerun/l40s", Screen: "s", Action: ActionRerun, ChangedInputs: []string{}, Inputs: LaneInputs{RuntimeArgs: []string{}}})
+	p.Lanes = append(p.Lanes, &Lane{ID: "cccc00004444", Key: "s/a/rerun/l40s", Screen: "s", Action: ActionRerun, ChangedInputs: []string{}, Inputs: LaneInputs{Runtime: engine.Runtime{RuntimeArgs: []string{}}}})
 	b, err := (&SavedPlan{Format: SavedFormat, Plan: p}).ForState(snap)
 	if err != nil {
 		t.Fatal(err)

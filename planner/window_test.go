@@ -23,7 +23,7 @@ func TestSlidingWindowMemoryCheck(t *testing.T) {
 		cfg.Shapes = map[string]*lang.Shape{"long": {Name: "long", Settings: shape.Settings{InputTokens: 16000, OutputTokens: 384, TemplateHeadroom: 512, Concurrency: 8, Requests: 16, Streaming: true, API: "chat"}}}
 		s := cfg.Screens["qwen_l40s"]
 		s.Models, s.Shapes, s.Baseline = []string{"gemma"}, []string{"long"}, ""
-		cfg.Runtimes["vllm"].Args = append([]string{"--max-model-len", "32768"}, args...)
+		cfg.Runtimes["vllm"].RuntimeArgs = append([]string{"--max-model-len", "32768"}, args...)
 		return build(t, cfg)
 	}
 	warned := func(p *Plan) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/report"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner"
 	modelarch "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -547,7 +548,7 @@ func calibrationLane(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence
 	if maxLen == 0 {
 		maxLen = w.InputTokens + w.OutputTokens + w.TemplateHeadroom
 	}
-	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: rt.Engine, Version: rt.Version, Args: rt.Args}, g, count, maxLen)
+	rs, err := perf.ResolveRuntime(engine.Runtime{RuntimeEngine: rt.Engine, RuntimeVersion: rt.Version, RuntimeArgs: rt.Args}, g, count, maxLen)
 	if err != nil {
 		return perf.Lane{}, nil, err.Error()
 	}

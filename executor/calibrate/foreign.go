@@ -6,6 +6,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/cachehit"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 )
@@ -51,7 +52,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 		longest = max(longest, z.Input+z.Output)
 	}
 	maxLen := longest + templateHeadroom
-	rs, err := perf.ResolveRuntime(perf.RuntimeBlock{Engine: r.Engine, Version: r.EngineVersion}, g, r.GPUCount, maxLen)
+	rs, err := perf.ResolveRuntime(engine.Runtime{RuntimeEngine: r.Engine, RuntimeVersion: r.EngineVersion}, g, r.GPUCount, maxLen)
 	if err != nil {
 		return nil, nil, err.Error(), nil
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/lang/setting"
 	"github.com/infercrane/infercrane/lang/shape"
 )
 
@@ -25,15 +26,15 @@ func TestWithShapeCarriesEverySetting(t *testing.T) {
 		}
 		var x any
 		switch f.Kind {
-		case shape.Whole:
+		case setting.Whole:
 			x = 10 + i
-		case shape.Number:
+		case setting.Number:
 			x = float64(10 + i)
-		case shape.String:
+		case setting.String:
 			x = fmt.Sprintf("v%d", i)
-		case shape.Bool:
+		case setting.Bool:
 			x = f.Default != "true" // not the default
-		case shape.List:
+		case setting.List:
 			s.ArrivalCurve = []float64{float64(i)}
 			want[f.JSON] = fmt.Sprintf("[%d]", i)
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner"
 )
 
@@ -69,7 +70,7 @@ func fixtureInputRuns(n, out, nruns int) Input {
 				ModelID: modelID, Revision: "abc123", MaxContext: 4096,
 				Settings: shape.Settings{InputTokens: 128, OutputTokens: out, TemplateHeadroom: 64, Concurrency: 4, Requests: n, Streaming: true, API: "chat"},
 				GPUType:  "L40S", GPUCount: 1,
-				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: []string{"--max-model-len", "4096"},
+				Runtime:      engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: []string{"--max-model-len", "4096"}},
 				ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], Seed: 17, SLOTTFTMs: 60,
 			},
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/infercrane/infercrane/executor/evidence"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/load"
 	"github.com/infercrane/infercrane/planner/perf"
@@ -33,7 +34,7 @@ func runtimesInput() Input {
 				ModelID: "Org/" + model, MaxContext: 4096,
 				Settings: shape.Settings{InputTokens: 128, OutputTokens: out, Concurrency: 4, Requests: n, Streaming: true, API: "chat"},
 				GPUType:  "L40S", GPUCount: 1,
-				RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args, ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], Seed: 17,
+				Runtime: engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args}, ExecutorType: "sim", Capabilities: lang.BuiltinExecutors["sim"], Seed: 17,
 				Workload: &load.Spec{Prefix: &load.Prefix{Groups: 2, SharedTokens: 64}},
 			},
 			Perf: &perf.Lane{Engine: perf.EngineConfig{PrefixCaching: caching}},

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestCheckDeployment(t *testing.T) {
 	model := map[string]any{"timing": "model", "speedup": 1.0, "ttft": "20ms", "itl": "5ms", "max_waiting": 0.0}
 	constant := map[string]any{"timing": "constant", "speedup": 1.0, "ttft": "20ms", "itl": "5ms", "max_waiting": 0.0}
-	d := executor.Deployment{ID: "d", ModelID: "foo/bar-7b", GPUType: "L40S", GPUCount: 1, MaxContext: 4096, MaxNumSeqs: 8, MaxBatchedTokens: 2048, GPUMemoryUtil: 0.9, Config: model}
+	d := executor.Deployment{ID: "d", ModelID: "foo/bar-7b", GPUType: "L40S", GPUCount: 1, MaxContext: 4096, Runtime: engine.Runtime{MaxNumSeqs: 8, MaxBatchedTokens: 2048, GPUMemoryUtil: 0.9}, Config: model}
 	err := CheckDeployment(d)
 	if err == nil || !strings.Contains(err.Error(), "foo/bar-7b is neither in the catalog nor given one") || !strings.Contains(err.Error(), `timing = "constant"`) {
 		t.Fatalf("unknown model in model timing: %v", err)

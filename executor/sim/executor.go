@@ -68,21 +68,19 @@ func (x *Executor) Settings() Settings { return x.settings }
 // Options returns the engine options for a deployment.
 func (x *Executor) Options(d executor.Deployment) Options {
 	return Options{
-		Model:            d.ModelID,
-		ModelID:          d.ModelID,
-		MaxModelLen:      d.MaxContext,
-		Timing:           x.settings.Timing,
-		TTFT:             x.settings.TTFT,
-		ITL:              x.settings.ITL,
-		GPU:              d.GPUType,
-		GPUCount:         d.GPUCount,
-		MaxNumSeqs:       d.MaxNumSeqs,
-		MaxBatchedTokens: d.MaxBatchedTokens,
-		GPUMemoryUtil:    d.GPUMemoryUtil,
-		MaxWaiting:       x.settings.MaxWaiting,
-		Seed:             d.Seed,
-		Speedup:          x.settings.Speedup,
-		Server:           d.Perf,
+		Model:       d.ModelID,
+		ModelID:     d.ModelID,
+		MaxModelLen: d.MaxContext,
+		Timing:      x.settings.Timing,
+		TTFT:        x.settings.TTFT,
+		ITL:         x.settings.ITL,
+		GPU:         d.GPUType,
+		GPUCount:    d.GPUCount,
+		Runtime:     d.Runtime,
+		MaxWaiting:  x.settings.MaxWaiting,
+		Seed:        d.Seed,
+		Speedup:     x.settings.Speedup,
+		Server:      d.Perf,
 	}
 }
 

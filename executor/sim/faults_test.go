@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 func TestFailAtAndFailRate(t *testing.T) {
@@ -142,7 +144,7 @@ func TestCrashDropsConnections(t *testing.T) {
 }
 
 func TestQueueFullIs503(t *testing.T) {
-	url, e := start(t, Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", MaxNumSeqs: 1, MaxWaiting: 1})
+	url, e := start(t, Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "L40S", Runtime: engine.Runtime{MaxNumSeqs: 1}, MaxWaiting: 1})
 	body := map[string]any{"prompt": "a", "max_tokens": 200, "ignore_eos": true, "stream": true}
 	results := make(chan int, 3)
 	// one running, then one waiting, then one rejected

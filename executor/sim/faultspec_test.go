@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 func TestParseFailAt(t *testing.T) {
@@ -57,7 +59,7 @@ func TestOptionsValidation(t *testing.T) {
 		{MaxModelLen: 1},
 		{TTFT: -1},
 		{Speedup: -1},
-		{GPUMemoryUtil: 1.5},
+		{Runtime: engine.Runtime{GPUMemoryUtil: 1.5}},
 		{Faults: Faults{FailRate: 2}},
 		{Faults: Faults{FailStatus: 404}},
 		{Faults: Faults{FailAt: map[int]int{0: 429}}},

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -127,7 +128,7 @@ func TestModelModeMatchesEstimate(t *testing.T) {
 // TestPreemptionUnderKVPressure runs more sequences than the KV cache holds:
 // the scheduler must preempt and recompute, and still deliver every token.
 func TestPreemptionUnderKVPressure(t *testing.T) {
-	opts := Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "T4", GPUMemoryUtil: 0.2, MaxModelLen: 2048, Speedup: 20}
+	opts := Options{Model: "m", Timing: TimingModel, ModelID: "Qwen/Qwen3-0.6B", GPU: "T4", Runtime: engine.Runtime{GPUMemoryUtil: 0.2}, MaxModelLen: 2048, Speedup: 20}
 	url, e := start(t, opts)
 	mt := e.timing.(*modelTiming)
 	if cap := mt.srv.Engine.KVBlocks * mt.srv.Engine.BlockSize; cap > 6000 || cap < 2048 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -47,12 +48,12 @@ type Options struct {
 	// serve with tensor parallelism (default 1).
 	GPU      string
 	GPUCount int
-	// MaxNumSeqs caps the running batch (default 256); MaxBatchedTokens is
-	// the token budget of one step (default 8192). Model mode only.
-	MaxNumSeqs, MaxBatchedTokens int
-	// GPUMemoryUtil is the fraction of device memory the engine may use
-	// (default 0.9); it sizes the KV cache in model mode.
-	GPUMemoryUtil float64
+	// Runtime is the deployment's runtime. Model mode reads its limits:
+	// MaxNumSeqs caps the running batch (default 256), MaxBatchedTokens is
+	// the token budget of one step (default 8192) and GPUMemoryUtil, the
+	// fraction of device memory the engine may use (default 0.9), sizes
+	// the KV cache.
+	engine.Runtime
 	// MaxWaiting caps the waiting queue in model mode; a request that finds
 	// it full is answered 503. Zero means unlimited.
 	MaxWaiting int

@@ -1,14 +1,15 @@
 // Package shape declares a lane's workload-shape settings once: the Go
-// struct Settings, whose field tags give each setting's HCL name, JSON
-// name, bounds, default, choices, documentation and role. The spec
+// struct Settings, whose field tags (read by package setting) give each
+// setting's HCL name, JSON name, bounds, default, choices, documentation
+// and role. The spec
 // language derives its shape attributes and their checks from it
 // (Fields), the planner's lane inputs embed it (so lane IDs hash it), and
 // the load generator's config and the evidence's workload embed its
 // Options (the settings that flow as they are: sent with each request
 // and recorded).
 //
-// The package imports nothing of the module, so every floor (and the
-// sandbox load generator, which links no HCL) may use it.
+// The package imports only lang/setting of the module, so every floor
+// (and the sandbox load generator, which links no HCL) may use it.
 //
 // Adding a setting: add a field to Options with its tags and a doc
 // comment, then the code that uses it. Its JSON tag must have omitempty
@@ -17,16 +18,17 @@
 // ID; TestNewSettingsKeepLaneIDs checks that.
 package shape
 
-// Named upper bounds of numbers, shared with the spec language (its
-// MaxTokens, MaxRequests and MaxSeconds are these) and named in max tags.
-const (
-	// MaxTokens bounds token counts: a prompt, an output, a context.
-	MaxTokens = 10_000_000
-	// MaxRequests bounds the requests of a run or a search point.
-	MaxRequests = 10_000_000
-	// MaxSeconds bounds durations given in seconds (a day).
-	MaxSeconds = 86_400
-)
+import "github.com/infercrane/infercrane/lang/setting"
+
+// Fields lists the declared settings in their Settings order (Options'
+// after the others).
+var Fields = setting.MustParse[Settings]()
+
+// Attributes lists the settings that are attributes of a shape block.
+func Attributes() []setting.Field { return setting.Attributes(Fields()) }
+
+// Lookup returns the setting whose HCL name is name.
+func Lookup(name string) (setting.Field, bool) { return setting.Lookup(Fields(), name) }
 
 // Arrival processes of an open loop (Settings.Arrival).
 const (
@@ -40,15 +42,7 @@ const (
 // rates. Their JSON form is part of a lane's ID, in this field order: a
 // field's place, name and omitempty are frozen.
 //
-// Tags: json the name in plans, state and lane IDs; hcl the attribute's
-// name in a shape block ("-": not an attribute) with flags required
-// (must be set) and trace (may be a trace percentile; the spec language
-// decodes it itself); min the lower bound (">0", ">=0", ">=0.001 (why)");
-// max the upper bound (a number or tokens, requests, seconds); default
-// the value when unset; oneof the choices; doc the sentence that explains
-// the setting in error messages; role what it changes: "lane" (the lane
-// ID and the run), "deployment" (the server too) or "report" (only what
-// reports show).
+// The tags are package setting's.
 type Settings struct {
 	// InputTokens is the prompt length of every request (the mean one
 	// when a workload draws lengths).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 // RuntimeSettings are the serving engine's settings that change
@@ -39,15 +41,6 @@ type RuntimeSettings struct {
 	Sources map[string]string `json:"sources,omitempty"`
 }
 
-// RuntimeBlock is what a runtime block says explicitly (zero: unset).
-type RuntimeBlock struct {
-	Engine, Version      string
-	Args                 []string
-	GPUMemoryUtilization float64
-	MaxNumSeqs           int
-	MaxNumBatchedTokens  int
-}
-
 // ResolveRuntime resolves the engine settings of a deployment of gpus GPUs
 // of type g: the version's defaults (vLLM's API-server defaults: the v1
 // engine from 0.8 chunks prefills under 2,048 tokens a step and runs 256
@@ -57,10 +50,10 @@ type RuntimeBlock struct {
 // 2,048), 256 sequences, no prefix caching), then the block's attributes,
 // then its args (vLLM takes the last flag given, and the executors put args
 // last). An unparsable flag value is an error naming it.
-func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettings, error) {
+func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSettings, error) {
 	s := RuntimeSettings{GPUMemoryUtilization: 0.9, TensorParallel: max(gpus, 1), BlockSize: DefaultBlockSize,
 		Sources: map[string]string{"gpu_memory_utilization": "vllm default", "tensor_parallel_size": "gpu count", "block_size": "vllm default"}}
-	v1 := versionAtLeast(b.Version, 0, 8)
+	v1 := versionAtLeast(b.RuntimeVersion, 0, 8)
 	big := g.MemoryGB >= 70 && !strings.HasPrefix(g.Name, "A100")
 	switch {
 	case g.Name == "CPU":
@@ -77,20 +70,20 @@ func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettin
 		s.MaxBatchedTokens, s.MaxNumSeqs, s.FullLengthKV = max(maxModelLen, 2048), 256, true
 		s.setSource("vllm<0.8 (v0 engine) default", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching", "full_length_kv")
 	}
-	if b.GPUMemoryUtilization > 0 {
-		s.GPUMemoryUtilization = b.GPUMemoryUtilization
+	if b.GPUMemoryUtil > 0 {
+		s.GPUMemoryUtilization = b.GPUMemoryUtil
 		s.setSource("runtime", "gpu_memory_utilization")
 	}
 	if b.MaxNumSeqs > 0 {
 		s.MaxNumSeqs = b.MaxNumSeqs
 		s.setSource("runtime", "max_num_seqs")
 	}
-	if b.MaxNumBatchedTokens > 0 {
-		s.MaxBatchedTokens = b.MaxNumBatchedTokens
+	if b.MaxBatchedTokens > 0 {
+		s.MaxBatchedTokens = b.MaxBatchedTokens
 		s.setSource("runtime", "max_num_batched_tokens")
 	}
 	batchedFromArgs := false
-	args := b.Args
+	args := b.RuntimeArgs
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
@@ -187,7 +180,7 @@ func ResolveRuntime(b RuntimeBlock, g GPU, gpus, maxModelLen int) (RuntimeSettin
 			return s, err
 		}
 	}
-	if !s.ChunkedPrefill && !batchedFromArgs && b.MaxNumBatchedTokens == 0 {
+	if !s.ChunkedPrefill && !batchedFromArgs && b.MaxBatchedTokens == 0 {
 		// vLLM sizes the budget to a whole context when prompts cannot be chunked.
 		s.MaxBatchedTokens = max(s.MaxBatchedTokens, maxModelLen)
 	}

@@ -3,6 +3,8 @@ package perf
 import (
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 func TestResolveRuntimeDefaultsByVersionAndGPU(t *testing.T) {
@@ -25,7 +27,7 @@ func TestResolveRuntimeDefaultsByVersionAndGPU(t *testing.T) {
 		{"v0", l40s, "0.6.3", 1, 8192, 256, false},
 		{"unknown version: current defaults", l40s, "", 1, 2048, 256, true},
 	} {
-		s, err := ResolveRuntime(RuntimeBlock{Engine: "vllm", Version: c.version}, c.g, c.tp, 8192)
+		s, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: c.version}, c.g, c.tp, 8192)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +39,7 @@ func TestResolveRuntimeDefaultsByVersionAndGPU(t *testing.T) {
 
 func TestResolveRuntimeArgs(t *testing.T) {
 	l40s, _ := LookupGPU("L40S")
-	b := RuntimeBlock{Version: "0.22.1", MaxNumSeqs: 64, GPUMemoryUtilization: 0.8, Args: []string{
+	b := engine.Runtime{RuntimeVersion: "0.22.1", MaxNumSeqs: 64, GPUMemoryUtil: 0.8, RuntimeArgs: []string{
 		"--max-model-len", "8192", "--max-num-batched-tokens=4096", "--max_num_seqs", "32",
 		"--no-enable-chunked-prefill", "--enable-prefix-caching=false", "-tp", "2", "--gpu-memory-utilization", "0.7", "--block-size", "32",
 	}}
@@ -52,12 +54,12 @@ func TestResolveRuntimeArgs(t *testing.T) {
 		t.Errorf("sources %v", s.Sources)
 	}
 	// The block's attributes apply when args do not say otherwise.
-	s, _ = ResolveRuntime(RuntimeBlock{Version: "0.22.1", MaxNumSeqs: 64, MaxNumBatchedTokens: 512}, l40s, 1, 8192)
+	s, _ = ResolveRuntime(engine.Runtime{RuntimeVersion: "0.22.1", MaxNumSeqs: 64, MaxBatchedTokens: 512}, l40s, 1, 8192)
 	if s.MaxNumSeqs != 64 || s.MaxBatchedTokens != 512 || s.Sources["max_num_seqs"] != "runtime" {
 		t.Errorf("block attributes: %+v", s)
 	}
 	// Without chunked prefill the default budget holds a whole context.
-	s, _ = ResolveRuntime(RuntimeBlock{Version: "0.22.1", Args: []string{"--no-enable-chunked-prefill"}}, l40s, 1, 16384)
+	s, _ = ResolveRuntime(engine.Runtime{RuntimeVersion: "0.22.1", RuntimeArgs: []string{"--no-enable-chunked-prefill"}}, l40s, 1, 16384)
 	if s.MaxBatchedTokens != 16384 {
 		t.Errorf("unchunked default budget %d, want the 16384-token context", s.MaxBatchedTokens)
 	}
@@ -68,7 +70,7 @@ func TestResolveRuntimeArgs(t *testing.T) {
 		"--enable-chunked-prefill=maybe": "not true or false",
 		"--tensor-parallel-size=0":       "not a positive whole number",
 	} {
-		if _, err := ResolveRuntime(RuntimeBlock{Args: []string{arg}}, l40s, 1, 8192); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ResolveRuntime(engine.Runtime{RuntimeArgs: []string{arg}}, l40s, 1, 8192); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", arg, err, want)
 		}
 	}

@@ -3,6 +3,8 @@ package perf
 import (
 	"math"
 	"testing"
+
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 // TestSlidingWindowLayersKeepOnlyTheirWindow: vLLM's V1 KV cache manager
@@ -23,7 +25,7 @@ func TestSlidingWindowLayersKeepOnlyTheirWindow(t *testing.T) {
 	h := Hardware{GPU: g, Count: 1, BytesPerElem: 2, Assume: DefaultAssumptions(g)}
 	lane := func(args ...string) Lane {
 		t.Helper()
-		rs, err := ResolveRuntime(RuntimeBlock{Engine: "vllm", Version: "0.11.0", Args: args}, g, 1, 32768)
+		rs, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args}, g, 1, 32768)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +82,7 @@ func TestSlidingWindowLayersKeepOnlyTheirWindow(t *testing.T) {
 		t.Errorf("a 32k request holds %.2f times fewer blocks under the window, want about 5.1", r)
 	}
 	// V0 counts every token.
-	rs, _ := ResolveRuntime(RuntimeBlock{Engine: "vllm", Version: "0.6.0"}, g, 1, 32768)
+	rs, _ := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.6.0"}, g, 1, 32768)
 	if v0, err := NewLane(m, h, rs.Engine(), 32768); err != nil || v0.Engine.SlidingWindow != 0 {
 		t.Errorf("vLLM 0.6.0: %v, %+v", err, v0.Engine)
 	}

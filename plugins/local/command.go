@@ -2,15 +2,17 @@ package local
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/infercrane/infercrane/executor"
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 // Placeholders a custom command may use; each is replaced by the
-// deployment's value.
-var placeholderDoc = "{model}, {revision}, {port}, {host}, {max_model_len}, {seed}, {dtype}, {gpu_memory_utilization}, {max_num_seqs}, {max_num_batched_tokens}"
+// deployment's value (the runtime's flag settings by their names).
+var placeholderDoc = "{model}, {revision}, {port}, {host}, {max_model_len}, {seed}, " + engine.PlaceholderNames()
 
 // vllmCommand is the default server command for a deployment.
 func vllmCommand(d executor.Deployment, host string, port int) []string {
@@ -25,18 +27,7 @@ func vllmCommand(d executor.Deployment, host string, port int) []string {
 		"--seed", strconv.FormatInt(d.Seed, 10),
 		"--no-enable-log-requests",
 	)
-	if d.RuntimeDtype != "" {
-		args = append(args, "--dtype", d.RuntimeDtype)
-	}
-	if d.GPUMemoryUtil > 0 {
-		args = append(args, "--gpu-memory-utilization", strconv.FormatFloat(d.GPUMemoryUtil, 'g', -1, 64))
-	}
-	if d.MaxNumSeqs > 0 {
-		args = append(args, "--max-num-seqs", strconv.Itoa(d.MaxNumSeqs))
-	}
-	if d.MaxBatchedTokens > 0 {
-		args = append(args, "--max-num-batched-tokens", strconv.Itoa(d.MaxBatchedTokens))
-	}
+	args = append(args, d.Flags()...)
 	if d.GPUCount > 1 {
 		args = append(args, "--tensor-parallel-size", strconv.Itoa(d.GPUCount))
 	}
@@ -47,17 +38,14 @@ func vllmCommand(d executor.Deployment, host string, port int) []string {
 // placeholder is an error naming the valid ones.
 func expand(cmd []string, d executor.Deployment, host string, port int) ([]string, error) {
 	vals := map[string]string{
-		"model":                  d.ModelID,
-		"revision":               d.Revision,
-		"port":                   strconv.Itoa(port),
-		"host":                   host,
-		"max_model_len":          strconv.Itoa(d.MaxContext),
-		"seed":                   strconv.FormatInt(d.Seed, 10),
-		"dtype":                  d.RuntimeDtype,
-		"gpu_memory_utilization": strconv.FormatFloat(d.GPUMemoryUtil, 'g', -1, 64),
-		"max_num_seqs":           strconv.Itoa(d.MaxNumSeqs),
-		"max_num_batched_tokens": strconv.Itoa(d.MaxBatchedTokens),
+		"model":         d.ModelID,
+		"revision":      d.Revision,
+		"port":          strconv.Itoa(port),
+		"host":          host,
+		"max_model_len": strconv.Itoa(d.MaxContext),
+		"seed":          strconv.FormatInt(d.Seed, 10),
 	}
+	maps.Copy(vals, d.Placeholders())
 	out := make([]string, len(cmd))
 	for i, arg := range cmd {
 		var b strings.Builder

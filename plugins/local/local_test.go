@@ -18,6 +18,7 @@ import (
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/executor/sim"
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 // TestMain doubles as the server process: with LOCAL_TEST_SERVE set, the
@@ -253,7 +254,7 @@ func TestBadCommandSaysWhatToDo(t *testing.T) {
 }
 
 func TestDefaultCommandIsPinnedVLLM(t *testing.T) {
-	d := executor.Deployment{ModelID: "Qwen/Qwen3-0.6B", Revision: "abc", MaxContext: 8192, Seed: 17, RuntimeDtype: "bfloat16", GPUMemoryUtil: 0.9, MaxNumSeqs: 64, RuntimeArgs: []string{"--enforce-eager"}}
+	d := executor.Deployment{ModelID: "Qwen/Qwen3-0.6B", Revision: "abc", MaxContext: 8192, Seed: 17, Runtime: engine.Runtime{RuntimeDtype: "bfloat16", GPUMemoryUtil: 0.9, MaxNumSeqs: 64, RuntimeArgs: []string{"--enforce-eager"}}}
 	got := strings.Join(vllmCommand(d, "127.0.0.1", 8001), " ")
 	want := "vllm serve Qwen/Qwen3-0.6B --revision abc --host 127.0.0.1 --port 8001 --max-model-len 8192 --seed 17 --no-enable-log-requests --dtype bfloat16 --gpu-memory-utilization 0.9 --max-num-seqs 64 --enforce-eager"
 	if got != want {

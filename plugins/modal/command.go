@@ -51,18 +51,9 @@ func ServeCommand(d executor.Deployment) []string {
 	if d.MaxContext > 0 {
 		add("--max-model-len", strconv.Itoa(d.MaxContext))
 	}
-	if d.MaxNumSeqs > 0 {
-		add("--max-num-seqs", strconv.Itoa(d.MaxNumSeqs))
-	}
-	if d.MaxBatchedTokens > 0 {
-		add("--max-num-batched-tokens", strconv.Itoa(d.MaxBatchedTokens))
-	}
 	add("--seed", strconv.FormatInt(d.Seed, 10))
-	if d.RuntimeDtype != "" {
-		add("--dtype", d.RuntimeDtype)
-	}
-	if d.GPUMemoryUtil > 0 {
-		add("--gpu-memory-utilization", strconv.FormatFloat(d.GPUMemoryUtil, 'f', -1, 64))
+	for flags := d.Flags(); len(flags) > 0; flags = flags[2:] {
+		add(flags[0], flags[1])
 	}
 	if d.GPUCount > 1 {
 		add("--tensor-parallel-size", strconv.Itoa(d.GPUCount))

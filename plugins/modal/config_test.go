@@ -15,6 +15,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner/load"
 )
 
@@ -152,11 +153,11 @@ func TestImageFor(t *testing.T) {
 }
 
 func TestServeCommandPinsFlags(t *testing.T) {
-	d := executor.Deployment{ModelID: "Qwen/Qwen3-0.6B", Revision: "c1899de", MaxContext: 8192, MaxNumSeqs: 64,
-		MaxBatchedTokens: 4096, Seed: 17, RuntimeDtype: "bfloat16", GPUMemoryUtil: 0.9, GPUCount: 2,
-		RuntimeArgs: []string{"--enable-prefix-caching"}}
+	d := executor.Deployment{ModelID: "Qwen/Qwen3-0.6B", Revision: "c1899de", MaxContext: 8192, Runtime: engine.Runtime{MaxNumSeqs: 64, MaxBatchedTokens: 4096, RuntimeDtype: "bfloat16", GPUMemoryUtil: 0.9, RuntimeArgs: []string{"--enable-prefix-caching"}},
+		Seed: 17, GPUCount: 2,
+	}
 	got := strings.Join(ServeCommand(d), " ")
-	want := "vllm serve Qwen/Qwen3-0.6B --revision c1899de --max-model-len 8192 --max-num-seqs 64 --max-num-batched-tokens 4096 --seed 17 --dtype bfloat16 --gpu-memory-utilization 0.9 --tensor-parallel-size 2 --no-enable-log-requests --host 127.0.0.1 --port 8000 --enable-prefix-caching"
+	want := "vllm serve Qwen/Qwen3-0.6B --revision c1899de --max-model-len 8192 --seed 17 --dtype bfloat16 --gpu-memory-utilization 0.9 --max-num-seqs 64 --max-num-batched-tokens 4096 --tensor-parallel-size 2 --no-enable-log-requests --host 127.0.0.1 --port 8000 --enable-prefix-caching"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

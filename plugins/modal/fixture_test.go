@@ -14,6 +14,7 @@ import (
 
 	"github.com/infercrane/infercrane/executor"
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/plugins/modal"
 	"github.com/infercrane/infercrane/plugins/modal/localcloud"
 )
@@ -110,8 +111,8 @@ func newFixture(t testing.TB, cfg map[string]any, tweak func(*localcloud.Cloud))
 func (f *fixture) deployment(id string) executor.Deployment {
 	return executor.Deployment{
 		ID: id, ApplyID: "apply-1", Screen: "smoke", ModelID: "Qwen/Qwen3-0.6B", Revision: "c1899de289a04d12100db370d81485cdf75e47ca",
-		MaxContext: 4096, GPUType: "L4", GPUCount: 1, RuntimeEngine: "vllm", RuntimeVersion: "0.22.1", RuntimeDtype: "bfloat16",
-		GPUMemoryUtil: 0.9, MaxNumSeqs: 64, MaxBatchedTokens: 4096, Seed: 17, ExecutorType: "modal", LogDir: f.logs,
+		MaxContext: 4096, GPUType: "L4", GPUCount: 1, Runtime: engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.22.1", RuntimeDtype: "bfloat16", GPUMemoryUtil: 0.9, MaxNumSeqs: 64, MaxBatchedTokens: 4096},
+		Seed: 17, ExecutorType: "modal", LogDir: f.logs,
 	}
 }
 

@@ -13,7 +13,7 @@ runtime "r" {
   engine                 = "vllm"
   args                   = "--seed 1" # ERROR: list of string required
   gpu_memory_utilization = 1.2 # ERROR: gpu_memory_utilization must be in (0, 1]
-  dtype                  = "bf16" # ERROR: dtype "bf16" is not one of
+  dtype                  = "bf16" # ERROR: got "bf16"
 }
 
 shape "s" {

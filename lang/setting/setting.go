@@ -1,8 +1,28 @@
-package shape
+// Package setting reads settings declared as struct fields: each field's
+// tags give the setting's HCL name, JSON name, type, bounds, default,
+// choices, documentation and role. The blocks whose settings are declared
+// this way (lang/shape's workload shape, lang/engine's runtime) parse their
+// struct with Parse, and the spec language derives its attributes and
+// their checks from the Fields.
+//
+// Tags: json the name in plans, state and IDs; hcl the attribute's name
+// ("-": not an attribute) with flags required (must be set), trace (may be
+// a trace percentile; the spec language decodes it itself), sensitive (may
+// derive from a sensitive variable) and flag (the engine takes it as the
+// command-line flag --NAME, underscores as dashes); min the lower bound
+// (">0", ">=0", ">=0.001 (why)"); max the upper bound (a number or tokens,
+// requests, seconds); default the value when unset; oneof the choices; doc
+// the sentence that explains the setting in error messages; role what it
+// changes: "lane" (the lane ID and the run), "deployment" (the server too)
+// or "report" (only what reports show).
+//
+// The package imports nothing of the module, so every floor may use it.
+package setting
 
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,11 +33,12 @@ type Kind int
 
 // The kinds of settings.
 const (
-	Whole  Kind = iota + 1 // a whole number (a Go int)
-	Number                 // a number (a Go float64)
-	String                 // a string
-	Bool                   // true or false
-	List                   // a list of numbers, set by a block
+	Whole   Kind = iota + 1 // a whole number (a Go int)
+	Number                  // a number (a Go float64)
+	String                  // a string
+	Bool                    // true or false
+	List                    // a list of numbers, set by a block
+	Strings                 // a list of strings
 )
 
 // Role is what a setting changes.
@@ -68,17 +89,30 @@ func (b Bound) String() string {
 	return s
 }
 
-// Field is one declared setting, read from the tags of its Settings field.
+// Named upper bounds of numbers, named in max tags (the spec language's
+// MaxTokens, MaxRequests and MaxSeconds are these).
+const (
+	// MaxTokens bounds token counts: a prompt, an output, a context.
+	MaxTokens = 10_000_000
+	// MaxRequests bounds the requests of a run or a search point.
+	MaxRequests = 10_000_000
+	// MaxSeconds bounds durations given in seconds (a day).
+	MaxSeconds = 86_400
+)
+
+// Field is one declared setting, read from the tags of its struct field.
 type Field struct {
-	// Name is the attribute's name in a shape block ("" when a block sets
-	// it); JSON its name in plans and lane IDs.
+	// Name is the attribute's name in its block ("" when a nested block
+	// sets it); JSON its name in plans and IDs.
 	Name, JSON string
 	// GoName is the struct field's name.
 	GoName string
 	Kind   Kind
 	// Required settings must be set; Trace ones may be a trace percentile
-	// and are decoded by the spec language itself.
-	Required, Trace bool
+	// and are decoded by the spec language itself; Sensitive ones may
+	// derive from a sensitive variable; Flag ones the engine takes as the
+	// command-line flag FlagName.
+	Required, Trace, Sensitive, Flag bool
 	// Default is the value when unset, spelt as in HCL ("" with none:
 	// the zero value).
 	Default string
@@ -99,23 +133,26 @@ type Field struct {
 // namedMax are the upper bounds a max tag may name.
 var namedMax = map[string]float64{"tokens": MaxTokens, "requests": MaxRequests, "seconds": MaxSeconds}
 
-// Fields lists the declared settings in their Settings order (Options'
-// after the others). A malformed tag panics: it is a programming error
-// that the package's tests catch.
-func Fields() []Field { return fields() }
+// Parse reads the settings declared by the fields of struct type t, in
+// their order, embedded structs flattened as encoding/json flattens them.
+func Parse(t reflect.Type) ([]Field, error) { return parseFields(t) }
 
-var fields = sync.OnceValue(func() []Field {
-	out, err := parseFields(reflect.TypeFor[Settings]())
-	if err != nil {
-		panic("shape: " + err.Error())
-	}
-	return out
-})
+// MustParse is Parse for a package's own declaration, read once: a
+// malformed tag panics, a programming error the package's tests catch.
+func MustParse[T any]() func() []Field {
+	return sync.OnceValue(func() []Field {
+		out, err := Parse(reflect.TypeFor[T]())
+		if err != nil {
+			panic("setting: " + reflect.TypeFor[T]().String() + ": " + err.Error())
+		}
+		return out
+	})
+}
 
-// Attributes lists the settings that are attributes of a shape block.
-func Attributes() []Field {
+// Attributes lists the settings of fields that are attributes of a block.
+func Attributes(fields []Field) []Field {
 	var out []Field
-	for _, f := range Fields() {
+	for _, f := range fields {
 		if f.Name != "" {
 			out = append(out, f)
 		}
@@ -123,15 +160,19 @@ func Attributes() []Field {
 	return out
 }
 
-// Lookup returns the setting whose HCL name is name.
-func Lookup(name string) (Field, bool) {
-	for _, f := range Fields() {
+// Lookup returns the setting of fields whose HCL name is name.
+func Lookup(fields []Field, name string) (Field, bool) {
+	for _, f := range fields {
 		if f.Name == name {
 			return f, true
 		}
 	}
 	return Field{}, false
 }
+
+// FlagName is the engine's command-line flag of a Flag setting:
+// "--max-num-seqs" for max_num_seqs.
+func (f Field) FlagName() string { return "--" + strings.ReplaceAll(f.Name, "_", "-") }
 
 // parseFields reads the settings of struct type t, embedded structs
 // flattened as encoding/json flattens them.
@@ -181,6 +222,10 @@ func parseField(sf reflect.StructField) (Field, error) {
 			f.Required = true
 		case "trace":
 			f.Trace = true
+		case "sensitive":
+			f.Sensitive = true
+		case "flag":
+			f.Flag = true
 		default:
 			return f, fmt.Errorf("unknown hcl flag %q", fl)
 		}
@@ -200,6 +245,9 @@ func parseField(sf reflect.StructField) (Field, error) {
 		f.Kind = Bool
 	case reflect.Slice:
 		f.Kind = List
+		if t.Elem().Kind() == reflect.String {
+			f.Kind = Strings
+		}
 	default:
 		return f, fmt.Errorf("type %s is not a setting's", sf.Type)
 	}
@@ -225,6 +273,9 @@ func parseField(sf reflect.StructField) (Field, error) {
 	}
 	if c := sf.Tag.Get("oneof"); c != "" {
 		f.Choices = strings.Fields(c)
+		if f.Default != "" && !slices.Contains(f.Choices, f.Default) {
+			return f, fmt.Errorf("default %q is not one of %q", f.Default, f.Choices)
+		}
 	}
 	switch r := Role(sf.Tag.Get("role")); r {
 	case RoleLane, RoleDeployment, RoleReport:
@@ -256,26 +307,43 @@ func parseBound(s string) (Bound, error) {
 	return b, nil
 }
 
-// Value returns the setting's value in s (the default for a nil pointer):
-// an int, float64, string, bool or []float64.
-func (f Field) Value(s *Settings) any {
-	v := reflect.ValueOf(s).Elem().FieldByIndex(f.index)
+// Value returns the setting's value in *s, a pointer to the declaring
+// struct (the default for a nil pointer): an int, float64, string, bool,
+// []float64 or []string.
+func (f Field) Value(s any) any {
+	v := f.field(s)
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() {
-			return f.defaultValue()
+			return f.DefaultValue()
 		}
 		v = v.Elem()
 	}
 	return v.Interface()
 }
 
-// Set stores x (an int, float64, string or bool as Value returns them) as
-// the setting's value in s. A pointer setting stays nil when x is its
-// default, so spelling the default out keeps a lane's ID.
-func (f Field) Set(s *Settings, x any) {
-	v := reflect.ValueOf(s).Elem().FieldByIndex(f.index)
+// IsZero reports whether the setting's field in *s (a pointer to the
+// declaring struct) holds its zero value, as omitempty leaves it out.
+func (f Field) IsZero(s any) bool {
+	v := f.field(s)
+	if v.Kind() == reflect.Slice {
+		return v.Len() == 0
+	}
+	return v.IsZero()
+}
+
+// field is the setting's field in *s.
+func (f Field) field(s any) reflect.Value {
+	return reflect.ValueOf(s).Elem().FieldByIndex(f.index)
+}
+
+// Set stores x (an int, float64, string, bool or []string as Value
+// returns them) as the setting's value in *s, a pointer to the declaring
+// struct. A pointer setting stays nil when x is its default, so spelling
+// the default out keeps a lane's ID.
+func (f Field) Set(s any, x any) {
+	v := f.field(s)
 	if v.Kind() == reflect.Pointer {
-		if x == f.defaultValue() {
+		if x == f.DefaultValue() {
 			v.SetZero()
 			return
 		}
@@ -287,8 +355,8 @@ func (f Field) Set(s *Settings, x any) {
 	v.Set(reflect.ValueOf(x))
 }
 
-// defaultValue is the Default tag as a Go value of the setting's kind.
-func (f Field) defaultValue() any {
+// DefaultValue is the Default tag as a Go value of the setting's kind.
+func (f Field) DefaultValue() any {
 	switch f.Kind {
 	case Whole:
 		n, _ := strconv.Atoi(f.Default)
