@@ -76,8 +76,8 @@ func (m *sketchMapping) index(x float64) int {
 		e := int(b>>52&0x7ff) - 1023
 		k := (e-m.eMin)<<m.bits | int(b>>(52-m.bits))&(1<<m.bits-1)
 		if uint(k) < uint(len(m.lo)) {
-			i := int(m.lo[k])
-			for x > m.bound[i-m.boundOff] {
+			i := int(m.lo[k]) // one comparison: see sketchMapping
+			if x > m.bound[i-m.boundOff] {
 				i++
 			}
 			return i

@@ -94,10 +94,15 @@ func (s *Sketch) AddAll(xs []float64) {
 		var i int
 		b := math.Float64bits(x)
 		if k := (int(b>>52&0x7ff)-1023-eMin)<<sub | int(b>>(52-sub))&(1<<sub-1); uint(k) < uint(len(lo)) {
+			// At most one bucket boundary lies in a sub-range
+			// (sketchMapping): one comparison, made without a branch,
+			// which values on either side of a boundary would mispredict.
 			i = int(lo[k])
-			for x > bound[i-boundOff] {
-				i++
+			up := 0
+			if x > bound[i-boundOff] {
+				up = 1
 			}
+			i += up
 		} else {
 			i = m.slow(x)
 		}

@@ -16,6 +16,14 @@ func TestSketchMappingIsTheDefinition(t *testing.T) {
 	if m.lo == nil {
 		t.Fatal("no lookup table for the default accuracy")
 	}
+	// A sub-range's values lie in its start's bucket or the next (the
+	// next sub-range's start is at most one bucket on), which the
+	// lookup's single comparison relies on.
+	for k := 1; k < len(m.lo); k++ {
+		if d := m.lo[k] - m.lo[k-1]; d < 0 || d > 1 {
+			t.Fatalf("sub-ranges %d and %d start %d buckets apart", k-1, k, d)
+		}
+	}
 	check := func(x float64) {
 		t.Helper()
 		i := m.index(x)
