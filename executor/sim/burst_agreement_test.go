@@ -105,3 +105,31 @@ func TestSimAgreesOnABatchingFrontEndBurst(t *testing.T) {
 		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput")
 	})
 }
+
+// The same burst of chat requests on vLLM 0.11, whose chat front end
+// batches a burst (perf.FrontEnd: the first request goes on alone, the
+// other 47 are prepared 15 ms apart and enter the engine together): the
+// simulated engine runs the plan's front end in real time and measures
+// what the plan predicted.
+func TestSimAgreesOnAV1ChatBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test; runs without -short")
+	}
+	if raceEnabled {
+		t.Skip("the race detector slows the client and engine too much for a timing comparison")
+	}
+	spec := strings.Replace(burstSpec, `version = "0.22.1"`, `version = "0.11.0"`, 1)
+	spec = strings.Replace(spec, `api           = "completions"`, `api           = "chat"`, 1)
+	p := planText(t, spec)
+	l := p.Lanes[0]
+	if a := l.Perf.Hardware.Assume; a.FrontEndAdmitUs <= 0 || !a.FrontEndIdleAlone || a.FrontEndTokenUs != 0 {
+		t.Fatalf("vLLM 0.11's chat lane assumes %+v: want the batching chat front end", a)
+	}
+	x, err := New(Schema().Resolve(map[string]any{"speedup": 0.5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeOnSecondTry(t, x, l, 0.5, func(ms []measured) []string {
+		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput")
+	})
+}
