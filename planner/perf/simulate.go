@@ -230,161 +230,222 @@ func (s Lane) Run(l Load) (RunStats, error) {
 // load generator numbers them from first (Seq.Index); cache, when set, is
 // the engine's prefix cache, kept from phase to phase.
 func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunStats, float64, error) {
-	n := l.Requests
 	var out RunStats
-	if n <= 0 {
+	if l.Requests <= 0 {
 		return out, t0, nil
 	}
-	eng := NewEngine(s, t0)
-	if cache != nil {
-		eng.SetPrefixCache(cache)
-	}
-	sched := eng.Scheduler()
 	mem := phaseMemory.Get().(*phaseScratch)
 	defer phaseMemory.Put(mem)
-	reqs := mem.requests(n)
-	sent := 0
-	// sendAt sends request i; requests go out in index order except in a
-	// closed loop of sessions, where each stream sends its session's turns.
-	sendAt := func(i int, at float64, worker int) {
-		r := &reqs[i]
-		r.index, r.sent, r.worker = i, at, worker
-		z := l.size(i)
-		r.size = z
-		if cache != nil {
-			r.own, z.Cached = cache.ownStream(), 0
-		}
-		r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r, Index: number + i}
-		sent++
-		eng.Arrive(&r.seq, at)
+	v := &mem.run
+	*v = virtualRun{l: l, eng: *NewEngine(s, t0), cache: cache, number: number, n: l.Requests, reqs: mem.requests(l.Requests),
+		itl: mem.itl, t: t0, lastSend: t0, sessions: newSessionQueue(l, l.Requests), open: l.RequestRate > 0 || len(l.Sends) > 0}
+	if cache != nil {
+		v.eng.SetPrefixCache(cache)
 	}
-	send := func(at float64, worker int) { sendAt(sent, at, worker) }
-	sessions := newSessionQueue(l, n)
-	open := l.RequestRate > 0 || len(l.Sends) > 0
-	// next returns the open loop's next scheduled send.
-	next, err := openLoopSends(l, t0, n)
-	if err != nil {
+	var err error
+	if v.next, err = openLoopSends(l, t0, v.n); err != nil {
 		return out, t0, err
 	}
-	inflight, blocked := 0, false
-	lastSend := t0
-	var nextSched float64 // open loop: the next request's scheduled time
-	if open {
-		nextSched = next()
+	v.start(t0)
+	if err := s.steps(v, &out); err != nil {
+		return out, v.t, err
 	}
-	// dispatch sends open-loop requests whose slot is free at time now.
-	dispatch := func(now float64) {
-		for sent < n {
-			if l.Concurrency > 0 && inflight >= l.Concurrency {
-				blocked = true
-				return
-			}
-			at := math.Max(nextSched, math.Max(lastSend, now))
-			send(at, 0)
-			lastSend = at
-			inflight++
-			if sent < n {
-				nextSched = next()
-			}
-		}
-		blocked = false
-	}
-	switch {
-	case open:
-		dispatch(t0)
-	case sessions != nil:
-		for w := 0; w < l.Concurrency; w++ {
-			if i, ok := sessions.claim(); ok {
-				sendAt(i, t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
-			}
-		}
-	default:
-		for w := 0; w < min(l.Concurrency, n); w++ {
-			send(t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
-		}
-	}
-	itl := mem.itl
-	// The requests of a step mostly share their gap (the step before
-	// was theirs too): a run of equal gaps goes into the histogram at
-	// once, which is a quarter of a fit's time saved on binning the
-	// same float (the counts are integers: the same histogram).
-	var same struct {
-		gap float64
-		n   int
-	}
-	flushGaps := func() {
-		if same.n > 0 {
-			itl.add(same.gap, same.n)
-			same.n = 0
-		}
-	}
-	t := t0
-	var step Step
-	done := 0
-	completed := func(q *Seq) {
-		r := q.Data.(*vreq)
-		if q.Sampled == 1 {
-			r.first = t
-		} else if g := t - r.prev; same.n > 0 && g == same.gap {
-			same.n++
-		} else {
-			flushGaps()
-			same.gap, same.n = g, 1
-		}
-		r.prev = t
-		if q.Sampled < q.Output {
-			return
-		}
-		r.last = t
-		done++
-		switch {
-		case open:
-			inflight--
-			if blocked {
-				dispatch(t + l.TurnaroundMs/1000)
-			}
-		case sessions != nil:
-			if i, ok := sessions.next(r.index); ok {
-				sendAt(i, t+l.TurnaroundMs/1000, r.worker)
-			}
-		case sent < n:
-			send(t+l.TurnaroundMs/1000, r.worker)
-		}
-	}
-	for done < n {
-		if out.Steps > maxSteps {
-			return out, t, fmt.Errorf("the virtual run did not finish within %d steps", maxSteps)
-		}
-		start, ok := eng.Next()
-		if !ok {
-			if sched.Idle() {
-				return out, t, fmt.Errorf("the virtual run stalled with %d of %d requests done", done, n)
-			}
-			return out, t, fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
-		}
-		t = start
-		d := eng.Begin(t, &step)
-		if d == 0 {
-			continue
-		}
-		t += d
-		out.Steps++
-		out.Stepped++
-		eng.End(&step, completed)
-		t = s.skipDecodes(eng, t, itl, &out.Steps)
-	}
-	out.Preemptions = sched.Preemptions
-	flushGaps()
-	out, last := s.phaseStats(out, reqs, mem)
+	out.Preemptions = v.eng.Scheduler().Preemptions
+	v.flushGaps()
+	out, last := s.phaseStats(out, v.reqs, mem)
+	*v = virtualRun{} // the pool keeps no engine, load or cache alive
 	return out, last, nil
 }
 
+// virtualRun is a phase in progress: the engine, the load's requests and
+// what decides when the next one is sent (the open loop's clock and its
+// concurrency cap, the closed loop's streams, the sessions' turns).
+type virtualRun struct {
+	l Load
+	// eng is the run's engine, held here (in the phase's pooled memory)
+	// rather than allocated for each phase.
+	eng    Engine
+	cache  *PlannedCache
+	number int // the load generator's number of the first request
+	reqs   []vreq
+	// n requests in all, sent of them sent, done of them complete.
+	n, sent, done int
+	sessions      *sessionQueue // nil: no sessions in a closed loop
+	open          bool
+	// next returns the open loop's next scheduled send; nextSched is the
+	// next request's, lastSend the time of the last one sent.
+	next                func() float64
+	nextSched, lastSend float64
+	// inflight are the open loop's requests in flight; blocked is true
+	// when the concurrency cap held one back.
+	inflight int
+	blocked  bool
+	// itl is the histogram of inter-token gaps; same the run of equal
+	// gaps not yet added to it.
+	itl  itlHist
+	same struct {
+		gap float64
+		n   int
+	}
+	t float64 // the engine's clock
+}
+
+// sendAt sends request i; requests go out in index order except in a
+// closed loop of sessions, where each stream sends its session's turns.
+func (v *virtualRun) sendAt(i int, at float64, worker int) {
+	r := &v.reqs[i]
+	r.index, r.sent, r.worker = i, at, worker
+	z := v.l.size(i)
+	r.size = z
+	if v.cache != nil {
+		r.own, z.Cached = v.cache.ownStream(), 0
+	}
+	r.seq = Seq{Prompt: z.Input, Output: z.Output, Cached: z.Cached, Data: r, Index: v.number + i}
+	v.sent++
+	v.eng.Arrive(&r.seq, at)
+}
+
+// send sends the next request in index order.
+func (v *virtualRun) send(at float64, worker int) { v.sendAt(v.sent, at, worker) }
+
+// start sends the first requests at t0: the open loop's first slots, each
+// closed-loop stream's first request (or session turn), ramped up over
+// the load's RampUpMs.
+func (v *virtualRun) start(t0 float64) {
+	l := v.l
+	switch {
+	case v.open:
+		v.nextSched = v.next()
+		v.dispatch(t0)
+	case v.sessions != nil:
+		for w := 0; w < l.Concurrency; w++ {
+			if i, ok := v.sessions.claim(); ok {
+				v.sendAt(i, t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
+			}
+		}
+	default:
+		for w := 0; w < min(l.Concurrency, v.n); w++ {
+			v.send(t0+l.RampUpMs/1000*float64(w)/float64(l.Concurrency), w)
+		}
+	}
+}
+
+// dispatch sends open-loop requests whose slot is free at time now.
+func (v *virtualRun) dispatch(now float64) {
+	for v.sent < v.n {
+		if v.l.Concurrency > 0 && v.inflight >= v.l.Concurrency {
+			v.blocked = true
+			return
+		}
+		at := math.Max(v.nextSched, math.Max(v.lastSend, now))
+		v.send(at, 0)
+		v.lastSend = at
+		v.inflight++
+		if v.sent < v.n {
+			v.nextSched = v.next()
+		}
+	}
+	v.blocked = false
+}
+
+// sampled records a token of q at the engine's clock; the request's last
+// one completes it and sends what follows it.
+func (v *virtualRun) sampled(q *Seq) {
+	r := q.Data.(*vreq)
+	if q.Sampled == 1 {
+		r.first = v.t
+	} else {
+		v.gap(v.t - r.prev)
+	}
+	r.prev = v.t
+	if q.Sampled < q.Output {
+		return
+	}
+	r.last = v.t
+	v.done++
+	v.followUp(r)
+}
+
+// gap adds an inter-token gap to the histogram. The requests of a step
+// mostly share their gap (the step before was theirs too): a run of equal
+// gaps goes into the histogram at once, which is a quarter of a fit's
+// time saved on binning the same float (the counts are integers: the same
+// histogram).
+func (v *virtualRun) gap(g float64) {
+	if v.same.n > 0 && g == v.same.gap {
+		v.same.n++
+		return
+	}
+	v.flushGaps()
+	v.same.gap, v.same.n = g, 1
+}
+
+// flushGaps adds the run of equal gaps to the histogram.
+func (v *virtualRun) flushGaps() {
+	if v.same.n > 0 {
+		v.itl.add(v.same.gap, v.same.n)
+		v.same.n = 0
+	}
+}
+
+// followUp sends what follows completed request r after the load's
+// turnaround: a request whose slot it freed (open loop), the next turn of
+// its session, or the next request of its stream (closed loop).
+func (v *virtualRun) followUp(r *vreq) {
+	at := v.t + v.l.TurnaroundMs/1000
+	switch {
+	case v.open:
+		v.inflight--
+		if v.blocked {
+			v.dispatch(at)
+		}
+	case v.sessions != nil:
+		if i, ok := v.sessions.next(r.index); ok {
+			v.sendAt(i, at, r.worker)
+		}
+	case v.sent < v.n:
+		v.send(at, r.worker)
+	}
+}
+
+// steps runs the engine's steps until every request of v is complete,
+// counting them in out.
+func (s Lane) steps(v *virtualRun, out *RunStats) error {
+	var step Step
+	sampled := v.sampled
+	sched := v.eng.Scheduler()
+	for v.done < v.n {
+		if out.Steps > maxSteps {
+			return fmt.Errorf("the virtual run did not finish within %d steps", maxSteps)
+		}
+		start, ok := v.eng.Next()
+		if !ok {
+			if sched.Idle() {
+				return fmt.Errorf("the virtual run stalled with %d of %d requests done", v.done, v.n)
+			}
+			return fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
+		}
+		v.t = start
+		d := v.eng.Begin(v.t, &step)
+		if d == 0 {
+			continue
+		}
+		v.t += d
+		out.Steps++
+		out.Stepped++
+		v.eng.End(&step, sampled)
+		v.t = s.skipDecodes(&v.eng, v.t, v.itl, &out.Steps)
+	}
+	return nil
+}
+
 // phaseScratch is the memory of a virtual phase, which nothing keeps once
-// it has returned its statistics: the requests (the engine's sequences
-// point into them), the histogram of their gaps and the figures
+// it has returned its statistics: the run itself, the requests (the
+// engine's sequences point into them), the histogram of their gaps and the figures
 // summarised. A plan estimates thousands of lanes one after another, and
 // reusing it spares allocating and collecting a few KiB a phase.
 type phaseScratch struct {
+	run             virtualRun
 	reqs            []vreq
 	itl             itlHist
 	weights         []weighted
