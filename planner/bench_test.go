@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/cputime"
 	"testing"
 	"time"
 )
@@ -173,9 +174,9 @@ func measureRun(f func()) (wall, cpu time.Duration, bytes uint64) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c0, start := cpuTime(), time.Now()
+	c0, start := cputime.Used(), time.Now()
 	f()
-	wall, cpu = time.Since(start), cpuTime()-c0
+	wall, cpu = time.Since(start), cputime.Used()-c0
 	runtime.ReadMemStats(&after)
 	return wall, cpu, after.TotalAlloc - before.TotalAlloc
 }

@@ -40,6 +40,7 @@ var leaves = map[string][]string{
 	"lang/setting":         nil,
 	"lang/shape":           {"lang/setting"},
 	"planner/arch":         nil,
+	"planner/cputime":      nil,
 	"planner/load":         nil,
 	"planner/perf":         {"lang/engine", "planner/arch", "planner/load"},
 	"planner/search":       nil,

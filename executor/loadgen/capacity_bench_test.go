@@ -8,19 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/cputime"
 )
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkCapacity holds 1, 64, 512 and 2,048 concurrent streams against
 // the simulated engine in constant mode (TTFT 50 ms, ITL 50 ms, 20 tokens
@@ -43,12 +36,12 @@ func BenchmarkCapacity(b *testing.B) {
 				ts.reset()
 				cfg := baseConfig(ts.URL)
 				cfg.Concurrency, cfg.Requests, cfg.OutputTokens, cfg.RampUpMs = streams, streams, out, itl.Milliseconds()
-				c0 := cpuTime()
+				c0 := cputime.Used()
 				res, err := loadgen.Run(context.Background(), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
-				cpu := cpuTime() - c0
+				cpu := cputime.Used() - c0
 				s := res.Summary
 				failed += s.Failed
 				l := ts.lag(res)
@@ -58,9 +51,9 @@ func BenchmarkCapacity(b *testing.B) {
 				ttftErr += s.TTFTMs.P50 - float64(ttft)/1e6
 				itlErr += s.ITLMs.P50 - float64(itl)/1e6
 				cpuTok += float64(cpu.Microseconds()) / float64(max(s.OutputTokens, 1))
-				c1 := cpuTime()
+				c1 := cputime.Used()
 				n := naiveRun(ts.URL, streams, out)
-				baseCPUTok += float64((cpuTime() - c1).Microseconds()) / float64(max(n, 1))
+				baseCPUTok += float64((cputime.Used() - c1).Microseconds()) / float64(max(n, 1))
 			}
 			k := float64(b.N)
 			b.ReportMetric(tokS/k, "tok/s")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/cputime"
 )
 
 // sendLateness runs one open loop of n requests at rate (Poisson arrivals)
@@ -17,12 +18,12 @@ func sendLateness(tb testing.TB, url string, rate float64, n int, opts ...loadge
 	tb.Helper()
 	cfg := baseConfig(url)
 	cfg.Concurrency, cfg.RequestRate, cfg.Requests, cfg.OutputTokens = 0, rate, n, 4
-	c0 := cpuTime()
+	c0 := cputime.Used()
 	res, err := loadgen.Run(context.Background(), cfg, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cpu := cpuTime() - c0
+	cpu := cputime.Used() - c0
 	if res.Summary.Succeeded != n {
 		tb.Fatalf("%d of %d requests succeeded: %v", res.Summary.Succeeded, n, res.Summary.Failures)
 	}

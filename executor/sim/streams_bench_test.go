@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/sim/internal/arrival"
+	"github.com/infercrane/infercrane/planner/cputime"
 )
 
 // pacedSSE is the baseline of BenchmarkManyStreams: a bare handler that
@@ -100,7 +101,7 @@ func BenchmarkManyStreams(b *testing.B) {
 	round := func(tg *target, record bool) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		cpu0 := cpuTime()
+		cpu0 := cputime.Used()
 		sum0, n0 := lateness()
 		for s := 0; s < tg.streams; s++ {
 			wg.Add(1)
@@ -127,7 +128,7 @@ func BenchmarkManyStreams(b *testing.B) {
 		}
 		wg.Wait()
 		if record {
-			tg.cpu += cpuTime() - cpu0
+			tg.cpu += cputime.Used() - cpu0
 			sum1, n1 := lateness()
 			tg.late, tg.lateCount = tg.late+sum1-sum0, tg.lateCount+n1-n0
 		}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/infercrane/infercrane/planner/cputime"
 )
 
 // errShardSketch refuses to shard a profile with exact percentiles.
@@ -436,7 +438,7 @@ func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, erro
 	if !o.All && !o.Sketch {
 		return nil, errShardSketch
 	}
-	start, cpu := time.Now(), processCPU()
+	start, cpu := time.Now(), cputime.Used()
 	obj, err := Open(ctx, o.Source, o.Read)
 	if err != nil {
 		return nil, err
@@ -454,7 +456,7 @@ func BuildShard(ctx context.Context, o Options, index, shards int) (*Shard, erro
 	return &Shard{
 		SchemaVersion: ShardSchemaVersion, Index: index, Shards: shards, Trace: t.info(), Options: o.ShardOptions(),
 		RowGroups: append([]int{}, part...), Stats: st, BytesRead: obj.BytesRead(), ProjectedBytes: t.projectedBytes(part),
-		NeededBytes: plan.needed, WallSeconds: time.Since(start).Seconds(), CPUSeconds: (processCPU() - cpu).Seconds(),
+		NeededBytes: plan.needed, WallSeconds: time.Since(start).Seconds(), CPUSeconds: (cputime.Used() - cpu).Seconds(),
 	}, nil
 }
 

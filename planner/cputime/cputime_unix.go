@@ -1,15 +1,14 @@
 //go:build unix
 
-package planner
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user + system) this process has used, which,
-// unlike wall time, other processes on a busy machine barely disturb.
-func cpuTime() time.Duration {
+// Used is the CPU time (user and system) this process has used.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package workload
-
-import "time"
-
-// processCPU is not measured on this system.
-func processCPU() time.Duration { return 0 }
