@@ -41,14 +41,14 @@ type EngineConfig struct {
 }
 
 // windowed reports whether some layers keep only a window.
-func (c EngineConfig) windowed() bool {
+func (c *EngineConfig) windowed() bool {
 	return c.SlidingWindow > 0 && c.SlidingLayers > 0 && c.KVLayers >= c.SlidingLayers
 }
 
 // KVTokens is the KV cache a request of tokens tokens holds, in tokens of
 // every layer: tokens, less the sliding-window layers' share of the
 // tokens before their window.
-func (c EngineConfig) KVTokens(tokens int) float64 {
+func (c *EngineConfig) KVTokens(tokens int) float64 {
 	if !c.windowed() || tokens <= c.SlidingWindow {
 		return float64(tokens)
 	}
@@ -64,7 +64,7 @@ func (c EngineConfig) KVTokens(tokens int) float64 {
 // the engine keeps every token of a sliding-window layer
 // (FullLengthKV, vLLM before 0.8) the window is not known here and the
 // pairs are counted at full length, an upper bound, as the KV cache is.
-func (c EngineConfig) Attended(before, n int) float64 {
+func (c *EngineConfig) Attended(before, n int) float64 {
 	if n <= 0 {
 		return 0
 	}
@@ -84,14 +84,14 @@ func (c EngineConfig) Attended(before, n int) float64 {
 }
 
 // kvSlope is how much KVTokens grows with one more token after tokens.
-func (c EngineConfig) kvSlope(tokens int) float64 {
+func (c *EngineConfig) kvSlope(tokens int) float64 {
 	if !c.windowed() || tokens < c.SlidingWindow {
 		return 1
 	}
 	return 1 - float64(c.SlidingLayers)/float64(c.KVLayers)
 }
 
-func (c EngineConfig) blockSize() int {
+func (c *EngineConfig) blockSize() int {
 	if c.BlockSize <= 0 {
 		return DefaultBlockSize
 	}
@@ -238,7 +238,7 @@ func (s *Scheduler) KVUsage() float64 {
 
 func (s *Scheduler) blocksFor(tokens int) int {
 	b := s.cfg.BlockSize
-	if c := s.cfg; c.windowed() && tokens > c.SlidingWindow {
+	if c := &s.cfg; c.windowed() && tokens > c.SlidingWindow {
 		// KVTokens in whole blocks, in integers: n x layers less the
 		// windowed layers' tokens before the window, over layers x b.
 		num := tokens*c.KVLayers - c.SlidingLayers*(tokens-c.SlidingWindow)

@@ -229,7 +229,7 @@ func (s Lane) Run(l Load) (RunStats, error) {
 // and returns their statistics and the time the last one completed; the
 // load generator numbers them from first (Seq.Index); cache, when set, is
 // the engine's prefix cache, kept from phase to phase.
-func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunStats, float64, error) {
+func (s *Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunStats, float64, error) {
 	var out RunStats
 	if l.Requests <= 0 {
 		return out, t0, nil
@@ -237,7 +237,7 @@ func (s Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSta
 	mem := phaseMemory.Get().(*phaseScratch)
 	defer phaseMemory.Put(mem)
 	v := &mem.run
-	*v = virtualRun{l: l, eng: *NewEngine(s, t0), cache: cache, number: number, n: l.Requests, reqs: mem.requests(l.Requests),
+	*v = virtualRun{l: l, eng: *NewEngine(*s, t0), cache: cache, number: number, n: l.Requests, reqs: mem.requests(l.Requests),
 		itl: mem.itl, t: t0, lastSend: t0, sessions: newSessionQueue(l, l.Requests), open: l.RequestRate > 0 || len(l.Sends) > 0}
 	if cache != nil {
 		v.eng.SetPrefixCache(cache)
@@ -410,7 +410,7 @@ func (v *virtualRun) followUp(r *vreq) {
 
 // steps runs the engine's steps until every request of v is complete,
 // counting them in out.
-func (s Lane) steps(v *virtualRun, out *RunStats) error {
+func (s *Lane) steps(v *virtualRun, out *RunStats) error {
 	var step Step
 	sampled := v.sampled
 	sched := v.eng.Scheduler()
@@ -476,7 +476,7 @@ func floats(buf []float64, n int) []float64 {
 // phaseStats completes a phase's statistics from its requests and the
 // histogram of their inter-token gaps (in mem, whose buffers it uses);
 // last is when the last one completed.
-func (s Lane) phaseStats(out RunStats, reqs []vreq, mem *phaseScratch) (RunStats, float64) {
+func (s *Lane) phaseStats(out RunStats, reqs []vreq, mem *phaseScratch) (RunStats, float64) {
 	n := len(reqs)
 	mem.ttft, mem.tpot, mem.lat = floats(mem.ttft, n)[:n], floats(mem.tpot, n), floats(mem.lat, n)[:n]
 	ttft, tpot, lat := mem.ttft, mem.tpot, mem.lat
@@ -544,7 +544,7 @@ func openLoopSends(l Load, t0 float64, n int) (func() float64, error) {
 // in closed form instead of one by one: the same steps and times as
 // stepping (up to rounding), and the same gaps (every running request
 // sampled its last token at t, so each gap is its step's duration).
-func (s Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
+func (s *Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
 	sched := eng.sched
 	for _, q := range sched.running {
 		// Without chunked prefill a step that prefills decodes nobody: the
