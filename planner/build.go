@@ -91,9 +91,10 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	lanes, ediags := expand(cfg, p, models)
 	diags = append(diags, ediags...)
 	cals, cdiags := calibrations(cfg)
+	kinds := executorKinds(cfg)
 	diags = append(diags, cdiags...)
 	for _, l := range lanes {
-		calibrate(l, cals)
+		calibrate(l, cals, kinds)
 		resolvePerf(l)
 	}
 	assignIDs(lanes)

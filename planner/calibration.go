@@ -2,9 +2,9 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -85,8 +85,9 @@ func calibrations(cfg *lang.Config) (map[*lang.CalibrationRef]*perf.Calibration,
 }
 
 // calibrate applies the lane's calibration (the gpu block's, else the
-// runtime block's) to its hardware assumptions and sets its uncertainty.
-func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
+// runtime block's) to its hardware assumptions and sets its uncertainty;
+// kinds are what each executor type declares (executorKinds).
+func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration, kinds map[string]lang.Capabilities) {
 	l.uncertainty = perf.CatalogUncertainty()
 	if !l.hwOK {
 		return
@@ -118,7 +119,7 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
 	}
 	// A fit of the simulated engine's evidence knows only the catalog's
 	// model back: it is no calibration of real GPUs.
-	if kinds := strings.Split(fit.Executor, ", "); !in.Capabilities.Simulated && slices.Contains(kinds, "sim") {
+	if !in.Capabilities.Simulated && simulatedEvidence(fit.Executor, kinds) {
 		why := fmt.Sprintf("%s (from %s) was fitted to evidence of the simulated engine (executor %s), which only plays the catalog's model back; lanes on executor %q keep the catalog's assumptions and ranges",
 			ref.File, block, fit.Executor, in.ExecutorType)
 		l.Notes = append(l.Notes, "NOT CALIBRATED: "+why)
@@ -147,4 +148,30 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration) {
 		*f = round(*f, 4)
 	}
 	l.uncertainty = u
+}
+
+// executorKinds is what each executor type declares, by type name: the
+// built-in executors' declarations, and those of the spec's executor
+// blocks (their registrations', external plugins' included). A
+// calibration file names the executor kinds of its evidence, which need
+// not be this spec's.
+func executorKinds(cfg *lang.Config) map[string]lang.Capabilities {
+	out := maps.Clone(lang.BuiltinExecutors)
+	for _, e := range cfg.Executors {
+		if e != nil {
+			out[e.Type] = e.Capabilities
+		}
+	}
+	return out
+}
+
+// simulatedEvidence reports whether one of a fit's executor kinds ("local,
+// sim") declares it simulates.
+func simulatedEvidence(fitKinds string, kinds map[string]lang.Capabilities) bool {
+	for _, k := range strings.Split(fitKinds, ", ") {
+		if kinds[k].Simulated {
+			return true
+		}
+	}
+	return false
 }

@@ -80,15 +80,19 @@ func TestCalibrationFile(t *testing.T) {
 // calibration of real GPUs: a lane on another executor is not calibrated
 // by it (it said "calibrated, fit 4.2%" and narrowed its ranges to the
 // fit's residuals), the plan warns, and the lane keeps the catalog's
-// ranges. A fit for another engine version warns as well. A fit from
-// another tool's results (real GPUs) applies.
+// ranges. What is simulated is what an executor type declares
+// (lang.Capabilities.Simulated), an external plugin's too: "replay", a
+// plugin of this spec that declares it simulates, is refused like "sim".
+// A fit for another engine version warns as well. A fit from another
+// tool's results (real GPUs) applies.
 func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
 	cfg := fixture()
+	cfg.Executors["replay"] = &lang.Executor{Name: "replay", Type: "replay", Capabilities: lang.Capabilities{Simulated: true}}
 	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
 	for _, tc := range []struct {
 		executor   string
 		calibrated bool
-	}{{"sim", false}, {"local, sim", false}, {"external: vllm bench serve", true}, {"modal", true}, {"", true}} {
+	}{{"sim", false}, {"local, sim", false}, {"replay", false}, {"external: vllm bench serve", true}, {"modal", true}, {"", true}} {
 		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.RuntimeVersion,
 			Source: "aggregates", Executor: tc.executor, Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
 			Fit: perf.FitResult{MAPE: 0.018, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}

@@ -30,11 +30,9 @@ var typeNameHomes = []string{"executor/sim", "plugins/endpoint", "plugins/local"
 // when it compares fewer (shrink the entry: the debt only goes down).
 // Billed, SimSpeedup and the evidence class read lang.Capabilities, which
 // a plan read from a file gets back from the built-in declarations
-// (planner.restoreCapabilities). What remains reads files that record
-// executor kinds by name.
-var typeNameDebt = map[string]int{
-	"planner/calibration.go": 1, // a calibration file's evidence kinds ("sim, local"): is one of them simulated?
-}
+// (planner.restoreCapabilities); a calibration file's evidence kinds are
+// looked up in the declarations (planner.executorKinds). None remains.
+var typeNameDebt = map[string]int{}
 
 // TestLayersExecutorTypeNames holds the rule "executor capabilities are declared
 // where the executor registers": outside an executor's own package and
