@@ -58,7 +58,7 @@ func TestDeploymentIDsKeepTheirBytes(t *testing.T) {
 		{RuntimeEngine: "vllm", GPUMemoryUtil: 1e-7, MaxBatchedTokens: 1},
 	} {
 		in := LaneInputs{ModelID: "Qwen/Qwen3-0.6B", Revision: "abc", MaxContext: 8192, GPUType: "L40S", GPUCount: 2,
-			Runtime: r, Seed: 17, ExecutorType: "modal", ExecutorConfig: map[string]any{"timeout": "30m", "gpu": []any{"a", 1.5}}}
+			Runtime: r, Seed: 17, ExecutorType: "modal", ExecutorConfig: map[string]any{"timeout": "30m", "gpu": []any{"a", 1.5}, "cmd": "a<b&c>\u2028"}}
 		want := shortHash(legacyDeploymentKey{
 			ModelID: in.ModelID, Revision: in.Revision, MaxContext: in.MaxContext, GPUType: in.GPUType, GPUCount: in.GPUCount,
 			RuntimeEngine: r.RuntimeEngine, RuntimeVersion: r.RuntimeVersion, RuntimeDtype: r.RuntimeDtype, RuntimeArgs: r.RuntimeArgs,

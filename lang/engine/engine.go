@@ -20,11 +20,11 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/infercrane/infercrane/lang/setting"
 )
@@ -137,22 +137,31 @@ func text(v any) string {
 // in declaration order, the frozen ones always (zero too) and the others
 // as their JSON tags say.
 func (r Runtime) KeyJSON() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := make([]byte, 0, 256)
+	b = append(b, '{')
+	names := keyNames()
 	for i, f := range Fields() {
 		if i >= frozen && f.OmitEmpty && f.IsZero(&r) {
 			continue
 		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
+		if len(b) > 1 {
+			b = append(b, ',')
 		}
-		b.WriteString(jsonOf(f.JSON))
-		b.WriteByte(':')
-		b.WriteString(jsonOf(f.Value(&r)))
+		b = append(b, names[i]...)
+		b = append(b, jsonOf(f.Value(&r))...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
+
+// keyNames are the settings' `"json_name":` as KeyJSON writes them,
+// encoded once (a plan writes a key a lane).
+var keyNames = sync.OnceValue(func() []string {
+	var out []string
+	for _, f := range Fields() {
+		out = append(out, jsonOf(f.JSON)+":")
+	}
+	return out
+})
 
 // jsonOf encodes plain data; a failure is a programming error.
 func jsonOf(v any) string {
