@@ -254,9 +254,14 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // 18.74%. (Before vLLM V1's chat front end batched a burst,
 // perf.FrontEnd: fit 37.44%, 21.92%, 29.18%; held-out 16.87%, 17.58%,
 // 22.89%; without the weak regimes held-out 8.27%, 14.36%, 18.74%.)
+//
+// With each GPU's memory the device's total as vLLM sees it (the
+// catalog's memory figures, H100 79.22 GiB where it was 80e9 bytes): fit
+// 17.77%, 16.20%, 21.02%; held-out 13.23%, 16.94%, 19.43%; without the
+// weak regimes unchanged.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.18, "tpot": 0.17, "ttft": 0.21},
-	"heldout": {"throughput": 0.14, "tpot": 0.18, "ttft": 0.21},
+	"fit":     {"throughput": 0.18, "tpot": 0.17, "ttft": 0.22},
+	"heldout": {"throughput": 0.14, "tpot": 0.17, "ttft": 0.20},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).

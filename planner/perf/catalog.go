@@ -8,8 +8,13 @@ import (
 
 // GPU is one accelerator type of the catalog.
 type GPU struct {
-	Name           string  `json:"name"`             // canonical catalog name, e.g. "L40S"
-	MemoryGB       float64 `json:"memory_gb"`        // usable device memory in GB (1e9 bytes)
+	Name string `json:"name"` // canonical catalog name, e.g. "L40S"
+	// MemoryGB is the device's total memory as the serving engine sees it
+	// (CUDA's cudaMemGetInfo total, what vLLM's profile calls
+	// total_gpu_memory and multiplies by gpu_memory_utilization), in GB
+	// (1e9 bytes): a little under the nvidia-smi total (the driver keeps
+	// some) and well above the marketing "80 GB" of an 80 GB part.
+	MemoryGB       float64 `json:"memory_gb"`
 	BandwidthGBs   float64 `json:"bandwidth_gbs"`    // peak HBM/GDDR bandwidth in GB/s
 	BF16TFLOPS     float64 `json:"bf16_tflops"`      // dense BF16 peak, no sparsity
 	PricePerSecond float64 `json:"price_per_second"` // Modal's published on-demand USD price per GPU-second
@@ -47,22 +52,49 @@ type GPU struct {
 // (Gen3 16 GB/s, Gen4 32 GB/s a direction) for cards without NVLink. The
 // A100s are the SXM4 parts of HGX servers (NVLink 3, 600 GB/s); H100, H200
 // are SXM5 (NVLink 4, 900 GB/s); B200 is NVLink 5 (1.8 TB/s).
+//
+// Memory is each device's total as the engine sees it, from a published
+// torch or vLLM figure (torch's "GPU 0 has a total capacity of X GiB" and
+// vLLM's total_gpu_memory are both cudaMemGetInfo's total), else from
+// nvidia-smi's total (which overstates it by what the driver keeps,
+// 0.3-0.5 GiB on the parts where both are published: H100 81,559 MiB =
+// 79.65 GiB against vLLM's 79.22 GiB), else the nominal figure:
+//   - T4: 14.75 GiB, torch on a Colab T4 (hpcaitech/Open-Sora issue 697);
+//     nvidia-smi 15,360 MiB (modal-labs/modal-client PR 2797).
+//   - L4: nvidia-smi 23,034 MiB (modal-labs/modal-client PR 2797); no
+//     torch or vLLM total found.
+//   - A10: 22.18 GiB, torch on one A10 (OpenBMB/MiniCPM-V issue 640); an
+//     A10G shows 23,028 MiB in nvidia-smi (modal-client PR 2797).
+//   - L40S: 44.42 GiB, torch on 8x L40S (stepfun-ai/Step-Video-T2V issue
+//     8); nvidia-smi 46,068 MiB (modal-client PR 2797).
+//   - A100-40GB: 39.50 GiB, torch on one A100 40GB (TianheWu/CoSeR issue
+//     10); nvidia-smi 40,960 MiB (modal-client PR 2797).
+//   - A100-80GB: nvidia-smi 81,920 MiB (modal-client PR 2797); no torch or
+//     vLLM total with a citable source found.
+//   - H100: 79.22 GiB, vLLM's own memory profile of an H100 SXM
+//     (total_gpu_memory, vllm-project/vllm PR 10511); nvidia-smi 81,559 MiB
+//     (modal-client PR 2797, NVIDIA/nccl issue 1264).
+//   - H200: 139.81 GiB, torch and vLLM's environment report on 8x H200
+//     (vllm-project/vllm issue 34553).
+//   - B200: nominal 180 GB kept: the one total found, "Total Global
+//     Memory: 178.35 GB" from cudaGetDeviceProperties (pytorch/ao PR
+//     4002), does not say whether its GB is 1e9 or 2^30 bytes.
 var gpus = []GPU{
-	{Name: "T4", MemoryGB: 16, BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
+	{Name: "T4", MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
 		INT8TOPS: 130, Capability: 75, Interconnect: "PCIe 3.0 x16", LinkGBs: 16},
-	{Name: "L4", MemoryGB: 24, BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "L4", MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 242.5, INT8TOPS: 242.5, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A10", MemoryGB: 24, BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "A10", MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		INT8TOPS: 250, Capability: 86, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "L40S", MemoryGB: 48, BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "L40S", MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A100-40GB", MemoryGB: 40, BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "A100-40GB", MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "A100-80GB", MemoryGB: 80, BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "A100-80GB", MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "H100", MemoryGB: 80, BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "H100", MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "H200", MemoryGB: 141, BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "H200", MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
 	{Name: "B200", MemoryGB: 180, BandwidthGBs: 8000, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},
@@ -72,9 +104,15 @@ var gpus = []GPU{
 	// (compute plus memory traffic), and its prefill MFU is what vLLM 0.32's
 	// CPU build reached with the tiny integration model on a 2-core host:
 	// a 256-token prompt's TTFT 2.1-2.7 ms over a 128-token one's, about
-	// 20 µs a token, at 0.6 MFLOP a token.
+	// 20 µs a token, at 0.6 MFLOP a token. Its MemoryGB is that host's
+	// memory budget for the model and its KV cache, not a device total.
 	{Name: "CPU", MemoryGB: 16, BandwidthGBs: 20, BF16TFLOPS: 0.2, PrefillMFU: 0.15, DecodeEfficiency: 0.5, Serial: true},
 }
+
+// gib and mib convert a memory total in GiB (2^30 bytes) or MiB (2^20
+// bytes), as torch, vLLM and nvidia-smi print it, to the catalog's GB.
+func gib(x float64) float64 { return x * (1 << 30) / 1e9 }
+func mib(x float64) float64 { return x * (1 << 20) / 1e9 }
 
 // NVLink reports whether g's GPUs talk over NVLink (else PCIe or, for the
 // CPU, memory).

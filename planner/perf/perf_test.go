@@ -22,7 +22,7 @@ func TestCatalogLookups(t *testing.T) {
 	}
 	// Published figures of design section 8.
 	l40s, _ := LookupGPU("L40S")
-	if l40s.MemoryGB != 48 || l40s.BandwidthGBs != 864 || l40s.BF16TFLOPS != 362 || l40s.PricePerSecond != 0.000542 {
+	if l40s.MemoryGB != gib(44.42) || l40s.BandwidthGBs != 864 || l40s.BF16TFLOPS != 362 || l40s.PricePerSecond != 0.000542 {
 		t.Errorf("L40S = %+v", l40s)
 	}
 	m, ok := LookupModel("qwen/qwen3-0.6b")
@@ -86,8 +86,10 @@ func TestCapacityAndStartup(t *testing.T) {
 	if got := KVCapacityTokens(m, hw("T4", 1)); got != 0 {
 		t.Errorf("8B weights do not fit a T4, capacity %v", got)
 	}
+	// An H100's memory is what vLLM's profile reports as total_gpu_memory,
+	// 79.22 GiB (vllm-project/vllm PR 10511), not the nominal 80e9 bytes.
 	h := hw("H100", 1)
-	want := (80e9*0.9 - m.WeightBytes(2) - 1.5e9) / m.KVBytesPerToken(2)
+	want := (79.22*(1<<30)*0.9 - m.WeightBytes(2) - 1.5e9) / m.KVBytesPerToken(2)
 	if got := KVCapacityTokens(m, h); !near(got, want, 1e-12) {
 		t.Errorf("H100 capacity %v, want %v", got, want)
 	}

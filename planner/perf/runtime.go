@@ -54,7 +54,9 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 	s := RuntimeSettings{GPUMemoryUtilization: 0.9, TensorParallel: max(gpus, 1), BlockSize: DefaultBlockSize,
 		Sources: map[string]string{"gpu_memory_utilization": "vllm default", "tensor_parallel_size": "gpu count", "block_size": "vllm default"}}
 	v1 := versionAtLeast(b.RuntimeVersion, 0, 8)
-	big := g.MemoryGB >= 70 && !strings.HasPrefix(g.Name, "A100")
+	// vLLM compares the device's total with 70 GiB (_set_default_args_v1
+	// in vllm/engine/arg_utils.py: device_memory >= 70 * GiB_bytes).
+	big := g.MemoryGB*1e9 >= 70*(1<<30) && !strings.HasPrefix(g.Name, "A100")
 	switch {
 	case g.Name == "CPU":
 		s.MaxBatchedTokens, s.MaxNumSeqs = 2048*s.TensorParallel, 128*s.TensorParallel
