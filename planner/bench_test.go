@@ -110,11 +110,12 @@ func BenchmarkPlanSpec(b *testing.B) {
 // in the same process, and guards that it stays linear in lanes: cpu_ratio
 // (process CPU time, steadier than wall time on a shared machine) and
 // bytes_ratio (bytes allocated) must stay at or under 2.2 for twice the
-// lanes (the fastest round of each size is compared). It also reports the
-// 10,000-lane CPU and wall time and allocation, and the CPU time and bytes
-// per lane at each size (flat when linear). Run it with
+// lanes (the fastest of at least three rounds of each size is compared).
+// It also reports the 10,000-lane CPU and wall time and allocation, and
+// the CPU time and bytes per lane at each size (flat when linear). Run it
+// with
 //
-//	go test -run '^$' -bench BenchmarkPlanSpecScaling -benchtime 3x ./planner
+//	go test -run '^$' -bench BenchmarkPlanSpecScaling ./planner
 func BenchmarkPlanSpecScaling(b *testing.B) {
 	small, large := b.TempDir(), b.TempDir()
 	writeSpec(b, small, 500, 10)
@@ -135,7 +136,7 @@ func BenchmarkPlanSpecScaling(b *testing.B) {
 	// other processes on a shared machine.
 	var ws, wl, cs, cl time.Duration
 	var bs, bl uint64
-	for b.Loop() {
+	round := func() {
 		w, c, m := measure(small, 10_000)
 		if ws == 0 || c < cs {
 			ws, cs, bs = w, c, m
@@ -144,6 +145,17 @@ func BenchmarkPlanSpecScaling(b *testing.B) {
 		if wl == 0 || c < cl {
 			wl, cl, bl = w, c, m
 		}
+	}
+	rounds := 0
+	for b.Loop() {
+		round()
+		rounds++
+	}
+	// At least three rounds, whatever -benchtime (make bench's default
+	// gives one): single rounds' cpu_ratio varies 1.8-2.3 on a loaded
+	// 2-core machine, and one failed the guard there.
+	for ; rounds < 3; rounds++ {
+		round()
 	}
 	b.ReportMetric(float64(cs.Milliseconds()), "cpu-ms@10k")
 	b.ReportMetric(float64(cl.Milliseconds()), "cpu-ms@20k")
