@@ -479,3 +479,31 @@ func TestNoDigestPlanMarshalsAndSavesTheSame(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxModelLenWithinTheReserveWarns: Qwen3-32B on one H100 at vLLM
+// 0.11's default context (40,960) holds one full-length request only if
+// vLLM's activation peak and CUDA context are under the catalog's 1.5 GB
+// reserve, as GPUStack's runs showed they were: a warning, not the
+// refusal it was, and the lanes are estimated.
+func TestMaxModelLenWithinTheReserveWarns(t *testing.T) {
+	cfg := fixture()
+	cfg.Models["qwen17"].ID = "Qwen/Qwen3-32B"
+	cfg.Models["qwen17"].MaxContext = 40960 // vLLM's default: the model's max_position_embeddings
+	cfg.GPUs["l40s"].Type = "H100"
+	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
+	cfg.Runtimes["vllm"].RuntimeArgs = nil
+	p := build(t, cfg)
+	got := findingsMatching(p, "^the engine may refuse to start")
+	if len(got) != 2 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "fewer than max model len 40960") || p.HasErrors() {
+		t.Errorf("findings %+v (errors: %v)", got, p.HasErrors())
+	}
+	for _, l := range p.Lanes {
+		if l.Model == "qwen17" && !l.Estimate.Available {
+			t.Errorf("lane %s has no estimate", l.Key)
+		}
+	}
+	cfg.Models["qwen17"].MaxContext = 32768
+	if p = build(t, cfg); len(findingsMatching(p, "may refuse to start")) != 0 {
+		t.Error("a max model len that fits is warned about")
+	}
+}

@@ -102,6 +102,9 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 		if l.perfErr != nil {
 			f.add(SeverityError, l.ID, "", "the engine would refuse this deployment's settings",
 				fmt.Sprintf("%s: %v. Fix runtime %q (its args or attributes) or gpu %q.", l.Key, l.perfErr, orDefault(l.Runtime, "(none)"), l.GPU))
+		} else if l.Perf != nil && l.Perf.StartRisk != "" {
+			f.add(SeverityWarning, l.ID, "", "the engine may refuse to start: one request of max model len barely fits the KV cache",
+				fmt.Sprintf("%s: %s (runtime %q, gpu %q).", l.Key, l.Perf.StartRisk, orDefault(l.Runtime, "(none)"), l.GPU))
 		}
 	}
 	sameRuntimes(screens, lanes, f)

@@ -239,6 +239,18 @@ func TestPublishedMeasurements(t *testing.T) {
 	}
 }
 
+// TestEveryPublishedPointPlans: issue 27 asks that every published point
+// plan cold from the catalog. GPUStack's eight Qwen3-32B bursts did not
+// (the KV cache of an "80 GB" part counted as 80e9 bytes held fewer tokens
+// than vLLM's default max model len, where vLLM served them).
+func TestEveryPublishedPointPlans(t *testing.T) {
+	for _, pt := range readPublished(t) {
+		if _, err := planPublished(pt); err != nil {
+			t.Errorf("%s does not plan: %v", pt.ID, err)
+		}
+	}
+}
+
 // publishedGoals are the accuracy goals: output tokens/s and TPOT within
 // 15% MAPE, TTFT within 25%, asserted on each set's points outside the
 // weak regimes (docs/performance-model.md, "Accuracy against published
@@ -259,10 +271,16 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // catalog's memory figures, H100 79.22 GiB where it was 80e9 bytes): fit
 // 17.77%, 16.20%, 21.02%; held-out 13.23%, 16.94%, 19.43%; without the
 // weak regimes unchanged.
+//
+// With GPUStack's eight Qwen3-32B bursts (15 fit and 19 held-out points,
+// all eight in the weak regime): fit 23.66%, 74.78%, 39.10%; held-out
+// 26.86%, 37.85%, 40.35%; without the weak regimes unchanged. The A100's
+// 32,000/100 and 4,000/200 bursts preempt themselves in the model (TPOT
+// +863% and +382%): docs/performance-model.md.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.18, "tpot": 0.17, "ttft": 0.22},
-	"heldout": {"throughput": 0.14, "tpot": 0.17, "ttft": 0.20},
+	"fit":     {"throughput": 0.24, "tpot": 0.75, "ttft": 0.40},
+	"heldout": {"throughput": 0.27, "tpot": 0.38, "ttft": 0.41},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 11, "heldout": 15}
+var publishedMinPoints = map[string]int{"fit": 15, "heldout": 19}

@@ -24,27 +24,48 @@ type Lane struct {
 	// Runtime says where each engine setting came from (the runtime
 	// block, its args, the engine version's defaults); nil outside plans.
 	Runtime *RuntimeSettings `json:"runtime,omitempty"`
+	// StartRisk, when set, says why the engine may refuse to start: one
+	// request of max model len fits the KV cache only if the engine's
+	// memory besides weights and KV cache (activation peak, CUDA context)
+	// is under the catalog's activation reserve (NewLane).
+	StartRisk string `json:"start_risk,omitempty"`
 }
 
 // NewLane resolves a lane's performance model: it sizes the KV cache from the hardware
 // when engine.KVBlocks is zero, and refuses settings the engine would
 // refuse at start-up (a cache smaller than one context of maxModelLen,
 // a zero budget or batch cap).
+//
+// vLLM checks at start-up that one request of max model len fits the KV
+// cache it profiled, whose size depends on its measured activation peak
+// and non-torch memory; the catalog's reserve for them (1.5 GB) is an
+// estimate that published profiles put between under 0.28 GiB (GPUStack's
+// Qwen3-32B start on one H100 at vLLM 0.11's default context) and 3.05
+// GiB (vLLM PR 10511, Llama 3 8B on an H100). A KV cache sized from the
+// hardware that holds one such request only without the reserve is
+// therefore not refused: the lane plans with StartRisk set.
 func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
 	engine.BlockSize = engine.blockSize()
 	if !engine.FullLengthKV && arch.SlidingWindow > 0 && arch.SlidingLayers > 0 && arch.SlidingLayers <= arch.Layers && engine.SlidingWindow == 0 {
 		engine.SlidingWindow, engine.SlidingLayers, engine.KVLayers = arch.SlidingWindow, arch.SlidingLayers, arch.Layers
 	}
-	if engine.KVBlocks == 0 {
+	sized := engine.KVBlocks == 0
+	if sized {
 		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
 	}
 	s := Lane{Model: arch, Hardware: hw, Engine: engine}
-	switch {
+	bare := hw
+	bare.Assume.ActivationReserveGB = 0
+	switch need := engine.KVTokens(maxModelLen); {
 	case engine.MaxNumSeqs < 1 || engine.MaxBatchedTokens < 1:
 		return s, fmt.Errorf("max num seqs (%d) and max num batched tokens (%d) must be at least 1", engine.MaxNumSeqs, engine.MaxBatchedTokens)
-	case float64(engine.KVBlocks*engine.BlockSize) < engine.KVTokens(maxModelLen):
+	case float64(engine.KVBlocks*engine.BlockSize) < need && sized && KVCapacityTokens(arch, bare) >= need:
+		s.StartRisk = fmt.Sprintf("the KV cache of %s on %dx %s holds %d tokens after the %.1f GB activation reserve, fewer than max model len %d needs (%.0f), which fit only if the engine's activation peak and CUDA context take under %.2f GB: vLLM may refuse to start; lower --max-model-len or raise --gpu-memory-utilization to be sure",
+			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, hw.Assume.ActivationReserveGB, maxModelLen, need,
+			(KVCapacityTokens(arch, bare)-need)*arch.KVBytesPerTokenPerGPU(hw)/1e9)
+	case float64(engine.KVBlocks*engine.BlockSize) < need:
 		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
-			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, engine.KVTokens(maxModelLen))
+			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, need)
 	case !engine.ChunkedPrefill && engine.MaxBatchedTokens < maxModelLen:
 		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
 	}

@@ -2,7 +2,10 @@ package perf
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/lang/engine"
 )
 
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
@@ -95,5 +98,37 @@ func TestCapacityAndStartup(t *testing.T) {
 	}
 	if got := StartupSeconds(m, h); !near(got, m.WeightBytes(2)/2e9+45, 1e-12) {
 		t.Errorf("startup %v", got)
+	}
+}
+
+// TestMaxModelLenWithinTheReserve: GPUStack served Qwen3-32B on one H100
+// with vLLM 0.11's defaults (max model len 40,960), so a KV cache that
+// holds one such request only without the catalog's activation reserve
+// plans with StartRisk set; one that cannot hold it even without the
+// reserve is refused, as is a KV cache the runtime sized itself.
+func TestMaxModelLenWithinTheReserve(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-32B")
+	rs, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0"}, hw("H100", 1).GPU, 1, 40960)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hw("H100", 1)
+	if c := KVCapacityTokens(m, h); c >= 40960 {
+		t.Fatalf("capacity %v: the case needs one under 40,960", c)
+	}
+	l, err := NewLane(m, h, rs.Engine(), 40960)
+	if err != nil || !strings.Contains(l.StartRisk, "may refuse to start") || !strings.Contains(l.StartRisk, "40960") {
+		t.Errorf("40,960 tokens: err %v, start risk %q", err, l.StartRisk)
+	}
+	if _, err := NewLane(m, h, rs.Engine(), 50000); err == nil || !strings.Contains(err.Error(), "fewer than max model len 50000") {
+		t.Errorf("50,000 tokens fit nowhere, err %v", err)
+	}
+	e := rs.Engine()
+	e.KVBlocks = 40000 / e.BlockSize
+	if _, err := NewLane(m, h, e, 40960); err == nil {
+		t.Error("a KV cache of given size smaller than max model len was accepted")
+	}
+	if l, err := NewLane(m, h, rs.Engine(), 32768); err != nil || l.StartRisk != "" {
+		t.Errorf("32,768 tokens fit: err %v, start risk %q", err, l.StartRisk)
 	}
 }
