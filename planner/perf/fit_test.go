@@ -267,14 +267,13 @@ var cpuVLLMRuns = []map[string]float64{
 	{"itl_p50_ms": 15.815, "latency_p50_ms": 527.467, "latency_p95_ms": 632.266, "output_token_throughput": 121.514, "tpot_p50_ms": 15.934, "tpot_p95_ms": 19.250, "ttft_p50_ms": 30.578, "ttft_p95_ms": 40.320, "ttft_p99_ms": 47.539},
 }
 
-// A fit of real vLLM's runs from the catalog's vLLM >= 0.8 start (7 ms a
-// request, 2 ms a step) finds the minimum whose TTFTs spread as vLLM's
-// do. Its search once ended in a worse one (no jitter, 12.9 ms a
-// request: cost 62.5 against 54.2 with the prior), whose TTFT p50 was 16%
-// over the runs' and whose 256-token prediction 25% over what vLLM then
-// measured (CI on 3aa1ccf): three grid points refined were too few to
-// reach the other from that start, while starts of 2 ms and 1 ms did.
-func TestFitOfRealVLLMRunsReproducesTheirTTFT(t *testing.T) {
+// cpuVLLMFit returns the lane of cpuVLLMRuns with the catalog's vLLM >=
+// 0.8 assumptions, its load, and the runs as observations with their TTFT
+// p50 and p95/p99 scaled by ttft50 and ttftTail and their per-token times
+// by perToken (throughput by its inverse): the same runs as a machine of
+// another speed or spread would measure them.
+func cpuVLLMFit(t *testing.T, ttft50, ttftTail, perToken float64) (Lane, Load, []Observation) {
+	t.Helper()
 	m := ModelArch{ID: "tiny-qwen3", Params: 19710848, Layers: 2, Hidden: 128, Heads: 2, KVHeads: 1, HeadDim: 64, Vocab: 151680}
 	g, ok := LookupGPU("CPU")
 	if !ok {
@@ -290,26 +289,87 @@ func TestFitOfRealVLLMRunsReproducesTheirTTFT(t *testing.T) {
 	}
 	load := Load{InputTokens: 160, OutputTokens: 32, Concurrency: 2, Requests: 48, Warmup: 4}
 	var obs []Observation
-	mean := 0.0
 	for i, meas := range cpuVLLMRuns {
-		obs = append(obs, Observation{Name: fmt.Sprintf("run %d", i+1), Lane: l, Load: load, Runs: 1, Measured: meas})
-		mean += meas["ttft_p50_ms"] / float64(len(cpuVLLMRuns))
+		scaled := map[string]float64{}
+		for k, v := range meas {
+			switch k {
+			case "ttft_p50_ms":
+				v *= ttft50
+			case "ttft_p95_ms", "ttft_p99_ms":
+				v *= ttftTail
+			case "output_token_throughput":
+				v /= perToken
+			default:
+				v *= perToken
+			}
+			scaled[k] = v
+		}
+		obs = append(obs, Observation{Name: fmt.Sprintf("run %d", i+1), Lane: l, Load: load, Runs: 1, Measured: scaled})
 	}
-	res, err := Fit(obs, ParamsOf(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lane := l
-	lane.Hardware.Assume = res.Params.Apply(a)
-	e, err := lane.Estimate(load, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("fit %+v, MAPE %.1f%%: TTFT p50 %.1f ms against the runs' mean %.1f", res.Params, 100*res.MAPE, e.TTFTMs, mean)
-	if rel := e.TTFTMs/mean - 1; math.Abs(rel) > 0.10 {
-		t.Errorf("the fit's TTFT p50 %.1f ms is %+.0f%% off the runs' %.1f ms", e.TTFTMs, 100*rel, mean)
-	}
-	if res.MAPE > 0.058 {
-		t.Errorf("fit error %.1f%% MAPE; the better minimum is at about 5%%", 100*res.MAPE)
+	return l, load, obs
+}
+
+// A fit of real vLLM's runs reproduces their TTFT whatever it starts from
+// and whichever machine measured them. Its search once ended in a worse
+// minimum (no jitter, 12.9 ms a request: cost 62.5 against 54.2 with the
+// prior) from the catalog's start, whose TTFT p50 was 16% over the runs'
+// (CI on 3aa1ccf): three grid points refined were too few. And with
+// another machine's figures (TTFT p50 15% lower, its tail 5% higher,
+// tokens 15% slower), the fit held the request overhead, which TTFT alone
+// cannot resolve, at the catalog's 7 ms although the runs' best fit is
+// about 1 ms: the jitter then fell to none and the fit missed its own
+// lane's TTFT p50 by 52% (MAPE 10.4% against 6.5%); CI on a2deecb missed
+// the check shape's by 21% the same way. A start the evidence rules out is
+// no longer held.
+func TestFitOfRealVLLMRunsReproducesTheirTTFT(t *testing.T) {
+	for _, c := range []struct {
+		name                       string
+		ttft50, ttftTail, perToken float64
+		requestMs, stepMs, maxMAPE float64
+		// maxTTFT bounds the miss of the runs' TTFT p50: the wider
+		// variant's p50 lies below what the step loop allows at its
+		// tokens' speed (a request waits for the running decode step),
+		// so no parameters reach it.
+		maxTTFT float64
+	}{
+		{"as measured, catalog start", 1, 1, 1, 7, 2, 0.058, 0.10},
+		{"as measured, 1 ms a request and 4 a step", 1, 1, 1, 1, 4, 0.058, 0.10},
+		{"wider TTFT, slower tokens, catalog start", 0.85, 1.05, 1.15, 7, 2, 0.07, 0.20},
+		{"lower TTFT p50, faster tokens, 15 ms a request", 0.9, 1, 0.85, 15, 1, 0.058, 0.10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l, load, obs := cpuVLLMFit(t, c.ttft50, c.ttftTail, c.perToken)
+			a := l.Hardware.Assume
+			start := ParamsOf(a)
+			start.RequestOverheadMs, start.StepOverheadMs = c.requestMs, c.stepMs
+			res, err := Fit(obs, start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean := 0.0
+			for _, o := range obs {
+				mean += o.Measured["ttft_p50_ms"] / float64(len(obs))
+			}
+			lane := l
+			lane.Hardware.Assume = res.Params.Apply(a)
+			e, err := lane.Estimate(load, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("fit %+v, MAPE %.1f%%: TTFT p50 %.1f ms against the runs' mean %.1f; request overhead %+v", res.Params, 100*res.MAPE, e.TTFTMs, mean, res.Identification["request_overhead_ms"])
+			if rel := e.TTFTMs/mean - 1; math.Abs(rel) > c.maxTTFT {
+				t.Errorf("the fit's TTFT p50 %.1f ms is %+.0f%% off the runs' %.1f ms", e.TTFTMs, 100*rel, mean)
+			}
+			if res.MAPE > c.maxMAPE {
+				t.Errorf("fit error %.1f%% MAPE, over %.1f%%: a worse minimum", 100*res.MAPE, 100*c.maxMAPE)
+			}
+			if id := res.Identification["request_overhead_ms"]; id.Held && math.Abs(res.Params.RequestOverheadMs/c.requestMs-1) < 1e-9 && res.MAPE > 0.058 {
+				t.Errorf("request overhead held at the start's %.1f ms though the fit misses by %.1f%%", c.requestMs, 100*res.MAPE)
+			}
+			if res.Params.RequestJitterMs < 2 {
+				t.Errorf("request jitter %.2f ms: the runs' TTFT p95 is 10 ms over their p50", res.Params.RequestJitterMs)
+			}
+		})
 	}
 }
