@@ -76,9 +76,14 @@ type GPU struct {
 //     (modal-client PR 2797, NVIDIA/nccl issue 1264).
 //   - H200: 139.81 GiB, torch and vLLM's environment report on 8x H200
 //     (vllm-project/vllm issue 34553).
-//   - B200: nominal 180 GB kept: the one total found, "Total Global
-//     Memory: 178.35 GB" from cudaGetDeviceProperties (pytorch/ao PR
-//     4002), does not say whether its GB is 1e9 or 2^30 bytes.
+//   - B200: 178.35 GiB, "Total Global Memory: 178.35 GB" from
+//     cudaGetDeviceProperties (pytorch/ao PR 4002), in GiB: nvidia-smi's
+//     total is 183,359 MiB = 179.06 GiB (NVIDIA/TensorRT-LLM issue
+//     10278), 0.7 GiB more, what the driver keeps; read as 1e9 bytes it
+//     would be 13 GiB under nvidia-smi's. Its bandwidth is the driver's
+//     memory bus (7,680 bits, not the 8,192 first reported) at 3,996 MHz
+//     double data rate, 7,672 GB/s (the same PR), not the datasheet's
+//     8 TB/s.
 var gpus = []GPU{
 	{Name: "T4", MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
 		INT8TOPS: 130, Capability: 75, Interconnect: "PCIe 3.0 x16", LinkGBs: 16},
@@ -96,7 +101,7 @@ var gpus = []GPU{
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
 	{Name: "H200", MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "B200", MemoryGB: 180, BandwidthGBs: 8000, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+	{Name: "B200", MemoryGB: gib(178.35), BandwidthGBs: 7672, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},
 	// CPU is the host processor, for local runs of vLLM's CPU build (tiny models
 	// in integration tests): a modest host's memory for the KV cache, its DDR
