@@ -49,7 +49,8 @@ type publishedPoint struct {
 // model's architecture, the GPU's figures and the catalog's assumptions,
 // the engine version's defaults under the point's server args, and the
 // load the benchmark sent (its requests' own sizes when published). It
-// returns the predicted figures by the dataset's metric names.
+// returns the predicted figures by the dataset's metric names, and the
+// virtual run's preemptions as "preemptions".
 func planPublished(pt publishedPoint) (map[string]float64, error) {
 	arch, ok := perf.LookupModel(pt.Model)
 	if !ok {
@@ -95,6 +96,7 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 		"output_token_throughput": st.OutputTokenThroughput,
 		"ttft_mean_ms":            st.TTFT.Mean, "ttft_p50_ms": st.TTFT.P50,
 		"tpot_mean_ms": st.TPOT.Mean, "tpot_p50_ms": st.TPOT.P50,
+		"preemptions": float64(st.Preemptions),
 	}, nil
 }
 
@@ -161,8 +163,11 @@ func publishedMAPE(t *testing.T, points []publishedPoint, set string, withWeak b
 			parts = append(parts, fmt.Sprintf("%s %.4g vs %.4g (%+.0f%%)", name, got, meas, 100*rel))
 		}
 		mark := ""
+		if n := pred["preemptions"]; n > 0 {
+			mark = fmt.Sprintf(" (%.0f preemptions)", n)
+		}
 		if pt.WeakRegime != "" {
-			mark = " [weak regime]"
+			mark += " [weak regime]"
 		}
 		lines = append(lines, fmt.Sprintf("  %-48s %s%s", pt.ID, strings.Join(parts, ", "), mark))
 	}
@@ -277,9 +282,18 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // 26.86%, 37.85%, 40.35%; without the weak regimes unchanged. The A100's
 // 32,000/100 and 4,000/200 bursts preempt themselves in the model (TPOT
 // +863% and +382%): docs/performance-model.md.
+//
+// With vLLM V1's preemption (a step that preempts admits nobody; a
+// preempted request's cached blocks are hit again, so it recomputes only
+// what was evicted: Scheduler): fit 23.23%, 17.11%, 19.80%; held-out
+// 30.79%, 20.10%, 23.68%; without the weak regimes unchanged. The
+// held-out throughput limit rose from 27% to 31%: GPUStack's Qwen3-14B
+// 32,000-token burst on the H100 (-12% before) was right only through
+// 420 full recomputes, and is +136% without them, the H100 gap that
+// docs/performance-model.md describes.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.24, "tpot": 0.75, "ttft": 0.40},
-	"heldout": {"throughput": 0.27, "tpot": 0.38, "ttft": 0.41},
+	"fit":     {"throughput": 0.24, "tpot": 0.18, "ttft": 0.20},
+	"heldout": {"throughput": 0.31, "tpot": 0.21, "ttft": 0.24},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).

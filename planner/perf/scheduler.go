@@ -126,8 +126,12 @@ type Seq struct {
 	blocks    int // KV blocks held
 	scheduled int // tokens scheduled in the current step
 	stored    int // leading blocks handed to the prefix cache
-	admitted  bool
-	state     seqState
+	// retained counts the leading blocks of a preempted request's KV that
+	// are still cached in the free pool (Scheduler.evictable): its
+	// readmission hits them.
+	retained int
+	admitted bool
+	state    seqState
 }
 
 type seqState uint8
@@ -162,18 +166,101 @@ type Step struct {
 // chunk of the remaining prompt when prefilling) and then admits waiting
 // requests in arrival order, within the token budget, MaxNumSeqs running
 // requests and the KV cache's blocks. A running request that cannot get a
-// block preempts the most recently admitted one, which loses its KV cache
-// and is prefilled again later (recompute). At the end of a step each
-// request whose scheduled tokens are all computed samples one token.
-// A Scheduler is not safe for concurrent use.
+// block preempts the most recently admitted one, which frees its KV cache
+// and goes back to the head of the queue; a step that preempted admits
+// nobody. The preempted request is prefilled again later (recompute): all
+// of it without prefix caching; with it (vLLM V1's default) only what the
+// engine reused of its freed blocks in the meantime (evictable). At the
+// end of a step each request whose scheduled tokens are all computed
+// samples one token. A Scheduler is not safe for concurrent use.
 type Scheduler struct {
 	cfg        EngineConfig
 	waiting    []*Seq // FIFO; preempted requests go back to the front
 	running    []*Seq // in admission order
 	usedBlocks int
 	cache      PrefixCache // nil: Seq.Cached is fixed
+	// evictable are the preempted requests' blocks that are cached in the
+	// free pool, in the order the engine reuses free blocks.
+	evictable freeQueue
 	// Preemptions counts preemptions so far.
 	Preemptions int
+}
+
+// freeQueue is where a preempted request's cached blocks stand in vLLM
+// V1's free block queue, with prefix caching on. The engine takes new
+// blocks from the queue's front and puts freed ones at its back
+// (vllm/v1/core/block_pool.py, v0.11.0: get_new_blocks pops from the
+// front, evicting a cached block it takes; free_blocks appends), a
+// request's in reverse order, so that its tail is reused first
+// (single_type_kv_cache_manager.py, free: "Free blocks in reverse order
+// so that the tail blocks are freed first"). A preempted request keeps the
+// hashes of its full blocks, so when it is scheduled again
+// (scheduler.py, schedule: get_computed_blocks for a waiting request with
+// no computed tokens) it hits every leading block not yet reused and
+// recomputes only the rest. The queue keeps counts, not blocks: each run
+// is one preempted request's cached blocks (Seq.retained) behind the
+// plain free blocks ahead of it; the free blocks behind the last run are
+// not counted here. Only the blocks' order matters: reuse takes the
+// front run's plain blocks, then the request's (its tail first), and so
+// on.
+type freeQueue struct {
+	runs   []freeRun
+	queued int // the plain and retained blocks of the runs
+}
+
+type freeRun struct {
+	ahead int // plain free blocks in front of the owner's
+	owner *Seq
+}
+
+// push records that q, preempted, put its blocks at the back of the free
+// queue, of which cached are its leading full blocks; before were the
+// free blocks already queued.
+func (f *freeQueue) push(q *Seq, before, blocks, cached int) {
+	r := freeRun{ahead: before - f.queued + blocks - cached, owner: q}
+	q.retained = cached
+	f.runs = append(f.runs, r)
+	f.queued += r.ahead + cached
+}
+
+// reuse takes n blocks from the front of the queue, as the engine's new
+// blocks: a request's cached blocks among them are evicted, tail first.
+func (f *freeQueue) reuse(n int) {
+	for n > 0 && len(f.runs) > 0 {
+		r := &f.runs[0]
+		t := min(n, r.ahead)
+		r.ahead -= t
+		n -= t
+		t2 := min(n, r.owner.retained)
+		r.owner.retained -= t2
+		n -= t2
+		f.queued -= t + t2
+		if r.ahead == 0 && r.owner.retained == 0 {
+			f.runs = f.runs[1:]
+		}
+	}
+}
+
+// claim takes q's run out of the queue as q is scheduled again with hit
+// of its cached blocks (they leave the free pool); the rest of the run
+// stays where it was as plain free blocks.
+func (f *freeQueue) claim(q *Seq, hit int) {
+	for i := range f.runs {
+		r := f.runs[i]
+		if r.owner != q {
+			continue
+		}
+		rest := r.ahead + q.retained - hit
+		f.queued -= hit
+		if i+1 < len(f.runs) {
+			f.runs[i+1].ahead += rest
+		} else {
+			f.queued -= rest // behind the last run: not counted
+		}
+		f.runs = append(f.runs[:i], f.runs[i+1:]...)
+		break
+	}
+	q.retained = 0
 }
 
 // NewScheduler returns an idle scheduler for cfg.
@@ -193,7 +280,7 @@ func (s *Scheduler) Config() EngineConfig { return s.cfg }
 
 // Add queues a new request.
 func (s *Scheduler) Add(q *Seq) {
-	q.tokens, q.computed, q.blocks, q.scheduled, q.Sampled, q.stored, q.admitted = q.Prompt, 0, 0, 0, 0, 0, false
+	q.tokens, q.computed, q.blocks, q.scheduled, q.Sampled, q.stored, q.retained, q.admitted = q.Prompt, 0, 0, 0, 0, 0, 0, false
 	q.state = seqWaiting
 	s.waiting = append(s.waiting, q)
 }
@@ -206,6 +293,9 @@ func (s *Scheduler) Abort(q *Seq) {
 		s.usedBlocks -= q.blocks
 	case seqWaiting:
 		s.remove(&s.waiting, q)
+		if q.retained > 0 {
+			s.evictable.claim(q, 0)
+		}
 	}
 	q.blocks, q.scheduled, q.state = 0, 0, seqDone
 }
@@ -259,6 +349,7 @@ func (s *Scheduler) Schedule(st *Step) {
 	budget := s.cfg.MaxBatchedTokens
 	// Running requests first, oldest first; preempt from the back when the
 	// cache is full.
+	preempted := s.Preemptions
 	for i := 0; i < len(s.running) && budget > 0; i++ {
 		q := s.running[i]
 		n := min(q.tokens-q.computed, budget)
@@ -267,6 +358,15 @@ func (s *Scheduler) Schedule(st *Step) {
 		}
 		s.take(st, q, n)
 		budget -= n
+	}
+	// A step that preempted admits nobody (vLLM V1: "if not
+	// preempted_reqs" before scheduling the waiting requests,
+	// vllm/v1/core/sched/scheduler.py in v0.11.0,
+	// https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/core/sched/scheduler.py#L335);
+	// one that preempted everything is empty, and the engine, which runs
+	// no empty step, schedules again at once.
+	if s.Preemptions > preempted && len(st.Seqs) > 0 {
+		return
 	}
 	// Then waiting requests, in order, while there is room.
 	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
@@ -319,13 +419,34 @@ func (s *Scheduler) reuse(q *Seq) {
 	if s.cache != nil {
 		hit = s.cache.Lookup(q)
 	}
-	if hit <= 0 {
+	q.computed = s.cachedPrefix(q, hit)
+	if q.computed == 0 {
 		return
 	}
-	c := min(hit, q.tokens-1) / s.cfg.BlockSize * s.cfg.BlockSize
-	q.computed = max(c, 0)
 	// The blocks served are cached already: only later ones are stored.
 	q.stored = max(q.stored, q.computed/s.cfg.BlockSize)
+}
+
+// cachedPrefix is the prefix of q a lookup serves: hit tokens found in the
+// prefix cache or q's own blocks still cached since it was preempted
+// (Seq.retained), whichever is longer, in whole blocks and never q's last
+// token (vLLM V1 recomputes it for its logits: get_computed_blocks in
+// vllm/v1/core/kv_cache_manager.py).
+func (s *Scheduler) cachedPrefix(q *Seq, hit int) int {
+	hit = max(hit, q.retained*s.cfg.BlockSize)
+	if hit <= 0 {
+		return 0
+	}
+	return max(min(hit, q.tokens-1)/s.cfg.BlockSize*s.cfg.BlockSize, 0)
+}
+
+// allocate takes n free blocks for a request; with prefix caching they
+// may evict preempted requests' cached blocks (evictable).
+func (s *Scheduler) allocate(n int) {
+	s.usedBlocks += n
+	if n > 0 && len(s.evictable.runs) > 0 {
+		s.evictable.reuse(n)
+	}
 }
 
 // grow gives running request q the blocks to hold tokens, preempting from
@@ -339,7 +460,7 @@ func (s *Scheduler) grow(q *Seq, tokens int) bool {
 			return false
 		}
 	}
-	s.usedBlocks += need
+	s.allocate(need)
 	q.blocks += need
 	return true
 }
@@ -360,7 +481,16 @@ func (s *Scheduler) admit(q *Seq, tokens int) bool {
 	if s.cache != nil && s.cfg.PrefixCaching && !q.admitted {
 		q.Cached, q.admitted = q.computed, true
 	}
-	s.usedBlocks += need
+	// Its own cached blocks that it hits leave the free pool; the others
+	// it takes from the queue's front (kv_cache_manager.py, allocate_slots:
+	// touch, then allocate_new_blocks).
+	hit := 0
+	if q.retained > 0 {
+		hit = min(q.retained, q.computed/s.cfg.BlockSize)
+		s.evictable.claim(q, hit)
+	}
+	s.usedBlocks += hit
+	s.allocate(need - hit)
 	q.blocks = need
 	return true
 }
@@ -378,9 +508,14 @@ func (s *Scheduler) take(st *Step, q *Seq, n int) {
 }
 
 // preempt moves q from running back to the front of the queue, freeing its
-// KV cache; it will be prefilled again, prompt and sampled tokens alike.
+// KV cache; it will be prefilled again, prompt and sampled tokens alike,
+// after what its freed blocks still hold then with prefix caching
+// (evictable).
 func (s *Scheduler) preempt(q *Seq) {
 	s.remove(&s.running, q)
+	if s.cfg.PrefixCaching {
+		s.evictable.push(q, s.cfg.KVBlocks-s.usedBlocks, q.blocks, min(q.computed/s.cfg.BlockSize, q.blocks))
+	}
 	s.usedBlocks -= q.blocks
 	q.blocks, q.computed, q.scheduled = 0, 0, 0
 	q.state = seqWaiting
@@ -520,8 +655,8 @@ func (s *Scheduler) headBlocked(free int) bool {
 	}
 	q := s.waiting[0]
 	computed := q.computed
-	if s.cfg.PrefixCaching && computed == 0 && q.Cached > 0 { // as reuse
-		computed = max(min(q.Cached, q.tokens-1)/s.cfg.BlockSize*s.cfg.BlockSize, 0)
+	if s.cfg.PrefixCaching && computed == 0 { // as reuse
+		computed = s.cachedPrefix(q, q.Cached)
 	}
 	if s.cfg.ChunkedPrefill {
 		budget := s.cfg.MaxBatchedTokens - len(s.running)
@@ -539,7 +674,7 @@ func (s *Scheduler) advanceDecode(k int, each func(q *Seq)) {
 	for _, q := range s.running {
 		each(q)
 		nb := s.blocksFor(q.computed + k)
-		s.usedBlocks += nb - q.blocks
+		s.allocate(nb - q.blocks)
 		q.blocks = nb
 		q.computed += k
 		q.tokens += k

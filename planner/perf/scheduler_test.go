@@ -122,3 +122,112 @@ func BenchmarkSchedulerStep(b *testing.B) {
 		})
 	}
 }
+
+// preemptionScenario is a running request A (128-token prompt, 64 output
+// tokens) and a waiting B (160-token prompt) on a 16-block KV cache with a
+// 64-token budget: in step 4, B (admitted in step 3 with 63 tokens) cannot
+// grow and, last in the running list, preempts itself.
+func preemptionScenario(prefixCaching bool) (s *Scheduler, a, b *Seq) {
+	s = NewScheduler(EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 64, ChunkedPrefill: true, PrefixCaching: prefixCaching, KVBlocks: 16})
+	a = newSeq(s, 128, 64)
+	b = newSeq(s, 160, 4)
+	return s, a, b
+}
+
+// stepUntil schedules and completes steps until step number n is
+// scheduled (not completed) into st, checking the block accounting.
+func stepUntil(t *testing.T, s *Scheduler, st *Step, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		s.Schedule(st)
+		if i == n {
+			return
+		}
+		s.Complete(st, nil)
+		if held, used, ok := s.check(); !ok {
+			t.Fatalf("step %d: blocks held %d, accounted %d", i, held, used)
+		}
+	}
+}
+
+// TestAPreemptingStepAdmitsNobody: vLLM V1 schedules the waiting queue
+// only in a step that preempted nobody (vllm/v1/core/sched/scheduler.py,
+// v0.11.0: "if not preempted_reqs:"), so the request just preempted, now
+// the queue's head, is not admitted again in the same step.
+func TestAPreemptingStepAdmitsNobody(t *testing.T) {
+	for _, prefixCaching := range []bool{false, true} {
+		s, a, b := preemptionScenario(prefixCaching)
+		var st Step
+		stepUntil(t, s, &st, 4)
+		if s.Preemptions != 1 || len(st.Seqs) != 1 || st.Seqs[0] != a || b.state != seqWaiting {
+			t.Errorf("prefix caching %v, step 4: %d preemptions, %d scheduled (B %v): want A's decode alone, B preempted and waiting", prefixCaching, s.Preemptions, len(st.Seqs), b.state)
+		}
+		s.Complete(&st, nil)
+		s.Schedule(&st)
+		if len(st.Seqs) != 2 || st.Seqs[1] != b {
+			t.Errorf("prefix caching %v, step 5: %d scheduled; B should be admitted again", prefixCaching, len(st.Seqs))
+		}
+	}
+}
+
+// TestPreemptedRequestHitsItsFreedBlocks: with prefix caching (vLLM V1's
+// default) a preempted request's full blocks stay cached in the free pool
+// and its readmission hits them (get_computed_blocks for a waiting
+// request with no computed tokens), so it recomputes only its partial
+// last block; without prefix caching it recomputes everything.
+func TestPreemptedRequestHitsItsFreedBlocks(t *testing.T) {
+	for _, c := range []struct {
+		prefixCaching bool
+		resume        int
+	}{{false, 0}, {true, 48}} {
+		s, _, b := preemptionScenario(c.prefixCaching)
+		var st Step
+		stepUntil(t, s, &st, 5) // B had computed 63 tokens: 3 full blocks
+		if b.state != seqRunning || b.computed != c.resume || b.scheduled != 63 {
+			t.Errorf("prefix caching %v: B readmitted at token %d with %d scheduled, want at %d with 63", c.prefixCaching, b.computed, b.scheduled, c.resume)
+		}
+	}
+}
+
+// TestPreemptedRequestsTailIsReusedFirst: the engine reuses free blocks
+// from the front of its free queue, and a request's blocks enter it tail
+// first (vllm/v1/core/single_type_kv_cache_manager.py, free; block_pool.py,
+// get_new_blocks), so a running request's growth first takes the free
+// blocks queued before the preempted request's and then evicts that
+// request's blocks from its tail; its readmission still hits the rest. The
+// admission check counts the cached blocks it hits as blocks to allocate
+// (they leave the free pool), so it does not return before it fits.
+func TestPreemptedRequestsTailIsReusedFirst(t *testing.T) {
+	s, a, b := preemptionScenario(true)
+	var st Step
+	// Step 6: B (111 tokens computed) preempts itself again: 6 full blocks
+	// cached, its partial block and none other free ahead of them.
+	stepUntil(t, s, &st, 6)
+	s.Complete(&st, nil)
+	if s.Preemptions != 2 || b.retained != 6 {
+		t.Fatalf("after step 6: %d preemptions, B retains %d blocks; want 2 and 6", s.Preemptions, b.retained)
+	}
+	for a.state == seqRunning {
+		s.Schedule(&st)
+		if len(st.Seqs) != 1 || st.Seqs[0] != a {
+			t.Fatalf("B readmitted while A (%d tokens) runs: it cannot fit", a.tokens)
+		}
+		s.Complete(&st, nil)
+		// A's 10th block takes the plain block; its 11th and 12th B's last
+		// two.
+		want := 6 - max(a.blocks-10, 0)
+		if a.state == seqRunning && b.retained != want {
+			t.Fatalf("A holds %d blocks: B retains %d, want %d", a.blocks, b.retained, want)
+		}
+		if held, used, ok := s.check(); !ok {
+			t.Fatalf("blocks held %d, accounted %d", held, used)
+		}
+	}
+	if b.retained != 4 {
+		t.Fatalf("A finished: B retains %d blocks, want 4", b.retained)
+	}
+	s.Schedule(&st)
+	if b.state != seqRunning || b.computed != 64 || b.retained != 0 {
+		t.Errorf("after A: B readmitted at token %d (retaining %d), want at 64 (4 blocks hit)", b.computed, b.retained)
+	}
+}

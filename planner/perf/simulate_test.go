@@ -370,3 +370,34 @@ func TestEstimateSimulatesABoundedPart(t *testing.T) {
 		t.Errorf("run of %g s, the simulated warmup alone %g s", e.RunSeconds, w.WarmupEnd)
 	}
 }
+
+// TestPreemptionRecomputesOnlyWhatWasEvicted: a burst of two long prompts
+// on a KV cache that holds one of them and a part of the other, as
+// GPUStack's 32,000-token bursts of Qwen3-32B on one A100 (vLLM 0.11,
+// prefix caching on by default). The second preempts itself when the
+// cache is full, waits with its blocks cached while the first decodes
+// alone, and is readmitted with them hit: the burst takes about as long
+// as the two requests one after the other (it overlaps a little), not
+// the second's prefill chunks in every other decode step.
+func TestPreemptionRecomputesOnlyWhatWasEvicted(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-32B")
+	cfg := EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true, PrefixCaching: true, KVBlocks: 2000}
+	s, err := NewLane(m, hw("A100-80GB", 1), cfg, 24000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(sizes ...RequestSize) RunStats {
+		st, err := s.Run(Load{Concurrency: len(sizes), Requests: len(sizes), Sizes: sizes, InputTokens: sizes[0].Input, OutputTokens: sizes[0].Output})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first, second := RequestSize{Input: 20000, Output: 100}, RequestSize{Input: 20000, Output: 100}
+	both := run(first, second)
+	alone := run(first).DurationSeconds + run(second).DurationSeconds
+	t.Logf("the burst took %.2f s with %d preemptions; the requests one after the other %.2f s", both.DurationSeconds, both.Preemptions, alone)
+	if both.Preemptions == 0 || both.DurationSeconds > 1.01*alone {
+		t.Errorf("the burst took %.2f s with %d preemptions; the requests one after the other %.2f s", both.DurationSeconds, both.Preemptions, alone)
+	}
+}
