@@ -74,7 +74,9 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	}
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	a.CountAttention = *attentionFlag
+	if *noAttentionFlag {
+		a.OmitAttention = true
+	}
 	if o, ok := perf.FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
 		o.Apply(&a)
 	}
@@ -198,10 +200,10 @@ func readPublished(t *testing.T) []publishedPoint {
 	return doc.Points
 }
 
-// attentionFlag measures the model with attention's own FLOPs counted
-// (perf.Assumptions.CountAttention), which the catalog leaves out: the limits below
-// are the model's without them.
-var attentionFlag = flag.Bool("perf.attention", false, "count attention's FLOPs in TestPublishedMeasurements (a measurement; the limits are the model's without)")
+// noAttentionFlag measures the model without attention's own FLOPs
+// (perf.Assumptions.OmitAttention), as it was before issue 27 counted
+// them: the limits below are the model's with them.
+var noAttentionFlag = flag.Bool("perf.noattention", false, "leave attention's FLOPs out in TestPublishedMeasurements (a measurement of the model before they were counted; the limits do not apply)")
 
 // TestPublishedMeasurements plans every published vLLM measurement cold
 // from the catalog and reports the mean absolute percentage error per
@@ -212,11 +214,11 @@ var attentionFlag = flag.Bool("perf.attention", false, "count attention's FLOPs 
 // (publishedLimits).
 //
 //	go test ./planner -run TestPublishedMeasurements -v
-//	go test ./planner -run TestPublishedMeasurements -v -args -perf.attention
+//	go test ./planner -run TestPublishedMeasurements -v -args -perf.noattention
 func TestPublishedMeasurements(t *testing.T) {
 	points := readPublished(t)
-	if *attentionFlag {
-		t.Log("attention's own FLOPs counted (-perf.attention): the limits do not apply")
+	if *noAttentionFlag {
+		t.Log("attention's own FLOPs left out (-perf.noattention): the limits do not apply")
 	}
 	count := map[string]int{}
 	for _, p := range points {
@@ -230,7 +232,7 @@ func TestPublishedMeasurements(t *testing.T) {
 		mape, lines := publishedMAPE(t, points, set, true)
 		t.Logf("%s set, all points: MAPE throughput %.2f%%, TPOT %.2f%%, TTFT %.2f%%\n%s", set, 100*mape["throughput"], 100*mape["tpot"], 100*mape["ttft"], strings.Join(lines, "\n"))
 		for f, limit := range publishedLimits[set] {
-			if mape[f] > limit && !*attentionFlag {
+			if mape[f] > limit && !*noAttentionFlag {
 				t.Errorf("%s set, all points: %s MAPE %.1f%% is over %.0f%% (what the model reached)", set, f, 100*mape[f], 100*limit)
 			}
 		}
@@ -291,9 +293,14 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // 32,000-token burst on the H100 (-12% before) was right only through
 // 420 full recomputes, and is +136% without them, the H100 gap that
 // docs/performance-model.md describes.
+//
+// With attention's own FLOPs counted (perf.Assumptions.OmitAttention
+// false, the catalog's default since): fit 16.26%, 14.83%, 17.20%;
+// held-out 23.62%, 19.04%, 22.01%; without the weak regimes fit 6.36%,
+// 6.50%, 20.75% and held-out 8.20%, 14.33%, 19.17%.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.24, "tpot": 0.18, "ttft": 0.20},
-	"heldout": {"throughput": 0.31, "tpot": 0.21, "ttft": 0.24},
+	"fit":     {"throughput": 0.17, "tpot": 0.15, "ttft": 0.18},
+	"heldout": {"throughput": 0.24, "tpot": 0.20, "ttft": 0.23},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).

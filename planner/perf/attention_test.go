@@ -5,20 +5,13 @@ import (
 	"testing"
 )
 
-// attending is hw(gpu, count) with attention's own FLOPs counted.
-func attending(gpu string, count int) Hardware {
-	h := hw(gpu, count)
-	h.Assume.CountAttention = true
-	return h
-}
-
 // A long prefill's attention: 2 x 2 x heads x head_dim FLOPs a layer for
 // each of the n(n+1)/2 causal query-key pairs, besides the weights' 2
 // FLOPs a parameter a token, at the same MFU; grouped-query attention
-// (fewer KV heads) does not reduce it.
+// (fewer KV heads) does not reduce it. The catalog's assumptions count it.
 func TestAttentionFLOPsOfAPrefill(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B") // 28 layers, 16 heads of 128
-	h := attending("L40S", 1)
+	h := hw("L40S", 1)
 	emb := 151_936.0 * 1024
 	linear := 2 * ((float64(m.Params)-emb)*8192 + emb)
 	attention := 4.0 * 16 * 128 * 28 * 8192 * 8193 / 2
@@ -32,7 +25,7 @@ func TestAttentionFLOPsOfAPrefill(t *testing.T) {
 		t.Errorf("8 KV heads %v, 16 KV heads %v: grouped-query attention must not change the FLOPs", a, b)
 	}
 	// Two GPUs split the heads: half the attention each.
-	two := attending("L40S", 2)
+	two := hw("L40S", 2)
 	comm := m.allReduceSeconds(two, 8192)
 	if got := StepSeconds(m, two, 8192, 0, 0) - comm - 0.001; !near(got, (linear+attention)/2/(362e12*0.32), 1e-9) {
 		t.Errorf("two GPUs: %v", got)
@@ -115,7 +108,7 @@ func TestChunkedPrefillAttendsTheWholePrompt(t *testing.T) {
 // and on a serial CPU.
 func TestSkippingDecodesEqualsSteppingWithAttention(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B")
-	big, err := NewLane(m, attending("T4", 1), EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true}, 2048)
+	big, err := NewLane(m, hw("T4", 1), EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true}, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +117,14 @@ func TestSkippingDecodesEqualsSteppingWithAttention(t *testing.T) {
 		t.Fatalf("200 decodes on a T4 should start compute-bound and cross within 400 steps: %+v", line)
 	}
 	checkSkipping(t, big, []Load{{InputTokens: 64, OutputTokens: 400, Concurrency: 200, Requests: 200}})
-	h := attending("T4", 1)
+	h := hw("T4", 1)
 	h.Assume.GPUMemoryUtilization = 0.2
 	tight, err := NewLane(m, h, EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	skippingEqualsStepping(t, tight)
-	cpu, err := NewLane(m, attending("CPU", 1), EngineConfig{MaxNumSeqs: 16, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
+	cpu, err := NewLane(m, hw("CPU", 1), EngineConfig{MaxNumSeqs: 16, MaxBatchedTokens: 512, ChunkedPrefill: true}, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}

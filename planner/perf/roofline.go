@@ -51,18 +51,13 @@ type Assumptions struct {
 	// MoERoutingSpread narrows the routed experts a batch reaches below
 	// uniform routing's (1; arch.ExpectedExperts).
 	MoERoutingSpread float64 `json:"moe_routing_spread,omitempty"`
-	// CountAttention counts attention's own FLOPs (attentionSeconds) in a
-	// step's compute. The catalog leaves it off: measured on the
-	// published vLLM measurements (docs/performance-model.md,
-	// "Attention's own FLOPs") it brings the fit set closer but makes the
-	// held-out set's TTFT worse (18.74% to 19.17% outside the weak
-	// regime, 22.89% to 27.04% on all points, mostly GPUStack's
-	// 32,000-token burst on an H100, whose 350 predicted preemptions each
-	// recompute a 32,000-token prompt, now at half again the cost), and
-	// the catalog's prefill MFU was fitted without it. The tests and
-	// TestPublishedMeasurements' -perf.attention flag set it on the lanes
-	// they measure.
-	CountAttention bool `json:"count_attention,omitempty"`
+	// OmitAttention leaves attention's own FLOPs (attentionSeconds) out
+	// of a step's compute, as the model did before issue 27 counted them
+	// (docs/performance-model.md, "Attention's own FLOPs"). The catalog
+	// counts them: attention's two matrix multiplies are work the GPU
+	// does. It exists to measure the model without them
+	// (TestPublishedMeasurements' -perf.noattention flag).
+	OmitAttention bool `json:"omit_attention,omitempty"`
 }
 
 // DefaultAssumptions returns the catalog defaults for g.
@@ -196,9 +191,9 @@ func (c stepCost) at(kvTokens, attended float64) float64 {
 
 // attentionSeconds is the compute time of one query-key pair's attention
 // in every layer (attentionFLOPs) on h's GPUs, at the 16-bit peak and the
-// assumed MFU; 0 unless h.Assume.CountAttention.
+// assumed MFU; 0 when h.Assume.OmitAttention.
 func (m ModelArch) attentionSeconds(h Hardware) float64 {
-	if !h.Assume.CountAttention {
+	if h.Assume.OmitAttention {
 		return 0
 	}
 	return m.attentionFLOPs(1) / (h.count() * h.attentionTFLOPS() * 1e12 * h.Assume.PrefillMFU)
