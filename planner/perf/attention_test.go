@@ -143,7 +143,7 @@ func TestDecodeLineSumsItsSteps(t *testing.T) {
 	} {
 		for _, n := range []int{1, 2, 50, 399, 1000} {
 			var want float64
-			steps := itlHist{}
+			var steps itlHist
 			for j := range n {
 				want += l.at(j)
 				steps.add(l.at(j), 3)
@@ -151,12 +151,23 @@ func TestDecodeLineSumsItsSteps(t *testing.T) {
 			if got := l.sum(n); math.Abs(got-want) > 1e-9*want {
 				t.Errorf("%+v: %d steps sum to %v, want %v", l, n, got, want)
 			}
-			gaps := itlHist{}
-			l.gaps(n, 3, gaps)
+			// The crossing of a longer run gives every shorter one's.
+			for _, longer := range []int{n, n + 1, 2 * n, 5000} {
+				split := l.cross(longer)
+				if got, want := min(split, n), l.cross(n); got != want {
+					t.Errorf("%+v: cross(%d) = %d, min of cross(%d) = %d and %d is %d", l, n, want, longer, split, n, got)
+				}
+				if got, want := l.sumSplit(n, split), l.sum(n); got != want {
+					t.Errorf("%+v: sum(%d) = %v, with the split of %d steps %v", l, n, want, longer, got)
+				}
+			}
+			var gaps itlHist
+			l.gaps(n, 3, l.cross(n+7), &gaps)
 			total, off := 0, 0
-			for b, k := range gaps {
+			counts := steps.bins()
+			for b, k := range gaps.bins() {
 				total += k
-				if d := k - steps[b]; d > 0 {
+				if d := k - counts[b]; d > 0 {
 					off += d
 				}
 			}

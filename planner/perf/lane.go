@@ -75,7 +75,7 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 // StepSeconds is the duration of step st on the server: its tokens'
 // matrix multiplies, the query-key pairs its attention computes
 // (Step.Attended) and the KV cache it reads (stepCost).
-func (s Lane) StepSeconds(st *Step) float64 {
+func (s *Lane) StepSeconds(st *Step) float64 {
 	tokens := st.PrefillTokens + st.DecodeSeqs
 	if tokens <= 0 {
 		return 0
@@ -89,7 +89,7 @@ func (s Lane) StepSeconds(st *Step) float64 {
 // requests one at a time (Engine.Arrive), so a burst enters the engine at
 // its pace; 0 when Assumptions.FrontEndTokenUs is 0 (the front end is
 // not a queue).
-func (s Lane) FrontEndBusySeconds(q *Seq) float64 {
+func (s *Lane) FrontEndBusySeconds(q *Seq) float64 {
 	tok := s.Hardware.Assume.FrontEndTokenUs
 	if tok <= 0 {
 		return 0
@@ -103,12 +103,12 @@ func (s Lane) FrontEndBusySeconds(q *Seq) float64 {
 // busy one after another and hands them to the engine together when its
 // busy period ends (Engine.Arrive): a burst of n requests enters the
 // engine n admissions after it was sent, in one step's queue.
-func (s Lane) FrontEndAdmitSeconds() float64 { return s.Hardware.Assume.FrontEndAdmitUs / 1e6 }
+func (s *Lane) FrontEndAdmitSeconds() float64 { return s.Hardware.Assume.FrontEndAdmitUs / 1e6 }
 
 // RequestOverheadSeconds is the fixed time between a request's send and
 // its entering the engine (HTTP, chat template, tokenisation); when the
 // engine takes it into a step is Engine's rule.
-func (s Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }
+func (s *Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.RequestOverheadMs / 1000 }
 
 // RequestDelaySeconds is the time between the send of request n (Seq.Index:
 // its number in its run, as the load generator numbers it) and its
@@ -120,7 +120,7 @@ func (s Lane) RequestOverheadSeconds() float64 { return s.Hardware.Assume.Reques
 // catalog's value). The draws come from the golden-ratio sequence instead
 // of random numbers, so a run's delays are close to the distribution's
 // quantiles, and both clocks give request n the same one.
-func (s Lane) RequestDelaySeconds(n int) float64 {
+func (s *Lane) RequestDelaySeconds(n int) float64 {
 	d := s.RequestOverheadSeconds()
 	if jitter := s.Hardware.Assume.RequestJitterMs / 1000; jitter > 0 {
 		u := math.Mod(float64(n+1)*goldenFraction, 1)

@@ -157,8 +157,19 @@ type weighted struct {
 
 // itlHist pools inter-token gaps in logarithmic bins 0.1% wide: a decode
 // phase's gaps are all distinct (the KV cache grows every step) but a
-// percentile of the bins is within 0.05% of the exact one.
-type itlHist map[int32]int
+// percentile of the bins is within 0.05% of the exact one. A phase's
+// gaps fill a few adjacent bins (its steps' durations), so the bins are
+// counted in a slice from the lowest, lo (the zero value is empty); a bin
+// more than maxDenseBins from the others goes to the map far.
+type itlHist struct {
+	lo     int32
+	counts []int
+	far    map[int32]int
+}
+
+// maxDenseBins bounds the slice of an itlHist: 16,384 bins span
+// durations within a factor of 1.3e7 of each other.
+const maxDenseBins = 1 << 14
 
 const binWidth = 0.001
 
@@ -171,16 +182,62 @@ func binOf(seconds float64) int32 {
 	return int32(math.Floor(math.Log(seconds) / logBin))
 }
 
-func (h itlHist) add(seconds float64, n int) { h[binOf(seconds)] += n }
+func (h *itlHist) add(seconds float64, n int) { h.addBin(binOf(seconds), n) }
+
+// addBin adds n gaps to bin b.
+func (h *itlHist) addBin(b int32, n int) {
+	size := int64(len(h.counts))
+	i := int64(b) - int64(h.lo)
+	switch {
+	case size == 0:
+		h.lo = b
+		h.counts = append(h.counts, n)
+	case i >= 0 && i < size:
+		h.counts[i] += n
+	case i >= size && i < maxDenseBins:
+		h.counts = slices.Grow(h.counts, int(i+1-size))[:i+1]
+		clear(h.counts[size:])
+		h.counts[i] = n
+	case i < 0 && size-i <= maxDenseBins:
+		// Room below for as many bins again as there are, at most the
+		// bound: a phase whose gaps fall from bin to bin moves its slice
+		// a few times, not once a bin.
+		shift := min(max(-i, size), maxDenseBins-size)
+		h.counts = slices.Grow(h.counts, int(shift))[:size+shift]
+		copy(h.counts[shift:], h.counts[:size])
+		clear(h.counts[:shift])
+		h.lo -= int32(shift)
+		h.counts[i+shift] = n
+	default:
+		if h.far == nil {
+			h.far = map[int32]int{}
+		}
+		h.far[b] += n
+	}
+}
+
+// reset empties the histogram, keeping its memory.
+func (h *itlHist) reset() {
+	h.counts = h.counts[:0]
+	clear(h.far)
+}
 
 // weights appends the bins to out as values (ms, at each bin's centre)
 // with their counts.
-func (h itlHist) weights(out []weighted) []weighted {
-	for b, n := range h {
-		out = append(out, weighted{1000 * math.Exp((float64(b)+0.5)*logBin), n})
+func (h *itlHist) weights(out []weighted) []weighted {
+	for i, n := range h.counts {
+		if n != 0 {
+			out = append(out, weighted{binCentreMs(h.lo + int32(i)), n})
+		}
+	}
+	for b, n := range h.far {
+		out = append(out, weighted{binCentreMs(b), n})
 	}
 	return out
 }
+
+// binCentreMs is the value of bin b's gaps, in milliseconds.
+func binCentreMs(b int32) float64 { return 1000 * math.Exp((float64(b)+0.5)*logBin) }
 
 // maxSteps bounds a virtual run (a safeguard against a load that never
 // finishes).
@@ -238,7 +295,7 @@ func (s *Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSt
 	defer phaseMemory.Put(mem)
 	v := &mem.run
 	*v = virtualRun{l: l, eng: *NewEngine(*s, t0), cache: cache, number: number, n: l.Requests, reqs: mem.requests(l.Requests),
-		itl: mem.itl, t: t0, lastSend: t0, sessions: newSessionQueue(l, l.Requests), open: l.RequestRate > 0 || len(l.Sends) > 0}
+		itl: &mem.itl, t: t0, lastSend: t0, sessions: newSessionQueue(l, l.Requests), open: l.RequestRate > 0 || len(l.Sends) > 0}
 	if cache != nil {
 		v.eng.SetPrefixCache(cache)
 	}
@@ -282,7 +339,7 @@ type virtualRun struct {
 	blocked  bool
 	// itl is the histogram of inter-token gaps; same the run of equal
 	// gaps not yet added to it.
-	itl  itlHist
+	itl  *itlHist
 	same struct {
 		gap float64
 		n   int
@@ -452,7 +509,7 @@ type phaseScratch struct {
 	ttft, tpot, lat []float64
 }
 
-var phaseMemory = sync.Pool{New: func() any { return &phaseScratch{itl: itlHist{}} }}
+var phaseMemory = sync.Pool{New: func() any { return new(phaseScratch) }}
 
 // requests returns n zero requests, and empties the histogram.
 func (m *phaseScratch) requests(n int) []vreq {
@@ -461,7 +518,7 @@ func (m *phaseScratch) requests(n int) []vreq {
 	}
 	m.reqs = m.reqs[:n]
 	clear(m.reqs)
-	clear(m.itl)
+	m.itl.reset()
 	return m.reqs
 }
 
@@ -523,8 +580,8 @@ func openLoopSends(l Load, t0 float64, n int) (func() float64, error) {
 		if len(l.Sends) < n {
 			return nil, fmt.Errorf("%d send times for %d requests", len(l.Sends), n)
 		}
-		k := 0
-		return func() float64 { k++; return t0 + l.Sends[k-1] }, nil
+		sends, k := l.Sends, 0 // the closure holds the times, not the whole load
+		return func() float64 { k++; return t0 + sends[k-1] }, nil
 	case l.RequestRate > 0:
 		arr, err := load.NewArrivals(l.RequestRate, l.Arrival, l.Burstiness, l.Seed)
 		if err == nil {
@@ -544,7 +601,7 @@ func openLoopSends(l Load, t0 float64, n int) (func() float64, error) {
 // in closed form instead of one by one: the same steps and times as
 // stepping (up to rounding), and the same gaps (every running request
 // sampled its last token at t, so each gap is its step's duration).
-func (s *Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) float64 {
+func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) float64 {
 	sched := eng.sched
 	for _, q := range sched.running {
 		// Without chunked prefill a step that prefills decodes nobody: the
@@ -558,6 +615,7 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) floa
 		return t
 	}
 	line := decodeLineOf(eng.costs.get(&eng.lane, b, b), kv, grow)
+	split := line.cross(k) // of every shorter run too: min(split, j)
 	if next := eng.NextEntry(); !math.IsInf(next, 1) {
 		// Only steps that start before the next request enters (one that
 		// enters at a step's start joins it).
@@ -565,10 +623,10 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) floa
 			return t
 		}
 		lo, hi := 1, k // step lo-1 starts before next; find the last such
-		if t+line.sum(k-1) >= next {
+		if t+line.sumSplit(k-1, split) >= next {
 			for hi-lo > 1 {
 				mid := (lo + hi) / 2
-				if t+line.sum(mid-1) < next {
+				if t+line.sumSplit(mid-1, split) < next {
 					lo = mid
 				} else {
 					hi = mid
@@ -577,8 +635,8 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl itlHist, steps *int) floa
 			k = lo
 		}
 	}
-	line.gaps(k, b, itl)
-	t += line.sum(k)
+	line.gaps(k, b, split, itl)
+	t += line.sumSplit(k, split)
 	*steps += k
 	sched.advanceDecode(k, func(q *Seq) { q.Data.(*vreq).prev = t })
 	eng.end = t
@@ -645,12 +703,17 @@ func (l decodeLine) at(j int) float64 {
 }
 
 // sum is the duration of steps 0 to j-1.
-func (l decodeLine) sum(j int) float64 {
+func (l decodeLine) sum(j int) float64 { return l.sumSplit(j, l.cross(j)) }
+
+// sumSplit is sum(j) given split, l.cross(n) of some n >= j: cross(j) is
+// min(cross(n), j), so a search over the runs of a phase finds the
+// crossing once.
+func (l decodeLine) sumSplit(j, split int) float64 {
 	total := l.o * float64(j)
 	for from := 0; from < j; {
 		to := j
 		if from == 0 {
-			to = l.cross(j)
+			to = min(split, j)
 		}
 		v, slope := l.bound(from)
 		m := float64(to - from)
@@ -661,9 +724,9 @@ func (l decodeLine) sum(j int) float64 {
 }
 
 // gaps adds steps 0 to k-1, each a gap of b requests, to the histogram,
-// a bin at a time.
-func (l decodeLine) gaps(k, b int, itl itlHist) {
-	split := l.cross(k)
+// a bin at a time; split is l.cross(n) of some n >= k (see sumSplit).
+func (l decodeLine) gaps(k, b, split int, itl *itlHist) {
+	split = min(split, k)
 	var bin int32
 	upper := math.Inf(-1)
 	for j := 0; j < k; {
@@ -681,7 +744,7 @@ func (l decodeLine) gaps(k, b int, itl itlHist) {
 		if slope > 0 {
 			nj = int(math.Min(float64(end), math.Max(float64(j+1), math.Ceil((upper-base-l.o)/slope))))
 		}
-		itl[bin] += (nj - j) * b
+		itl.addBin(bin, (nj-j)*b)
 		j = nj
 		if j < split || slope > 0 {
 			bin++

@@ -2,6 +2,9 @@ package perf
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -399,5 +402,68 @@ func TestPreemptionRecomputesOnlyWhatWasEvicted(t *testing.T) {
 	t.Logf("the burst took %.2f s with %d preemptions; the requests one after the other %.2f s", both.DurationSeconds, both.Preemptions, alone)
 	if both.Preemptions == 0 || both.DurationSeconds > 1.01*alone {
 		t.Errorf("the burst took %.2f s with %d preemptions; the requests one after the other %.2f s", both.DurationSeconds, both.Preemptions, alone)
+	}
+}
+
+// bins returns the histogram's nonzero bins and their counts.
+func (h *itlHist) bins() map[int32]int {
+	out := map[int32]int{}
+	for i, n := range h.counts {
+		if n != 0 {
+			out[h.lo+int32(i)] = n
+		}
+	}
+	for b, n := range h.far {
+		out[b] += n
+	}
+	return out
+}
+
+// TestITLHistCountsAsAMap: the histogram's slice and map of far bins count
+// every bin as a map of bins would, whichever way its bins spread (up,
+// down, beyond the slice's bound, to the ends of int32) and after reset.
+func TestITLHistCountsAsAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h itlHist
+	for round := range 200 {
+		h.reset()
+		want := map[int32]int{}
+		base := int32(rng.IntN(20_000) - 10_000)
+		for range rng.IntN(300) {
+			b := base + int32(rng.IntN(40)-20)
+			switch rng.IntN(20) {
+			case 0:
+				b = base - int32(rng.IntN(3*maxDenseBins))
+			case 1:
+				b = base + int32(rng.IntN(3*maxDenseBins))
+			case 2:
+				b = []int32{math.MinInt32, math.MaxInt32}[rng.IntN(2)]
+			}
+			n := 1 + rng.IntN(5)
+			h.addBin(b, n)
+			want[b] += n
+		}
+		if got := h.bins(); !maps.Equal(got, want) {
+			t.Fatalf("round %d: %v, want %v", round, got, want)
+		}
+		if len(h.counts) > maxDenseBins {
+			t.Fatalf("round %d: %d bins in the slice", round, len(h.counts))
+		}
+		w := h.weights(nil)
+		if len(w) != len(want) {
+			t.Fatalf("round %d: %d weights for %d bins", round, len(w), len(want))
+		}
+		byValue := map[float64]int{}
+		for b, n := range want {
+			byValue[binCentreMs(b)] += n
+		}
+		for _, x := range w {
+			byValue[x.v] -= x.n
+		}
+		for v, n := range byValue {
+			if n != 0 {
+				t.Fatalf("round %d: the weights of %v ms are off by %d", round, v, n)
+			}
+		}
 	}
 }
