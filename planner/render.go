@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -236,11 +237,16 @@ func writeExecutorSettings(ew *errWriter, p *Plan) {
 	}
 	var blocks []block
 	seen := map[string]bool{}
+	var last *block // the lane before's, seen: lanes of a screen repeat it
 	for _, l := range p.Lanes {
 		if l.Action == ActionDrop {
 			continue
 		}
 		b := block{l.Executor, l.Inputs.ExecutorType, l.ExecutorSettings}
+		if last != nil && b.name == last.name && b.typ == last.typ && reflect.DeepEqual(b.settings, last.settings) {
+			continue // equal values encode alike: no need to encode it
+		}
+		last = &b
 		id, _ := encode([]any{b.name, b.typ, b.settings})
 		if seen[string(id)] {
 			continue
