@@ -210,13 +210,7 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 		}
 	}
 	relevant := free
-	nfree := 0
-	for _, ok := range free {
-		if ok {
-			nfree++
-		}
-	}
-	if n < nfree {
+	if nfree := countFree(free); n < nfree {
 		return FitResult{}, fmt.Errorf("%d measured figures cannot determine %d parameters; give evidence with more lanes or metrics", n, nfree)
 	}
 	f := &fitter{obs: obs}
@@ -229,8 +223,8 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 	// be held: kept at their starting values, the fit misses the figures
 	// by more than their noise explains.
 	var ruledOut [numParams]bool
+	ident = f.identify(p, free, false)
 	for {
-		ident = f.identify(p, free, false)
 		// The jitter is never held: held at the catalog's 0, the model
 		// cannot spread TTFT at all, and a fit to evidence that spreads
 		// would bend the other parameters to make up for it (a real-vLLM
@@ -255,10 +249,11 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 			ruledOut[worst] = true
 			continue
 		}
-		free, p = trial, q
 		held[worst] = ident[worst]
 		held[worst].Held = true
 		held[worst].Reason = "kept at the starting value: " + held[worst].Reason
+		free, p = trial, q
+		ident = f.identify(p, free, false)
 	}
 	// A free parameter the evidence pins only given the held values (it
 	// trades against one of them) fits the figures but is no measurement:
@@ -328,14 +323,19 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 // a request overhead of about 1 ms that its TTFT alone cannot resolve,
 // and held at the catalog's 7 ms the fit missed TTFT p50 by 20-50%.
 func (f *fitter) holdFits(p, q Params, n int, free [numParams]bool) bool {
+	cp, cq := f.cost(p), f.cost(q)
+	return cq-cp <= holdRejectF*cp/float64(max(n-countFree(free), 1))
+}
+
+// countFree is how many parameters free frees.
+func countFree(free [numParams]bool) int {
 	k := 0
 	for _, ok := range free {
 		if ok {
 			k++
 		}
 	}
-	cp, cq := f.cost(p), f.cost(q)
-	return cq-cp <= holdRejectF*cp/float64(max(n-k, 1))
+	return k
 }
 
 // holdRejectF is the F statistic beyond which the evidence rules out a
@@ -650,11 +650,8 @@ func (f *fitter) identify(p Params, free [numParams]bool, priors bool) [numParam
 	}
 	m := len(r0)
 	var cols [numParams][]float64
-	nfree := 0
+	nfree := countFree(free)
 	for j := range cols {
-		if free[j] {
-			nfree++
-		}
 		up, down := scale(p, j, math.Exp(jacobianStep)), scale(p, j, math.Exp(-jacobianStep))
 		ru, err1 := f.figures(up)
 		rd, err2 := f.figures(down)
