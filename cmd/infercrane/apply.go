@@ -73,7 +73,7 @@ func runApply(env *cliEnv, args []string) int {
 	}
 	// The built-in load generator and the simulated engine run in this
 	// process: the same short scheduler slice as bench and sim serve.
-	placeProcess(env, "infercrane apply", "", defaultSlice, false)
+	(&placement{slice: sliceFlag{d: defaultSlice}}).apply(env, "infercrane apply")
 	if _, err := os.Stat(path); err != nil {
 		fmt.Fprintf(env.Stderr, "infercrane apply: %s does not exist; give a spec directory, a .hcl file or a plan file made by 'infercrane plan -out FILE'\n", path)
 		return exitError

@@ -40,12 +40,10 @@ type benchFlags struct {
 	grace     time.Duration
 	timeout   time.Duration
 	rampUp    time.Duration
-	cpus      string
-	slice     time.Duration
+	place     placement
 	warmupFor time.Duration
 	gauges    time.Duration
 	config    string
-	sliceSet  bool // --sched-slice was given
 	// seedDrawn: no --seed was given, and the run draws its own.
 	seedDrawn bool
 }
@@ -54,7 +52,7 @@ type benchFlags struct {
 // where the load goes and where results go, not what load to generate (the
 // server is not part of the load).
 var benchOutputFlags = map[string]bool{"config": true, "url": true, "records": true, "result": true, "json": true,
-	"api-key-env": true, "wait": true, "cpus": true, "sched-slice": true, "server-gauges": true}
+	"api-key-env": true, "wait": true, "cpus": true, "sched-slice": true, "nice": true, "server-gauges": true}
 
 func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "bench", usageDoc{
@@ -95,8 +93,7 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&bf.noStream, "no-stream", false, "ask for whole answers instead of streams (no ttft, tpot or itl)")
 	fs.StringVar(&bf.apiKeyEnv, "api-key-env", "", "name of an environment variable holding a bearer token to send")
 	fs.DurationVar(&bf.wait, "wait", 0, "first wait up to this long for GET /health to answer 200 (GET /v1/models on servers without /health)")
-	fs.StringVar(&bf.cpus, "cpus", "", "run the load generator on these CPUs only (taskset -c syntax, e.g. 2-3); GOMAXPROCS follows unless set")
-	fs.DurationVar(&bf.slice, "sched-slice", defaultSlice, "ask the kernel scheduler (Linux 6.12+) for this base slice on every thread, so reads wake sooner on a busy host (0: the kernel's default)")
+	bf.place.register(fs.FlagSet, "run the load generator on these CPUs only (taskset -c syntax, e.g. 2-3); GOMAXPROCS follows unless set")
 	fs.DurationVar(&bf.gauges, "server-gauges", 0, "sample the server's gauges (running and waiting requests, KV-cache usage) from /metrics every D over the run, for --result's server_series and server_metrics (0: off)")
 	fs.StringVar(&bf.config, "config", "", "read every load setting from this JSON file (a loadgen config, the typed message the modal executor sends; - for stdin); only --url and the output and placement flags may go with it")
 	sloFlags(fs.FlagSet, &cfg.SLO)
@@ -109,7 +106,6 @@ func benchCmd(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	bf.sliceSet = set["sched-slice"]
 	if bf.config != "" {
 		for name := range set {
 			if !benchOutputFlags[name] {
@@ -159,7 +155,7 @@ func runBench(ctx context.Context, env *cliEnv, cfg loadgen.Config, bf benchFlag
 			return 2
 		}
 	}
-	if code := placeProcess(env, "infercrane bench", bf.cpus, bf.slice, bf.sliceSet); code != 0 {
+	if code := bf.place.apply(env, "infercrane bench"); code != 0 {
 		return code
 	}
 	if bf.wait > 0 {

@@ -49,9 +49,9 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 		stall    = fs.String("stall", "", "pause every stream after N tokens for a duration, e.g. 10:500ms")
 		seed     = fs.Int64("seed", 0, "seed of generated text and fault draws")
 		failRate = fs.Float64("fail-rate", 0, "fraction of requests answered with --fail-status")
-		cpus     = fs.String("cpus", "", "serve on these CPUs only (taskset -c syntax, e.g. 0-1), so a load generator can have the others; GOMAXPROCS follows unless set")
-		slice    = fs.Duration("sched-slice", defaultSlice, "ask the kernel scheduler (Linux 6.12+) for this base slice on every thread, so timers and writes wake sooner on a busy host (0: the kernel's default)")
+		place    placement
 	)
+	place.register(fs.FlagSet, "serve on these CPUs only (taskset -c syntax, e.g. 0-1), so a load generator can have the others; GOMAXPROCS follows unless set")
 	fs.StringVar(&o.Model, "model", "", "served model name (default: --model-id, else \"sim\")")
 	fs.IntVar(&o.MaxModelLen, "max-model-len", 8192, "context window: prompt plus output tokens")
 	fs.StringVar(&o.ContextOverflow, "context-overflow", sim.ContextClamp, "prompt + max_tokens over the window: clamp (vLLM 0.32: shorten the output) or reject (older vLLM: HTTP 400)")
@@ -103,7 +103,7 @@ func simServe(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stderr, "infercrane sim serve: %v\n", hinted(err))
 		return 2
 	}
-	if code := placeProcess(env, "infercrane sim serve", *cpus, *slice, flagSet(fs.FlagSet, "sched-slice")); code != 0 {
+	if code := place.apply(env, "infercrane sim serve"); code != 0 {
 		return code
 	}
 	s, err := sim.Listen(net.JoinHostPort(*host, strconv.Itoa(*port)), o)

@@ -119,6 +119,56 @@ func Slice(d time.Duration) error {
 	return nil
 }
 
+// Nice sets the nice value of every thread of this process to n (-20 to
+// 19; lower runs sooner): on a host busy with other work, threads at a
+// lower value than that work get a larger share of the CPUs and wake ahead
+// of it. Linux keeps a nice value per thread; threads the Go runtime starts
+// later inherit it from the thread that creates them. Lowering a value
+// below the current one needs CAP_SYS_NICE (root) or RLIMIT_NICE; raising
+// one is always allowed and cannot be undone without them.
+func Nice(n int) error {
+	if n < -20 || n > 19 {
+		return fmt.Errorf("nice value %d is out of the kernel's range -20..19", n)
+	}
+	tids, err := threads()
+	if err != nil {
+		return err
+	}
+	for _, tid := range tids {
+		err := unix.Setpriority(unix.PRIO_PROCESS, tid, n)
+		switch {
+		case err == nil || err == unix.ESRCH:
+		case err == unix.EACCES || err == unix.EPERM:
+			return fmt.Errorf("set nice %d on thread %d: %w (a value below the current one needs root, CAP_SYS_NICE or RLIMIT_NICE)", n, tid, err)
+		default:
+			return fmt.Errorf("set nice %d on thread %d: %w", n, tid, err)
+		}
+	}
+	return nil
+}
+
+// ThreadNice returns the nice value of each thread of this process, by
+// thread ID.
+func ThreadNice() (map[int]int, error) {
+	tids, err := threads()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]int, len(tids))
+	for _, tid := range tids {
+		// getpriority(2) returns 20 - nice so that no value is negative.
+		v, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+		if err == unix.ESRCH {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the nice value of thread %d: %w", tid, err)
+		}
+		out[tid] = 20 - v
+	}
+	return out, nil
+}
+
 // CPUWait returns how long, in total since boot, runnable tasks on this
 // machine waited for a CPU (/proc/pressure/cpu, "some ... total="), and
 // false where the kernel does not report CPU pressure. The change over an

@@ -16,5 +16,11 @@ func Current() ([]int, error) { return nil, ErrUnsupported }
 // Slice is not supported on this system.
 func Slice(d time.Duration) error { return ErrUnsupported }
 
+// Nice is not supported on this system.
+func Nice(n int) error { return ErrUnsupported }
+
+// ThreadNice is not supported on this system.
+func ThreadNice() (map[int]int, error) { return nil, ErrUnsupported }
+
 // CPUWait is unsupported outside Linux.
 func CPUWait() (time.Duration, bool) { return 0, false }

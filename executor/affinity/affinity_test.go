@@ -2,6 +2,8 @@ package affinity
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"reflect"
 	"runtime"
 	"strings"
@@ -89,5 +91,66 @@ func TestPinAndSlice(t *testing.T) {
 	}
 	if err := Slice(10 * time.Microsecond); err == nil {
 		t.Error("Slice(10us) accepted; the kernel's range starts at 100us")
+	}
+}
+
+// TestNice raises the nice value in a child process (a raise cannot be
+// undone without privilege, so not in this one) and checks that every
+// thread has it, including one the runtime starts afterwards.
+func TestNice(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		if err := Nice(1); !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("Nice on %s: %v, want ErrUnsupported", runtime.GOOS, err)
+		}
+		return
+	}
+	if os.Getenv("AFFINITY_NICE_CHILD") == "1" {
+		before, err := ThreadNice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 3
+		for _, n := range before {
+			want = max(want, n+3)
+		}
+		want = min(want, 19)
+		if err := Nice(want); err != nil {
+			t.Fatal(err)
+		}
+		// A thread started after the call inherits the value.
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			<-done
+		}()
+		for i := 0; i < 4; i++ {
+			go func() { runtime.LockOSThread(); <-done }()
+		}
+		time.Sleep(20 * time.Millisecond)
+		after, err := ThreadNice()
+		close(done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) < len(before) {
+			t.Fatalf("%d threads after, %d before", len(after), len(before))
+		}
+		for tid, n := range after {
+			if n != want {
+				t.Errorf("thread %d has nice %d, want %d", tid, n, want)
+			}
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNice$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "AFFINITY_NICE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestNice") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, n := range []int{-21, 20} {
+		if err := Nice(n); err == nil || !strings.Contains(err.Error(), "out of the kernel's range") {
+			t.Errorf("Nice(%d): %v, want a range error", n, err)
+		}
 	}
 }
