@@ -298,10 +298,18 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // false, the catalog's default since): fit 16.26%, 14.83%, 17.20%;
 // held-out 23.62%, 19.04%, 22.01%; without the weak regimes fit 6.36%,
 // 6.50%, 20.75% and held-out 8.20%, 14.33%, 19.17%.
+//
+// With GPUStack's vLLM 0.11 baseline of Qwen3-8B on an H100 at 1, 2 and 8
+// chat requests in flight (c=1 and c=8 fit, c=2 held out beside the c=4
+// point; 17 fit and 20 held-out points) the model missed their TTFT p50 by
+// -75%, -73% and -73%: fit 14.84%, 14.29%, 23.87%. With the 0.8-0.11
+// chat front end's latency (perf.FrontEnd, v1ChatLatencyMs): fit 15.10%,
+// 14.30%, 15.74%; held-out 22.92%, 18.67%, 18.36%; without the weak
+// regimes fit 6.38%, 7.35%, 17.19% and held-out 8.39%, 14.10%, 13.13%.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.17, "tpot": 0.15, "ttft": 0.18},
-	"heldout": {"throughput": 0.24, "tpot": 0.20, "ttft": 0.23},
+	"fit":     {"throughput": 0.16, "tpot": 0.15, "ttft": 0.16},
+	"heldout": {"throughput": 0.23, "tpot": 0.19, "ttft": 0.19},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 15, "heldout": 19}
+var publishedMinPoints = map[string]int{"fit": 17, "heldout": 20}

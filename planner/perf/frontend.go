@@ -56,6 +56,7 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 			// together are all rendered before any of them goes on to the
 			// engine, so the front end batches them (see v1ChatAdmitUs).
 			o.AdmitUs, o.TokenUs, o.IdleAlone = v1ChatAdmitUs, 0, true
+			o.RequestMs += v1ChatLatencyMs
 			o.Source = "vLLM 0.8-0.11 (V1) chat: the API server's event loop prepares the requests sent together one after another and they reach the engine together, fitted to published measurements"
 		}
 	}
@@ -110,6 +111,23 @@ var (
 	// runs'). Which release between 0.12 and 0.25 stopped rendering on
 	// the event loop is not established: 0.11 is the last one known to.
 	v1ChatAdmitUs = 15000.0
+	// v1ChatLatencyMs is the further time a chat request of vLLM 0.8 to
+	// 0.11 spends on its way to the engine at low load, a latency that
+	// does not hold up the requests behind it (RequestMs, not AdmitUs).
+	// GPUStack's Qwen3-8B page (docs/performance-lab/qwen3-8b/
+	// h100-latency.md: `vllm serve Qwen/Qwen3-8B`, vLLM 0.11.0, one H100
+	// SXM, vllm bench serve on ShareGPT chat, 100 requests) measured a
+	// median TTFT of 60.38, 64.78, 60.26 and 60.77 ms at 1, 2, 4 and 8
+	// requests in flight, flat in the load, where a lone prefill of its
+	// ~233 tokens takes a few milliseconds and the same client measured
+	// 27.25 ms against SGLang on the same machine: about 45 ms more than
+	// the completions requests of vLLM 0.9.1 (Tenstorrent's A100 points,
+	// 11.4 ms at 128 tokens, c=1) pay. Flat in the load, it is not the
+	// event loop's serial work (that is v1ChatAdmitUs: a burst of 1,000
+	// such requests took 22.7 s, not 1,000 x 45 ms); which await holds
+	// it is not established. Fitted by hand to the BS=1 and BS=8 points;
+	// BS=2 and BS=4 are held out (docs/performance-model.md).
+	v1ChatLatencyMs = 45.0
 )
 
 // FrontEndMs is FrontEnd's request overhead (the catalog's 2 ms for an
