@@ -43,8 +43,8 @@ func (f *sliceFlag) Set(s string) error {
 	return nil
 }
 
-// register declares the placement flags on fs; cpusUse says what the
-// others CPUs are left for.
+// register declares the placement flags on fs; cpusUse is --cpus's usage
+// text (what the other CPUs are left for).
 func (p *placement) register(fs *flag.FlagSet, cpusUse string) {
 	fs.StringVar(&p.cpus, "cpus", "", cpusUse)
 	p.slice.d = defaultSlice
@@ -89,11 +89,4 @@ func (p *placement) apply(env *cliEnv, cmd string) int {
 		}
 	}
 	return 0
-}
-
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }
