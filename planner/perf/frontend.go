@@ -57,7 +57,7 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 			// engine, so the front end batches them (see v1ChatAdmitUs).
 			o.AdmitUs, o.TokenUs, o.IdleAlone = v1ChatAdmitUs, 0, true
 			o.RequestMs += v1ChatLatencyMs
-			o.Source = "vLLM 0.8-0.11 (V1) chat: the API server's event loop prepares the requests sent together one after another and they reach the engine together, fitted to published measurements"
+			o.Source = "vLLM 0.8-0.11 (V1) chat: the API server's event loop prepares the requests sent together one after another and they reach the engine together, each 45 ms later than a completion at low load, fitted to published measurements"
 		}
 	}
 	return o, true
