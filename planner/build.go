@@ -173,6 +173,7 @@ func (p *Plan) Lane(id string) *Lane {
 func expand(cfg *lang.Config, p *Plan, models map[*lang.Model]modelConfig) ([]*lanePlan, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var lanes []*lanePlan
+	deployments := deploymentIDs{}
 	for _, sname := range sortedKeys(cfg.Screens) {
 		s := cfg.Screens[sname]
 		if s == nil {
@@ -235,7 +236,7 @@ func expand(cfg *lang.Config, p *Plan, models map[*lang.Model]modelConfig) ([]*l
 						}
 						lb.config = models[lb.model]
 						lb.search = laneSearch(cfg, s, lb.shape)
-						lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb))
+						lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb, deployments))
 					}
 				}
 			}
@@ -261,8 +262,9 @@ func gateSpecs(cfg *lang.Config, names []string) []Gate {
 	return out
 }
 
-// newLane resolves one lane's inputs, model architecture and hardware.
-func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
+// newLane resolves one lane's inputs, model architecture and hardware;
+// deployments memoises the expansion's deployment IDs.
+func newLane(key, screen, model, shape, gpu string, b laneBlocks, deployments deploymentIDs) *lanePlan {
 	in := laneInputs(b)
 	runtimeName := ""
 	if b.runtime != nil {
@@ -277,7 +279,7 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks) *lanePlan {
 		},
 		blocks: b,
 	}
-	l.Deployment = DeploymentID(in)
+	l.Deployment = deployments.of(in, b)
 	l.ExecutorSettings = executorSettings(b.executor, &l.Inputs)
 	l.arch, l.missing = ResolveModelArch(b.model, b.config.pinned)
 	l.hw, l.hwOK = hardware(b.gpu, in)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/lang/engine"
 )
 
@@ -69,5 +70,43 @@ func TestDeploymentIDsKeepTheirBytes(t *testing.T) {
 			b, _ := json.Marshal(deploymentKey{runtime: r})
 			t.Errorf("runtime %+v: deployment %s, the legacy key gives %s (key %s)", r, got, want, b)
 		}
+	}
+}
+
+// TestMemoisedDeploymentIDs: a plan's deployment IDs, memoised over the
+// expansion by model, GPU, seed and blocks, are each lane's own
+// DeploymentID: lanes that differ only in a runtime (one with a sensitive
+// arg), an executor (none: the sim), a seed or a GPU count get their own,
+// and the shapes of one model on one deployment, in any screen, share it.
+func TestMemoisedDeploymentIDs(t *testing.T) {
+	cfg := fixture()
+	other := *cfg.Runtimes["vllm"]
+	other.Name, other.RuntimeArgs, other.ArgsSensitive = "vllm_secret", []string{"--api-key", "s3cret"}, []bool{false, true}
+	cfg.Runtimes["vllm_secret"] = &other
+	cfg.GPUs["l40s2"] = &lang.GPU{Name: "l40s2", Type: "L40S", Count: 2}
+	fixed := cfg.Screens["qwen_l40s"]
+	several := *fixed
+	several.Name, several.Runtime, several.Runtimes, several.GPUs = "several", "", []string{"vllm", "vllm_secret"}, []string{"l40s", "l40s2"}
+	sim := several
+	sim.Name, sim.Executor = "sim", ""
+	reseeded := *fixed
+	reseeded.Name, reseeded.Seed = "reseeded", fixed.Seed+1
+	for _, s := range []*lang.Screen{&several, &sim, &reseeded} {
+		cfg.Screens[s.Name] = s
+	}
+	p := build(t, cfg)
+	lanes, deployments := 0, map[string]bool{}
+	for _, l := range p.Lanes {
+		lanes++
+		deployments[l.Deployment] = true
+		if want := DeploymentID(l.Inputs); l.Deployment != want {
+			t.Errorf("%s: deployment %s, its inputs hash to %s", l.Key, l.Deployment, want)
+		}
+	}
+	// 2 models x 2 shapes on the fixture's 2 deployments and on 2 of
+	// its seed + 1; 2 models x 2 GPUs x 2 runtimes x 2 shapes on 8
+	// deployments of modal (2 of them the fixture's) and 8 of the sim.
+	if lanes != 2*4+2*16 || len(deployments) != 2+2+8-2+8 {
+		t.Errorf("%d lanes on %d deployments, want 40 on 18", lanes, len(deployments))
 	}
 }

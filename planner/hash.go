@@ -51,6 +51,12 @@ type deploymentModel struct {
 	GPUCount   int    `json:"gpu_count"`
 }
 
+// deploymentModelOf is the model and GPU part of in's deployment key.
+func deploymentModelOf(in LaneInputs) deploymentModel {
+	return deploymentModel{ModelID: in.ModelID, Revision: in.Revision, MaxContext: in.MaxContext,
+		GPUType: in.GPUType, GPUCount: in.GPUCount}
+}
+
 type deploymentExecutor struct {
 	Seed           int64          `json:"seed"`
 	ExecutorType   string         `json:"executor_type"`
@@ -85,8 +91,7 @@ func (k deploymentKey) MarshalJSON() ([]byte, error) {
 // third of the time (a plan computes one a lane).
 func DeploymentID(in LaneInputs) string {
 	b, err := deploymentKey{
-		model: deploymentModel{ModelID: in.ModelID, Revision: in.Revision, MaxContext: in.MaxContext,
-			GPUType: in.GPUType, GPUCount: in.GPUCount},
+		model:    deploymentModelOf(in),
 		runtime:  in.Runtime,
 		executor: deploymentExecutor{Seed: in.Seed, ExecutorType: in.ExecutorType, ExecutorConfig: in.ExecutorConfig},
 	}.MarshalJSON()
@@ -94,6 +99,36 @@ func DeploymentID(in LaneInputs) string {
 		panic("planner: hashing " + err.Error())
 	}
 	return hashID(b)
+}
+
+// deploymentIDs memoises DeploymentID over one expansion of a spec. A
+// lane's deployment key is its model's and GPU's fields, its screen's seed
+// and what its runtime and executor blocks resolve to (laneInputs derives
+// the runtime settings, args and executor config from those blocks alone),
+// so lanes with equal fields and the same two blocks share a deployment
+// ID: the shapes of a screen, about ten lanes each in a large spec. The
+// memo is keyed by that comparable value and hashes each deployment's
+// JSON once, not once a lane.
+type deploymentIDs map[deploymentOf]string
+
+// deploymentOf is what decides a lane's deployment key within one
+// expansion.
+type deploymentOf struct {
+	model    deploymentModel
+	seed     int64
+	runtime  *lang.Runtime  // nil: engine.Default()
+	executor *lang.Executor // nil: the built-in sim executor
+}
+
+// of returns DeploymentID(in) for the lane of blocks b whose inputs are in.
+func (ids deploymentIDs) of(in LaneInputs, b laneBlocks) string {
+	k := deploymentOf{model: deploymentModelOf(in), seed: in.Seed, runtime: b.runtime, executor: b.executor}
+	id, ok := ids[k]
+	if !ok {
+		id = DeploymentID(in)
+		ids[k] = id
+	}
+	return id
 }
 
 // digestBytes is "sha256:" + the hex SHA-256 of b.
