@@ -129,3 +129,41 @@ func TestMoEPrefillFollowsActiveParameters(t *testing.T) {
 		t.Errorf("weight reads: one token %.4f s, 256 tokens %.4f s, every weight %.4f s", one, many, all)
 	}
 }
+
+// TestStepCosterIsTheRoofline: the coster that prices a lane's steps
+// (stepCoster, its model and GPUs' constants worked out once) gives
+// exactly, bit for bit, the split of each part's own definition
+// (stepFLOPs over the GPUs' roof, stepWeightBytes and the KV cache at the
+// bandwidth, allReduceSeconds) for every catalog model (dense, mixtures
+// of experts, latent attention), at BF16 and FP8, on 1, 2, 3 and 8 GPUs, for
+// prefills and decodes of many sizes.
+func TestStepCosterIsTheRoofline(t *testing.T) {
+	for _, gpu := range []string{"L40S", "H100"} {
+		g, _ := LookupGPU(gpu)
+		for _, id := range ModelIDs() {
+			m := FromConfig(func() arch.Pinned { p, _ := arch.Lookup(id); return p }())
+			for _, h := range []Hardware{precisionOn(t, id, g, "", ""), precisionOn(t, id, g, "fp8", "fp8")} {
+				for _, count := range []int{1, 2, 3, 8} {
+					h.Count = count
+					c := m.stepCoster(h)
+					n, bw := h.count(), h.GPU.BandwidthGBs*1e9*h.Assume.DecodeEfficiency
+					for _, tl := range [][2]int{{1, 1}, {7, 7}, {256, 256}, {4096, 1}, {4099, 4}, {8192, 16}} {
+						tokens, logits := float64(tl[0]), float64(tl[1])
+						want := stepCost{
+							compute: m.stepFLOPs(tokens, logits) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU),
+							attend:  m.attentionSeconds(h),
+							weights: m.stepWeightBytes(h, tokens) / n / bw,
+							kvToken: m.KVBytesPerTokenPerGPU(h) / bw,
+							comm:    m.allReduceSeconds(h, tokens),
+							fixed:   h.Assume.StepOverheadMs / 1000,
+							serial:  h.GPU.Serial,
+						}
+						if got := c.cost(tl[0], tl[1]); got != want {
+							t.Fatalf("%s on %dx %s (%+v), %d tokens, %d logits: %+v, want %+v", id, count, gpu, h.Precision, tl[0], tl[1], got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -49,24 +49,24 @@ type Engine struct {
 // steps by their token and logit-sequence counts: a run's steps repeat a
 // few of them (each prompt's prefill beside the same decodes, the decode
 // phases), and a split does not depend on the KV cache or the attended
-// pairs, which only its at takes. The split is the lane's own, so a step
-// costs what Lane.StepSeconds gives.
+// pairs, which only its at takes. A new split comes from the lane's
+// coster, so a step costs what Lane.StepSeconds gives.
 type stepCosts struct {
+	coster  stepCoster
 	keys    [4][2]int
 	costs   [4]stepCost
 	n, next int
 }
 
-// get is lane s's stepCost of tokens tokens of which logitSeqs produce
-// logits.
-func (c *stepCosts) get(s *Lane, tokens, logitSeqs int) stepCost {
+// get is the stepCost of tokens tokens of which logitSeqs produce logits.
+func (c *stepCosts) get(tokens, logitSeqs int) stepCost {
 	k := [2]int{tokens, logitSeqs}
 	for i := range c.n {
 		if c.keys[i] == k {
 			return c.costs[i]
 		}
 	}
-	sc := s.Model.stepCost(s.Hardware, tokens, logitSeqs)
+	sc := c.coster.cost(tokens, logitSeqs)
 	i := c.next
 	c.next = (c.next + 1) % len(c.keys)
 	c.n = max(c.n, i+1)
@@ -80,7 +80,7 @@ func (e *Engine) stepSeconds(st *Step) float64 {
 	if tokens <= 0 {
 		return 0
 	}
-	return e.costs.get(&e.lane, tokens, len(st.Seqs)).at(st.KVTokens, st.Attended)
+	return e.costs.get(tokens, len(st.Seqs)).at(st.KVTokens, st.Attended)
 }
 
 // arrival is a request on its way to the engine.
@@ -91,7 +91,7 @@ type arrival struct {
 
 // NewEngine returns an idle engine for lane l whose clock starts at t0.
 func NewEngine(l Lane, t0 float64) *Engine {
-	return &Engine{lane: l, sched: NewScheduler(l.Engine), end: t0}
+	return &Engine{lane: l, sched: NewScheduler(l.Engine), end: t0, costs: stepCosts{coster: l.Model.stepCoster(l.Hardware)}}
 }
 
 // SetPrefixCache gives the engine its prefix cache (PrefixCache: looked

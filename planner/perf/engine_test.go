@@ -259,7 +259,7 @@ func TestEngineStepCostsAreTheLanes(t *testing.T) {
 			t.Fatalf("step %d (%d seqs, %d decoding, %d prefill tokens): %v s, the lane says %v", i, n, st.DecodeSeqs, st.PrefillTokens, got, want)
 		}
 	}
-	if got, want := decodeLineOf(e.costs.get(&e.lane, 8, 8), 1000, 8), decodeLineOf(s.Model.stepCost(s.Hardware, 8, 8), 1000, 8); got != want {
+	if got, want := decodeLineOf(e.costs.get(8, 8), 1000, 8), decodeLineOf(s.Model.stepCost(s.Hardware, 8, 8), 1000, 8); got != want {
 		t.Errorf("decode line %+v, want %+v", got, want)
 	}
 }

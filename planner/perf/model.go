@@ -112,10 +112,16 @@ func (m ModelArch) KVBytesPerTokenPerGPU(h Hardware) float64 {
 func (m ModelArch) stepWeightBytes(h Hardware, tokens float64) float64 {
 	b := m.WeightBytesOn(h)
 	if e := m.MoE; e != nil && e.Experts > 0 {
-		reached := arch.ExpectedExperts(e.Experts, e.ExpertsPerToken, tokens, h.Assume.MoERoutingSpread)
-		b -= float64(e.Layers) * (float64(e.Experts) - reached) * float64(e.ExpertParams) * h.linearBytes()
+		b -= unreadExpertBytes(e, tokens, h.Assume.MoERoutingSpread, h.linearBytes())
 	}
 	return b
+}
+
+// unreadExpertBytes is the routed experts of e that none of a step's
+// tokens goes to, in bytes at linearBytes a parameter (stepWeightBytes).
+func unreadExpertBytes(e *MoE, tokens, spread, linearBytes float64) float64 {
+	reached := arch.ExpectedExperts(e.Experts, e.ExpertsPerToken, tokens, spread)
+	return float64(e.Layers) * (float64(e.Experts) - reached) * float64(e.ExpertParams) * linearBytes
 }
 
 // stepFLOPs is a step's matrix-multiply work: 2 FLOPs per active
@@ -124,7 +130,13 @@ func (m ModelArch) stepWeightBytes(h Hardware, tokens float64) float64 {
 // stepWeightBytes).
 func (m ModelArch) stepFLOPs(tokens, logitSeqs float64) float64 {
 	out := m.outputParams()
-	return 2 * ((m.activeParams()-out)*tokens + out*logitSeqs)
+	return matmulFLOPs(m.activeParams()-out, out, tokens, logitSeqs)
+}
+
+// matmulFLOPs is stepFLOPs of inner parameters that every token
+// multiplies and output ones that only the logitSeqs tokens do.
+func matmulFLOPs(inner, output, tokens, logitSeqs float64) float64 {
+	return 2 * (inner*tokens + output*logitSeqs)
 }
 
 // attentionFLOPs is the work of attention's own two matrix multiplies

@@ -51,16 +51,34 @@ const activationBytes = 2
 // over each GPU's link (GPU.LinkGBs at the assumed interconnect
 // efficiency), plus a fixed latency each. 0 on one GPU.
 func (m ModelArch) allReduceSeconds(h Hardware, tokens float64) float64 {
-	n := float64(h.Count)
-	if h.Count <= 1 || tokens <= 0 {
+	return m.allReduceOf(h).seconds(tokens)
+}
+
+// allReduce is allReduceSeconds of one model on one hardware, as a
+// function of the step's tokens.
+type allReduce struct {
+	// gpus is h.Count (none below 2); latency is each all-reduce's fixed
+	// time in seconds, bw a link's bandwidth.
+	gpus                           int
+	n, latency, bw, hidden, layers float64
+}
+
+// allReduceOf returns m's all-reduces on h.
+func (m ModelArch) allReduceOf(h Hardware) allReduce {
+	return allReduce{gpus: h.Count, n: float64(h.Count), latency: h.Assume.AllReduceLatencyUs / 1e6,
+		bw: h.GPU.LinkGBs * 1e9 * h.Assume.InterconnectEfficiency, hidden: float64(m.Hidden), layers: float64(m.Layers)}
+}
+
+// seconds is the all-reduces of a step of tokens tokens.
+func (a allReduce) seconds(tokens float64) float64 {
+	if a.gpus <= 1 || tokens <= 0 {
 		return 0
 	}
-	bw := h.GPU.LinkGBs * 1e9 * h.Assume.InterconnectEfficiency
-	per := h.Assume.AllReduceLatencyUs / 1e6
-	if bw > 0 {
-		per += 2 * (n - 1) / n * tokens * float64(m.Hidden) * activationBytes / bw
+	per := a.latency
+	if a.bw > 0 {
+		per += 2 * (a.n - 1) / a.n * tokens * a.hidden * activationBytes / a.bw
 	}
-	return 2 * float64(m.Layers) * per
+	return 2 * a.layers * per
 }
 
 // interconnectDefaults are the catalog's all-reduce assumptions for g:

@@ -162,17 +162,72 @@ type stepCost struct {
 // bandwidth efficiency; on several GPUs the all-reduces follow
 // (allReduceSeconds).
 func (m ModelArch) stepCost(h Hardware, tokens, logitSeqs int) stepCost {
+	c := m.stepCoster(h)
+	return c.cost(tokens, logitSeqs)
+}
+
+// stepCoster is stepCost of one model on one hardware with what does not
+// depend on a step's tokens worked out once: the virtual runs of a lane
+// cost a few dozen steps of new sizes each, and recomputing the model's
+// parameter split, the GPUs' roofs and the KV bytes for each was most of
+// the cost. It gives stepCost's figures bit for bit (the same operations
+// in the same order).
+type stepCoster struct {
+	// fixed is the split's parts that do not depend on the tokens
+	// (attend, kvToken, fixed, serial), and the weights of a model
+	// without experts.
+	fixed stepCost
+	// inner and output are stepFLOPs's parameters: the active ones but
+	// the output projection, and the output projection.
+	inner, output float64
+	// roof is the GPUs' FLOP/s at the assumed MFU.
+	roof float64
+	// The weights a step of a mixture of experts reads
+	// (stepWeightBytes): all of them less the routed experts its tokens
+	// do not reach, over n GPUs at bandwidth bw.
+	moe                 *MoE
+	weightBytes, spread float64
+	linearBytes, n, bw  float64
+	comm                allReduce
+}
+
+// stepCoster returns the coster of m's steps on h.
+func (m ModelArch) stepCoster(h Hardware) stepCoster {
 	n := h.count()
 	bw := h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency
-	return stepCost{
-		compute: m.stepFLOPs(float64(tokens), float64(logitSeqs)) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU),
-		attend:  m.attentionSeconds(h),
-		weights: m.stepWeightBytes(h, float64(tokens)) / n / bw,
-		kvToken: m.KVBytesPerTokenPerGPU(h) / bw,
-		comm:    m.allReduceSeconds(h, float64(tokens)),
-		fixed:   h.Assume.StepOverheadMs / 1000,
-		serial:  h.GPU.Serial,
+	out := m.outputParams()
+	c := stepCoster{
+		fixed: stepCost{
+			attend:  m.attentionSeconds(h),
+			kvToken: m.KVBytesPerTokenPerGPU(h) / bw,
+			fixed:   h.Assume.StepOverheadMs / 1000,
+			serial:  h.GPU.Serial,
+		},
+		inner: m.activeParams() - out, output: out,
+		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU,
+		weightBytes: m.WeightBytesOn(h), spread: h.Assume.MoERoutingSpread,
+		linearBytes: h.linearBytes(), n: n, bw: bw,
+		comm: m.allReduceOf(h),
 	}
+	if e := m.MoE; e != nil && e.Experts > 0 {
+		c.moe = e
+	} else {
+		c.fixed.weights = c.weightBytes / n / bw
+	}
+	return c
+}
+
+// cost is the split of a step of tokens tokens of which logitSeqs produce
+// logits.
+func (c *stepCoster) cost(tokens, logitSeqs int) stepCost {
+	sc := c.fixed
+	t := float64(tokens)
+	sc.compute = matmulFLOPs(c.inner, c.output, t, float64(logitSeqs)) / c.roof
+	if c.moe != nil {
+		sc.weights = (c.weightBytes - unreadExpertBytes(c.moe, t, c.spread, c.linearBytes)) / c.n / c.bw
+	}
+	sc.comm = c.comm.seconds(t)
+	return sc
 }
 
 // at is the step's duration when the KV caches hold kvTokens tokens and

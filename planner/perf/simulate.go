@@ -614,7 +614,7 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) flo
 	if k == 0 || !skipDecodePhases {
 		return t
 	}
-	line := decodeLineOf(eng.costs.get(&eng.lane, b, b), kv, grow)
+	line := decodeLineOf(eng.costs.get(b, b), kv, grow)
 	split := line.cross(k) // of every shorter run too: min(split, j)
 	if next := eng.NextEntry(); !math.IsInf(next, 1) {
 		// Only steps that start before the next request enters (one that
