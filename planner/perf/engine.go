@@ -91,7 +91,23 @@ type arrival struct {
 
 // NewEngine returns an idle engine for lane l whose clock starts at t0.
 func NewEngine(l Lane, t0 float64) *Engine {
-	return &Engine{lane: l, sched: NewScheduler(l.Engine), end: t0, costs: stepCosts{coster: l.Model.stepCoster(l.Hardware)}}
+	e := new(Engine)
+	e.reset(&l, t0)
+	return e
+}
+
+// reset makes e an idle engine for lane l whose clock starts at t0, as
+// NewEngine makes one, but keeps the memory of its scheduler and queues: a
+// plan's virtual runs reuse one engine for thousands of phases, one after
+// another, instead of allocating and growing one each.
+func (e *Engine) reset(l *Lane, t0 float64) {
+	sched := e.sched
+	if sched == nil {
+		sched = new(Scheduler)
+	}
+	sched.reset(l.Engine)
+	*e = Engine{lane: *l, sched: sched, pending: e.pending[:0], held: e.held[:0], end: t0,
+		costs: stepCosts{coster: l.Model.stepCoster(l.Hardware)}}
 }
 
 // SetPrefixCache gives the engine its prefix cache (PrefixCache: looked

@@ -265,8 +265,16 @@ func (f *freeQueue) claim(q *Seq, hit int) {
 
 // NewScheduler returns an idle scheduler for cfg.
 func NewScheduler(cfg EngineConfig) *Scheduler {
+	s := new(Scheduler)
+	s.reset(cfg)
+	return s
+}
+
+// reset makes s an idle scheduler for cfg, keeping the memory of its
+// queues (Engine.reset).
+func (s *Scheduler) reset(cfg EngineConfig) {
 	cfg.BlockSize = cfg.blockSize()
-	return &Scheduler{cfg: cfg}
+	*s = Scheduler{cfg: cfg, waiting: s.waiting[:0], running: s.running[:0], evictable: freeQueue{runs: s.evictable.runs[:0]}}
 }
 
 // SetPrefixCache makes the scheduler look requests up in c when it first

@@ -294,8 +294,9 @@ func (s *Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSt
 	mem := phaseMemory.Get().(*phaseScratch)
 	defer phaseMemory.Put(mem)
 	v := &mem.run
-	*v = virtualRun{l: l, eng: *NewEngine(*s, t0), cache: cache, number: number, n: l.Requests, reqs: mem.requests(l.Requests),
+	*v = virtualRun{l: l, eng: v.eng, step: v.step, cache: cache, number: number, n: l.Requests, reqs: mem.requests(l.Requests),
 		itl: &mem.itl, t: t0, lastSend: t0, sessions: newSessionQueue(l, l.Requests), open: l.RequestRate > 0 || len(l.Sends) > 0}
+	v.eng.reset(s, t0)
 	if cache != nil {
 		v.eng.SetPrefixCache(cache)
 	}
@@ -310,7 +311,7 @@ func (s *Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSt
 	out.Preemptions = v.eng.Scheduler().Preemptions
 	v.flushGaps()
 	out, last := s.phaseStats(out, v.reqs, mem)
-	*v = virtualRun{} // the pool keeps no engine, load or cache alive
+	v.release()
 	return out, last, nil
 }
 
@@ -319,9 +320,11 @@ func (s *Lane) phase(l Load, t0 float64, number int, cache *PlannedCache) (RunSt
 // concurrency cap, the closed loop's streams, the sessions' turns).
 type virtualRun struct {
 	l Load
-	// eng is the run's engine, held here (in the phase's pooled memory)
-	// rather than allocated for each phase.
+	// eng is the run's engine and step the step it schedules, held here
+	// (in the phase's pooled memory) with their slices from phase to
+	// phase rather than allocated and grown for each (Engine.reset).
 	eng    Engine
+	step   Step
 	cache  *PlannedCache
 	number int // the load generator's number of the first request
 	reqs   []vreq
@@ -345,6 +348,16 @@ type virtualRun struct {
 		n   int
 	}
 	t float64 // the engine's clock
+}
+
+// release empties v for the pool once its phase is over: it keeps no
+// lane, load or cache alive, only the memory of its engine's scheduler and
+// queues and of its step.
+func (v *virtualRun) release() {
+	if sched := v.eng.sched; sched != nil {
+		sched.reset(EngineConfig{})
+	}
+	*v = virtualRun{eng: Engine{sched: v.eng.sched, pending: v.eng.pending[:0], held: v.eng.held[:0]}, step: Step{Seqs: v.step.Seqs[:0]}}
 }
 
 // sendAt sends request i; requests go out in index order except in a
@@ -468,7 +481,7 @@ func (v *virtualRun) followUp(r *vreq) {
 // steps runs the engine's steps until every request of v is complete,
 // counting them in out.
 func (s *Lane) steps(v *virtualRun, out *RunStats) error {
-	var step Step
+	step := &v.step
 	sampled := v.sampled
 	sched := v.eng.Scheduler()
 	for v.done < v.n {
@@ -483,14 +496,14 @@ func (s *Lane) steps(v *virtualRun, out *RunStats) error {
 			return fmt.Errorf("the engine cannot schedule the waiting requests (KV cache of %d blocks, budget %d tokens)", s.Engine.KVBlocks, s.Engine.MaxBatchedTokens)
 		}
 		v.t = start
-		d := v.eng.Begin(v.t, &step)
+		d := v.eng.Begin(v.t, step)
 		if d == 0 {
 			continue
 		}
 		v.t += d
 		out.Steps++
 		out.Stepped++
-		v.eng.End(&step, sampled)
+		v.eng.End(step, sampled)
 		v.t = s.skipDecodes(&v.eng, v.t, v.itl, &out.Steps)
 	}
 	return nil

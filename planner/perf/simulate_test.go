@@ -467,3 +467,58 @@ func TestITLHistCountsAsAMap(t *testing.T) {
 		}
 	}
 }
+
+// TestReusedEngineLeavesNoTrace: the virtual runs of a plan reuse one
+// engine, scheduler and step from phase to phase (Engine.reset), so a
+// run must not depend on what ran before it. Runs that preempt (a small KV
+// cache, with and without prefix caching), keep a prefix cache, run an
+// open loop, prefill whole prompts or use a batching front end, each run
+// after each of the others, give the figures they give on their own.
+func TestReusedEngineLeavesNoTrace(t *testing.T) {
+	shared := make([]RequestSize, 24)
+	for i := range shared {
+		shared[i] = RequestSize{Input: 900 + 10*i, Output: 40 + i, Prefix: uint64(1 + i%3), PrefixTokens: 600}
+	}
+	type run struct {
+		s Lane
+		l Load
+	}
+	small := func(e EngineConfig, blocks int) Lane { // too small for 8 streams: preemptions
+		s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", e)
+		s.Engine.KVBlocks = blocks
+		return s
+	}
+	batching := testLane(t, "Qwen/Qwen3-0.6B", "H100", v1())
+	batching.Hardware.Assume.FrontEndAdmitUs, batching.Hardware.Assume.FrontEndTokenUs = 300, 20
+	runs := []run{
+		{small(v1(), 600), Load{InputTokens: 2000, OutputTokens: 900, Concurrency: 8, Requests: 24, Warmup: 2}},
+		{small(EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true}, 400), Load{Sizes: shared, Concurrency: 8, Requests: 24}},
+		{testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true}), Load{Sizes: shared, Concurrency: 4, Requests: 24, Warmup: 3, WarmupSizes: shared[:3]}},
+		{testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 16, MaxBatchedTokens: 8192}), Load{InputTokens: 700, OutputTokens: 60, Concurrency: 32, RequestRate: 40, Requests: 48, Seed: 5}},
+		{batching, Load{InputTokens: 300, OutputTokens: 50, Concurrency: 16, Requests: 40, Warmup: 1}},
+	}
+	alone := make([]RunStats, len(runs))
+	for i, r := range runs {
+		var err error
+		if alone[i], err = r.s.Run(r.l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if alone[0].Preemptions == 0 || alone[1].Preemptions == 0 {
+		t.Fatalf("preemptions %d and %d: the small caches must preempt", alone[0].Preemptions, alone[1].Preemptions)
+	}
+	for i, before := range runs {
+		for j, r := range runs {
+			if _, err := before.s.Run(before.l); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.s.Run(r.l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != alone[j] {
+				t.Errorf("run %d after run %d: %+v, on its own %+v", j, i, got, alone[j])
+			}
+		}
+	}
+}
