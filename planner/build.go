@@ -173,7 +173,7 @@ func (p *Plan) Lane(id string) *Lane {
 func expand(cfg *lang.Config, p *Plan, models map[*lang.Model]modelConfig) ([]*lanePlan, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var lanes []*lanePlan
-	deployments := deploymentIDs{}
+	memo := &laneMemo{deployments: deploymentIDs{}, settings: executorSettingsMemo{}}
 	for _, sname := range sortedKeys(cfg.Screens) {
 		s := cfg.Screens[sname]
 		if s == nil {
@@ -236,7 +236,7 @@ func expand(cfg *lang.Config, p *Plan, models map[*lang.Model]modelConfig) ([]*l
 						}
 						lb.config = models[lb.model]
 						lb.search = laneSearch(cfg, s, lb.shape)
-						lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb, deployments))
+						lanes = append(lanes, newLane(key, sname, mname, shname, gname, lb, memo))
 					}
 				}
 			}
@@ -262,9 +262,15 @@ func gateSpecs(cfg *lang.Config, names []string) []Gate {
 	return out
 }
 
-// newLane resolves one lane's inputs, model architecture and hardware;
-// deployments memoises the expansion's deployment IDs.
-func newLane(key, screen, model, shape, gpu string, b laneBlocks, deployments deploymentIDs) *lanePlan {
+// laneMemo is what the lanes of one expansion share rather than compute
+// each: their deployment IDs and their executors' settings.
+type laneMemo struct {
+	deployments deploymentIDs
+	settings    executorSettingsMemo
+}
+
+// newLane resolves one lane's inputs, model architecture and hardware.
+func newLane(key, screen, model, shape, gpu string, b laneBlocks, memo *laneMemo) *lanePlan {
 	in := laneInputs(b)
 	runtimeName := ""
 	if b.runtime != nil {
@@ -279,8 +285,8 @@ func newLane(key, screen, model, shape, gpu string, b laneBlocks, deployments de
 		},
 		blocks: b,
 	}
-	l.Deployment = deployments.of(in, b)
-	l.ExecutorSettings = executorSettings(b.executor, &l.Inputs)
+	l.Deployment = memo.deployments.of(in, b)
+	l.ExecutorSettings = memo.settings.of(b.executor, &l.Inputs)
 	l.arch, l.missing = ResolveModelArch(b.model, b.config.pinned)
 	l.hw, l.hwOK = hardware(b.gpu, in)
 	resolveWorkload(l)

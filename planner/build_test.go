@@ -3,6 +3,7 @@ package planner
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -505,5 +506,44 @@ func TestMaxModelLenWithinTheReserveWarns(t *testing.T) {
 	cfg.Models["qwen17"].MaxContext = 32768
 	if p = build(t, cfg); len(findingsMatching(p, "may refuse to start")) != 0 {
 		t.Error("a max model len that fits is warned about")
+	}
+}
+
+// TestExecutorSettingsSharedUnlessRedacted: the lanes of an executor block
+// whose inputs redact nothing share one map of its settings (the plan
+// text compares them at once); a block with a secret attribute gives each
+// lane its own, the secret redacted and its real value in the lane's
+// secrets.
+func TestExecutorSettingsSharedUnlessRedacted(t *testing.T) {
+	cfg := fixture()
+	cfg.Executors["modal"].Settings = map[string]any{"timeout": "30m", "api_token": "tok-should-not-leak"}
+	cfg.Executors["plain"] = &lang.Executor{Name: "plain", Type: "modal", Capabilities: lang.BuiltinExecutors["modal"],
+		Attrs: map[string]cty.Value{"timeout": cty.StringVal("1h")}, Settings: map[string]any{"timeout": "1h", "gpu": "L40S"}}
+	plain := *cfg.Screens["qwen_l40s"]
+	plain.Name, plain.Executor = "plain", "plain"
+	cfg.Screens["plain"] = &plain
+	p := build(t, cfg)
+	var shared map[string]any
+	for _, l := range p.Lanes {
+		s := l.ExecutorSettings
+		switch l.Executor {
+		case "plain":
+			if shared == nil {
+				shared = s
+			}
+			if fmt.Sprint(s) != "map[gpu:L40S timeout:1h]" || reflect.ValueOf(s).UnsafePointer() != reflect.ValueOf(shared).UnsafePointer() {
+				t.Errorf("%s: settings %v, want the one shared map of the block's", l.Key, s)
+			}
+			if l.Inputs.Secrets != nil && len(l.Inputs.Secrets.ExecutorSettings) > 0 {
+				t.Errorf("%s: secrets %v, want none", l.Key, l.Inputs.Secrets.ExecutorSettings)
+			}
+		case "modal":
+			if s["api_token"] != Redacted || s["timeout"] != "30m" || l.Inputs.Secrets == nil || l.Inputs.Secrets.ExecutorSettings["api_token"] != "tok-should-not-leak" {
+				t.Errorf("%s: settings %v, secrets %+v: want the token redacted and kept in the secrets", l.Key, s, l.Inputs.Secrets)
+			}
+		}
+	}
+	if shared == nil {
+		t.Fatal("no lane on the plain executor")
 	}
 }

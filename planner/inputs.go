@@ -97,6 +97,31 @@ func executorSettings(e *lang.Executor, in *LaneInputs) map[string]any {
 	return out
 }
 
+// executorSettingsMemo shares executorSettings among the lanes of an
+// executor block whose inputs redact none of its settings: they are the
+// block's settings alike, and lanes that share one map (read-only, as
+// every reader takes it) spare a copy each and compare at once when the
+// plan text lists them (writeExecutorSettings).
+type executorSettingsMemo map[*lang.Executor]map[string]any
+
+// of returns executorSettings(e, in), shared when none of it is redacted.
+func (m executorSettingsMemo) of(e *lang.Executor, in *LaneInputs) map[string]any {
+	if e == nil {
+		return nil
+	}
+	for k := range e.Settings {
+		if shown, ok := in.ExecutorConfig[k]; ok && containsRedacted(shown) {
+			return executorSettings(e, in)
+		}
+	}
+	out, ok := m[e]
+	if !ok {
+		out = executorSettings(e, in)
+		m[e] = out
+	}
+	return out
+}
+
 // canonicalGPUType spells a GPU type as the catalog does, so "l40s" and
 // "L40S" make the same lane.
 func canonicalGPUType(t string) string {
