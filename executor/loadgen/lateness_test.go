@@ -29,13 +29,16 @@ const (
 // Those bounds are `make timing`'s (INFERCRANE_TIMING_STRICT=1, on an idle
 // machine). make test runs on loaded 2-core machines whose scheduler delays
 // a few sends by a millisecond or more with the CPU pressure still under
-// 10%, so there the bounds are ten times looser: a dispatcher that sleeps
-// at a coarse tick or sends late by design still fails, and a send before
-// its instant fails either way.
+// 10%, so there the bounds are ten times looser and hold the p90 instead
+// of the p99: one run beside make test's other packages (CPU pressure 8%)
+// sent 3 of its 300 requests 10-12 ms late (p50 84 µs), which says nothing
+// of the dispatcher. A dispatcher that sleeps at a coarse tick or sends
+// late by design still fails (it is late for most sends, not for 1%), and
+// a send before its instant fails either way.
 func TestOpenLoopSendsOnTime(t *testing.T) {
-	boundP50, boundP99 := onTimeP50, onTimeP99
+	boundP50, boundTail, tail := onTimeP50, onTimeP99, 99.0
 	if os.Getenv("INFERCRANE_TIMING_STRICT") != "1" {
-		boundP50, boundP99 = 10*onTimeP50, 10*onTimeP99
+		boundP50, boundTail, tail = 10*onTimeP50, 10*onTimeP99, 90
 	}
 	url := startSim(t, sim.Options{Model: "sim", TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
 	starved := affinity.Starved()
@@ -47,15 +50,15 @@ func TestOpenLoopSendsOnTime(t *testing.T) {
 	if late[0] < 0 { // sorted: the earliest send first
 		t.Errorf("a request left %.1f µs before its scheduled instant", -late[0])
 	}
-	p50, p99 := loadgen.Percentile(late, 50), loadgen.Percentile(late, 99)
-	t.Logf("send lateness p50 %.0f µs, p99 %.0f µs, max %.0f µs; CPU starvation %.0f%%", p50, p99, late[len(late)-1], 100*st)
+	p50, p90, p99 := loadgen.Percentile(late, 50), loadgen.Percentile(late, 90), loadgen.Percentile(late, 99)
+	t.Logf("send lateness p50 %.0f µs, p90 %.0f µs, p99 %.0f µs, max %.0f µs; CPU starvation %.0f%%", p50, p90, p99, late[len(late)-1], 100*st)
 	switch {
 	case loadgen.RaceEnabled:
 		t.Skip("the race detector slows the client; the lateness bounds need a run without -race")
 	case st > 0.10:
 		t.Skipf("tasks on this machine waited for a CPU %.0f%% of the run's time (/proc/pressure/cpu): too busy to bound the send lateness; rerun on an idle machine", 100*st)
 	}
-	if p50 > float64(boundP50.Microseconds()) || p99 > float64(boundP99.Microseconds()) {
-		t.Errorf("send lateness p50 %.0f µs, p99 %.0f µs; want under %v and %v", p50, p99, boundP50, boundP99)
+	if pt := loadgen.Percentile(late, tail); p50 > float64(boundP50.Microseconds()) || pt > float64(boundTail.Microseconds()) {
+		t.Errorf("send lateness p50 %.0f µs, p%.0f %.0f µs; want under %v and %v", p50, tail, pt, boundP50, boundTail)
 	}
 }
