@@ -132,9 +132,9 @@ func TestMoEPrefillFollowsActiveParameters(t *testing.T) {
 
 // TestStepCosterIsTheRoofline: the coster that prices a lane's steps
 // (stepCoster, its model and GPUs' constants worked out once) gives
-// exactly, bit for bit, the split of each part's own definition
-// (stepFLOPs over the GPUs' roof, stepWeightBytes and the KV cache at the
-// bandwidth, allReduceSeconds) for every catalog model (dense, mixtures
+// exactly, bit for bit, the split worked out afresh from the model and
+// GPUs for each step (stepFLOPs over the GPUs' roof, stepWeightBytes and
+// the KV cache at the bandwidth, the all-reduces) for every catalog model (dense, mixtures
 // of experts, latent attention), at BF16 and FP8, on 1, 2, 3 and 8 GPUs, for
 // prefills and decodes of many sizes.
 func TestStepCosterIsTheRoofline(t *testing.T) {
@@ -154,7 +154,7 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 							attend:  m.attentionSeconds(h),
 							weights: m.stepWeightBytes(h, tokens) / n / bw,
 							kvToken: m.KVBytesPerTokenPerGPU(h) / bw,
-							comm:    m.allReduceSeconds(h, tokens),
+							comm:    m.allReduceOf(h).seconds(tokens),
 							fixed:   h.Assume.StepOverheadMs / 1000,
 							serial:  h.GPU.Serial,
 						}
@@ -166,4 +166,23 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stepFLOPs is a step's matrix-multiply work worked out from m alone
+// (matmulFLOPs of its active parameters but the output projection, and
+// the output projection).
+func (m ModelArch) stepFLOPs(tokens, logitSeqs float64) float64 {
+	out := m.outputParams()
+	return matmulFLOPs(m.activeParams()-out, out, tokens, logitSeqs)
+}
+
+// stepWeightBytes is the weight memory a step of tokens tokens reads on
+// all of h's GPUs together, worked out from m alone: every weight but, in
+// a mixture of experts, the routed experts none of its tokens goes to.
+func (m ModelArch) stepWeightBytes(h Hardware, tokens float64) float64 {
+	b := m.WeightBytesOn(h)
+	if e := m.MoE; e != nil && e.Experts > 0 {
+		b -= unreadExpertBytes(e, tokens, h.Assume.MoERoutingSpread, h.linearBytes())
+	}
+	return b
 }

@@ -26,7 +26,7 @@ func TestAttentionFLOPsOfAPrefill(t *testing.T) {
 	}
 	// Two GPUs split the heads: half the attention each.
 	two := hw("L40S", 2)
-	comm := m.allReduceSeconds(two, 8192)
+	comm := m.allReduceOf(two).seconds(8192)
 	if got := StepSeconds(m, two, 8192, 0, 0) - comm - 0.001; !near(got, (linear+attention)/2/(362e12*0.32), 1e-9) {
 		t.Errorf("two GPUs: %v", got)
 	}

@@ -98,43 +98,20 @@ func (m ModelArch) KVBytesPerTokenPerGPU(h Hardware) float64 {
 	return float64(m.Layers) * m.kvElementsPerTokenLayer(h.Count) * h.kvBytes()
 }
 
-// stepWeightBytes is the weight memory a step of tokens tokens reads, on
-// all GPUs together: every weight but, in a mixture of experts, the
-// routed experts none of the step's tokens goes to (arch.ExpectedExperts
-// of them are reached in each MoE layer, at the assumed routing spread).
-//
-// An untied input embedding counts as read whole (and, in stepFLOPs, as
-// multiplied by every token), although a lookup only reads its rows: the
-// front end's figures (FrontEnd) were fitted to published measurements
-// with it so, and treating it as a lookup moves TestPublishedMeasurements'
-// held-out TTFT error from 26.7% to 27.8% (while the other five errors
-// improve); that change waits for a refit.
-func (m ModelArch) stepWeightBytes(h Hardware, tokens float64) float64 {
-	b := m.WeightBytesOn(h)
-	if e := m.MoE; e != nil && e.Experts > 0 {
-		b -= unreadExpertBytes(e, tokens, h.Assume.MoERoutingSpread, h.linearBytes())
-	}
-	return b
-}
-
 // unreadExpertBytes is the routed experts of e that none of a step's
-// tokens goes to, in bytes at linearBytes a parameter (stepWeightBytes).
+// tokens goes to, in bytes at linearBytes a parameter: a step of a
+// mixture of experts reads every weight but these (arch.ExpectedExperts
+// of the experts are reached in each MoE layer, at the assumed routing
+// spread; stepCoster).
 func unreadExpertBytes(e *MoE, tokens, spread, linearBytes float64) float64 {
 	reached := arch.ExpectedExperts(e.Experts, e.ExpertsPerToken, tokens, spread)
 	return float64(e.Layers) * (float64(e.Experts) - reached) * float64(e.ExpertParams) * linearBytes
 }
 
-// stepFLOPs is a step's matrix-multiply work: 2 FLOPs per active
-// parameter per token, the output projection only for the logitSeqs
-// tokens that produce logits (an untied input embedding: see
-// stepWeightBytes).
-func (m ModelArch) stepFLOPs(tokens, logitSeqs float64) float64 {
-	out := m.outputParams()
-	return matmulFLOPs(m.activeParams()-out, out, tokens, logitSeqs)
-}
-
-// matmulFLOPs is stepFLOPs of inner parameters that every token
-// multiplies and output ones that only the logitSeqs tokens do.
+// matmulFLOPs is a step's matrix-multiply work: 2 FLOPs per parameter
+// per token, for the inner parameters every token multiplies and the
+// output ones (the output projection) only the logitSeqs tokens that
+// produce logits do (stepCoster).
 func matmulFLOPs(inner, output, tokens, logitSeqs float64) float64 {
 	return 2 * (inner*tokens + output*logitSeqs)
 }

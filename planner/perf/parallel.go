@@ -44,18 +44,13 @@ func (h Hardware) PeakTFLOPS() float64 {
 // all-reduces (16-bit, whatever the weights).
 const activationBytes = 2
 
-// allReduceSeconds is the tensor-parallel communication of one step of
-// tokens tokens: vLLM all-reduces the hidden state twice a layer (after
-// attention and after the MLP), each a ring all-reduce of tokens x hidden
-// 16-bit values over h.Count GPUs, which moves 2(n-1)/n of the message
-// over each GPU's link (GPU.LinkGBs at the assumed interconnect
-// efficiency), plus a fixed latency each. 0 on one GPU.
-func (m ModelArch) allReduceSeconds(h Hardware, tokens float64) float64 {
-	return m.allReduceOf(h).seconds(tokens)
-}
-
-// allReduce is allReduceSeconds of one model on one hardware, as a
-// function of the step's tokens.
+// allReduce is the tensor-parallel communication of one model's steps on
+// one hardware, as a function of a step's tokens (seconds): vLLM
+// all-reduces the hidden state twice a layer (after attention and after
+// the MLP), each a ring all-reduce of tokens x hidden 16-bit values over
+// h.Count GPUs, which moves 2(n-1)/n of the message over each GPU's link
+// (GPU.LinkGBs at the assumed interconnect efficiency), plus a fixed
+// latency each. None on one GPU.
 type allReduce struct {
 	// gpus is h.Count (none below 2); latency is each all-reduce's fixed
 	// time in seconds, bw a link's bandwidth.
