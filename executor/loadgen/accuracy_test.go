@@ -24,9 +24,12 @@ import (
 // Those are the claims `make timing` (INFERCRANE_TIMING_STRICT=1, on an idle
 // machine) checks. In make test, on a loaded 2-core machine, the client's
 // own wake-ups are late by a scheduler's delay the engine's record does not
-// see, so there the client may be 1 ms from the engine's truth and 20% or 3
-// ms from the configuration: a client that adds a fixed few ms (a missed
-// first chunk, a parse before the timestamp) still fails.
+// see, so there the client may be 1 ms plus the engine's own p90 lateness
+// (the same scheduler's delay, at most 2 ms, else the test skips) from the
+// engine's truth, and 20% or 3 ms from the configuration: a client that
+// adds a fixed few ms (a missed first chunk, a parse before the timestamp)
+// still fails. (make test once measured the client's TTFT p50 1.14 ms over
+// the engine's truth while the engine itself was p90 1.14 ms late.)
 func TestRecoversConstantTiming(t *testing.T) {
 	strict := os.Getenv("INFERCRANE_TIMING_STRICT") == "1"
 	for _, c := range []struct {
@@ -57,7 +60,8 @@ func TestRecoversConstantTiming(t *testing.T) {
 			truthTTFT, truthITL, engineErr := ts.truth(res, c.ttft, c.itl)
 			t.Logf("c=%d engine's own lateness on every token: p50 %.3f ms p90 %.3f ms p99 %.3f ms", c.concurrency,
 				loadgen.Percentile(engineErr, 50), loadgen.Percentile(engineErr, 90), loadgen.Percentile(engineErr, 99))
-			if e := loadgen.Percentile(engineErr, 90); e > 2 {
+			lateness := loadgen.Percentile(engineErr, 90)
+			if e := lateness; e > 2 {
 				// The engine shares this process and its scheduler with the
 				// client; when it misses its own deadlines the machine is
 				// starved of CPU and no timing here is meaningful.
@@ -67,7 +71,7 @@ func TestRecoversConstantTiming(t *testing.T) {
 				conf := float64(configured) / 1e6
 				tol := math.Min(0.02*conf, 0.5)
 				if !strict {
-					tol = 1
+					tol = 1 + lateness
 				}
 				t.Logf("c=%d %s p50: measured %.3f ms, engine truth %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, conf, tol)
 				if math.Abs(got-truth) > tol {
