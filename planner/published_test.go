@@ -306,9 +306,15 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // chat front end's latency (perf.FrontEnd, v1ChatLatencyMs): fit 15.10%,
 // 14.30%, 15.74%; held-out 22.92%, 18.67%, 18.36%; without the weak
 // regimes fit 6.38%, 7.35%, 17.19% and held-out 8.39%, 14.10%, 13.13%.
+//
+// With the efficiency of a layer's matrix multiplies falling with its
+// size (perf.ModelArch.GEMMEfficiency, fitted to Vidur's kernel profiles,
+// not to these points: every point checks it): fit 14.59%, 14.12%,
+// 15.01%; held-out 22.17%, 18.22%, 17.77%; without the weak regimes fit
+// 6.47%, 7.74%, 16.10% and held-out 8.15%, 13.54%, 12.47%.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.16, "tpot": 0.15, "ttft": 0.16},
-	"heldout": {"throughput": 0.23, "tpot": 0.19, "ttft": 0.19},
+	"fit":     {"throughput": 0.15, "tpot": 0.15, "ttft": 0.16},
+	"heldout": {"throughput": 0.23, "tpot": 0.19, "ttft": 0.18},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).

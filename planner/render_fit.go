@@ -88,9 +88,20 @@ func FitLines(l *Lane) []string {
 		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
 			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
-		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f; memory %.0f GB/s at %.2f; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
-			h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, comm),
+		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s; memory %.0f GB/s at %.2f; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
+			gemmSize(m, h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, comm),
 	}
+}
+
+// gemmSize says how much of the MFU the layers' matrix multiplies reach
+// for their size (perf.ModelArch.GEMMEfficiency), when it is less than
+// all of it.
+func gemmSize(m perf.ModelArch, h perf.Hardware) string {
+	e := m.GEMMEfficiency(h)
+	if e >= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" x %.2f for layers of %.1fM parameters a GPU", e, m.LayerParamsPerGPU(h)/1e6)
 }
 
 func computeName(h perf.Hardware) string {

@@ -150,7 +150,7 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 					for _, tl := range [][2]int{{1, 1}, {7, 7}, {256, 256}, {4096, 1}, {4099, 4}, {8192, 16}} {
 						tokens, logits := float64(tl[0]), float64(tl[1])
 						want := stepCost{
-							compute: m.stepFLOPs(tokens, logits) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU),
+							compute: m.stepFLOPs(tokens, logits) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h)),
 							attend:  m.attentionSeconds(h),
 							weights: m.stepWeightBytes(h, tokens) / n / bw,
 							kvToken: m.KVBytesPerTokenPerGPU(h) / bw,

@@ -15,9 +15,12 @@ func TestAttentionFLOPsOfAPrefill(t *testing.T) {
 	emb := 151_936.0 * 1024
 	linear := 2 * ((float64(m.Params)-emb)*8192 + emb)
 	attention := 4.0 * 16 * 128 * 28 * 8192 * 8193 / 2
-	want := (linear+attention)/(362e12*0.32) + 0.001
+	// The weights' multiplies run at the MFU times the efficiency of
+	// the model's small layers (GEMMEfficiency); attention at the MFU.
+	eff := m.GEMMEfficiency(h)
+	want := linear/(362e12*0.32*eff) + attention/(362e12*0.32) + 0.001
 	if got := StepSeconds(m, h, 8192, 0, 0); !near(got, want, 1e-9) {
-		t.Errorf("prefill step = %v, want %v (%v without attention)", got, want, linear/(362e12*0.32)+0.001)
+		t.Errorf("prefill step = %v, want %v (%v without attention)", got, want, linear/(362e12*0.32*eff)+0.001)
 	}
 	mha := m
 	mha.KVHeads = mha.Heads
@@ -27,7 +30,7 @@ func TestAttentionFLOPsOfAPrefill(t *testing.T) {
 	// Two GPUs split the heads: half the attention each.
 	two := hw("L40S", 2)
 	comm := m.allReduceOf(two).seconds(8192)
-	if got := StepSeconds(m, two, 8192, 0, 0) - comm - 0.001; !near(got, (linear+attention)/2/(362e12*0.32), 1e-9) {
+	if got := StepSeconds(m, two, 8192, 0, 0) - comm - 0.001; !near(got, linear/2/(362e12*0.32*m.GEMMEfficiency(two))+attention/2/(362e12*0.32), 1e-9) {
 		t.Errorf("two GPUs: %v", got)
 	}
 	// A decode attends to its KV cache: 4 x heads x head_dim x layers a

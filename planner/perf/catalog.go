@@ -26,6 +26,10 @@ type GPU struct {
 	// memory traffic (a CPU): a step lasts their sum, not the roofline's
 	// maximum (StepTime).
 	Serial bool `json:"serial,omitempty"`
+	// SMs is the number of streaming multiprocessors (0: not a CUDA GPU),
+	// which sets how large a layer's matrix multiplies must be to keep
+	// the GPU busy (gemmEfficiency).
+	SMs int `json:"sms,omitempty"`
 	// FP8TFLOPS and INT8TOPS are the dense FP8 and INT8 tensor peaks (0:
 	// the GPU has none; FP8 from Ada and Hopper on).
 	FP8TFLOPS float64 `json:"fp8_tflops,omitempty"`
@@ -51,7 +55,12 @@ type GPU struct {
 // datasheet's NVLink figure (both directions) halved, or PCIe's x16
 // (Gen3 16 GB/s, Gen4 32 GB/s a direction) for cards without NVLink. The
 // A100s are the SXM4 parts of HGX servers (NVLink 3, 600 GB/s); H100, H200
-// are SXM5 (NVLink 4, 900 GB/s); B200 is NVLink 5 (1.8 TB/s).
+// are SXM5 (NVLink 4, 900 GB/s); B200 is NVLink 5 (1.8 TB/s). SMs is
+// each part's count of streaming multiprocessors (its datasheet's CUDA
+// cores over 128 a multiprocessor on Ampere GA10x, Ada and Turing over
+// 64; the A100's 108, the H100 and H200 SXM's 132; the B200's 148 from
+// its device query), which scales the size a layer needs to reach the
+// MFU (ModelArch.GEMMEfficiency).
 //
 // Memory is each device's total as the engine sees it, from a published
 // torch or vLLM figure (torch's "GPU 0 has a total capacity of X GiB" and
@@ -85,23 +94,23 @@ type GPU struct {
 //     double data rate, 7,672 GB/s (the same PR), not the datasheet's
 //     8 TB/s.
 var gpus = []GPU{
-	{Name: "T4", MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
+	{Name: "T4", SMs: 40, MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
 		INT8TOPS: 130, Capability: 75, Interconnect: "PCIe 3.0 x16", LinkGBs: 16},
-	{Name: "L4", MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "L4", SMs: 58, MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 242.5, INT8TOPS: 242.5, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A10", MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "A10", SMs: 72, MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		INT8TOPS: 250, Capability: 86, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "L40S", MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "L40S", SMs: 142, MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A100-40GB", MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "A100-40GB", SMs: 108, MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "A100-80GB", MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "A100-80GB", SMs: 108, MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "H100", MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "H100", SMs: 132, MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "H200", MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "H200", SMs: 132, MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "B200", MemoryGB: gib(178.35), BandwidthGBs: 7672, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+	{Name: "B200", SMs: 148, MemoryGB: gib(178.35), BandwidthGBs: 7672, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},
 	// CPU is the host processor, for local runs of vLLM's CPU build (tiny models
 	// in integration tests): a modest host's memory for the KV cache, its DDR

@@ -210,7 +210,7 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 			serial:  h.GPU.Serial,
 		},
 		inner: m.activeParams() - out, output: out,
-		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU,
+		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h),
 		weightBytes: m.WeightBytesOn(h), spread: h.Assume.MoERoutingSpread,
 		linearBytes: h.linearBytes(), n: n, bw: bw,
 		comm: m.allReduceOf(h),
@@ -249,6 +249,65 @@ func (c stepCost) at(kvTokens, attended float64) float64 {
 	}
 	return math.Max(compute, memory) + c.comm + c.fixed
 }
+
+// GEMMEfficiency is the share of the assumed prefill MFU that the
+// matrix multiplies of one of m's layers reach on h: small matrices leave
+// part of a GPU's streaming multiprocessors idle or waiting on their
+// tiles, and the more FLOP/s a multiprocessor delivers, the larger a
+// matrix must be to keep it busy (gemmEfficiency). 1 on a processor
+// without multiprocessors (the CPU).
+func (m ModelArch) GEMMEfficiency(h Hardware) float64 {
+	if h.GPU.SMs <= 0 || m.Layers <= 0 {
+		return 1
+	}
+	return gemmEfficiency(m.LayerParamsPerGPU(h), h.PeakTFLOPS()*h.Assume.PrefillMFU/float64(h.GPU.SMs))
+}
+
+// LayerParamsPerGPU is the parameters of one layer a token multiplies,
+// on each of h's GPUs (tensor parallelism splits every layer's matrices):
+// the active parameters less the output projection, over the layers. An
+// untied input embedding counts (a few percent of a layer in the models
+// of the catalog); a mixture of experts counts the experts a token
+// reaches, although each is a matrix of its own.
+func (m ModelArch) LayerParamsPerGPU(h Hardware) float64 {
+	return (m.activeParams() - m.outputParams()) / float64(max(m.Layers, 1)) / h.count()
+}
+
+// gemmEfficiency is the share of the MFU that a layer's matrix
+// multiplies reach with layerParams parameters a GPU, on multiprocessors
+// that deliver roofPerSM TFLOP/s each at that MFU:
+//
+//	1 / (1 + (half / layerParams)^gemmSizeExponent),  half = gemmHalfParams x roofPerSM
+//
+// Fitted to Microsoft's Vidur kernel profiles
+// (github.com/microsoft/vidur, data/profiling/compute: the linear layers,
+// norms and activations of Llama 2 7B and 70B, CodeLlama 34B, InternLM
+// 20B, Qwen 72B and Phi-2 at tensor parallelism 1-8, timed on A100, H100
+// and A40), at their compute-bound sizes (512-4,096 tokens, compute time
+// over 4x the weights' read time): planner/perf/testdata/kernels and
+// TestGEMMEfficiencyMatchesKernelProfiles. Fitted on the A100 and H100
+// alone it is the same law, and it holds on the A40, held out. An H100
+// layer of 25M parameters a GPU (Llama 2 7B over 8 GPUs) reaches 0.41 of
+// the H100's peak where layers of 200M or more reach 0.64; an A100 keeps
+// 0.53 against 0.7, because each of its multiprocessors delivers a third
+// of an H100's.
+func gemmEfficiency(layerParams, roofPerSM float64) float64 {
+	if layerParams <= 0 {
+		return 1
+	}
+	half := gemmHalfParams * roofPerSM
+	return 1 / (1 + math.Pow(half/layerParams, gemmSizeExponent))
+}
+
+// The fitted law of gemmEfficiency: the layer size, in parameters a GPU
+// per TFLOP/s a multiprocessor delivers at the assumed MFU, at which the
+// matrix multiplies run at half the MFU (3.0M per TFLOP/s of the
+// multiprocessors' peak, at the A100 and H100's MFU of 0.65), and how
+// steeply the efficiency rises with the layer's size.
+const (
+	gemmHalfParams   = 3.0e6 / 0.65
+	gemmSizeExponent = 1.2
+)
 
 // attentionSeconds is the compute time of one query-key pair's attention
 // in every layer (attentionFLOPs) on h's GPUs, at the 16-bit peak and the
