@@ -99,7 +99,7 @@ func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 	if o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API); ok {
 		// The engine version's costs outside the GPU (its front end, its
 		// per-step overhead); a calibration's fit replaces the first two.
-		o.Apply(&a)
+		o.Apply(&a, cat)
 	}
 	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: perf.BytesPerElem(in.RuntimeDtype), Assume: a}, true
 }

@@ -78,7 +78,7 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 		a.OmitAttention = true
 	}
 	if o, ok := perf.FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
-		o.Apply(&a)
+		o.Apply(&a, g)
 	}
 	lane, err := perf.NewLane(arch, perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}, rs.Engine(), maxLen)
 	if err != nil {
@@ -312,9 +312,15 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // not to these points: every point checks it): fit 14.59%, 14.12%,
 // 15.01%; held-out 22.17%, 18.22%, 17.77%; without the weak regimes fit
 // 6.47%, 7.74%, 16.10% and held-out 8.15%, 13.54%, 12.47%.
+//
+// With the V1 engine's step overhead following its CUDA graph mode on a
+// CUDA GPU (perf.cudaGraphStepMs: 2.5 ms up to 0.10, 1.4 ms from 0.11,
+// fitted to the fit set's single-stream TPOTs): fit 13.09%, 12.35%,
+// 14.32%; held-out 20.53%, 17.00%, 17.34%; without the weak regimes fit
+// 3.22%, 4.28%, 14.73% and held-out 4.96%, 11.35%, 11.63%.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.15, "tpot": 0.15, "ttft": 0.16},
-	"heldout": {"throughput": 0.23, "tpot": 0.19, "ttft": 0.18},
+	"fit":     {"throughput": 0.14, "tpot": 0.13, "ttft": 0.15},
+	"heldout": {"throughput": 0.21, "tpot": 0.18, "ttft": 0.18},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).

@@ -332,8 +332,12 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 		if o.AdmitUs > 0 {
 			queue = fmt.Sprintf("the front end admits the requests sent together %.1f ms each and hands them over together", o.AdmitUs/1000)
 		}
-		ew.printf("  runtime %s (%s %s, %s API): %.1f ms per request through the front end, %.1f ms per step, %s (%s; in place of the gpu lines' overheads unless calibrated)\n",
-			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), orDefault(in.API, "chat"), o.RequestMs, o.StepMs, queue, o.Source)
+		step := fmt.Sprintf("%.1f ms per step", o.StepMs)
+		if o.CUDAStepMs > 0 {
+			step = fmt.Sprintf("%.1f ms per step on a CUDA GPU (its CUDA graph mode), %.1f elsewhere", o.CUDAStepMs, o.StepMs)
+		}
+		ew.printf("  runtime %s (%s %s, %s API): %.1f ms per request through the front end, %s, %s (%s; in place of the gpu lines' overheads unless calibrated)\n",
+			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), orDefault(in.API, "chat"), o.RequestMs, step, queue, o.Source)
 	}
 	for _, a := range p.Assumptions {
 		src := "catalog"

@@ -557,7 +557,7 @@ func calibrationLane(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence
 	if o, ok := perf.FrontEnd(rt.Engine, rt.Version, "chat"); ok {
 		// The version's front end, as the plan models it; the fit starts
 		// from its overheads.
-		o.Apply(&a)
+		o.Apply(&a, g)
 	}
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()

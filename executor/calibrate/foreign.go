@@ -59,7 +59,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 	a := perf.DefaultAssumptions(g)
 	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	if o, ok := perf.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
-		o.Apply(&a)
+		o.Apply(&a, g)
 	}
 	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
 	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)

@@ -158,7 +158,7 @@ func TestV1ChatFrontEnd(t *testing.T) {
 	}
 	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
 	var a Assumptions
-	o.Apply(&a)
+	o.Apply(&a, s.Hardware.GPU)
 	s.Hardware.Assume.RequestOverheadMs, s.Hardware.Assume.FrontEndTokenUs = a.RequestOverheadMs, a.FrontEndTokenUs
 	s.Hardware.Assume.FrontEndAdmitUs, s.Hardware.Assume.FrontEndIdleAlone = a.FrontEndAdmitUs, a.FrontEndIdleAlone
 	adm := o.AdmitUs / 1e6
@@ -261,5 +261,38 @@ func TestEngineStepCostsAreTheLanes(t *testing.T) {
 	}
 	if got, want := decodeLineOf(e.costs.get(8, 8), 1000, 8), decodeLineOf(s.Model.stepCost(s.Hardware, 8, 8), 1000, 8); got != want {
 		t.Errorf("decode line %+v, want %+v", got, want)
+	}
+}
+
+// The step overhead follows the version's CUDA graph mode on a CUDA GPU
+// (cudaGraphStepMs): V1 up to 0.10 launches each layer's attention on its
+// own (piecewise graphs), 0.11 on replays a decode step as one graph; the
+// V0 engine, and any engine on a processor without CUDA, keep StepMs.
+func TestCUDAGraphStepOverhead(t *testing.T) {
+	h100, _ := LookupGPU("H100")
+	cpu, _ := LookupGPU("CPU")
+	for _, c := range []struct {
+		version string
+		g       GPU
+		want    float64
+	}{
+		{"0.6.0", h100, frontEndStepMs},
+		{"0.9.1", h100, piecewiseGraphStepMs},
+		{"0.10.2", h100, piecewiseGraphStepMs},
+		{"0.11.0", h100, fullGraphStepMs},
+		{"0.23.0", h100, fullGraphStepMs},
+		{"", h100, fullGraphStepMs}, // unpinned: the newest
+		{"0.9.1", cpu, frontEndStepMs},
+		{"0.32.0", cpu, frontEndStepMs},
+	} {
+		o, _ := FrontEnd("vllm", c.version, "completions")
+		var a Assumptions
+		o.Apply(&a, c.g)
+		if a.StepOverheadMs != c.want {
+			t.Errorf("vLLM %q on %s: step overhead %v ms, want %v", c.version, c.g.Name, a.StepOverheadMs, c.want)
+		}
+	}
+	if !(fullGraphStepMs < frontEndStepMs && frontEndStepMs < piecewiseGraphStepMs) {
+		t.Errorf("full graphs %v ms, eager %v, piecewise %v: full graphs must launch the fewest kernels from Python", fullGraphStepMs, frontEndStepMs, piecewiseGraphStepMs)
 	}
 }

@@ -12,6 +12,10 @@ type EngineOverheads struct {
 	// (scheduling, input preparation, sampling, output processing):
 	// Assumptions.StepOverheadMs.
 	StepMs float64
+	// CUDAStepMs, when set, is StepMs on a CUDA GPU, where the version's
+	// CUDA graph mode decides how many kernels a step launches one by one
+	// (cudaGraphStepMs).
+	CUDAStepMs float64
 	// TokenUs is the front end's time per streamed output token:
 	// Assumptions.FrontEndTokenUs.
 	TokenUs float64
@@ -24,11 +28,20 @@ type EngineOverheads struct {
 	Source string
 }
 
-// Apply sets the overheads in a (a calibration's fit replaces the request
-// and step overheads afterwards).
-func (o EngineOverheads) Apply(a *Assumptions) {
-	a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepMs, o.TokenUs
+// Apply sets the overheads in a for an engine on g (a calibration's fit
+// replaces the request and step overheads afterwards).
+func (o EngineOverheads) Apply(a *Assumptions, g GPU) {
+	a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepOn(g), o.TokenUs
 	a.FrontEndAdmitUs, a.FrontEndIdleAlone = o.AdmitUs, o.IdleAlone
+}
+
+// StepOn is the step overhead on g: CUDAStepMs on a CUDA GPU when the
+// version sets it, else StepMs.
+func (o EngineOverheads) StepOn(g GPU) float64 {
+	if o.CUDAStepMs > 0 && g.Capability > 0 {
+		return o.CUDAStepMs
+	}
+	return o.StepMs
 }
 
 // FrontEnd returns the overheads of engine at version serving api
@@ -46,6 +59,8 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 	if !versionAtLeast(version, 0, 8) {
 		o.Source = "vLLM < 0.8 (V0 engine), fitted to published measurements"
 		o.TokenUs, o.AdmitUs = 0, v0AdmitUs
+	} else {
+		o.CUDAStepMs = cudaGraphStepMs(version)
 	}
 	if api == "" || api == "chat" {
 		o.RequestMs += chatTemplateMs
@@ -128,6 +143,39 @@ var (
 	// it is not established. Fitted by hand to the BS=1 and BS=8 points;
 	// BS=2 and BS=4 are held out (docs/performance-model.md).
 	v1ChatLatencyMs = 45.0
+)
+
+// cudaGraphStepMs is the V1 engine's step overhead on a CUDA GPU, which
+// its CUDA graph mode sets. Up to 0.10 V1 captures piecewise graphs:
+// the pieces between the attention layers replay as graphs and every
+// layer's attention launches on its own, so each decode step launches a
+// few kernels a layer from Python. vLLM 0.11 made FULL_AND_PIECEWISE the
+// default (vllm-project/vllm PR #25444, September 2025), which replays a
+// whole decode-only step as one graph; the PR measured Qwen3-Coder
+// 30B-A3B FP8 on one H100 (ten requests of 1,024/128 sent together) at
+// 4.07 requests a second with piecewise graphs and 5.98 with
+// FULL_AND_PIECEWISE, about 6 ms less a step for a model of 48 layers.
+//
+// The figures are fitted by hand to the fit set's single-stream TPOTs
+// (planner/perf/testdata/published), each point's step overhead being
+// its TPOT less the model's weight and KV reads: Tenstorrent's Qwen3-1.7B
+// on an A100 under vLLM 0.9.1 (TPOT 4.6 and 4.7 ms at 128 and 1,024
+// output tokens: 2.5 ms a step), GPUStack's Qwen3-8B on an H100 under
+// vLLM 0.11 (7.22 ms at one stream, 7.67 at eight: 1.1 and 1.4 ms) and
+// kvcached's Qwen3-0.6B on an H100 under vLLM 0.19 (2.39 ms at 16
+// requests a second: 1.7 ms). docs/performance-model.md has the held-out
+// check. A processor without CUDA keeps StepMs.
+func cudaGraphStepMs(version string) float64 {
+	if versionAtLeast(version, 0, 11) {
+		return fullGraphStepMs
+	}
+	return piecewiseGraphStepMs
+}
+
+// The fitted step overheads of cudaGraphStepMs.
+const (
+	piecewiseGraphStepMs = 2.5
+	fullGraphStepMs      = 1.4
 )
 
 // FrontEndMs is FrontEnd's request overhead (the catalog's 2 ms for an
