@@ -605,7 +605,7 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 	g, _ := perf.LookupGPU("L40S")
 	a := perf.DefaultAssumptions(g)
 	fe, _ := perf.FrontEnd("vllm", "0.22.1", "chat") // the catalog's figures for the lanes' runtime
-	a.RequestOverheadMs, a.StepOverheadMs = fe.RequestMs, fe.StepMs
+	a.RequestOverheadMs, a.StepOverheadMs = fe.RequestMs, fe.StepOn(g)
 	catalog := perf.ParamsOf(a)
 	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
 	res, err := calibrate.CheckCalibration([]string{evidence}, calibrate.Options{StateDir: filepath.Join(dir, ".infercrane")}, cal)

@@ -211,7 +211,7 @@ func TestBatchingFrontEndBurstTTFT(t *testing.T) {
 	for _, version := range []string{"0.6.0", "0.19.0"} {
 		o, _ := FrontEnd("vllm", version, "completions")
 		s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 8192})
-		s.Hardware.Assume.RequestOverheadMs, s.Hardware.Assume.StepOverheadMs = o.RequestMs, o.StepMs
+		s.Hardware.Assume.RequestOverheadMs, s.Hardware.Assume.StepOverheadMs = o.RequestMs, o.StepOn(s.Hardware.GPU)
 		s.Hardware.Assume.FrontEndTokenUs, s.Hardware.Assume.FrontEndAdmitUs = o.TokenUs, o.AdmitUs
 		st, err := s.Run(Load{InputTokens: 200, OutputTokens: 8, Concurrency: 10, Requests: 10})
 		if err != nil {

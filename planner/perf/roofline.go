@@ -255,12 +255,15 @@ func (c stepCost) at(kvTokens, attended float64) float64 {
 // part of a GPU's streaming multiprocessors idle or waiting on their
 // tiles, and the more FLOP/s a multiprocessor delivers, the larger a
 // matrix must be to keep it busy (gemmEfficiency). 1 on a processor
-// without multiprocessors (the CPU).
+// without multiprocessors (the CPU). The multiprocessors' FLOP/s are the
+// catalog's MFU of the peak, not a calibration's or a spec's: the size a
+// layer needs is the hardware's, and a fitted MFU then scales the roof
+// monotonically.
 func (m ModelArch) GEMMEfficiency(h Hardware) float64 {
 	if h.GPU.SMs <= 0 || m.Layers <= 0 {
 		return 1
 	}
-	return gemmEfficiency(m.LayerParamsPerGPU(h), h.PeakTFLOPS()*h.Assume.PrefillMFU/float64(h.GPU.SMs))
+	return gemmEfficiency(m.LayerParamsPerGPU(h), h.PeakTFLOPS()*h.GPU.PrefillMFU/float64(h.GPU.SMs))
 }
 
 // LayerParamsPerGPU is the parameters of one layer a token multiplies,
