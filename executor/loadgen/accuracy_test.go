@@ -61,11 +61,11 @@ func TestRecoversConstantTiming(t *testing.T) {
 			t.Logf("c=%d engine's own lateness on every token: p50 %.3f ms p90 %.3f ms p99 %.3f ms", c.concurrency,
 				loadgen.Percentile(engineErr, 50), loadgen.Percentile(engineErr, 90), loadgen.Percentile(engineErr, 99))
 			lateness := loadgen.Percentile(engineErr, 90)
-			if e := lateness; e > 2 {
+			if lateness > 2 {
 				// The engine shares this process and its scheduler with the
 				// client; when it misses its own deadlines the machine is
 				// starved of CPU and no timing here is meaningful.
-				t.Skipf("c=%d: the machine is too busy for a timing test (the engine itself was p90 %.1f ms late); rerun on an idle machine", c.concurrency, e)
+				t.Skipf("c=%d: the machine is too busy for a timing test (the engine itself was p90 %.1f ms late); rerun on an idle machine", c.concurrency, lateness)
 			}
 			check := func(name string, got, truth float64, configured time.Duration) {
 				conf := float64(configured) / 1e6

@@ -289,11 +289,11 @@ func (m ModelArch) LayerParamsPerGPU(h Hardware) float64 {
 // and A40), at their compute-bound sizes (512-4,096 tokens, compute time
 // over 4x the weights' read time): planner/perf/testdata/kernels and
 // TestGEMMEfficiencyMatchesKernelProfiles. Fitted on the A100 and H100
-// alone it is the same law, and it holds on the A40, held out. An H100
-// layer of 25M parameters a GPU (Llama 2 7B over 8 GPUs) reaches 0.41 of
-// the H100's peak where layers of 200M or more reach 0.64; an A100 keeps
-// 0.53 against 0.7, because each of its multiprocessors delivers a third
-// of an H100's.
+// alone it is the same law, and it holds on the A40, held out. In the
+// profiles, at 4,096 tokens, an H100 layer of 25M parameters a GPU (Llama
+// 2 7B over 8 GPUs) reaches 0.41 of the H100's peak where layers of 170M
+// or more reach 0.61-0.65; an A100 keeps 0.53 against 0.66-0.73, because
+// each of its multiprocessors delivers a third of an H100's.
 func gemmEfficiency(layerParams, roofPerSM float64) float64 {
 	if layerParams <= 0 {
 		return 1
