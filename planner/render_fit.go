@@ -88,8 +88,8 @@ func FitLines(l *Lane) []string {
 		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
 			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
-		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s; memory %.0f GB/s at %.2f; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
-			gemmSize(m, h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, comm),
+		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s; memory %.0f GB/s at %.2f%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
+			gemmSize(m, h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), comm),
 	}
 }
 
@@ -102,6 +102,18 @@ func gemmSize(m perf.ModelArch, h perf.Hardware) string {
 		return ""
 	}
 	return fmt.Sprintf(" x %.2f for layers of %.1fM parameters a GPU", e, m.LayerParamsPerGPU(h)/1e6)
+}
+
+// elementwise says what a token's norms, rotary embeddings, activations
+// and residual adds move on each GPU and at what share of the bandwidth
+// (perf.ModelArch.ElementwiseBytesPerToken), where the model costs them
+// apart.
+func elementwise(m perf.ModelArch, h perf.Hardware) string {
+	eff := h.GPU.ElementwiseEfficiency
+	if eff <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", elementwise kernels %.1f MB a token at %.2f", m.ElementwiseBytesPerToken(h)/1e6, eff)
 }
 
 func computeName(h perf.Hardware) string {

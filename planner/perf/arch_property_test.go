@@ -150,13 +150,14 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 					for _, tl := range [][2]int{{1, 1}, {7, 7}, {256, 256}, {4096, 1}, {4099, 4}, {8192, 16}} {
 						tokens, logits := float64(tl[0]), float64(tl[1])
 						want := stepCost{
-							compute: m.stepFLOPs(tokens, logits) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h)),
-							attend:  m.attentionSeconds(h),
-							weights: m.stepWeightBytes(h, tokens) / n / bw,
-							kvToken: m.KVBytesPerTokenPerGPU(h) / bw,
-							comm:    m.allReduceOf(h).seconds(tokens),
-							fixed:   h.Assume.StepOverheadMs / 1000,
-							serial:  h.GPU.Serial,
+							compute:     m.stepFLOPs(tokens, logits) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h)),
+							attend:      m.attentionSeconds(h),
+							weights:     m.stepWeightBytes(h, tokens) / n / bw,
+							kvToken:     m.KVBytesPerTokenPerGPU(h) / bw,
+							comm:        m.allReduceOf(h).seconds(tokens),
+							elementwise: tokens * m.elementwiseSeconds(h),
+							fixed:       h.Assume.StepOverheadMs / 1000,
+							serial:      h.GPU.Serial,
 						}
 						if got := c.cost(tl[0], tl[1]); got != want {
 							t.Fatalf("%s on %dx %s (%+v), %d tokens, %d logits: %+v, want %+v", id, count, gpu, h.Precision, tl[0], tl[1], got, want)

@@ -26,6 +26,11 @@ type GPU struct {
 	// memory traffic (a CPU): a step lasts their sum, not the roofline's
 	// maximum (StepTime).
 	Serial bool `json:"serial,omitempty"`
+	// ElementwiseEfficiency is the fraction of peak bandwidth that the
+	// memory-bound elementwise kernels (norms, rotary embeddings,
+	// activations, residual adds) reach (ModelArch.elementwiseSeconds; 0:
+	// not modelled apart).
+	ElementwiseEfficiency float64 `json:"elementwise_efficiency,omitempty"`
 	// SMs is the number of streaming multiprocessors (0: not a CUDA GPU),
 	// which sets how large a layer's matrix multiplies must be to keep
 	// the GPU busy (gemmEfficiency).
@@ -48,8 +53,14 @@ type GPU struct {
 // MFU for prefill (0.32 on L40S-class parts, 0.45 on B200), except on the
 // A100 and H100 dies (A100s, H100, H200: 0.65, what vLLM 0.6's joint
 // prefills of ten ShareGPT prompts reached on one A100 and one H100 in
-// the published measurements' fit set, planner/perf/testdata/published)
-// and GenZ's 0.8 bandwidth efficiency for decode. FP8 and INT8 peaks are the
+// the published measurements' fit set, planner/perf/testdata/published;
+// the same matrix multiplies timed alone reach 0.72, gemmEfficiency)
+// and GenZ's 0.8 bandwidth efficiency for decode. ElementwiseEfficiency
+// is the share of the peak bandwidth that vLLM's norm, rotary, activation
+// and residual kernels reach in Microsoft Vidur's profiles
+// (ModelArch.ElementwiseBytesPerToken): 0.47 on the A100, 0.50 on the
+// H100 (H200 and B200 taken as the H100's, HBM too), 0.71 on the A40,
+// whose GDDR6 stands for the T4, L4, A10 and L40S. FP8 and INT8 peaks are the
 // datasheets' sparse figures halved (NVIDIA T4, L4, A10, L40S, A100, H100
 // SXM, H200 SXM and HGX B200 datasheets); the link bandwidth is the
 // datasheet's NVLink figure (both directions) halved, or PCIe's x16
@@ -94,23 +105,23 @@ type GPU struct {
 //     double data rate, 7,672 GB/s (the same PR), not the datasheet's
 //     8 TB/s.
 var gpus = []GPU{
-	{Name: "T4", SMs: 40, MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
+	{Name: "T4", SMs: 40, MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
 		INT8TOPS: 130, Capability: 75, Interconnect: "PCIe 3.0 x16", LinkGBs: 16},
-	{Name: "L4", SMs: 58, MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "L4", SMs: 58, MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
 		FP8TFLOPS: 242.5, INT8TOPS: 242.5, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A10", SMs: 72, MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "A10", SMs: 72, MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
 		INT8TOPS: 250, Capability: 86, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "L40S", SMs: 142, MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
+	{Name: "L40S", SMs: 142, MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
 		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A100-40GB", SMs: 108, MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "A100-40GB", SMs: 108, MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "A100-80GB", SMs: 108, MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "A100-80GB", SMs: 108, MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "H100", SMs: 132, MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "H100", SMs: 132, MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "H200", SMs: 132, MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8,
+	{Name: "H200", SMs: 132, MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "B200", SMs: 148, MemoryGB: gib(178.35), BandwidthGBs: 7672, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8,
+	{Name: "B200", SMs: 148, MemoryGB: gib(178.35), BandwidthGBs: 7672, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},
 	// CPU is the host processor, for local runs of vLLM's CPU build (tiny models
 	// in integration tests): a modest host's memory for the KV cache, its DDR
@@ -193,6 +204,15 @@ type ModelArch struct {
 	// only to their last SlidingWindow tokens (0: none).
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// MLPWidth is the MLP width one token goes through in an average
+	// decoder layer: the dense intermediate size, in a mixture of experts'
+	// layers the experts it reaches times their width plus any shared
+	// expert's (0: derived from the parameters, mlpWidth).
+	MLPWidth int `json:"mlp_width,omitempty"`
+	// NormsPerLayer is the hidden-size norms of a decoder layer (0: two)
+	// and QKNorm a norm on each query and key head (Qwen3, Gemma 3).
+	NormsPerLayer int  `json:"norms_per_layer,omitempty"`
+	QKNorm        bool `json:"qk_norm,omitempty"`
 	// Architecture summarises the config; Source, ConfigRevision and
 	// ConfigDigest say where it came from (empty for an architecture given
 	// by the model block's attributes alone).

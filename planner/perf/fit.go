@@ -255,6 +255,7 @@ func Fit(obs []Observation, start Params) (FitResult, error) {
 		free, p = trial, q
 		ident = f.identify(p, free, false)
 	}
+	p = f.withoutSmallJitter(p, free)
 	// A free parameter the evidence pins only given the held values (it
 	// trades against one of them) fits the figures but is no measurement:
 	// it is not identified either, though its fitted value is kept (the
@@ -336,6 +337,26 @@ func countFree(free [numParams]bool) int {
 		}
 	}
 	return k
+}
+
+// withoutSmallJitter refits p without its request jitter when that is
+// under jitterProbeMs, and keeps the refit when it misses the figures no
+// more: the search's weak prior on the other parameters can leave a small
+// jitter standing in for the little they are pulled off their best
+// values, where the evidence holds none.
+func (f *fitter) withoutSmallJitter(p Params, free [numParams]bool) Params {
+	if p.RequestJitterMs <= 0 || p.RequestJitterMs >= jitterProbeMs {
+		return p
+	}
+	trial := free
+	trial[jitterIndex] = false
+	none := p
+	none.RequestJitterMs = 0
+	q, err := f.minimise(none, trial)
+	if err != nil || f.cost(q) > f.cost(p) {
+		return p
+	}
+	return q
 }
 
 // holdRejectF is the F statistic beyond which the evidence rules out a

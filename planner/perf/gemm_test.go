@@ -9,31 +9,24 @@ import (
 )
 
 // TestGEMMEfficiencyMatchesKernelProfiles checks gemmEfficiency against
-// the kernel profiles it was fitted to (Vidur's timings of a layer's
-// linear layers, norms and activations: testdata/kernels, see
-// gemmEfficiency): at compute-bound sizes a layer takes its FLOPs over
-// the peak at an MFU of 0.65 times the efficiency of its size. The A100
-// and H100 are the fit, the A40 (not in the catalog: 149.7 TFLOPS BF16
-// with FP32 accumulation, 84 multiprocessors) is held out. Without the
-// size term the H100's small layers (tensor parallelism over 4 and 8
-// GPUs) are up to 2x slower than the roof, and the H100's error
-// triples; on the A100 and A40 the term is smaller, and so is its gain.
+// the kernel profiles it was fitted to (Vidur's timings of a layer's four
+// matrix multiplies: testdata/kernels, see gemmEfficiency): at
+// compute-bound sizes a layer takes its FLOPs over the peak at 0.72 times
+// the efficiency of its size. The A100 and H100 are the fit, the A40 (not
+// in the catalog: 149.7 TFLOPS BF16 with FP32 accumulation, 84
+// multiprocessors) is held out. The size term matters on the H100, whose
+// multiprocessors are the fastest (without it its small layers at 1,024
+// tokens are a third slower than the roof); on the A100 and the A40 it
+// changes little, and must not make them worse.
 func TestGEMMEfficiencyMatchesKernelProfiles(t *testing.T) {
-	f, err := os.Open("testdata/kernels/vidur-linear-layers.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := kernelProfiles(t, "vidur-linear-layers.csv")
 	a100, _ := LookupGPU("A100-80GB")
 	h100, _ := LookupGPU("H100")
 	gpus := map[string]GPU{"a100": a100, "h100": h100, "a40": {Name: "A40", BF16TFLOPS: 149.7, SMs: 84}}
 	// The largest root-mean-square log error allowed with the size term
-	// (what the law reaches, rounded up) and the least without it.
-	limits := map[string][2]float64{"a100": {0.075, 0.085}, "h100": {0.065, 0.17}, "a40": {0.08, 0.085}}
+	// (what the law reaches, rounded up) and the least without it (where
+	// the term matters).
+	limits := map[string][2]float64{"a100": {0.065, 0}, "h100": {0.075, 0.09}, "a40": {0.055, 0}}
 	type sums struct {
 		with, without float64
 		n             int
@@ -47,9 +40,9 @@ func TestGEMMEfficiencyMatchesKernelProfiles(t *testing.T) {
 		tokens, _ := strconv.ParseFloat(r[3], 64)
 		params, _ := strconv.ParseFloat(r[4], 64)
 		measured, _ := strconv.ParseFloat(r[5], 64)
-		roof := g.BF16TFLOPS * 1e12 * 0.65
+		roof := g.BF16TFLOPS * 1e12 * 0.72
 		flat := 2 * tokens * params / roof * 1000
-		sized := flat / gemmEfficiency(params, g.BF16TFLOPS*0.65/float64(g.SMs))
+		sized := flat / gemmEfficiency(params, g.BF16TFLOPS/float64(g.SMs))
 		s := got[r[0]]
 		if s == nil {
 			s = &sums{}
@@ -62,7 +55,7 @@ func TestGEMMEfficiencyMatchesKernelProfiles(t *testing.T) {
 	for name, s := range got {
 		with, without := math.Sqrt(s.with/float64(s.n)), math.Sqrt(s.without/float64(s.n))
 		t.Logf("%s: %d layer timings, rms log error %.3f with the size term, %.3f without", name, s.n, with, without)
-		if l := limits[name]; with > l[0] || without < l[1] {
+		if l := limits[name]; with > l[0] || without < l[1] || with > without+0.002 {
 			t.Errorf("%s: rms log error %.3f with the size term (limit %.3f), %.3f without (expected at least %.3f)", name, with, l[0], without, l[1])
 		}
 	}
@@ -83,11 +76,11 @@ func TestGEMMEfficiencyOfCatalogModels(t *testing.T) {
 		count    int
 		min, max float64
 	}{
-		{small, "H100", 1, 0.38, 0.41},
-		{small, "A100-80GB", 1, 0.66, 0.69},
-		{small, "L40S", 1, 0.83, 0.86},
-		{big, "H100", 1, 0.97, 0.99},
-		{big, "H100", 8, 0.76, 0.79},
+		{small, "H100", 1, 0.63, 0.66},
+		{small, "A100-80GB", 1, 0.90, 0.92},
+		{small, "L40S", 1, 0.92, 0.94},
+		{big, "H100", 1, 0.99, 1},
+		{big, "H100", 8, 0.95, 0.97},
 		{small, "CPU", 1, 1, 1},
 	} {
 		h := hw(c.gpu, c.count)
@@ -95,4 +88,67 @@ func TestGEMMEfficiencyOfCatalogModels(t *testing.T) {
 			t.Errorf("%s on %dx %s (%.1fM a layer a GPU): efficiency %.3f, want %.2f-%.2f", c.m.ID, c.count, c.gpu, c.m.LayerParamsPerGPU(h)/1e6, got, c.min, c.max)
 		}
 	}
+}
+
+// TestElementwiseKernelsMatchProfiles checks ElementwiseBytesPerToken
+// and the catalog's ElementwiseEfficiency against Vidur's timings of a
+// layer's norms, rotary embedding, activation and residual add
+// (testdata/kernels/vidur-elementwise.csv: Llama 2 7B and 70B, Llama 3 8B
+// and 70B, CodeLlama 34B, InternLM 20B and Qwen 72B at tensor parallelism
+// 1-8 and 1,024 tokens or more, the A100 and H100 as the catalog's HBM
+// parts and the A40, 696 GB/s, at the catalog's GDDR parts' figure).
+// Each row is one layer: its bytes over the GPU's bandwidth at the
+// efficiency, against the sum of the five kernels' medians.
+func TestElementwiseKernelsMatchProfiles(t *testing.T) {
+	rows := kernelProfiles(t, "vidur-elementwise.csv")
+	a100, _ := LookupGPU("A100-80GB")
+	h100, _ := LookupGPU("H100")
+	l40s, _ := LookupGPU("L40S")
+	gpus := map[string]GPU{"a100": a100, "h100": h100, "a40": {Name: "A40", BandwidthGBs: 696, ElementwiseEfficiency: l40s.ElementwiseEfficiency}}
+	limits := map[string]float64{"a100": 0.05, "h100": 0.075, "a40": 0.04}
+	sq, n := map[string]float64{}, map[string]int{}
+	for _, r := range rows[1:] {
+		g, ok := gpus[r[0]]
+		if !ok {
+			t.Fatalf("unknown GPU %q", r[0])
+		}
+		v := make([]int, 5)
+		for i, s := range r[2:7] {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v[i] = n
+		}
+		hidden, heads, kvHeads := v[2], v[3], v[4]
+		width, _ := strconv.Atoi(r[7])
+		measured, _ := strconv.ParseFloat(r[8], 64)
+		m := ModelArch{Layers: 1, Hidden: hidden, Heads: heads, KVHeads: kvHeads, HeadDim: hidden / heads, MLPWidth: width}
+		h := Hardware{GPU: g, Count: v[0], BytesPerElem: 2}
+		predicted := float64(v[1]) * m.elementwiseSeconds(h) * 1000
+		sq[r[0]] += math.Pow(math.Log(predicted/measured), 2)
+		n[r[0]]++
+	}
+	for name, limit := range limits {
+		rms := math.Sqrt(sq[name] / float64(n[name]))
+		t.Logf("%s: %d layer timings, rms log error %.3f", name, n[name], rms)
+		if n[name] < 50 || rms > limit {
+			t.Errorf("%s: %d timings, rms log error %.3f (limit %.3f)", name, n[name], rms, limit)
+		}
+	}
+}
+
+// kernelProfiles reads a CSV of testdata/kernels, its header first.
+func kernelProfiles(t *testing.T, name string) [][]string {
+	t.Helper()
+	f, err := os.Open("testdata/kernels/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%s: %d rows, %v", name, len(rows), err)
+	}
+	return rows
 }

@@ -35,7 +35,21 @@ func FromConfig(p arch.Pinned) ModelArch {
 	if e := c.MoE; e != nil {
 		m.MoE = &MoE{Experts: e.Experts, ExpertsPerToken: e.ExpertsPerToken, Layers: e.Layers, ExpertParams: c.ExpertParams()}
 	}
+	m.MLPWidth, m.NormsPerLayer, m.QKNorm = mlpWidthOf(c), c.NormsPerLayer, c.QKNorm
 	return m
+}
+
+// mlpWidthOf is ModelArch.MLPWidth of c: the dense layers' intermediate
+// size and the MoE layers' routed experts a token reaches (times their
+// width) plus their shared experts, averaged over the layers.
+func mlpWidthOf(c arch.Config) int {
+	e := c.MoE
+	if e == nil || c.Layers <= 0 {
+		return c.Intermediate
+	}
+	moe := min(e.Layers, c.Layers)
+	perToken := e.ExpertsPerToken*e.Intermediate + e.SharedIntermediate
+	return ((c.Layers-moe)*c.Intermediate + moe*perToken) / c.Layers
 }
 
 // activeParams is the parameters one token uses.

@@ -57,19 +57,23 @@ func TestStepSecondsRoofline(t *testing.T) {
 	m, _ := LookupModel("Qwen/Qwen3-0.6B")
 	h := hw("L40S", 1)
 	// One decode step of one short sequence is memory-bound: the weights
-	// read once at 80% of 864 GB/s, plus 1 ms of step overhead.
-	want := m.WeightBytes(2)/(864e9*0.8) + 0.001
+	// read once at 80% of 864 GB/s, then the attention kernel reads the KV
+	// cache, plus the token's elementwise kernels (1.6 MB at 70% of the
+	// bandwidth, TestElementwiseBytesOfAToken) and 1 ms of step overhead.
+	elementwise := 1_605_632 / (864e9 * 0.7)
+	want := m.WeightBytes(2)/(864e9*0.8) + elementwise + 0.001
 	if got := StepSeconds(m, h, 0, 1, 100); !near(got, want+100*m.KVBytesPerToken(2)/(864e9*0.8), 1e-9) {
 		t.Errorf("decode step = %v, want %v", got, want)
 	}
 	// A long prefill is compute-bound: 2 FLOPs per parameter per token at
 	// 32% of 362 TFLOPS times the efficiency of the model's 15.7M-parameter
 	// layers (GEMMEfficiency: 0.85 on an L40S), the output projection (tied to the 151,936 x 1,024
-	// embedding) only for the one token that produces logits; attention's
-	// own FLOPs come on top (TestAttentionFLOPsOfAPrefill), left out here.
+	// embedding) only for the one token that produces logits, and each
+	// token's elementwise kernels after them; attention's own FLOPs come
+	// on top (TestAttentionFLOPsOfAPrefill), left out here.
 	emb := 151_936.0 * 1024
 	eff := m.GEMMEfficiency(h)
-	want = 2*((float64(m.Params)-emb)*8192+emb)/(362e12*0.32*eff) + 0.001
+	want = 2*((float64(m.Params)-emb)*8192+emb)/(362e12*0.32*eff) + 8192*elementwise + 0.001
 	weightsOnly := h
 	weightsOnly.Assume.OmitAttention = true
 	if got := StepSeconds(m, weightsOnly, 8192, 0, 0); !near(got, want, 1e-9) {
@@ -82,14 +86,49 @@ func TestStepSecondsRoofline(t *testing.T) {
 	// layers run their multiplies less efficiently, and they add two
 	// all-reduces a layer of the step's 8,192 x 1,024 16-bit activations:
 	// a ring over two GPUs moves half of each over PCIe 4.0 (32 GB/s at
-	// 70%), after 25 µs. The attention left out above is split evenly.
+	// 70%), after 25 µs. The attention left out above is split evenly;
+	// of the elementwise kernels only the heads' and the MLP's.
 	weightsOnly2 := hw("L40S", 2)
 	weightsOnly2.Assume.OmitAttention = true
-	one, two := StepSeconds(m, weightsOnly, 8192, 0, 0)-0.001, StepSeconds(m, weightsOnly2, 8192, 0, 0)-0.001
+	one := StepSeconds(m, weightsOnly, 8192, 0, 0) - 0.001 - 8192*elementwise
+	two := StepSeconds(m, weightsOnly2, 8192, 0, 0) - 0.001 - 8192*1_003_520/(864e9*0.7)
 	comm := 2 * 28 * (25e-6 + 8192*1024*2.0/(32e9*0.7))
 	eff2 := m.GEMMEfficiency(weightsOnly2)
 	if !near(one/(two-comm), 2*eff2/eff, 1e-9) || eff2 >= eff || one/two >= 2 {
 		t.Errorf("tensor parallel: one GPU %v, two %v (all-reduces %v)", one, two, comm)
+	}
+}
+
+// One token's elementwise kernels, counted by hand for Qwen3-0.6B (28
+// layers, hidden 1,024, 16 query heads and 8 KV heads of 128 with
+// per-head norms, an MLP of 3,072): two norms and the residual add read
+// and write 7 x 1,024 elements on every GPU; rotary embedding and the
+// per-head norms read and write the queries and keys, 2 x 2 x 3,072; the
+// gated activation reads two and writes one of 3,072. Two GPUs split the
+// last two. 16-bit elements.
+func TestElementwiseBytesOfAToken(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-0.6B")
+	if got, want := m.ElementwiseBytesPerToken(hw("L40S", 1)), 28*2*(7*1024+4*3072+3*3072.0); got != want || want != 1_605_632 {
+		t.Errorf("one GPU: %v bytes, want %v", got, want)
+	}
+	if got, want := m.ElementwiseBytesPerToken(hw("L40S", 2)), 28*2*(7*1024+(4*3072+3*3072)/2.0); got != want || want != 1_003_520 {
+		t.Errorf("two GPUs: %v bytes, want %v", got, want)
+	}
+	// Without a config's MLP width it is what the layers' parameters
+	// leave after attention's projections (and the norms' few weights).
+	bare := m
+	bare.MLPWidth = 0
+	if got := bare.mlpWidth(); math.Abs(got-3072) > 3 {
+		t.Errorf("MLP width from the parameters: %v, want about 3,072", got)
+	}
+	// A mixture of experts counts the experts a token reaches.
+	moe, _ := LookupModel("Qwen/Qwen3-30B-A3B")
+	if moe.MLPWidth != 8*768 {
+		t.Errorf("Qwen3-30B-A3B: MLP width %d, want 8 experts x 768", moe.MLPWidth)
+	}
+	// The CPU's MFU was fitted with them: not modelled apart there.
+	if got := m.elementwiseSeconds(hw("CPU", 1)); got != 0 {
+		t.Errorf("CPU: %v s", got)
 	}
 }
 

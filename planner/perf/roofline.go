@@ -145,9 +145,12 @@ type stepCost struct {
 	attend  float64 // attention's two matrix multiplies over one query-key pair, every layer
 	weights float64 // reading the weights the step touches
 	kvToken float64 // reading one token of KV cache
-	comm    float64 // tensor parallelism's all-reduces
-	fixed   float64 // the step overhead
-	serial  bool    // compute and memory traffic do not overlap (GPU.Serial)
+	// elementwise is the step's norms, rotary embeddings, activations and
+	// residual adds (ModelArch.ElementwiseBytesPerToken of its tokens).
+	elementwise float64
+	comm        float64 // tensor parallelism's all-reduces
+	fixed       float64 // the step overhead
+	serial      bool    // compute and memory traffic do not overlap (GPU.Serial)
 }
 
 // stepCost costs a step of tokens tokens of which logitSeqs produce
@@ -195,6 +198,8 @@ type stepCoster struct {
 	weightBytes, spread float64
 	linearBytes, n, bw  float64
 	comm                allReduce
+	// elementwise is one token's elementwise kernels (elementwiseSeconds).
+	elementwise float64
 }
 
 // stepCoster returns the coster of m's steps on h.
@@ -213,7 +218,7 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h),
 		weightBytes: m.WeightBytesOn(h), spread: h.Assume.MoERoutingSpread,
 		linearBytes: h.linearBytes(), n: n, bw: bw,
-		comm: m.allReduceOf(h),
+		comm: m.allReduceOf(h), elementwise: m.elementwiseSeconds(h),
 	}
 	if e := m.MoE; e != nil && e.Experts > 0 {
 		c.moe = e
@@ -233,21 +238,44 @@ func (c *stepCoster) cost(tokens, logitSeqs int) stepCost {
 		sc.weights = (c.weightBytes - unreadExpertBytes(c.moe, t, c.spread, c.linearBytes)) / c.n / c.bw
 	}
 	sc.comm = c.comm.seconds(t)
+	sc.elementwise = t * c.elementwise
 	return sc
 }
 
 // at is the step's duration when the KV caches hold kvTokens tokens and
-// its queries attend attended query-key pairs (Step.Attended): the
-// roofline maximum of compute and memory time, or their sum on a
-// processor that does not overlap them, plus the all-reduces and the
-// step overhead.
+// its queries attend attended query-key pairs (Step.Attended): the sum
+// of its kernels' times, each the roofline maximum of its compute and
+// its memory time (the weights' matrix multiplies against reading the
+// weights, attention against reading the KV cache), plus the
+// memory-bound elementwise kernels, the all-reduces and the step
+// overhead. A GPU runs a step's kernels one after another, so one
+// kernel's memory traffic does not hide behind another's compute: the
+// attention kernel of a large decode batch reads its KV cache after the
+// matrix multiplies are done (Vidur and GenZ cost a step as this sum of
+// per-operator times). On a processor that does not overlap compute and
+// memory traffic at all (GPU.Serial) every part adds up.
 func (c stepCost) at(kvTokens, attended float64) float64 {
-	compute := c.compute + attended*c.attend
-	memory := c.weights + kvTokens*c.kvToken
+	gemm, attention := c.gemm(), c.attention(kvTokens, attended)
+	return gemm + attention + c.elementwise + c.comm + c.fixed
+}
+
+// gemm is the time of the weights' matrix multiplies: the larger of
+// their compute and of reading the weights, or their sum (serial).
+func (c stepCost) gemm() float64 {
 	if c.serial {
-		return compute + memory + c.comm + c.fixed
+		return c.compute + c.weights
 	}
-	return math.Max(compute, memory) + c.comm + c.fixed
+	return math.Max(c.compute, c.weights)
+}
+
+// attention is the attention kernel's time over attended query-key pairs
+// and kvTokens tokens of KV cache: the larger of its compute and of
+// reading the cache, or their sum (serial).
+func (c stepCost) attention(kvTokens, attended float64) float64 {
+	if c.serial {
+		return attended*c.attend + kvTokens*c.kvToken
+	}
+	return math.Max(attended*c.attend, kvTokens*c.kvToken)
 }
 
 // GEMMEfficiency is the share of the assumed prefill MFU that the
@@ -255,15 +283,14 @@ func (c stepCost) at(kvTokens, attended float64) float64 {
 // part of a GPU's streaming multiprocessors idle or waiting on their
 // tiles, and the more FLOP/s a multiprocessor delivers, the larger a
 // matrix must be to keep it busy (gemmEfficiency). 1 on a processor
-// without multiprocessors (the CPU). The multiprocessors' FLOP/s are the
-// catalog's MFU of the peak, not a calibration's or a spec's: the size a
-// layer needs is the hardware's, and a fitted MFU then scales the roof
-// monotonically.
+// without multiprocessors (the CPU). The size a layer needs is the
+// hardware's, from its multiprocessors' peak (at h's compute precision),
+// not an MFU, so a calibrated MFU scales the roof monotonically.
 func (m ModelArch) GEMMEfficiency(h Hardware) float64 {
 	if h.GPU.SMs <= 0 || m.Layers <= 0 {
 		return 1
 	}
-	return gemmEfficiency(m.LayerParamsPerGPU(h), h.PeakTFLOPS()*h.GPU.PrefillMFU/float64(h.GPU.SMs))
+	return gemmEfficiency(m.LayerParamsPerGPU(h), h.PeakTFLOPS()/float64(h.GPU.SMs))
 }
 
 // LayerParamsPerGPU is the parameters of one layer a token multiplies,
@@ -278,39 +305,100 @@ func (m ModelArch) LayerParamsPerGPU(h Hardware) float64 {
 
 // gemmEfficiency is the share of the MFU that a layer's matrix
 // multiplies reach with layerParams parameters a GPU, on multiprocessors
-// that deliver roofPerSM TFLOP/s each at that MFU:
+// of peakPerSM TFLOP/s each:
 //
-//	1 / (1 + (half / layerParams)^gemmSizeExponent),  half = gemmHalfParams x roofPerSM
+//	1 / (1 + (half / layerParams)^gemmSizeExponent),  half = gemmHalfParams x peakPerSM
 //
 // Fitted to Microsoft's Vidur kernel profiles
-// (github.com/microsoft/vidur, data/profiling/compute: the linear layers,
-// norms and activations of Llama 2 7B and 70B, CodeLlama 34B, InternLM
-// 20B, Qwen 72B and Phi-2 at tensor parallelism 1-8, timed on A100, H100
-// and A40), at their compute-bound sizes (512-4,096 tokens, compute time
-// over 4x the weights' read time): planner/perf/testdata/kernels and
-// TestGEMMEfficiencyMatchesKernelProfiles. Fitted on the A100 and H100
-// alone it is the same law, and it holds on the A40, held out. In the
-// profiles, at 4,096 tokens, an H100 layer of 25M parameters a GPU (Llama
-// 2 7B over 8 GPUs) reaches 0.41 of the H100's peak where layers of 170M
-// or more reach 0.61-0.65; an A100 keeps 0.53 against 0.66-0.73, because
-// each of its multiprocessors delivers a third of an H100's.
-func gemmEfficiency(layerParams, roofPerSM float64) float64 {
+// (github.com/microsoft/vidur, data/profiling/compute: the four matrix
+// multiplies of a layer, QKV, attention output, MLP up and down, of
+// Llama 2 7B and 70B, CodeLlama 34B, InternLM 20B, Qwen 72B and Phi-2 at
+// tensor parallelism 1-8, timed on A100, H100 and A40), at their
+// compute-bound sizes (512-4,096 tokens, compute time over 4x the
+// weights' read time): planner/perf/testdata/kernels and
+// TestGEMMEfficiencyMatchesKernelProfiles. The layer's norms, rotary
+// embedding and activation are timed apart (elementwiseSeconds). Fitted
+// on the A100 and H100 alone, the law holds on the A40, held out. The
+// multiplies reach 0.69-0.79 of the peak on every GPU from 40M
+// parameters a GPU at 2,048 tokens and more; the size matters on the
+// H100, whose multiprocessors each deliver three times an A100's: its
+// layers of 25M (Llama 2 7B over 8 GPUs) reach 0.49 at 1,024 tokens and
+// 0.66 at 4,096.
+func gemmEfficiency(layerParams, peakPerSM float64) float64 {
 	if layerParams <= 0 {
 		return 1
 	}
-	half := gemmHalfParams * roofPerSM
+	half := gemmHalfParams * peakPerSM
 	return 1 / (1 + math.Pow(half/layerParams, gemmSizeExponent))
 }
 
 // The fitted law of gemmEfficiency: the layer size, in parameters a GPU
-// per TFLOP/s a multiprocessor delivers at the assumed MFU, at which the
-// matrix multiplies run at half the MFU (3.0M per TFLOP/s of the
-// multiprocessors' peak, at the A100 and H100's MFU of 0.65), and how
-// steeply the efficiency rises with the layer's size.
+// per TFLOP/s of a multiprocessor's peak, at which the matrix multiplies
+// run at half the MFU, and how steeply the efficiency rises with the
+// layer's size. Fitted with the large layers at 0.72 of the peak, what
+// the profiles' multiplies reach alone; the catalog's MFU of the A100 and
+// H100 (GPU.PrefillMFU) is lower, the level of whole served steps.
 const (
-	gemmHalfParams   = 3.0e6 / 0.65
-	gemmSizeExponent = 1.2
+	gemmHalfParams   = 1.5e6
+	gemmSizeExponent = 1.8
 )
+
+// elementwiseSeconds is the time of one token's elementwise kernels on
+// h's GPUs: ElementwiseBytesPerToken at the GPU's elementwise share of
+// its peak bandwidth (GPU.ElementwiseEfficiency; 0 where the catalog
+// does not model them apart: the CPU, whose MFU was fitted with them).
+func (m ModelArch) elementwiseSeconds(h Hardware) float64 {
+	eff := h.GPU.ElementwiseEfficiency
+	if eff <= 0 || h.GPU.BandwidthGBs <= 0 {
+		return 0
+	}
+	return m.ElementwiseBytesPerToken(h) / (h.GPU.BandwidthGBs * 1e9 * eff)
+}
+
+// ElementwiseBytesPerToken is what one token's memory-bound kernels read
+// and write on each of h's GPUs over all layers, in activations of the
+// model's 16-bit (or 32-bit) width: each hidden-size norm reads and
+// writes the hidden state and the residual add reads two and writes one,
+// on every GPU; the rotary embedding reads and writes the token's
+// queries and keys (their per-head norms, QKNorm, as much again) and the
+// gated activation reads the gate and up projections and writes their
+// product, split over the GPUs with the heads and the MLP. In elements
+// of a layer: (2 norms + 3) x hidden + (2 (q + k) + 3 x MLP width) / GPUs.
+// Microsoft's Vidur kernel profiles time these kernels at 0.47 of the
+// A100's and 0.50 of the H100's peak bandwidth and 0.71 of the A40's for
+// this count, the same within a few percent across seven models and
+// tensor parallelism 1-8 (TestElementwiseKernelsMatchProfiles).
+func (m ModelArch) ElementwiseBytesPerToken(h Hardware) float64 {
+	hidden := float64(m.Hidden)
+	if hidden <= 0 {
+		hidden = float64(m.Heads * m.HeadDim)
+	}
+	norms := m.NormsPerLayer
+	if norms <= 0 {
+		norms = 2
+	}
+	rope := 2 * float64(m.Heads*m.HeadDim+m.KVHeads*m.HeadDim)
+	if m.QKNorm {
+		rope *= 2
+	}
+	perLayer := float64(2*norms+3)*hidden + (rope+3*m.mlpWidth())/h.count()
+	return float64(m.Layers) * perLayer * float64(h.bytesPerElem())
+}
+
+// mlpWidth is MLPWidth or, for an architecture given without it, what a
+// layer's parameters leave for a gated MLP after attention's projections.
+func (m ModelArch) mlpWidth() float64 {
+	if m.MLPWidth > 0 {
+		return float64(m.MLPWidth)
+	}
+	hidden := float64(m.Hidden)
+	if hidden <= 0 || m.Layers <= 0 {
+		return 0
+	}
+	q, kv := float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim)
+	layer := (m.activeParams() - m.outputParams() - m.inputEmbedding()) / float64(m.Layers)
+	return math.Max((layer-2*q*hidden-2*kv*hidden)/(3*hidden), 0)
+}
 
 // attentionSeconds is the compute time of one query-key pair's attention
 // in every layer (attentionFLOPs) on h's GPUs, at the 16-bit peak and the

@@ -628,7 +628,6 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) flo
 		return t
 	}
 	line := decodeLineOf(eng.costs.get(b, b), kv, grow)
-	split := line.cross(k) // of every shorter run too: min(split, j)
 	if next := eng.NextEntry(); !math.IsInf(next, 1) {
 		// Only steps that start before the next request enters (one that
 		// enters at a step's start joins it).
@@ -636,10 +635,10 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) flo
 			return t
 		}
 		lo, hi := 1, k // step lo-1 starts before next; find the last such
-		if t+line.sumSplit(k-1, split) >= next {
+		if t+line.sum(k-1) >= next {
 			for hi-lo > 1 {
 				mid := (lo + hi) / 2
-				if t+line.sumSplit(mid-1, split) < next {
+				if t+line.sum(mid-1) < next {
 					lo = mid
 				} else {
 					hi = mid
@@ -648,118 +647,55 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) flo
 			k = lo
 		}
 	}
-	line.gaps(k, b, split, itl)
-	t += line.sumSplit(k, split)
+	line.gaps(k, b, itl)
+	t += line.sum(k)
 	*steps += k
 	sched.advanceDecode(k, func(q *Seq) { q.Data.(*vreq).prev = t })
 	eng.end = t
 	return t
 }
 
-// decodeLine is the duration of step j of a pure decode phase:
-// max(c + j cs, a + j s) + o, the compute time of b tokens and of their
-// attention over a KV cache growing by grow tokens a step (a decode
-// attends to its whole KV cache: Step.Attended is KVTokens), the memory
-// time of the weights and that KV cache, and the step overhead. Both
-// lines rise (or stay), so the duration never falls along the phase and
-// they cross at most once.
-type decodeLine struct{ c, cs, a, s, o float64 }
+// decodeLine is the duration of step j of a pure decode phase,
+// v0 + j slope: what does not change along the phase (the matrix
+// multiplies of its b tokens, the elementwise kernels, the all-reduces
+// and the step overhead) plus the attention kernel over a KV cache of kv
+// tokens growing by grow a step (a decode attends to its whole KV cache:
+// Step.Attended is KVTokens), whose time a cached token is the larger of
+// its compute and of reading it, or their sum on a serial processor
+// (stepCost.at). It is a straight line that never falls.
+type decodeLine struct{ v0, slope float64 }
 
 func decodeLineOf(c stepCost, kv, grow float64) decodeLine {
-	l := decodeLine{c: c.compute + kv*c.attend, cs: grow * c.attend, a: c.weights + kv*c.kvToken, s: grow * c.kvToken, o: c.fixed + c.comm}
-	if c.serial { // compute adds to memory time instead of hiding it
-		l.a, l.s, l.c, l.cs = l.a+l.c, l.s+l.cs, 0, 0
-	}
-	return l
+	perToken := c.attention(1, 1)
+	return decodeLine{v0: c.gemm() + c.elementwise + c.comm + c.fixed + kv*perToken, slope: grow * perToken}
 }
 
-// memoryBound reports whether memory time is at least compute time at
-// step j.
-func (l decodeLine) memoryBound(j float64) bool { return l.a+j*l.s >= l.c+j*l.cs }
-
-// cross is the first step, at most n, from which the line bound at step 0
-// no longer bounds the step (n if it bounds them all).
-func (l decodeLine) cross(n int) int {
-	first := l.memoryBound(0)
-	d, slope := l.a-l.c, l.s-l.cs // memory less compute: at step 0, a step
-
-	var j float64
-	switch {
-	case first && slope >= 0, !first && slope <= 0:
-		return n
-	case first: // memory falls behind compute from the step after j
-		j = math.Floor(-d/slope) + 1
-	default: // memory catches up with compute at step j
-		j = math.Ceil(-d / slope)
-	}
-	j = math.Max(j, 1)
-	for j > 1 && l.memoryBound(j-1) != first { // rounding
-		j--
-	}
-	for j < float64(n) && l.memoryBound(j) == first {
-		j++
-	}
-	return int(math.Min(j, float64(n)))
-}
-
-// bound is the line (its value at step 0 and its slope) that bounds step j.
-func (l decodeLine) bound(j int) (float64, float64) {
-	if l.memoryBound(float64(j)) {
-		return l.a, l.s
-	}
-	return l.c, l.cs
-}
-
-func (l decodeLine) at(j int) float64 {
-	x := float64(j)
-	return math.Max(l.c+x*l.cs, l.a+x*l.s) + l.o
-}
+func (l decodeLine) at(j int) float64 { return l.v0 + float64(j)*l.slope }
 
 // sum is the duration of steps 0 to j-1.
-func (l decodeLine) sum(j int) float64 { return l.sumSplit(j, l.cross(j)) }
-
-// sumSplit is sum(j) given split, l.cross(n) of some n >= j: cross(j) is
-// min(cross(n), j), so a search over the runs of a phase finds the
-// crossing once.
-func (l decodeLine) sumSplit(j, split int) float64 {
-	total := l.o * float64(j)
-	for from := 0; from < j; {
-		to := j
-		if from == 0 {
-			to = min(split, j)
-		}
-		v, slope := l.bound(from)
-		m := float64(to - from)
-		total += m*v + slope*float64(from+to-1)*m/2
-		from = to
-	}
-	return total
+func (l decodeLine) sum(j int) float64 {
+	x := float64(j)
+	return x*l.v0 + l.slope*x*(x-1)/2
 }
 
 // gaps adds steps 0 to k-1, each a gap of b requests, to the histogram,
-// a bin at a time; split is l.cross(n) of some n >= k (see sumSplit).
-func (l decodeLine) gaps(k, b, split int, itl *itlHist) {
-	split = min(split, k)
+// a bin at a time.
+func (l decodeLine) gaps(k, b int, itl *itlHist) {
 	var bin int32
 	upper := math.Inf(-1)
 	for j := 0; j < k; {
-		end := k
-		if j < split {
-			end = split
-		}
-		base, slope := l.bound(j)
 		v := l.at(j)
 		if v >= upper || v < upper/(1+binWidth) {
 			bin = binOf(v)
 			upper = math.Exp(float64(bin+1) * logBin)
 		}
-		nj := end
-		if slope > 0 {
-			nj = int(math.Min(float64(end), math.Max(float64(j+1), math.Ceil((upper-base-l.o)/slope))))
+		nj := k
+		if l.slope > 0 {
+			nj = int(math.Min(float64(k), math.Max(float64(j+1), math.Ceil((upper-l.v0)/l.slope))))
 		}
 		itl.addBin(bin, (nj-j)*b)
 		j = nj
-		if j < split || slope > 0 {
+		if l.slope > 0 {
 			bin++
 			upper *= 1 + binWidth
 		} else {
