@@ -59,8 +59,10 @@ type GPU struct {
 // is the share of the peak bandwidth that vLLM's norm, rotary, activation
 // and residual kernels reach in Microsoft Vidur's profiles
 // (ModelArch.ElementwiseBytesPerToken): 0.47 on the A100, 0.50 on the
-// H100 (H200 and B200 taken as the H100's, HBM too), 0.71 on the A40,
-// whose GDDR6 stands for the T4, L4, A10 and L40S. FP8 and INT8 peaks are the
+// H100 (H200 and B200 taken as the H100's, HBM too). The GDDR parts (T4,
+// L4, A10, L40S) leave it 0: their MFU is llm-d's whole-step figure,
+// which includes those kernels (the profiles' A40, GDDR6, reaches 0.71,
+// what the term would be there). FP8 and INT8 peaks are the
 // datasheets' sparse figures halved (NVIDIA T4, L4, A10, L40S, A100, H100
 // SXM, H200 SXM and HGX B200 datasheets); the link bandwidth is the
 // datasheet's NVLink figure (both directions) halved, or PCIe's x16
@@ -105,13 +107,13 @@ type GPU struct {
 //     double data rate, 7,672 GB/s (the same PR), not the datasheet's
 //     8 TB/s.
 var gpus = []GPU{
-	{Name: "T4", SMs: 40, MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
+	{Name: "T4", SMs: 40, MemoryGB: gib(14.75), BandwidthGBs: 320, BF16TFLOPS: 65, PricePerSecond: 0.000164, PrefillMFU: 0.30, DecodeEfficiency: 0.8,
 		INT8TOPS: 130, Capability: 75, Interconnect: "PCIe 3.0 x16", LinkGBs: 16},
-	{Name: "L4", SMs: 58, MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
+	{Name: "L4", SMs: 58, MemoryGB: mib(23034), BandwidthGBs: 300, BF16TFLOPS: 121, PricePerSecond: 0.000222, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 242.5, INT8TOPS: 242.5, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "A10", SMs: 72, MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
+	{Name: "A10", SMs: 72, MemoryGB: gib(22.18), BandwidthGBs: 600, BF16TFLOPS: 125, PricePerSecond: 0.000306, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		INT8TOPS: 250, Capability: 86, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
-	{Name: "L40S", SMs: 142, MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.7,
+	{Name: "L40S", SMs: 142, MemoryGB: gib(44.42), BandwidthGBs: 864, BF16TFLOPS: 362, PricePerSecond: 0.000542, PrefillMFU: 0.32, DecodeEfficiency: 0.8,
 		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
 	{Name: "A100-40GB", SMs: 108, MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},

@@ -58,22 +58,20 @@ func TestStepSecondsRoofline(t *testing.T) {
 	h := hw("L40S", 1)
 	// One decode step of one short sequence is memory-bound: the weights
 	// read once at 80% of 864 GB/s, then the attention kernel reads the KV
-	// cache, plus the token's elementwise kernels (1.6 MB at 70% of the
-	// bandwidth, TestElementwiseBytesOfAToken) and 1 ms of step overhead.
-	elementwise := 1_605_632 / (864e9 * 0.7)
-	want := m.WeightBytes(2)/(864e9*0.8) + elementwise + 0.001
+	// cache, plus 1 ms of step overhead. (The L40S's MFU includes the
+	// elementwise kernels: TestElementwiseBytesOfAToken.)
+	want := m.WeightBytes(2)/(864e9*0.8) + 0.001
 	if got := StepSeconds(m, h, 0, 1, 100); !near(got, want+100*m.KVBytesPerToken(2)/(864e9*0.8), 1e-9) {
 		t.Errorf("decode step = %v, want %v", got, want)
 	}
 	// A long prefill is compute-bound: 2 FLOPs per parameter per token at
 	// 32% of 362 TFLOPS times the efficiency of the model's 15.7M-parameter
 	// layers (GEMMEfficiency: 0.85 on an L40S), the output projection (tied to the 151,936 x 1,024
-	// embedding) only for the one token that produces logits, and each
-	// token's elementwise kernels after them; attention's own FLOPs come
-	// on top (TestAttentionFLOPsOfAPrefill), left out here.
+	// embedding) only for the one token that produces logits; attention's
+	// own FLOPs come on top (TestAttentionFLOPsOfAPrefill), left out here.
 	emb := 151_936.0 * 1024
 	eff := m.GEMMEfficiency(h)
-	want = 2*((float64(m.Params)-emb)*8192+emb)/(362e12*0.32*eff) + 8192*elementwise + 0.001
+	want = 2*((float64(m.Params)-emb)*8192+emb)/(362e12*0.32*eff) + 0.001
 	weightsOnly := h
 	weightsOnly.Assume.OmitAttention = true
 	if got := StepSeconds(m, weightsOnly, 8192, 0, 0); !near(got, want, 1e-9) {
@@ -86,12 +84,10 @@ func TestStepSecondsRoofline(t *testing.T) {
 	// layers run their multiplies less efficiently, and they add two
 	// all-reduces a layer of the step's 8,192 x 1,024 16-bit activations:
 	// a ring over two GPUs moves half of each over PCIe 4.0 (32 GB/s at
-	// 70%), after 25 µs. The attention left out above is split evenly;
-	// of the elementwise kernels only the heads' and the MLP's.
+	// 70%), after 25 µs. The attention left out above is split evenly.
 	weightsOnly2 := hw("L40S", 2)
 	weightsOnly2.Assume.OmitAttention = true
-	one := StepSeconds(m, weightsOnly, 8192, 0, 0) - 0.001 - 8192*elementwise
-	two := StepSeconds(m, weightsOnly2, 8192, 0, 0) - 0.001 - 8192*1_003_520/(864e9*0.7)
+	one, two := StepSeconds(m, weightsOnly, 8192, 0, 0)-0.001, StepSeconds(m, weightsOnly2, 8192, 0, 0)-0.001
 	comm := 2 * 28 * (25e-6 + 8192*1024*2.0/(32e9*0.7))
 	eff2 := m.GEMMEfficiency(weightsOnly2)
 	if !near(one/(two-comm), 2*eff2/eff, 1e-9) || eff2 >= eff || one/two >= 2 {
@@ -126,9 +122,24 @@ func TestElementwiseBytesOfAToken(t *testing.T) {
 	if moe.MLPWidth != 8*768 {
 		t.Errorf("Qwen3-30B-A3B: MLP width %d, want 8 experts x 768", moe.MLPWidth)
 	}
-	// The CPU's MFU was fitted with them: not modelled apart there.
-	if got := m.elementwiseSeconds(hw("CPU", 1)); got != 0 {
-		t.Errorf("CPU: %v s", got)
+	// An H100 moves them at half its peak bandwidth after the step's
+	// other kernels: a decode step of one token grows by that much.
+	h := hw("H100", 1)
+	if got, want := m.elementwiseSeconds(h), 1_605_632/(3350e9*0.5); !near(got, want, 1e-12) {
+		t.Errorf("H100: %v s a token, want %v", got, want)
+	}
+	without := h
+	without.GPU.ElementwiseEfficiency = 0
+	if got, want := StepSeconds(m, h, 0, 1, 100)-StepSeconds(m, without, 0, 1, 100), 1_605_632/(3350e9*0.5); !near(got, want, 1e-12) {
+		t.Errorf("H100 decode step: %v s for the elementwise kernels, want %v", got, want)
+	}
+	// Where the catalog's MFU is an end-to-end figure that includes them
+	// (the GDDR parts' llm-d figure, the CPU's fit) they are not costed
+	// apart.
+	for _, gpu := range []string{"L40S", "L4", "A10", "T4", "CPU"} {
+		if got := m.elementwiseSeconds(hw(gpu, 1)); got != 0 {
+			t.Errorf("%s: %v s", gpu, got)
+		}
 	}
 }
 

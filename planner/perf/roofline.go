@@ -345,8 +345,9 @@ const (
 
 // elementwiseSeconds is the time of one token's elementwise kernels on
 // h's GPUs: ElementwiseBytesPerToken at the GPU's elementwise share of
-// its peak bandwidth (GPU.ElementwiseEfficiency; 0 where the catalog
-// does not model them apart: the CPU, whose MFU was fitted with them).
+// its peak bandwidth (GPU.ElementwiseEfficiency; 0 where the catalog's
+// MFU is a whole-step figure that includes them: the GDDR parts, the
+// CPU).
 func (m ModelArch) elementwiseSeconds(h Hardware) float64 {
 	eff := h.GPU.ElementwiseEfficiency
 	if eff <= 0 || h.GPU.BandwidthGBs <= 0 {
