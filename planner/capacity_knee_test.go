@@ -64,7 +64,7 @@ func TestCapacityKneeDoesNotMoveWithDuration(t *testing.T) {
 	// above the 1.7B model's by more than the search's tolerance, both
 	// above the artefact's 0.95 x 1000 / 60 s.
 	loose := exampleCapacity(t, 0, 0, &lang.SearchSLO{TTFTP95Ms: 1e7, TPOTP95Ms: 1e6}, 2000)
-	if a, b := loose["qwen06/l40s"], loose["qwen17/l40s"]; !(a > 1.05*b && b > 1.1*0.95*1000/60) {
+	if a, b := loose["qwen06/l40s"], loose["qwen17/l40s"]; !(a > 1.05*b && b > 20) {
 		t.Errorf("loose SLOs: L40S knees %.4g and %.4g req/s (the artefact put both at 0.95 x 1000 / 60 s)", a, b)
 	}
 }

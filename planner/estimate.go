@@ -37,6 +37,9 @@ func ResolveModelArch(m *lang.Model, pinned *arch.Pinned) (perf.ModelArch, []str
 		a.Params = m.Params
 		a.ActiveParams, a.LinearParams = 0, 0 // the config's split no longer adds up
 	}
+	if m.Params > 0 || m.Hidden > 0 {
+		a.MLPWidth = 0 // derived from the overridden parameters and width (perf.ModelArch.MLPWidth)
+	}
 	if m.Layers > 0 {
 		a.Layers = m.Layers
 	}

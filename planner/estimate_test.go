@@ -1,6 +1,11 @@
 package planner
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/infercrane/infercrane/lang"
+	"github.com/infercrane/infercrane/planner/arch"
+)
 
 // TestEstimatePeers: lanes whose estimate inputs are equal (the same
 // model, GPU and shape in two screens) are peers, so estimate computes
@@ -42,5 +47,27 @@ func TestEstimatePeers(t *testing.T) {
 	}
 	if want := 2 * 2 * 2; shared != want {
 		t.Errorf("%d lanes have a peer, want %d (the twin screen's and their originals)", shared, want)
+	}
+}
+
+// A model block that overrides the parameters or the hidden size of its
+// config leaves the config's MLP width behind: the width is derived
+// from the overrides (perf.ModelArch.MLPWidth), as the config's
+// parameter split is dropped. Without overrides the config's width
+// stands.
+func TestResolveModelArchDerivesTheMLPWidthOfOverrides(t *testing.T) {
+	pinned, ok := arch.Lookup("Qwen/Qwen3-0.6B")
+	if !ok {
+		t.Fatal("Qwen3-0.6B is not in the catalog")
+	}
+	plain, _ := ResolveModelArch(&lang.Model{ID: "Qwen/Qwen3-0.6B"}, &pinned)
+	if plain.MLPWidth != 3072 {
+		t.Fatalf("from the config: MLP width %d, want 3,072", plain.MLPWidth)
+	}
+	for _, m := range []*lang.Model{{ID: "q", Params: 2_000_000_000}, {ID: "q", Hidden: 2048}} {
+		a, _ := ResolveModelArch(m, &pinned)
+		if a.MLPWidth != 0 {
+			t.Errorf("overrides %+v: MLP width %d kept from the config, want it derived", m, a.MLPWidth)
+		}
 	}
 }
