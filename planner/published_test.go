@@ -210,8 +210,8 @@ var noAttentionFlag = flag.Bool("perf.noattention", false, "leave attention's FL
 // metric on the fit set and on the held-out set (never used to choose a
 // parameter). The goal is output tokens/s and TPOT within 15% MAPE and
 // TTFT within 25% on each set's points outside the weak regimes
-// (publishedGoals); each whole set is held to what the model reaches
-// (publishedLimits).
+// (publishedGoals) and over all its points, weak regimes included; each
+// whole set is also held to what the model reaches (publishedLimits).
 //
 //	go test ./planner -run TestPublishedMeasurements -v
 //	go test ./planner -run TestPublishedMeasurements -v -args -perf.noattention
@@ -234,6 +234,9 @@ func TestPublishedMeasurements(t *testing.T) {
 		for f, limit := range publishedLimits[set] {
 			if mape[f] > limit && !*noAttentionFlag {
 				t.Errorf("%s set, all points: %s MAPE %.1f%% is over %.0f%% (what the model reached)", set, f, 100*mape[f], 100*limit)
+			}
+			if goal := publishedGoals[f]; mape[f] > goal && !*noAttentionFlag {
+				t.Errorf("%s set, all points: %s MAPE %.1f%% misses the goal, %.0f%%", set, f, 100*mape[f], 100*goal)
 			}
 		}
 		goal, _ := publishedMAPE(t, points, set, false)
@@ -327,9 +330,16 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // points): fit 11.21%, 11.36%, 13.96%; held-out 18.38%, 16.00%, 17.48%;
 // without the weak regimes fit 3.40%, 5.03%, 14.08% and held-out 4.32%,
 // 9.89%, 12.79%.
+//
+// With the H100's and H200's prefill MFU 0.50 (the A100's stays 0.65;
+// docs/performance-model.md, "The H100's prefill MFU"): fit 8.32%,
+// 8.65%, 14.45%; held-out 12.34%, 12.88%, 17.64%; without the weak
+// regimes fit 3.72%, 6.19%, 15.64% and held-out 3.39%, 8.13%, 17.84%.
+// Every set now meets the goals over all its points, weak regimes
+// included (TestPublishedMeasurements asserts it).
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.12, "tpot": 0.12, "ttft": 0.15},
-	"heldout": {"throughput": 0.19, "tpot": 0.17, "ttft": 0.18},
+	"fit":     {"throughput": 0.09, "tpot": 0.09, "ttft": 0.15},
+	"heldout": {"throughput": 0.13, "tpot": 0.13, "ttft": 0.18},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).

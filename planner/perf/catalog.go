@@ -51,11 +51,15 @@ type GPU struct {
 
 // Published figures (design section 8). Efficiency defaults: llm-d's roofline
 // MFU for prefill (0.32 on L40S-class parts, 0.45 on B200), except on the
-// A100 and H100 dies (A100s, H100, H200: 0.65, what vLLM 0.6's joint
-// prefills of ten ShareGPT prompts reached on one A100 and one H100 in
-// the published measurements' fit set, planner/perf/testdata/published;
-// the same matrix multiplies timed alone reach 0.72, gemmEfficiency)
-// and GenZ's 0.8 bandwidth efficiency for decode. ElementwiseEfficiency
+// A100 and H100 dies, each scanned on the published measurements' fit set
+// (planner/perf/testdata/published; docs/performance-model.md, "The
+// H100's prefill MFU"): the A100s 0.65, the H100 0.50 (the H200, the same
+// die at the same 700 W, taken as the H100's). Both dies' matrix
+// multiplies timed alone reach about 0.72 of their peaks
+// (gemmEfficiency); served, the H100 keeps a smaller share of its
+// datasheet peak than the A100 (sustained clocks, and the step's fixed
+// host costs weigh more on the faster part).
+// The decode bandwidth efficiency is GenZ's 0.8. ElementwiseEfficiency
 // is the share of the peak bandwidth that vLLM's norm, rotary, activation
 // and residual kernels reach in Microsoft Vidur's profiles
 // (ModelArch.ElementwiseBytesPerToken): 0.47 on the A100, 0.50 on the
@@ -119,9 +123,9 @@ var gpus = []GPU{
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
 	{Name: "A100-80GB", SMs: 108, MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "H100", SMs: 132, MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
+	{Name: "H100", SMs: 132, MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.50, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
-	{Name: "H200", SMs: 132, MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
+	{Name: "H200", SMs: 132, MemoryGB: gib(139.81), BandwidthGBs: 4800, BF16TFLOPS: 989, PricePerSecond: 0.001261, PrefillMFU: 0.50, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},
 	{Name: "B200", SMs: 148, MemoryGB: gib(178.35), BandwidthGBs: 7672, BF16TFLOPS: 2250, PricePerSecond: 0.001736, PrefillMFU: 0.45, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 4500, INT8TOPS: 4500, Capability: 100, Interconnect: "NVLink 5", LinkGBs: 900},
