@@ -157,7 +157,10 @@ var gpuAliases = map[string]string{
 	"A10G":     "A10",
 }
 
-// LookupGPU finds a GPU by catalog name or alias, ignoring case.
+// LookupGPU finds a GPU by catalog name or alias, ignoring case, or by
+// the name nvidia-smi, torch or a cloud console prints for it
+// (vendorSpelling): "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB",
+// "Tesla T4".
 func LookupGPU(name string) (GPU, bool) {
 	n := strings.ToUpper(strings.TrimSpace(name))
 	if alias, ok := gpuAliases[n]; ok {
@@ -168,8 +171,78 @@ func LookupGPU(name string) (GPU, bool) {
 			return g, true
 		}
 	}
+	if n, ok := vendorSpelling(name); ok {
+		return LookupGPU(n)
+	}
 	return GPU{}, false
 }
+
+// vendorSpelling maps a vendor's spelling of a catalog part to its
+// catalog name: the words (split at spaces, hyphens and underscores, any
+// case) are the part's name, "NVIDIA" or "Tesla" before it, and words
+// that only restate the catalog part: its memory ("80GB", "80G"), its
+// form factor ("SXM", "SXM4", "SXM5", "HGX") or its memory type ("HBM3",
+// "HBM3E"). An A100 needs its memory size, as the catalog has both. A
+// word that names another part ("PCIe", "NVL": other bandwidths, peaks
+// and links) or a memory size the part does not come in matches nothing,
+// so the catalog's figures are never taken for a part they do not
+// describe.
+func vendorSpelling(name string) (string, bool) {
+	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == ' ' || r == '-' || r == '_' })
+	for len(words) > 0 && (words[0] == "NVIDIA" || words[0] == "TESLA") {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	part, ok := vendorParts[words[0]]
+	if !ok {
+		return "", false
+	}
+	memory := ""
+	for _, w := range words[1:] {
+		switch {
+		case part.forms[w]:
+		case strings.HasSuffix(w, "GB") || strings.HasSuffix(w, "G"):
+			gb := strings.TrimSuffix(strings.TrimSuffix(w, "B"), "G")
+			if _, ok := part.memory[gb]; !ok {
+				return "", false
+			}
+			memory = gb
+		default:
+			return "", false
+		}
+	}
+	if n, ok := part.memory[memory]; ok {
+		return n, true
+	}
+	return "", false
+}
+
+// vendorPart is how vendors spell one catalog part: the catalog name by
+// memory size in GB ("" for the spelling without one) and the words that
+// restate its form factor or memory type.
+type vendorPart struct {
+	memory map[string]string
+	forms  map[string]bool
+}
+
+var (
+	sxmHBM = map[string]bool{"SXM": true, "SXM4": true, "SXM5": true, "SXM6": true, "HGX": true, "HBM2": true, "HBM2E": true, "HBM3": true, "HBM3E": true}
+	card   = map[string]bool{"GDDR6": true}
+	// vendorParts are the catalog's parts by their vendor name.
+	vendorParts = map[string]vendorPart{
+		"T4":   {memory: map[string]string{"": "T4", "16": "T4", "15": "T4"}, forms: card},
+		"L4":   {memory: map[string]string{"": "L4", "24": "L4", "23": "L4"}, forms: card},
+		"A10":  {memory: map[string]string{"": "A10", "24": "A10", "23": "A10"}, forms: card},
+		"A10G": {memory: map[string]string{"": "A10", "24": "A10", "23": "A10"}, forms: card},
+		"L40S": {memory: map[string]string{"": "L40S", "48": "L40S", "46": "L40S"}, forms: card},
+		"A100": {memory: map[string]string{"40": "A100-40GB", "80": "A100-80GB"}, forms: sxmHBM},
+		"H100": {memory: map[string]string{"": "H100", "80": "H100"}, forms: sxmHBM},
+		"H200": {memory: map[string]string{"": "H200", "141": "H200", "143": "H200"}, forms: sxmHBM},
+		"B200": {memory: map[string]string{"": "B200", "180": "B200", "192": "B200", "183": "B200"}, forms: sxmHBM},
+	}
+)
 
 // GPUNames lists the catalog names in catalog order (smallest first).
 func GPUNames() []string {
