@@ -249,6 +249,52 @@ func TestPublishedMeasurements(t *testing.T) {
 	}
 }
 
+// TestPublishedAccuracyAsDocumented: the errors the README and the
+// performance model's accuracy table state are the ones the model
+// reaches today (rounded to a tenth of a percent), so a change of the
+// model that moves them fails until the documents say so.
+func TestPublishedAccuracyAsDocumented(t *testing.T) {
+	if *noAttentionFlag {
+		t.Skip("-perf.noattention measures another model")
+	}
+	points := readPublished(t)
+	pct := func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	readme, model := read(filepath.Join("..", "README.md")), read(filepath.Join("..", "docs", "performance-model.md"))
+	rows := map[string]string{"fit": "fit", "heldout": "held-out"}
+	for _, set := range []string{"fit", "heldout"} {
+		for _, withWeak := range []bool{true, false} {
+			m, _ := publishedMAPE(t, points, set, withWeak)
+			n := 0
+			for _, p := range points {
+				if p.Set == set && (withWeak || p.WeakRegime == "") {
+					n++
+				}
+			}
+			which := "all points"
+			if !withWeak {
+				which = "without the weak regime"
+			}
+			row := fmt.Sprintf("| %s, %s | %d | %s | %s | %s |", rows[set], which, n, pct(m["throughput"]), pct(m["tpot"]), pct(m["ttft"]))
+			if !strings.Contains(model, row) {
+				t.Errorf("docs/performance-model.md's accuracy table lacks the row %q", row)
+			}
+			if set == "heldout" && withWeak {
+				line := fmt.Sprintf("by %s (output tokens/s), %s (TPOT) and %s (TTFT p50)", pct(m["throughput"]), pct(m["tpot"]), pct(m["ttft"]))
+				if !strings.Contains(readme, line) {
+					t.Errorf("README.md does not state the held-out errors as %q", line)
+				}
+			}
+		}
+	}
+}
+
 // TestEveryPublishedPointPlans: issue 27 asks that every published point
 // plan cold from the catalog. GPUStack's eight Qwen3-32B bursts did not
 // (the KV cache of an "80 GB" part counted as 80e9 bytes held fewer tokens
