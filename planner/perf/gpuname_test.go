@@ -1,6 +1,13 @@
 package perf
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // TestLookupGPUReadsVendorSpellings: the names nvidia-smi, torch and
 // cloud consoles print for a catalog part find it; a spelling of another
@@ -56,4 +63,26 @@ func FuzzLookupGPU(f *testing.F) {
 			t.Fatalf("LookupGPU(%q) = %q, which finds %q, %v", name, g.Name, again.Name, ok)
 		}
 	})
+}
+
+// TestCatalogAsDocumented: docs/performance-model.md's table of the GPU
+// catalog gives each part's peak, bandwidth and efficiencies as the
+// catalog has them, so a change of a figure fails until the page says so.
+func TestCatalogAsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "performance-model.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, g := range gpus {
+		elementwise := "in the MFU"
+		if g.ElementwiseEfficiency > 0 {
+			elementwise = fmt.Sprintf("%.2f", g.ElementwiseEfficiency)
+		}
+		row := fmt.Sprintf("| %s | %s | %s | %.2f | %.2f | %s |", g.Name, num(g.BF16TFLOPS), num(g.BandwidthGBs), g.PrefillMFU, g.DecodeEfficiency, elementwise)
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/performance-model.md's GPU table lacks the row beginning %q", row)
+		}
+	}
 }
