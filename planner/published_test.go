@@ -383,6 +383,11 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // regimes fit 3.72%, 6.19%, 15.64% and held-out 3.39%, 8.13%, 17.84%.
 // Every set now meets the goals over all its points, weak regimes
 // included (TestPublishedMeasurements asserts it).
+//
+// With NCCL's measured times for all-reduces over vLLM's 8 MiB custom
+// all-reduce limit (perf.ncclAllReduce): held-out TTFT 17.64% -> 17.32%
+// over all points and 17.84% -> 17.29% without the weak regimes; the rest
+// unchanged.
 var publishedLimits = map[string]map[string]float64{
 	"fit":     {"throughput": 0.09, "tpot": 0.09, "ttft": 0.15},
 	"heldout": {"throughput": 0.13, "tpot": 0.13, "ttft": 0.18},

@@ -74,6 +74,9 @@ func FitLines(l *Lane) []string {
 	if n > 1 {
 		comm = fmt.Sprintf("%d-way tensor parallel over %s (%.0f GB/s a direction at %.0f%%, %.0f µs an all-reduce, 2 a layer a step)",
 			n, orDefault(h.GPU.Interconnect, "the host"), h.GPU.LinkGBs, 100*h.Assume.InterconnectEfficiency, h.Assume.AllReduceLatencyUs)
+		if h.NCCLProfiled() {
+			comm += ", messages over 8 MiB through NCCL at its measured times"
+		}
 	}
 	window := ""
 	switch e := s.Engine; {

@@ -1,6 +1,10 @@
 package perf
 
-import "github.com/infercrane/infercrane/planner/arch"
+import (
+	"math"
+
+	"github.com/infercrane/infercrane/planner/arch"
+)
 
 // linearBytes, otherBytes and kvBytes are the bytes of a linear-layer
 // parameter, of any other parameter and of a KV cache element at h's
@@ -47,21 +51,30 @@ const activationBytes = 2
 // allReduce is the tensor-parallel communication of one model's steps on
 // one hardware, as a function of a step's tokens (seconds): vLLM
 // all-reduces the hidden state twice a layer (after attention and after
-// the MLP), each a ring all-reduce of tokens x hidden 16-bit values over
-// h.Count GPUs, which moves 2(n-1)/n of the message over each GPU's link
-// (GPU.LinkGBs at the assumed interconnect efficiency), plus a fixed
-// latency each. None on one GPU.
+// the MLP), each of tokens x hidden 16-bit values over h.Count GPUs. A
+// message up to customAllReduceMaxBytes goes through vLLM's custom
+// all-reduce over NVLink: a ring's 2(n-1)/n of the message over each
+// GPU's link (GPU.LinkGBs at the assumed interconnect efficiency) plus a
+// fixed latency. A larger one (a prefill chunk of more than about a
+// thousand tokens) goes through NCCL, whose time on an NVLink server is
+// measured (ncclAllReduceOf); over PCIe, where vLLM has no custom
+// all-reduce, the ring formula stands for NCCL at every size. None on one
+// GPU.
 type allReduce struct {
 	// gpus is h.Count (none below 2); latency is each all-reduce's fixed
 	// time in seconds, bw a link's bandwidth.
 	gpus                           int
 	n, latency, bw, hidden, layers float64
+	// nccl is the measured NCCL time of one all-reduce on the server
+	// (nil: the ring formula at every size).
+	nccl *ncclTimes
 }
 
 // allReduceOf returns m's all-reduces on h.
 func (m ModelArch) allReduceOf(h Hardware) allReduce {
 	return allReduce{gpus: h.Count, n: float64(h.Count), latency: h.Assume.AllReduceLatencyUs / 1e6,
-		bw: h.GPU.LinkGBs * 1e9 * h.Assume.InterconnectEfficiency, hidden: float64(m.Hidden), layers: float64(m.Layers)}
+		bw: h.GPU.LinkGBs * 1e9 * h.Assume.InterconnectEfficiency, hidden: float64(m.Hidden), layers: float64(m.Layers),
+		nccl: ncclAllReduceOf(h.GPU, h.Count)}
 }
 
 // seconds is the all-reduces of a step of tokens tokens.
@@ -69,11 +82,88 @@ func (a allReduce) seconds(tokens float64) float64 {
 	if a.gpus <= 1 || tokens <= 0 {
 		return 0
 	}
+	size := tokens * a.hidden * activationBytes
+	if a.nccl != nil && size > customAllReduceMaxBytes {
+		return 2 * a.layers * a.nccl.seconds(size)
+	}
 	per := a.latency
 	if a.bw > 0 {
-		per += 2 * (a.n - 1) / a.n * tokens * a.hidden * activationBytes / a.bw
+		per += 2 * (a.n - 1) / a.n * size / a.bw
 	}
 	return 2 * a.layers * per
+}
+
+// customAllReduceMaxBytes is the largest message vLLM's custom
+// all-reduce takes (CustomAllreduce's max_size, 8,192 x 1,024 bytes, in
+// vllm/distributed/device_communicators/custom_all_reduce.py from 0.4 on);
+// larger ones go to NCCL.
+const customAllReduceMaxBytes = 8192 * 1024
+
+// ncclTimes is NCCL's time for one all-reduce on one server at message
+// sizes of 8, 16, 32 and 64 MiB, in seconds; between them the time is
+// interpolated linearly, above them extrapolated along the last segment.
+type ncclTimes [4]float64
+
+// seconds is the time of an all-reduce of size bytes (above 8 MiB).
+func (t *ncclTimes) seconds(size float64) float64 {
+	mib := size / (1 << 20)
+	sizes := [4]float64{8, 16, 32, 64}
+	i := 0
+	for i < 2 && mib > sizes[i+1] {
+		i++
+	}
+	slope := (t[i+1] - t[i]) / (sizes[i+1] - sizes[i])
+	return math.Max(t[i]+slope*(mib-sizes[i]), t[0])
+}
+
+// ncclAllReduce holds NCCL's measured all-reduce times on one server of
+// 2, 4 and 8 GPUs (milliseconds, converted by ncclAllReduceOf), from
+// Microsoft Vidur's network profiles (github.com/microsoft/vidur,
+// data/profiling/network/{a100,h100}_dgx/all_reduce.csv at 7d47513: the
+// median of torch.distributed's all_reduce on one node; the rows from 8
+// to 64 MiB are in testdata/kernels/vidur-all-reduce.csv, which
+// TestNCCLAllReduceMatchesProfiles checks the interpolation against). On
+// an A100 server NCCL reaches about half the ring formula's 0.8 of
+// NVLink at these sizes (16 MiB over 8 GPUs: 0.275 ms, where the formula
+// gives 0.132); on an H100 server it is within a quarter of it.
+var ncclAllReduce = map[string]map[int]ncclTimes{
+	"NVLink 3": { // DGX A100
+		2: {0.095, 0.139, 0.247, 0.430},
+		4: {0.123, 0.2005, 0.319, 0.603},
+		8: {0.155, 0.2745, 0.411, 0.675},
+	},
+	"NVLink 4": { // DGX H100
+		2: {0.046, 0.0735, 0.136, 0.245},
+		4: {0.062, 0.0935, 0.167, 0.318},
+		8: {0.074, 0.115, 0.196, 0.322},
+	},
+}
+
+// NCCLProfiled reports whether h's all-reduces above vLLM's custom
+// all-reduce limit take NCCL's measured times (ncclAllReduceOf) rather
+// than the ring formula.
+func (h Hardware) NCCLProfiled() bool { return ncclAllReduceOf(h.GPU, h.Count) != nil }
+
+// ncclAllReduceOf returns NCCL's all-reduce times for gpus GPUs of type g
+// on one server: the measured ones of its NVLink generation at the
+// smallest measured count of at least gpus (6 GPUs take 8's), or nil
+// where none were measured (PCIe, NVLink 5, more than 8 GPUs): the ring
+// formula then stands for NCCL too.
+func ncclAllReduceOf(g GPU, gpus int) *ncclTimes {
+	byCount, ok := ncclAllReduce[g.Interconnect]
+	if !ok || gpus < 2 {
+		return nil
+	}
+	for _, n := range []int{2, 4, 8} {
+		if gpus <= n {
+			t := byCount[n]
+			for i := range t {
+				t[i] /= 1000
+			}
+			return &t
+		}
+	}
+	return nil
 }
 
 // interconnectDefaults are the catalog's all-reduce assumptions for g:
