@@ -24,6 +24,8 @@ var publishedCounts = map[string]published{
 	"Qwen/Qwen3-32B":  {total: 32.8e9, nonEmbedding: 31.2e9, source: "huggingface.co/Qwen/Qwen3-32B model card"},
 	"Qwen/Qwen3-30B-A3B": {total: 30.5e9, nonEmbedding: 29.9e9, active: 3.3e9,
 		source: "huggingface.co/Qwen/Qwen3-30B-A3B model card"},
+	"Qwen/Qwen3-235B-A22B-Instruct-2507": {total: 235e9, nonEmbedding: 234e9, active: 22e9,
+		source: "huggingface.co/Qwen/Qwen3-235B-A22B-Instruct-2507 model card (235B total, 234B non-embedding, 22B activated)"},
 	"Qwen/Qwen2.5-7B-Instruct": {total: 7.61e9, nonEmbedding: 6.53e9, source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct model card"},
 	"Qwen/Qwen1.5-MoE-A2.7B":   {total: 14.3e9, active: 2.7e9, source: "qwenlm.github.io/blog/qwen-moe (14.3B total, 2.7B activated)"},
 	"meta-llama/Llama-3.1-8B":  {total: 8.03e9, source: "huggingface.co/meta-llama/Llama-3.1-8B (safetensors, 8.03B)"},
