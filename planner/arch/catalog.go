@@ -35,7 +35,9 @@ type Pinned struct {
 // pins elsewhere too (the examples and the design); the other entries
 // are transcribed from the repository's main branch (2025-2026), their
 // architecture fields checked against the published parameter counts
-// (TestCatalogCountsMatchPublished).
+// (TestCatalogCountsMatchPublished). Qwen3-235B-A22B-Instruct-2507's
+// keeps only the architecture fields, from the model card and vLLM's
+// test config of Qwen3-235B-A22B, with the 2507 release's context.
 var revisions = map[string]string{
 	"Qwen/Qwen3-0.6B": "c1899de289a04d12100db370d81485cdf75e47ca",
 	"Qwen/Qwen3-1.7B": "70d244cc86ccca08cf5af4e1e306ecf908b1ad5e",
