@@ -267,13 +267,8 @@ func TestPublishedAccuracyAsDocumented(t *testing.T) {
 	rows := map[string]string{"fit": "fit", "heldout": "held-out"}
 	for _, set := range []string{"fit", "heldout"} {
 		for _, withWeak := range []bool{true, false} {
-			m, _ := publishedMAPE(t, points, set, withWeak)
-			n := 0
-			for _, p := range points {
-				if p.Set == set && (withWeak || p.WeakRegime == "") {
-					n++
-				}
-			}
+			m, lines := publishedMAPE(t, points, set, withWeak)
+			n := len(lines) // a line per point planned
 			which := "all points"
 			if !withWeak {
 				which = "without the weak regime"
@@ -382,8 +377,9 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // docs/performance-model.md, "The H100's prefill MFU"): fit 8.32%,
 // 8.65%, 14.45%; held-out 12.34%, 12.88%, 17.64%; without the weak
 // regimes fit 3.72%, 6.19%, 15.64% and held-out 3.39%, 8.13%, 17.84%.
-// Every set now meets the goals over all its points, weak regimes
-// included (TestPublishedMeasurements asserts it).
+// Every set then met the goals over all its points, weak regimes
+// included (TestPublishedMeasurements asserted it until the Qwen3-235B
+// points below).
 //
 // With NCCL's measured times for all-reduces over vLLM's 8 MiB custom
 // all-reduce limit (perf.ncclAllReduce): held-out TTFT 17.64% -> 17.32%

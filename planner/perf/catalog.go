@@ -149,12 +149,11 @@ func mib(x float64) float64 { return x * (1 << 20) / 1e9 }
 // CPU, memory).
 func (g GPU) NVLink() bool { return strings.HasPrefix(g.Interconnect, "NVLink") }
 
-// gpuAliases maps other spellings to catalog names.
+// gpuAliases maps the spellings vendorSpelling does not read to catalog
+// names: Modal's "A100" (its 40 GB part) and "H100SXM" written together.
 var gpuAliases = map[string]string{
-	"A100":     "A100-40GB",
-	"H100-SXM": "H100",
-	"H100SXM":  "H100",
-	"A10G":     "A10",
+	"A100":    "A100-40GB",
+	"H100SXM": "H100",
 }
 
 // LookupGPU finds a GPU by catalog name or alias, ignoring case, or by

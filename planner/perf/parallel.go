@@ -1,10 +1,6 @@
 package perf
 
-import (
-	"math"
-
-	"github.com/infercrane/infercrane/planner/arch"
-)
+import "github.com/infercrane/infercrane/planner/arch"
 
 // linearBytes, otherBytes and kvBytes are the bytes of a linear-layer
 // parameter, of any other parameter and of a KV cache element at h's
@@ -100,8 +96,9 @@ func (a allReduce) seconds(tokens float64) float64 {
 const customAllReduceMaxBytes = 8192 * 1024
 
 // ncclTimes is NCCL's time for one all-reduce on one server at message
-// sizes of 8, 16, 32 and 64 MiB, in seconds; between them the time is
-// interpolated linearly, above them extrapolated along the last segment.
+// sizes of 8, 16, 32 and 64 MiB, in milliseconds; between them the time
+// is interpolated linearly, above them extrapolated along the last
+// segment.
 type ncclTimes [4]float64
 
 // seconds is the time of an all-reduce of size bytes (above 8 MiB).
@@ -113,11 +110,11 @@ func (t *ncclTimes) seconds(size float64) float64 {
 		i++
 	}
 	slope := (t[i+1] - t[i]) / (sizes[i+1] - sizes[i])
-	return math.Max(t[i]+slope*(mib-sizes[i]), t[0])
+	return (t[i] + slope*(mib-sizes[i])) / 1000
 }
 
 // ncclAllReduce holds NCCL's measured all-reduce times on one server of
-// 2, 4 and 8 GPUs (milliseconds, converted by ncclAllReduceOf), from
+// 2, 4 and 8 GPUs, from
 // Microsoft Vidur's network profiles (github.com/microsoft/vidur,
 // data/profiling/network/{a100,h100}_dgx/all_reduce.csv at 7d47513: the
 // median of torch.distributed's all_reduce on one node; the rows from 8
@@ -157,9 +154,6 @@ func ncclAllReduceOf(g GPU, gpus int) *ncclTimes {
 	for _, n := range []int{2, 4, 8} {
 		if gpus <= n {
 			t := byCount[n]
-			for i := range t {
-				t[i] /= 1000
-			}
 			return &t
 		}
 	}
