@@ -4,9 +4,9 @@
 // experts) and the KV cache one token takes in one attention layer.
 //
 // It reads the families vLLM serves most (Llama, Mistral, Mixtral, Qwen2,
-// Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma 1-3 and DeepSeek V2/V3 with multi-head
-// latent attention); another model_type is an error that names it. A field
-// it cannot read is an error that names the field.
+// Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma 1-3, DeepSeek V2/V3 with multi-head
+// latent attention, GLM-4.5); another model_type is an error that names
+// it. A field it cannot read is an error that names the field.
 package arch
 
 import (
@@ -58,7 +58,7 @@ type Config struct {
 	Dtype string `json:"dtype,omitempty"`
 	// Quantization is the checkpoint's quantization_config (nil: none).
 	Quantization *Quantization `json:"quantization,omitempty"`
-	// MTPLayers is DeepSeek V3's multi-token-prediction layers
+	// MTPLayers is DeepSeek V3's and GLM-4.5's multi-token-prediction layers
 	// (num_nextn_predict_layers); they are not counted, as vLLM loads
 	// them only for speculative decoding.
 	MTPLayers int `json:"mtp_layers,omitempty"`

@@ -10,7 +10,10 @@ import (
 // where.
 type published struct {
 	total, nonEmbedding, active float64 // 0: not published
-	source                      string
+	// activeNonEmbedding is an active count that leaves both embeddings
+	// out (GLM-4.5-Air's 12B).
+	activeNonEmbedding float64
+	source             string
 }
 
 // publishedCounts are the counts the model cards and papers state (the
@@ -26,6 +29,8 @@ var publishedCounts = map[string]published{
 		source: "huggingface.co/Qwen/Qwen3-30B-A3B model card"},
 	"Qwen/Qwen3-235B-A22B-Instruct-2507": {total: 235e9, nonEmbedding: 234e9, active: 22e9,
 		source: "huggingface.co/Qwen/Qwen3-235B-A22B-Instruct-2507 model card (235B total, 234B non-embedding, 22B activated)"},
+	"zai-org/GLM-4.5-Air": {total: 106e9, activeNonEmbedding: 12e9,
+		source: "huggingface.co/zai-org/GLM-4.5-Air model card and github.com/zai-org/GLM-4.5 README (106B total, 12B active, which leaves the embeddings out)"},
 	"Qwen/Qwen2.5-7B-Instruct": {total: 7.61e9, nonEmbedding: 6.53e9, source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct model card"},
 	"Qwen/Qwen1.5-MoE-A2.7B":   {total: 14.3e9, active: 2.7e9, source: "qwenlm.github.io/blog/qwen-moe (14.3B total, 2.7B activated)"},
 	"meta-llama/Llama-3.1-8B":  {total: 8.03e9, source: "huggingface.co/meta-llama/Llama-3.1-8B (safetensors, 8.03B)"},
@@ -90,6 +95,7 @@ func TestCatalogCountsMatchPublished(t *testing.T) {
 		check("total", n.Total, pub.total, 0.01)
 		check("non-embedding", n.NonEmbedding(), pub.nonEmbedding, 0.01)
 		check("active", n.Active, pub.active, activeTolerance)
+		check("active non-embedding", n.Active-n.Embedding-n.LMHead, pub.activeNonEmbedding, activeTolerance)
 		if p.Config.MoE == nil && n.Active != n.Total-n.Vision {
 			t.Errorf("%s: a dense model's active count %d is not its text model %d", p.ID, n.Active, n.Total-n.Vision)
 		}
@@ -151,6 +157,11 @@ func TestArchitectureFacts(t *testing.T) {
 	if d.Quantization == nil || d.Quantization.Method != "fp8" || d.Quantization.WeightBits != 8 {
 		t.Errorf("DeepSeek-V3 quantization = %+v", d.Quantization)
 	}
+	z := mustLookup(t, "zai-org/GLM-4.5-Air")
+	if z.MoE == nil || z.MoE.Layers != 45 || z.MoE.Experts != 128 || z.MoE.SharedIntermediate != 1408 || !z.MoE.RouterBias ||
+		!z.QKVBias || z.OutputBias || z.QKNorm || z.MTPLayers != 1 || z.KVElementsPerTokenLayer() != 2*8*128 {
+		t.Errorf("GLM-4.5-Air (one dense layer, then 45 MoE layers; biased q, k and v) = %+v MoE %+v", z, z.MoE)
+	}
 	g := mustLookup(t, "google/gemma-3-12b-it")
 	if g.Vocab != 262208 || g.HeadDim != 256 || !g.TiedEmbeddings || g.Vision == nil || g.SlidingLayers != 40 || g.SlidingWindow != 1024 {
 		t.Errorf("gemma-3-12b-it (its text_config relies on Gemma3TextConfig's defaults) = %+v", g)
@@ -201,6 +212,8 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{`{"model_type":"gemma3","text_config":{"hidden_size":true}}`, `"text_config.hidden_size": want an integer, got true`},
 		{`{"model_type":"gemma3","text_config":{},"vision_config":{"patch_size":1000}}`, `"vision_config.patch_size": patch_size 1000 is larger than image_size 224`},
 		{`{` + strings.Replace(base, `"llama"`, `"deepseek_v3"`, 1) + `}`, `"kv_lora_rank": missing`},
+		{`{` + strings.Replace(base, `"llama"`, `"glm4_moe"`, 1) + `,"n_routed_experts":8}`, `"num_experts_per_tok": missing`},
+		{`{` + strings.Replace(base, `"llama"`, `"glm4_moe"`, 1) + `,"use_qk_norm":1}`, `"use_qk_norm"`},
 		{`{` + base + `,"tie_word_embeddings":"yes"}`, `"tie_word_embeddings": want true or false, got "yes"`},
 		{`{` + base + `,"quantization_config":{"bits":4}}`, `"quantization_config.quant_method": missing`},
 		{`{` + base + `} {}`, "more after its JSON object"},

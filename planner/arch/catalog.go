@@ -37,7 +37,13 @@ type Pinned struct {
 // architecture fields checked against the published parameter counts
 // (TestCatalogCountsMatchPublished). Qwen3-235B-A22B-Instruct-2507's
 // keeps only the architecture fields, from the model card and vLLM's
-// test config of Qwen3-235B-A22B, with the 2507 release's context.
+// test config of Qwen3-235B-A22B, with the 2507 release's context;
+// GLM-4.5-Air's likewise, from its model card's counts (106B, 12B
+// active), the layout of slime's scripts/models/glm4.5-106B-A12B.sh (1
+// dense and 45 MoE layers, 96 heads and 8 KV heads of 128, biased q, k
+// and v, 128 experts of 1,408 with 8 a token and one shared, an expert
+// bias on the router) and vLLM's fused-MoE configurations for its
+// E=128, N=352 shape at tensor parallelism 4.
 var revisions = map[string]string{
 	"Qwen/Qwen3-0.6B": "c1899de289a04d12100db370d81485cdf75e47ca",
 	"Qwen/Qwen3-1.7B": "70d244cc86ccca08cf5af4e1e306ecf908b1ad5e",

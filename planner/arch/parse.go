@@ -47,6 +47,7 @@ var families = map[string]family{
 	"gemma3":      {tied: true}, // multimodal: its text_config is gemma3_text
 	"deepseek_v2": {read: readDeepSeek},
 	"deepseek_v3": {read: readDeepSeek},
+	"glm4_moe":    {read: readGLM4MoE},
 }
 
 // gemma3TextDefaults are Gemma3TextConfig's defaults, which Gemma 3's
@@ -403,40 +404,82 @@ func readDeepSeek(o object, c *Config) error {
 	if c.MTPLayers, err = o.optInt("num_nextn_predict_layers", 0, 0, maxLayers); err != nil {
 		return err
 	}
-	experts, err := o.optInt("n_routed_experts", 0, 0, maxExperts)
-	if err != nil || experts == 0 {
+	m, err := readRoutedExperts(o, c)
+	if err != nil || m == nil {
 		return err
-	}
-	m := &MoE{Experts: experts}
-	if m.ExpertsPerToken, err = o.reqInt("num_experts_per_tok", 1, experts); err != nil {
-		return err
-	}
-	if m.Intermediate, err = o.reqInt("moe_intermediate_size", 1, maxWidth); err != nil {
-		return err
-	}
-	shared, err := o.optInt("n_shared_experts", 0, 0, maxExperts)
-	if err != nil {
-		return err
-	}
-	m.SharedIntermediate = shared * m.Intermediate
-	first, err := o.optInt("first_k_dense_replace", 0, 0, maxLayers)
-	if err != nil {
-		return err
-	}
-	freq, err := o.optInt("moe_layer_freq", 1, 1, maxLayers)
-	if err != nil {
-		return err
-	}
-	for i := first; i < c.Layers; i++ {
-		if i%freq == 0 {
-			m.Layers++
-		}
 	}
 	method, err := o.optStr("topk_method")
 	if err != nil {
 		return err
 	}
 	m.RouterBias = method == "noaux_tc"
+	c.MoE = m
+	return nil
+}
+
+// readRoutedExperts reads the expert layout DeepSeek V2/V3 and GLM-4.5
+// share: n_routed_experts (nil when 0 or absent), shared experts of the
+// routed experts' width, and MoE layers from first_k_dense_replace on,
+// every moe_layer_freq-th.
+func readRoutedExperts(o object, c *Config) (*MoE, error) {
+	experts, err := o.optInt("n_routed_experts", 0, 0, maxExperts)
+	if err != nil || experts == 0 {
+		return nil, err
+	}
+	m := &MoE{Experts: experts}
+	if m.ExpertsPerToken, err = o.reqInt("num_experts_per_tok", 1, experts); err != nil {
+		return nil, err
+	}
+	if m.Intermediate, err = o.reqInt("moe_intermediate_size", 1, maxWidth); err != nil {
+		return nil, err
+	}
+	shared, err := o.optInt("n_shared_experts", 0, 0, maxExperts)
+	if err != nil {
+		return nil, err
+	}
+	m.SharedIntermediate = shared * m.Intermediate
+	first, err := o.optInt("first_k_dense_replace", 0, 0, maxLayers)
+	if err != nil {
+		return nil, err
+	}
+	freq, err := o.optInt("moe_layer_freq", 1, 1, maxLayers)
+	if err != nil {
+		return nil, err
+	}
+	for i := first; i < c.Layers; i++ {
+		if i%freq == 0 {
+			m.Layers++
+		}
+	}
+	return m, nil
+}
+
+// readGLM4MoE reads GLM-4.5 and GLM-4.5-Air (glm4_moe): grouped-query
+// attention with biased q, k and v projections (attention_bias; the
+// output projection has none) and q/k norms when use_qk_norm is set,
+// DeepSeek V3's expert layout (readRoutedExperts) with a score
+// correction bias on the router (vLLM's Glm4MoE always loads one), and
+// num_nextn_predict_layers multi-token-prediction layers, not counted
+// (MTPLayers).
+func readGLM4MoE(o object, c *Config) error {
+	if err := readIntermediate(o, c); err != nil {
+		return err
+	}
+	var err error
+	if c.QKVBias, err = o.optBool("attention_bias", false); err != nil {
+		return err
+	}
+	if c.QKNorm, err = o.optBool("use_qk_norm", false); err != nil {
+		return err
+	}
+	if c.MTPLayers, err = o.optInt("num_nextn_predict_layers", 0, 0, maxLayers); err != nil {
+		return err
+	}
+	m, err := readRoutedExperts(o, c)
+	if err != nil || m == nil {
+		return err
+	}
+	m.RouterBias = true
 	c.MoE = m
 	return nil
 }
