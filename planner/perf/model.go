@@ -112,6 +112,26 @@ func (m ModelArch) KVBytesPerTokenPerGPU(h Hardware) float64 {
 	return float64(m.Layers) * m.kvElementsPerTokenLayer(h.Count) * h.kvBytes()
 }
 
+// routedParams is the routed experts' parameters one token multiplies
+// (0 without experts).
+func (m ModelArch) routedParams() float64 {
+	e := m.MoE
+	if e == nil || e.Experts <= 0 {
+		return 0
+	}
+	return float64(e.Layers) * float64(e.ExpertsPerToken) * float64(e.ExpertParams)
+}
+
+// routedBytes is every routed expert's weights at linearBytes a
+// parameter (0 without experts).
+func (m ModelArch) routedBytes(linearBytes float64) float64 {
+	e := m.MoE
+	if e == nil || e.Experts <= 0 {
+		return 0
+	}
+	return float64(e.Layers) * float64(e.Experts) * float64(e.ExpertParams) * linearBytes
+}
+
 // unreadExpertBytes is the routed experts of e that none of a step's
 // tokens goes to, in bytes at linearBytes a parameter: a step of a
 // mixture of experts reads every weight but these (arch.ExpectedExperts
