@@ -91,9 +91,19 @@ func FitLines(l *Lane) []string {
 		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
 			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
-		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s; memory %.0f GB/s at %.2f%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
-			gemmSize(m, h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), comm),
+		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
+			gemmSize(m, h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m), comm),
 	}
+}
+
+// fusedExperts says that a mixture of experts' routed experts take their
+// multiplies plus their reads (the fused MoE kernel, perf's stepCost),
+// where the rest of a step takes the larger of the two.
+func fusedExperts(m perf.ModelArch) string {
+	if m.MoE == nil || m.MoE.Experts <= 0 {
+		return ""
+	}
+	return "; routed experts (fused MoE kernel) take their multiplies plus their reads"
 }
 
 // gemmSize says how much of the MFU the layers' matrix multiplies reach

@@ -50,6 +50,11 @@ func TestArchitecturesExample(t *testing.T) {
 			t.Errorf("the deployments section lacks %q:\n%s", want, fit)
 		}
 	}
+	// The eight mixture-of-experts deployments say how their experts are
+	// costed; the dense ones do not.
+	if n := strings.Count(fit, "routed experts (fused MoE kernel) take their multiplies plus their reads"); n != 8 {
+		t.Errorf("%d deployments say how their routed experts are costed, want the 8 of moe30b", n)
+	}
 	if n := strings.Count(fit, "  compute roof "); n != 24 {
 		t.Errorf("%d deployments explained, want 24", n)
 	}
