@@ -2,12 +2,11 @@ package planner
 
 import (
 	"fmt"
-	"github.com/infercrane/infercrane/lang/shape"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/infercrane/infercrane/lang/shape"
 
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/lang/engine"
@@ -279,16 +278,8 @@ screen "main" {
 
 func planHCL(t *testing.T, src string) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := lang.Load(dir, lang.Options{})
-	if diags.HasErrors() {
-		t.Fatalf("load: %v\n%s", diags, src)
-	}
 	ids := map[string]string{}
-	for _, l := range build(t, cfg).Lanes {
+	for _, l := range planSpec(t, src).Lanes {
 		ids[l.Key] = l.ID
 	}
 	return ids

@@ -2,12 +2,8 @@ package planner
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/infercrane/infercrane/lang"
 )
 
 // runtimesSpec is a prefix-reuse shape on two runtimes that differ only by
@@ -65,16 +61,7 @@ screen "s" {
 
 func planRuntimes(t *testing.T, attr string) *Plan {
 	t.Helper()
-	dir := t.TempDir()
-	src := strings.Replace(runtimesSpec, "SCREEN_RUNTIMES", attr, 1)
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := lang.Load(dir, lang.Options{})
-	if diags.HasErrors() {
-		t.Fatalf("load: %v", diags)
-	}
-	return build(t, cfg)
+	return planSpec(t, strings.Replace(runtimesSpec, "SCREEN_RUNTIMES", attr, 1))
 }
 
 // A screen listing one runtime, either way, plans exactly the lanes (keys,
