@@ -5,8 +5,8 @@
 //
 // It reads the families vLLM serves most (Llama, Mistral, Mixtral, Qwen2,
 // Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma 1-3, DeepSeek V2/V3 with multi-head
-// latent attention, GLM-4.5); another model_type is an error that names
-// it. A field it cannot read is an error that names the field.
+// latent attention, GLM-4.5, gpt-oss); another model_type is an error
+// that names it. A field it cannot read is an error that names the field.
 package arch
 
 import (
@@ -58,6 +58,9 @@ type Config struct {
 	Dtype string `json:"dtype,omitempty"`
 	// Quantization is the checkpoint's quantization_config (nil: none).
 	Quantization *Quantization `json:"quantization,omitempty"`
+	// AttentionSinks: each attention head has a learned sink logit
+	// (gpt-oss).
+	AttentionSinks bool `json:"attention_sinks,omitempty"`
 	// MTPLayers is DeepSeek V3's and GLM-4.5's multi-token-prediction layers
 	// (num_nextn_predict_layers); they are not counted, as vLLM loads
 	// them only for speculative decoding.
@@ -79,8 +82,11 @@ type MoE struct {
 	// Layers is how many decoder layers are MoE layers; the others have a
 	// dense MLP of Config.Intermediate.
 	Layers int `json:"layers"`
-	// RouterBias is DeepSeek V3's e_score_correction_bias (noaux_tc).
+	// RouterBias is DeepSeek V3's e_score_correction_bias (noaux_tc), or
+	// gpt-oss's router bias: one a routed expert.
 	RouterBias bool `json:"router_bias,omitempty"`
+	// ExpertBias: each routed expert's projections carry biases (gpt-oss).
+	ExpertBias bool `json:"expert_bias,omitempty"`
 }
 
 // MLA is DeepSeek's multi-head latent attention: queries (through a
@@ -120,6 +126,11 @@ type Quantization struct {
 	// GroupSize is the weights per scale of a grouped int format (0: per
 	// channel or not said).
 	GroupSize int `json:"group_size,omitempty"`
+	// ExpertsOnly: only the routed experts are quantised, every other
+	// layer keeps the model's dtype (gpt-oss's MXFP4 checkpoints, whose
+	// modules_to_not_convert name attention, router, embeddings and
+	// output projection).
+	ExpertsOnly bool `json:"experts_only,omitempty"`
 }
 
 // Families lists the model_type values Parse reads, sorted.
@@ -162,6 +173,11 @@ type Count struct {
 	Routers       int64 `json:"routers,omitempty"`
 	// Vision is the vision tower and its projection.
 	Vision int64 `json:"vision,omitempty"`
+	// Sinks is gpt-oss's attention sinks, a learned logit a head a layer.
+	Sinks int64 `json:"sinks,omitempty"`
+	// expertsOnly: the checkpoint quantises only the routed experts
+	// (Linear).
+	expertsOnly bool
 }
 
 // NonEmbedding is Total less the embedding and the output projection, the
@@ -178,10 +194,13 @@ func (c Config) Count() Count {
 	}
 	n.Attention = int64(c.Layers) * c.attentionParams()
 	n.Norms = int64(c.Layers)*int64(c.NormsPerLayer)*h + h
+	if c.AttentionSinks {
+		n.Sinks = int64(c.Layers) * int64(c.Heads)
+	}
 	denseLayers := int64(c.Layers)
 	if m := c.MoE; m != nil {
 		denseLayers -= int64(m.Layers)
-		expert := mlpParams(h, int64(m.Intermediate), false)
+		expert := mlpParams(h, int64(m.Intermediate), m.ExpertBias)
 		layers := int64(m.Layers)
 		n.RoutedExperts = layers * int64(m.Experts) * expert
 		n.ActiveExperts = layers * int64(m.ExpertsPerToken) * expert
@@ -200,7 +219,8 @@ func (c Config) Count() Count {
 	if v := c.Vision; v != nil {
 		n.Vision = v.params() + int64(v.Hidden)*h + int64(v.Hidden) // projector and its norm
 	}
-	text := n.Embedding + n.LMHead + n.Attention + n.Norms + n.DenseMLP + n.SharedExperts + n.Routers
+	n.expertsOnly = c.Quantization != nil && c.Quantization.ExpertsOnly
+	text := n.Embedding + n.LMHead + n.Attention + n.Norms + n.DenseMLP + n.SharedExperts + n.Routers + n.Sinks
 	n.Total = text + n.RoutedExperts + n.Vision
 	n.Active = text + n.ActiveExperts
 	return n

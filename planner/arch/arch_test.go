@@ -33,6 +33,10 @@ var publishedCounts = map[string]published{
 		source: "huggingface.co/zai-org/GLM-4.5-Air model card and github.com/zai-org/GLM-4.5 README (106B total, 12B active, which leaves the embeddings out)"},
 	"zai-org/GLM-4.6": {total: 355e9, activeNonEmbedding: 32e9,
 		source: "huggingface.co/zai-org/GLM-4.5 model card (355B total, 32B active; GLM-4.6 keeps GLM-4.5's architecture, transformers' Glm4Moe docs)"},
+	"openai/gpt-oss-120b": {total: 116.83e9,
+		source: "OpenAI, gpt-oss-120b & gpt-oss-20b model card (arXiv:2508.10925), table 1: 116.83B total (its 5.13B active counts the output projection, not the input embedding)"},
+	"openai/gpt-oss-20b": {total: 20.91e9,
+		source: "OpenAI, gpt-oss-120b & gpt-oss-20b model card (arXiv:2508.10925), table 1: 20.91B total (3.61B active)"},
 	"Qwen/Qwen2.5-7B-Instruct": {total: 7.61e9, nonEmbedding: 6.53e9, source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct model card"},
 	"Qwen/Qwen1.5-MoE-A2.7B":   {total: 14.3e9, active: 2.7e9, source: "qwenlm.github.io/blog/qwen-moe (14.3B total, 2.7B activated)"},
 	"meta-llama/Llama-3.1-8B":  {total: 8.03e9, source: "huggingface.co/meta-llama/Llama-3.1-8B (safetensors, 8.03B)"},
@@ -166,6 +170,19 @@ func TestArchitectureFacts(t *testing.T) {
 		!z.QKVBias || z.OutputBias || z.QKNorm || z.MTPLayers != 1 || z.KVElementsPerTokenLayer() != 2*8*128 {
 		t.Errorf("GLM-4.5-Air (one dense layer, then 45 MoE layers; biased q, k and v) = %+v MoE %+v", z, z.MoE)
 	}
+	for id, active := range map[string]float64{"openai/gpt-oss-120b": 5.13e9, "openai/gpt-oss-20b": 3.61e9} {
+		o := mustLookup(t, id)
+		n := o.Count()
+		// The model card's active counts leave the input embedding out.
+		if o.MoE == nil || !o.MoE.ExpertBias || !o.MoE.RouterBias || !o.AttentionSinks || !o.OutputBias ||
+			o.SlidingWindow != 128 || o.SlidingLayers != o.Layers/2 || relErr(n.Active-n.Embedding, active) > 0.002 {
+			t.Errorf("%s = %+v MoE %+v, active without the input embedding %d (card %.3gB)", id, o, o.MoE, n.Active-n.Embedding, active/1e9)
+		}
+		// MXFP4 narrows the routed experts alone.
+		if o.Quantization == nil || o.Quantization.Method != "mxfp4" || n.Linear() != n.RoutedExperts {
+			t.Errorf("%s: quantization %+v, %d linear parameters of %d in the experts", id, o.Quantization, n.Linear(), n.RoutedExperts)
+		}
+	}
 	g := mustLookup(t, "google/gemma-3-12b-it")
 	if g.Vocab != 262208 || g.HeadDim != 256 || !g.TiedEmbeddings || g.Vision == nil || g.SlidingLayers != 40 || g.SlidingWindow != 1024 {
 		t.Errorf("gemma-3-12b-it (its text_config relies on Gemma3TextConfig's defaults) = %+v", g)
@@ -218,6 +235,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{`{` + strings.Replace(base, `"llama"`, `"deepseek_v3"`, 1) + `}`, `"kv_lora_rank": missing`},
 		{`{` + strings.Replace(base, `"llama"`, `"glm4_moe"`, 1) + `,"n_routed_experts":8}`, `"num_experts_per_tok": missing`},
 		{`{` + strings.Replace(base, `"llama"`, `"glm4_moe"`, 1) + `,"use_qk_norm":1}`, `"use_qk_norm"`},
+		{`{` + strings.Replace(base, `"llama"`, `"gpt_oss"`, 1) + `}`, `"num_local_experts": missing`},
 		{`{` + base + `,"tie_word_embeddings":"yes"}`, `"tie_word_embeddings": want true or false, got "yes"`},
 		{`{` + base + `,"quantization_config":{"bits":4}}`, `"quantization_config.quant_method": missing`},
 		{`{` + base + `} {}`, "more after its JSON object"},

@@ -48,7 +48,11 @@ type Pinned struct {
 // layers, hidden 5,120, 160 experts of 1,536, q/k norms; transformers'
 // Glm4Moe serves both) with GLM-4.6's 202,752 positions.
 // DeepSeek-R1-0528's is DeepSeek-V3's config (the same architecture and
-// FP8 checkpoint format).
+// FP8 checkpoint format). The gpt-oss entries hold their model card's
+// layout (arXiv:2508.10925: 36 and 24 layers of 128 and 32 experts, 4 a
+// token, hidden 2,880, 64 heads of 64 with 8 KV heads, alternating
+// 128-token sliding windows, MXFP4 experts); their counts equal its
+// totals to 0.02%.
 var revisions = map[string]string{
 	"Qwen/Qwen3-0.6B": "c1899de289a04d12100db370d81485cdf75e47ca",
 	"Qwen/Qwen3-1.7B": "70d244cc86ccca08cf5af4e1e306ecf908b1ad5e",

@@ -48,6 +48,7 @@ var families = map[string]family{
 	"deepseek_v2": {read: readDeepSeek},
 	"deepseek_v3": {read: readDeepSeek},
 	"glm4_moe":    {read: readGLM4MoE},
+	"gpt_oss":     {read: readGptOss},
 }
 
 // gemma3TextDefaults are Gemma3TextConfig's defaults, which Gemma 3's
@@ -484,6 +485,34 @@ func readGLM4MoE(o object, c *Config) error {
 	return nil
 }
 
+// readGptOss reads OpenAI's gpt-oss: every layer a mixture of experts
+// (num_local_experts of intermediate_size, num_experts_per_tok a token)
+// whose experts and router carry biases, attention with biases on all
+// four projections and a learned sink a head, and every other layer
+// (layer_types, else the even ones) attending within sliding_window.
+func readGptOss(o object, c *Config) error {
+	if err := readIntermediate(o, c); err != nil {
+		return err
+	}
+	var err error
+	if c.QKVBias, err = o.optBool("attention_bias", true); err != nil {
+		return err
+	}
+	c.OutputBias, c.AttentionSinks = c.QKVBias, true
+	m := &MoE{Intermediate: c.Intermediate, Layers: c.Layers, ExpertBias: true, RouterBias: true}
+	if m.Experts, err = o.reqInt("num_local_experts", 1, maxExperts); err != nil {
+		return err
+	}
+	if m.ExpertsPerToken, err = o.reqInt("num_experts_per_tok", 1, m.Experts); err != nil {
+		return err
+	}
+	c.MoE = m
+	if c.SlidingWindow, err = o.optInt("sliding_window", 0, 0, maxContext); err != nil {
+		return err
+	}
+	return readLayerTypes(o, c, func(i int) bool { return i%2 == 0 })
+}
+
 // readVision reads a SigLIP vision_config.
 func readVision(o object) (*Vision, error) {
 	v := &Vision{}
@@ -533,6 +562,9 @@ func readQuantization(top object) (*Quantization, error) {
 		if scheme != "" {
 			q.ActivationBits = 8
 		}
+	case "mxfp4":
+		// vLLM's MXFP4 method quantises the fused MoE layers only.
+		q.WeightBits, q.WeightType, q.GroupSize, q.ExpertsOnly = 4, "float", 32, true
 	case "awq", "gptq":
 		q.WeightType = "int"
 		if q.WeightBits, err = o.optInt("bits", 4, 2, 8); err != nil {

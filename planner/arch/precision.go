@@ -39,8 +39,15 @@ func (p Precision) WeightBytes(n Count) float64 {
 }
 
 // Linear is the parameters of the linear layers (what quantisation
-// narrows): attention projections, dense MLPs and experts.
-func (n Count) Linear() int64 { return n.Attention + n.DenseMLP + n.RoutedExperts + n.SharedExperts }
+// narrows): attention projections, dense MLPs and experts; only the
+// routed experts when the checkpoint quantises nothing else
+// (Quantization.ExpertsOnly).
+func (n Count) Linear() int64 {
+	if n.expertsOnly {
+		return n.RoutedExperts
+	}
+	return n.Attention + n.DenseMLP + n.RoutedExperts + n.SharedExperts
+}
 
 // Other is every parameter Linear leaves out.
 func (n Count) Other() int64 { return n.Total - n.Linear() }
@@ -80,6 +87,8 @@ var Methods = map[string]Method{
 		Source: "docs.vllm.ai features/quantization/supported_hardware: GPTQ from Volta"},
 	"gptq_marlin": {Name: "gptq_marlin", MinCapability: 80, MinVersion: "0.5.0",
 		Source: "docs.vllm.ai features/quantization/supported_hardware: Marlin (GPTQ/AWQ/FP8) from Ampere"},
+	"mxfp4": {Name: "mxfp4", WeightBits: 4, MinCapability: 80, MinVersion: "0.10.1",
+		Source: "vLLM's GPT-OSS recipe (docs.vllm.ai recipes, OpenAI gpt-oss): MXFP4 experts from vLLM 0.10.1, Hopper through Triton kernels, Ampere through Marlin (weight-only)"},
 	"compressed-tensors": {Name: "compressed-tensors", MinCapability: 75, NativeCapability: 75, MinVersion: "0.5.0",
 		Source: "docs.vllm.ai features/quantization/supported_hardware: INT8 W8A8 from Turing, FP8 W8A8 from Ada"},
 }
@@ -187,7 +196,10 @@ func ResolvePrecision(c Config, in PrecisionInputs) (Precision, error) {
 		bits = 4 // GPTQ's default
 	}
 	p.LinearBytes = float64(bits) / 8
-	if group > 0 && bits < 8 {
+	switch {
+	case m.Name == "mxfp4":
+		p.LinearBytes += 1.0 / mxfp4Block // an 8-bit power-of-two scale a block
+	case group > 0 && bits < 8:
 		p.LinearBytes += 2.5 / float64(group) // a 16-bit scale and a 4-bit zero point per group
 	}
 	native := m.NativeCapability > 0 && (in.Capability == 0 || in.Capability >= m.NativeCapability)
@@ -204,6 +216,10 @@ func ResolvePrecision(c Config, in PrecisionInputs) (Precision, error) {
 	}
 	return p, nil
 }
+
+// mxfp4Block is the weights that share one scale in MXFP4 (the OCP
+// Microscaling format: 32 FP4 elements and an E8M0 scale).
+const mxfp4Block = 32
 
 // compatible reports whether vLLM runs a checkpoint quantised with ckpt
 // under the runtime method flag (the Marlin kernels read AWQ and GPTQ

@@ -12,6 +12,7 @@ func TestResolvePrecision(t *testing.T) {
 	awq.Quantization = &Quantization{Method: "awq", WeightBits: 4, WeightType: "int", GroupSize: 128}
 	w8a8 := dense
 	w8a8.Quantization = &Quantization{Method: "compressed-tensors", WeightBits: 8, WeightType: "int", ActivationBits: 8}
+	oss := mustLookup(t, "openai/gpt-oss-120b")
 	for _, tc := range []struct {
 		name string
 		c    Config
@@ -36,7 +37,11 @@ func TestResolvePrecision(t *testing.T) {
 			Precision{Quantization: "compressed-tensors", LinearBytes: 1, OtherBytes: 2, KVBytes: 2, KVCacheDtype: "auto", Compute: "int8", Source: "checkpoint config.json"}, ""},
 		{"awq needs an awq checkpoint", dense, PrecisionInputs{Quantization: "awq"}, Precision{}, `quantization "awq" needs a checkpoint quantised with it`},
 		{"a contradicting method", awq, PrecisionInputs{Quantization: "gptq"}, Precision{}, `quantization "gptq" contradicts the checkpoint's quantization_config (awq)`},
-		{"an unknown method", dense, PrecisionInputs{Quantization: "nf4"}, Precision{}, `quantization "nf4" is not one InferCrane models (awq, awq_marlin, compressed-tensors, fp8, gptq, gptq_marlin)`},
+		{"an unknown method", dense, PrecisionInputs{Quantization: "nf4"}, Precision{}, `quantization "nf4" is not one InferCrane models (awq, awq_marlin, compressed-tensors, fp8, gptq, gptq_marlin, mxfp4)`},
+		{"mxfp4 checkpoint: 4-bit experts with a scale a block of 32, multiplied in bf16", oss, PrecisionInputs{Capability: 80},
+			Precision{Quantization: "mxfp4", LinearBytes: 0.5 + 1.0/32, OtherBytes: 2, KVBytes: 2, KVCacheDtype: "auto", Compute: "bf16", WeightOnly: true, Source: "checkpoint config.json"}, ""},
+		{"mxfp4 below Ampere", oss, PrecisionInputs{Capability: 75}, Precision{}, `quantization "mxfp4" needs CUDA compute capability 8.0 or newer`},
+		{"mxfp4 is not applied online", dense, PrecisionInputs{Quantization: "mxfp4"}, Precision{}, `quantization "mxfp4" needs a checkpoint quantised with it`},
 		{"an unknown kv dtype", dense, PrecisionInputs{KVCacheDtype: "int4"}, Precision{}, `kv_cache_dtype "int4" is not one`},
 		{"an unknown dtype", dense, PrecisionInputs{Dtype: "fp8"}, Precision{}, `dtype "fp8" is not one vLLM takes`},
 	} {
