@@ -272,6 +272,11 @@ type laneMemo struct {
 // newLane resolves one lane's inputs, model architecture and hardware.
 func newLane(key, screen, model, shape, gpu string, b laneBlocks, memo *laneMemo) *lanePlan {
 	in := laneInputs(b)
+	if p := b.config.pinned; p != nil {
+		if api := perf.FrontEndAPI(p.Config.ModelType, in.API); api != in.API {
+			in.FrontEndAPI = api
+		}
+	}
 	runtimeName := ""
 	if b.runtime != nil {
 		runtimeName = b.runtimeName

@@ -99,12 +99,21 @@ func hardware(g *lang.GPU, in LaneInputs) (perf.Hardware, bool) {
 		cat.PricePerSecond = *g.PricePerSecond
 	}
 	a.GPUMemoryUtilization = in.GPUMemoryUtil
-	if o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API); ok {
+	if o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.frontEndAPI()); ok {
 		// The engine version's costs outside the GPU (its front end, its
 		// per-step overhead); a calibration's fit replaces the first two.
 		o.Apply(&a, cat)
 	}
 	return perf.Hardware{GPU: cat, Count: in.GPUCount, BytesPerElem: perf.BytesPerElem(in.RuntimeDtype), Assume: a}, true
+}
+
+// frontEndAPI is the API whose front end serves the lane's requests
+// (LaneInputs.FrontEndAPI, else the shape's api).
+func (in LaneInputs) frontEndAPI() string {
+	if in.FrontEndAPI != "" {
+		return in.FrontEndAPI
+	}
+	return in.API
 }
 
 // assumption describes the constants used for one GPU block.

@@ -280,6 +280,10 @@ type LaneInputs struct {
 	// Runtime is the lane's runtime block (package engine declares its
 	// settings, and where each sits in this JSON).
 	engine.Runtime
+	// FrontEndAPI is the API whose engine front end the lane's requests go
+	// through when it is not the shape's api (perf.FrontEndAPI: gpt-oss
+	// chat goes the way of a completion); empty otherwise.
+	FrontEndAPI    string         `json:"front_end_api,omitempty"`
 	ExecutorType   string         `json:"executor_type"`
 	ExecutorConfig map[string]any `json:"executor_config,omitempty"`
 	Seed           int64          `json:"seed"`

@@ -112,3 +112,35 @@ func planSpec(t *testing.T, src string) *Plan {
 	}
 	return build(t, cfg)
 }
+
+// TestGptOssChatGoesThroughHarmony: a gpt-oss lane on vLLM's chat API
+// takes the completions front end (perf.FrontEndAPI: vLLM renders its
+// chat with openai_harmony, not a chat template), says so in the plan's
+// assumptions, and in a burst answers far sooner than the 0.8-0.11 chat
+// front end would let it; a Qwen3 lane's chat keeps the chat front end.
+func TestGptOssChatGoesThroughHarmony(t *testing.T) {
+	burst := publishedPoint{Model: "openai/gpt-oss-20b", GPU: "H100", GPUs: 1, Engine: "vllm", Version: "0.11.0",
+		Endpoint: "chat", InputTokens: 128, OutputTokens: 4, Concurrency: 1000, Requests: 1000}
+	oss := planSpec(t, publishedSpec(burst))
+	burst.Model = "Qwen/Qwen3-8B"
+	qwen := planSpec(t, publishedSpec(burst))
+	if got := oss.Lanes[0].Inputs.FrontEndAPI; got != "completions" {
+		t.Errorf("gpt-oss chat lane's front end %q, want completions", got)
+	}
+	if got := qwen.Lanes[0].Inputs.FrontEndAPI; got != "" {
+		t.Errorf("Qwen3 chat lane's front end %q, want the chat API's own", got)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, oss); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "chat API through the completions front end") {
+		t.Errorf("the plan does not say which front end the gpt-oss lane takes:\n%s", text.String())
+	}
+	// 1,000 chat requests at once: the chat front end prepares them all
+	// (about 15 s) before the first token; the completions one lets each
+	// go on alone.
+	if a, b := oss.Lanes[0].Estimate.TTFTMs, qwen.Lanes[0].Estimate.TTFTMs; !(a < b/2) {
+		t.Errorf("TTFT p50 of the burst: gpt-oss %.0f ms, Qwen3-8B %.0f ms; want gpt-oss's under half", a, b)
+	}
+}

@@ -322,8 +322,8 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 	seenRT := map[string]bool{}
 	for _, l := range p.Lanes {
 		in := l.Inputs
-		o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.API)
-		key := l.Runtime + "\x00" + in.API
+		o, ok := perf.FrontEnd(in.RuntimeEngine, in.RuntimeVersion, in.frontEndAPI())
+		key := l.Runtime + "\x00" + in.API + "\x00" + in.frontEndAPI()
 		if !ok || seenRT[key] {
 			continue
 		}
@@ -336,8 +336,12 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 		if o.CUDAStepMs > 0 {
 			step = fmt.Sprintf("%.1f ms per step on a CUDA GPU (its CUDA graph mode), %.1f elsewhere", o.CUDAStepMs, o.StepMs)
 		}
-		ew.printf("  runtime %s (%s %s, %s API): %.1f ms per request through the front end, %s, %s (%s; in place of the gpu lines' overheads unless calibrated)\n",
-			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), orDefault(in.API, "chat"), o.RequestMs, step, queue, o.Source)
+		api := orDefault(in.API, "chat") + " API"
+		if in.FrontEndAPI != "" {
+			api += " through the " + in.FrontEndAPI + " front end (the model's chat is rendered by harmony, not a chat template)"
+		}
+		ew.printf("  runtime %s (%s %s, %s): %.1f ms per request through the front end, %s, %s (%s; in place of the gpu lines' overheads unless calibrated)\n",
+			orDefault(l.Runtime, "(default)"), in.RuntimeEngine, orDefault(in.RuntimeVersion, "unpinned"), api, o.RequestMs, step, queue, o.Source)
 	}
 	for _, a := range p.Assumptions {
 		src := "catalog"

@@ -296,3 +296,21 @@ func TestCUDAGraphStepOverhead(t *testing.T) {
 		t.Errorf("full graphs %v ms, eager %v, piecewise %v: full graphs must launch the fewest kernels from Python", fullGraphStepMs, frontEndStepMs, piecewiseGraphStepMs)
 	}
 }
+
+// TestFrontEndAPI: vLLM serves gpt-oss chat through harmony, the way of
+// a completion; every other model's chat, and any completion, keeps its
+// API's front end.
+func TestFrontEndAPI(t *testing.T) {
+	for _, c := range []struct{ modelType, api, want string }{
+		{"gpt_oss", "chat", "completions"},
+		{"gpt_oss", "", "completions"},
+		{"gpt_oss", "completions", "completions"},
+		{"qwen3", "chat", "chat"},
+		{"qwen3", "completions", "completions"},
+		{"", "chat", "chat"},
+	} {
+		if got := FrontEndAPI(c.modelType, c.api); got != c.want {
+			t.Errorf("FrontEndAPI(%q, %q) = %q, want %q", c.modelType, c.api, got, c.want)
+		}
+	}
+}
