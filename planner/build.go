@@ -273,7 +273,7 @@ type laneMemo struct {
 func newLane(key, screen, model, shape, gpu string, b laneBlocks, memo *laneMemo) *lanePlan {
 	in := laneInputs(b)
 	if p := b.config.pinned; p != nil {
-		if api := perf.FrontEndAPI(p.Config.ModelType, in.API); api != in.API {
+		if api := perf.FrontEndAPI(p.Config.HarmonyChat, in.API); api != in.API {
 			in.FrontEndAPI = api
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/infercrane/infercrane/lang/engine"
-	archcfg "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
@@ -61,35 +60,19 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 	if !ok {
 		return nil, fmt.Errorf("GPU %s is not in the catalog", pt.GPU)
 	}
-	longest := pt.InputTokens + pt.OutputTokens
-	for _, z := range pt.Sizes {
-		longest = max(longest, z[0]+z[1])
-	}
 	maxLen := maxModelLenArg(pt.ServerArgs)
 	if maxLen == 0 {
 		maxLen = arch.MaxPositions
 	}
-	rs, err := perf.ResolveRuntime(engine.Runtime{RuntimeEngine: pt.Engine, RuntimeVersion: pt.Version, RuntimeArgs: pt.ServerArgs}, g, max(pt.GPUs, 1), maxLen)
+	// The engine version's settings, front end and precision as the
+	// planner resolves them (the checkpoint's own quantization: DeepSeek's
+	// FP8 blocks; gpt-oss chat through the completions front end).
+	rt := engine.Runtime{RuntimeEngine: pt.Engine, RuntimeVersion: pt.Version, RuntimeArgs: pt.ServerArgs}
+	hw, rs, err := perf.CatalogServer(pt.Model, g, max(pt.GPUs, 1), rt, pt.Endpoint, maxLen)
 	if err != nil {
 		return nil, err
 	}
-	pinned, _ := archcfg.Lookup(pt.Model)
-	a := perf.DefaultAssumptions(g)
-	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	if *noAttentionFlag {
-		a.OmitAttention = true
-	}
-	if o, ok := perf.FrontEnd(pt.Engine, pt.Version, perf.FrontEndAPI(pinned.Config.ModelType, pt.Endpoint)); ok {
-		o.Apply(&a, g)
-	}
-	// The checkpoint's own quantization (DeepSeek's FP8 blocks) and the
-	// server args' decide the weights' and KV cache's bytes, as the
-	// planner resolves them (planner/perfmodel.go).
-	prec, err := perf.ResolvePrecision(pinned.Config, "", rs, g)
-	if err != nil {
-		return nil, err
-	}
-	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}.WithPrecision(prec)
+	hw.Assume.OmitAttention = *noAttentionFlag
 	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)
 	if err != nil {
 		return nil, err

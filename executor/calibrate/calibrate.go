@@ -21,7 +21,6 @@ import (
 	"github.com/infercrane/infercrane/executor/report"
 	"github.com/infercrane/infercrane/lang/engine"
 	"github.com/infercrane/infercrane/planner"
-	modelarch "github.com/infercrane/infercrane/planner/arch"
 	"github.com/infercrane/infercrane/planner/perf"
 	"github.com/infercrane/infercrane/planner/state"
 )
@@ -548,33 +547,23 @@ func calibrationLane(ev *evidence.Evidence, m evidence.ModelEvidence, c evidence
 	if maxLen == 0 {
 		maxLen = w.InputTokens + w.OutputTokens + w.TemplateHeadroom
 	}
-	rs, err := perf.ResolveRuntime(engine.Runtime{RuntimeEngine: rt.Engine, RuntimeVersion: rt.Version, RuntimeArgs: rt.Args}, g, count, maxLen)
+	// The version's settings, front end and precision, as the plan models
+	// them; the fit starts from its overheads. A planned lane's engine and
+	// precision are the plan's.
+	hw, rs, err := perf.CatalogServer(m.Model, g, count,
+		engine.Runtime{RuntimeEngine: rt.Engine, RuntimeVersion: rt.Version, RuntimeArgs: rt.Args, RuntimeDtype: rt.Dtype}, "chat", maxLen)
 	if err != nil {
 		return perf.Lane{}, nil, err.Error()
 	}
-	a := perf.DefaultAssumptions(g)
-	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	if o, ok := perf.FrontEnd(rt.Engine, rt.Version, "chat"); ok {
-		// The version's front end, as the plan models it; the fit starts
-		// from its overheads.
-		o.Apply(&a, g)
-	}
-	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: perf.BytesPerElem(rt.Dtype), Assume: a}
 	engine := rs.Engine()
 	if planned != nil {
 		engine, hw.Precision = planned.Engine, planned.Hardware.Precision
-	} else if p, ok := modelarch.Lookup(m.Model); ok {
-		prec, err := perf.ResolvePrecision(p.Config, rt.Dtype, rs, g)
-		if err != nil {
-			return perf.Lane{}, nil, err.Error()
-		}
-		hw = hw.WithPrecision(prec)
 	}
 	lane, err := perf.NewLane(arch, hw, engine, min(maxLen, w.InputTokens+w.OutputTokens+w.TemplateHeadroom))
 	if err != nil {
 		return perf.Lane{}, nil, err.Error()
 	}
-	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(a)}
+	gr := &group{gpuType: g.Name, engine: rt.Engine, version: rt.Version, start: perf.ParamsOf(hw.Assume)}
 	return lane, gr, ""
 }
 

@@ -52,16 +52,13 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 		longest = max(longest, z.Input+z.Output)
 	}
 	maxLen := longest + templateHeadroom
-	rs, err := perf.ResolveRuntime(engine.Runtime{RuntimeEngine: r.Engine, RuntimeVersion: r.EngineVersion}, g, r.GPUCount, maxLen)
+	// The version's settings and front end, and the checkpoint's precision
+	// (an FP8 or MXFP4 model's weights at their own width), as the plan
+	// models them.
+	hw, rs, err := perf.CatalogServer(r.Model, g, r.GPUCount, engine.Runtime{RuntimeEngine: r.Engine, RuntimeVersion: r.EngineVersion}, "completions", maxLen)
 	if err != nil {
 		return nil, nil, err.Error(), nil
 	}
-	a := perf.DefaultAssumptions(g)
-	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
-	if o, ok := perf.FrontEnd(r.Engine, r.EngineVersion, "completions"); ok {
-		o.Apply(&a, g)
-	}
-	hw := perf.Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: 2, Assume: a}
 	lane, err := perf.NewLane(arch, hw, rs.Engine(), maxLen)
 	if err != nil {
 		return nil, nil, err.Error(), nil
@@ -71,7 +68,7 @@ func foreignObservations(r benchresult.Result, opts Options) (obs []perf.Observa
 	for _, z := range r.Sizes {
 		load.Sizes = append(load.Sizes, perf.RequestSize{Input: z.Input, Output: z.Output})
 	}
-	gr = &group{gpuType: g.Name, engine: r.Engine, version: r.EngineVersion, start: perf.ParamsOf(a), executor: "external: " + r.Tool}
+	gr = &group{gpuType: g.Name, engine: r.Engine, version: r.EngineVersion, start: perf.ParamsOf(hw.Assume), executor: "external: " + r.Tool}
 	name := r.Model + " " + r.File
 	if r.Label != "" {
 		name += " " + r.Label

@@ -192,3 +192,23 @@ func TestCalibrateFlagsUndeclaredCacheHitsInEvidence(t *testing.T) {
 		t.Fatalf("-keep-cached: %v %v %v", err, keys, warnings)
 	}
 }
+
+// A result of another tool for a model whose checkpoint is quantised is
+// planned at the checkpoint's precision, as the plan plans it: GPUStack's
+// vllm bench serve result of DeepSeek-R1-0528 (its FP8 checkpoint, 671B
+// parameters) on 8 x H200 fits there at FP8, where 16-bit weights would
+// not (calibrate had planned every foreign result at 16 bits, and refused
+// this one as not fitting).
+func TestForeignResultTakesTheCheckpointsPrecision(t *testing.T) {
+	r := benchresult.Result{File: "r1.json", Tool: benchresult.ToolVLLMBench, Model: "deepseek-ai/DeepSeek-R1-0528",
+		GPU: "H200", GPUCount: 8, Engine: "vllm", EngineVersion: "0.11.0",
+		InputTokens: 1997, OutputTokens: 100, Concurrency: 500, Requests: 500, Runs: 1,
+		Metrics: map[string]float64{benchresult.OutTput: 843.71, benchresult.TTFTP50: 27559.21, benchresult.TPOTP50: 276.56}}
+	obs, _, warn, _ := foreignObservations(r, Options{})
+	if warn != "" || len(obs) != 1 {
+		t.Fatalf("warn %q, %d observations", warn, len(obs))
+	}
+	if p := obs[0].Lane.Hardware.Precision; p == nil || p.Quantization != "fp8" {
+		t.Errorf("precision %+v, want the checkpoint's fp8", p)
+	}
+}

@@ -61,6 +61,9 @@ type Config struct {
 	// AttentionSinks: each attention head has a learned sink logit
 	// (gpt-oss).
 	AttentionSinks bool `json:"attention_sinks,omitempty"`
+	// HarmonyChat: vLLM renders the model's chat with openai_harmony, not
+	// a chat template (gpt-oss; serving_chat.py's use_harmony).
+	HarmonyChat bool `json:"harmony_chat,omitempty"`
 	// MTPLayers is DeepSeek V3's and GLM-4.5's multi-token-prediction layers
 	// (num_nextn_predict_layers); they are not counted, as vLLM loads
 	// them only for speculative decoding.

@@ -489,7 +489,8 @@ func readGLM4MoE(o object, c *Config) error {
 // (num_local_experts of intermediate_size, num_experts_per_tok a token)
 // whose experts and router carry biases, attention with biases on all
 // four projections and a learned sink a head, and every other layer
-// (layer_types, else the even ones) attending within sliding_window.
+// (layer_types, else the even ones) attending within sliding_window; its
+// chat is rendered by harmony (HarmonyChat).
 func readGptOss(o object, c *Config) error {
 	if err := readIntermediate(o, c); err != nil {
 		return err
@@ -498,7 +499,7 @@ func readGptOss(o object, c *Config) error {
 	if c.QKVBias, err = o.optBool("attention_bias", true); err != nil {
 		return err
 	}
-	c.OutputBias, c.AttentionSinks = c.QKVBias, true
+	c.OutputBias, c.AttentionSinks, c.HarmonyChat = c.QKVBias, true, true
 	m := &MoE{Intermediate: c.Intermediate, Layers: c.Layers, ExpertBias: true, RouterBias: true}
 	if m.Experts, err = o.reqInt("num_local_experts", 1, maxExperts); err != nil {
 		return err
@@ -563,7 +564,9 @@ func readQuantization(top object) (*Quantization, error) {
 			q.ActivationBits = 8
 		}
 	case "mxfp4":
-		// vLLM's MXFP4 method quantises the fused MoE layers only.
+		// The OCP Microscaling format: blocks of 32 FP4 weights sharing an
+		// E8M0 scale. vLLM's MXFP4 method quantises the fused MoE layers
+		// only.
 		q.WeightBits, q.WeightType, q.GroupSize, q.ExpertsOnly = 4, "float", 32, true
 	case "awq", "gptq":
 		q.WeightType = "int"

@@ -197,8 +197,8 @@ func ResolvePrecision(c Config, in PrecisionInputs) (Precision, error) {
 	}
 	p.LinearBytes = float64(bits) / 8
 	switch {
-	case m.Name == "mxfp4":
-		p.LinearBytes += 1.0 / mxfp4Block // an 8-bit power-of-two scale a block
+	case m.Name == "mxfp4" && group > 0:
+		p.LinearBytes += 1 / float64(group) // an 8-bit power-of-two scale a block
 	case group > 0 && bits < 8:
 		p.LinearBytes += 2.5 / float64(group) // a 16-bit scale and a 4-bit zero point per group
 	}
@@ -216,10 +216,6 @@ func ResolvePrecision(c Config, in PrecisionInputs) (Precision, error) {
 	}
 	return p, nil
 }
-
-// mxfp4Block is the weights that share one scale in MXFP4 (the OCP
-// Microscaling format: 32 FP4 elements and an E8M0 scale).
-const mxfp4Block = 32
 
 // compatible reports whether vLLM runs a checkpoint quantised with ckpt
 // under the runtime method flag (the Marlin kernels read AWQ and GPTQ

@@ -3,6 +3,8 @@ package perf
 import (
 	"math"
 	"testing"
+
+	"github.com/infercrane/infercrane/planner/arch"
 )
 
 // TestEngineDecisionRule checks the rule for which step a request joins:
@@ -297,20 +299,28 @@ func TestCUDAGraphStepOverhead(t *testing.T) {
 	}
 }
 
-// TestFrontEndAPI: vLLM serves gpt-oss chat through harmony, the way of
-// a completion; every other model's chat, and any completion, keeps its
-// API's front end.
+// TestFrontEndAPI: vLLM serves a harmony-rendered chat (gpt-oss) the way
+// of a completion; every other model's chat, and any completion, keeps
+// its API's front end. The catalog's gpt-oss configs say they are
+// harmony-rendered, and no other catalog model does.
 func TestFrontEndAPI(t *testing.T) {
-	for _, c := range []struct{ modelType, api, want string }{
-		{"gpt_oss", "chat", "completions"},
-		{"gpt_oss", "", "completions"},
-		{"gpt_oss", "completions", "completions"},
-		{"qwen3", "chat", "chat"},
-		{"qwen3", "completions", "completions"},
-		{"", "chat", "chat"},
+	for _, c := range []struct {
+		harmony   bool
+		api, want string
+	}{
+		{true, "chat", "completions"},
+		{true, "", "completions"},
+		{true, "completions", "completions"},
+		{false, "chat", "chat"},
+		{false, "completions", "completions"},
 	} {
-		if got := FrontEndAPI(c.modelType, c.api); got != c.want {
-			t.Errorf("FrontEndAPI(%q, %q) = %q, want %q", c.modelType, c.api, got, c.want)
+		if got := FrontEndAPI(c.harmony, c.api); got != c.want {
+			t.Errorf("FrontEndAPI(%v, %q) = %q, want %q", c.harmony, c.api, got, c.want)
+		}
+	}
+	for _, p := range arch.Catalog() {
+		if want := p.Config.ModelType == "gpt_oss"; p.Config.HarmonyChat != want {
+			t.Errorf("%s: harmony chat %v, want %v", p.ID, p.Config.HarmonyChat, want)
 		}
 	}
 }

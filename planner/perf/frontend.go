@@ -146,15 +146,16 @@ var (
 )
 
 // FrontEndAPI is the API whose front end serves requests of api to a
-// model of modelType (config.json's model_type): api itself, but chat
-// for gpt-oss goes the way of a completion. vLLM's chat server renders a
-// gpt-oss conversation with openai_harmony (serving_chat.py: use_harmony
-// when the model type is gpt_oss, _make_request_with_harmony instead of
-// _preprocess_chat), not through the Jinja chat template whose
-// preparation the chat front end's figures are (chatTemplateMs, and the
-// 0.8-0.11 event loop's v1ChatAdmitUs and v1ChatLatencyMs).
-func FrontEndAPI(modelType, api string) string {
-	if modelType == "gpt_oss" && (api == "" || api == "chat") {
+// model whose chat vLLM renders with openai_harmony when harmony is set
+// (arch.Config.HarmonyChat: gpt-oss): api itself, but such a chat goes
+// the way of a completion. vLLM's chat server renders a gpt-oss
+// conversation with openai_harmony (serving_chat.py: use_harmony,
+// _make_request_with_harmony instead of _preprocess_chat), not through
+// the Jinja chat template whose preparation the chat front end's figures
+// are (chatTemplateMs, and the 0.8-0.11 event loop's v1ChatAdmitUs and
+// v1ChatLatencyMs).
+func FrontEndAPI(harmony bool, api string) string {
+	if harmony && (api == "" || api == "chat") {
 		return "completions"
 	}
 	return api

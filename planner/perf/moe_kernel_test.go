@@ -14,7 +14,7 @@ import (
 // 1,408 x 2,048, an H100 with Mixtral's 8 of 7,168 x 4,096, an H200 with
 // 128 of 704 x 2,816; 64-4,096 tokens, the tuned configurations). The
 // matrix multiplies are taken at the kernel level of the dense layers
-// (0.72 of the peak, TestGEMMEfficiencyMatchesKernelProfiles) and the
+// (kernelPeakShare, TestGEMMEfficiencyMatchesKernelProfiles) and the
 // experts the tokens reach (arch.ExpectedExperts) are read at the
 // catalog's bandwidth efficiency. Their sum is within 25% of every
 // timing; the larger of the two, what a dense layer's roofline takes,
@@ -34,7 +34,7 @@ func TestFusedMoEKernelTimes(t *testing.T) {
 		}
 		experts, n, k, topk, tokens, measured := v[0], v[1], v[2], v[3], v[4], v[5]/1e6
 		params := 3 * k * n // gate, up and down of one expert
-		compute := 2 * tokens * topk * params / (g.BF16TFLOPS * 1e12 * 0.72)
+		compute := 2 * tokens * topk * params / (g.BF16TFLOPS * 1e12 * kernelPeakShare)
 		reached := arch.ExpectedExperts(int(experts), int(topk), tokens, 1)
 		reads := reached * params * 2 / (g.BandwidthGBs * 1e9 * g.DecodeEfficiency)
 		sum, larger := fusedMoESeconds(compute, reads), math.Max(compute, reads)
