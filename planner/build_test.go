@@ -238,6 +238,45 @@ func TestPinningWarnings(t *testing.T) {
 	}
 }
 
+// TestColdMoEKernelNote: a mixture of experts on a real vLLM server with
+// fewer warmup requests than its concurrency gets a note that the fresh
+// server compiles its fused MoE kernels during the measured prefills; a
+// warmup burst at the concurrency, a dense model or the simulated engine
+// get none.
+func TestColdMoEKernelNote(t *testing.T) {
+	const re = `^a fresh vLLM server compiles its fused MoE kernels during the first prefills of shape "interactive"$`
+	cfg := fixture()
+	cfg.Models["qwen06"].ID = "Qwen/Qwen1.5-MoE-A2.7B"
+	p := build(t, cfg)
+	got := findingsMatching(p, re)
+	if len(got) == 0 || got[0].Severity != SeverityNote || !strings.Contains(got[0].Detail, `Set warmup = 8 (the concurrency) in shape "interactive"`) {
+		t.Fatalf("no note for a cold MoE server: %+v", p.Preflight)
+	}
+	models := map[string]string{}
+	for _, l := range p.Lanes {
+		models[l.ID] = l.Model
+	}
+	for _, g := range got {
+		if models[g.Lane] != "qwen06" {
+			t.Errorf("note on lane %q (model %q), want only qwen06's lanes", g.Lane, models[g.Lane])
+		}
+	}
+	cfg.Shapes["interactive"].Warmup = 8
+	if p = build(t, cfg); len(findingsMatching(p, re)) != 0 {
+		t.Errorf("warmup 8 at concurrency 8 still noted: %+v", p.Preflight)
+	}
+	cfg.Shapes["interactive"].Warmup = 1
+	cfg.Executors["replay"] = &lang.Executor{Name: "replay", Type: "replay", Capabilities: lang.Capabilities{Simulated: true}}
+	cfg.Screens["qwen_l40s"].Executor = "replay"
+	if p = build(t, cfg); len(findingsMatching(p, "fused MoE")) != 0 {
+		t.Errorf("the simulated engine noted: %+v", p.Preflight)
+	}
+	cfg = fixture()
+	if p = build(t, cfg); len(findingsMatching(p, "fused MoE")) != 0 {
+		t.Errorf("dense models noted: %+v", p.Preflight)
+	}
+}
+
 func TestUnknownModelNeedsArchitecture(t *testing.T) {
 	cfg := fixture()
 	m := cfg.Models["qwen06"]

@@ -116,6 +116,13 @@ func (in LaneInputs) frontEndAPI() string {
 	return in.API
 }
 
+// warmsAtConcurrency reports whether the lane's warmup sends at least as
+// many requests as its concurrency, or runs for a time (whose requests
+// the planner cannot count), before the measured requests.
+func (in LaneInputs) warmsAtConcurrency() bool {
+	return in.Warmup >= in.Concurrency || in.WarmupSeconds > 0
+}
+
 // assumption describes the constants used for one GPU block.
 func assumption(g *lang.GPU) (Assumption, bool) {
 	h, ok := hardware(g, LaneInputs{GPUCount: max(g.Count, 1), Runtime: engine.Default()})
