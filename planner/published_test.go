@@ -441,10 +441,18 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // bursts within 15% on every figure). The five Mixtral bursts are in the
 // weak regime: a fresh vLLM 0.6 server stalled 1.7-1.9 s at a time
 // compiling the fused MoE kernel's variants (their TTFT -67% to -96%).
+//
+// With LambdaLabsML's ten bursts of the FP8 checkpoints of Llama 3.1 70B
+// Instruct and Llama 3.1 8B (the same rule; 1-4 H100s, 1-2 A100s; 60
+// held-out points): held-out 21.00%, 21.47%, 25.75%; without the weak
+// regimes 6.37%, 8.69%, 14.09% (29 points). On the H100 they come out
+// fast, more so over more GPUs (four H100s +20% and +29% on throughput,
+// TPOT -20% and -27%; one -2% to +6%); on the A100s (FP8 weights through
+// Marlin) within -4% to +9%.
 var publishedLimits = map[string]map[string]float64{
 	"fit":     {"throughput": 0.28, "tpot": 0.22, "ttft": 0.26},
-	"heldout": {"throughput": 0.26, "tpot": 0.28, "ttft": 0.29},
+	"heldout": {"throughput": 0.22, "tpot": 0.22, "ttft": 0.26},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 35, "heldout": 50}
+var publishedMinPoints = map[string]int{"fit": 35, "heldout": 60}
