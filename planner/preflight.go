@@ -108,6 +108,7 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 		}
 	}
 	sameRuntimes(screens, lanes, f)
+	coldKernels(lanes, f)
 	for _, t := range sortedKeys(pending) {
 		f.add(SeverityNote, "", "", fmt.Sprintf("%s wait for trace %q to be profiled", plural(len(pending[t]), "lane"), t),
 			fmt.Sprintf("Their token counts, context and memory checks and estimates are unknown until the trace is profiled. Run 'infercrane profile' and pin the result with profile and digest in trace %q to plan with known values.", t))
@@ -284,7 +285,6 @@ func laneChecks(l *lanePlan, f *findings) {
 	workloadChecks(l, name, f)
 	memoryCheck(l, name, f)
 	parallelCheck(l, name, f)
-	coldKernelCheck(l, name, f)
 	if in.Requests < in.Concurrency {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("requests %d < concurrency %d in shape %q", in.Requests, in.Concurrency, l.Shape),
 			fmt.Sprintf("%s never reaches its concurrency, so the load is lighter than the shape says; set requests >= %d in shape %q.", name, in.Concurrency, l.Shape))
@@ -295,27 +295,41 @@ func laneChecks(l *lanePlan, f *findings) {
 	}
 }
 
-// coldKernelCheck notes a lane that serves a mixture of experts on a real
-// vLLM server with fewer warmup requests than its concurrency: vLLM
-// compiles its fused MoE kernel's Triton variants the first time a
-// prefill of a new size needs one, and every request waits meanwhile.
-// LambdaLabsML's vLLM 0.6 bursts of Mixtral 8x7B on two and four H100s
-// stalled 1.7-1.9 s a variant, up to five times in a burst's first
-// seconds (the first token of a 10-prompt burst after 1.8 s, where Llama 3
-// 70B's came after 0.14 s; planner/perf/testdata/published), and vLLM's
-// own JIT monitor still reports kernels compiled during inference in
-// 2026 (vllm-project/vllm PR 45631). The estimate is a warm server's; a
-// warmup burst at the shape's concurrency compiles what the measured
-// requests will need.
-func coldKernelCheck(l *lanePlan, name string, f *findings) {
-	in := l.Inputs
-	if in.Capabilities.Simulated || in.RuntimeEngine != "vllm" || l.arch.MoE == nil || l.arch.MoE.Experts <= 0 ||
-		in.warmsAtConcurrency() {
-		return
+// coldKernels notes, once for each shape, the lanes that serve a mixture
+// of experts on a real vLLM server with fewer warmup requests than the
+// shape's concurrency: vLLM compiles its fused MoE kernel's Triton
+// variants the first time a prefill of a new size needs one, and every
+// request waits meanwhile. LambdaLabsML's vLLM 0.6 bursts of Mixtral 8x7B
+// on two and four H100s stalled 1.7-1.9 s a variant, up to five times in
+// a burst's first seconds (the first token of a 10-prompt burst after 1.8
+// s, where Llama 3 70B's came after 0.14 s; planner/perf/testdata/published),
+// and vLLM's own JIT monitor still reports kernels compiled during
+// inference in 2026 (vllm-project/vllm PR 45631). The estimate is a warm
+// server's; a warmup burst at the shape's concurrency compiles what the
+// measured requests will need.
+func coldKernels(lanes []*lanePlan, f *findings) {
+	byShape := map[string][]*lanePlan{}
+	for _, l := range lanes {
+		in := l.Inputs
+		if len(in.Pending) > 0 || in.Capabilities.Simulated || in.RuntimeEngine != "vllm" || l.arch.MoE == nil || l.arch.MoE.Experts <= 0 || in.warmsAtConcurrency() {
+			continue
+		}
+		byShape[l.Shape] = append(byShape[l.Shape], l)
 	}
-	f.add(SeverityNote, l.ID, "", fmt.Sprintf("a fresh vLLM server compiles its fused MoE kernels during the first prefills of shape %q", l.Shape),
-		fmt.Sprintf("%s: vLLM compiles a Triton variant of the fused MoE kernel the first time a prefill of a new size needs it, and every request waits (1.7-1.9 s a variant, several in a burst's first seconds, in vLLM 0.6 bursts of Mixtral 8x7B on H100s); the estimate is a warm server's, so the first run's TTFT and duration can exceed it by seconds. Set warmup = %d (the concurrency) in shape %q so a warmup burst compiles them before the measured requests.",
-			name, in.Concurrency, l.Shape))
+	for _, shape := range sortedKeys(byShape) {
+		ls := byShape[shape]
+		keys := make([]string, len(ls))
+		for i, l := range ls {
+			keys[i] = l.Key
+		}
+		lane := "" // a note on several lanes names them in its detail
+		if len(ls) == 1 {
+			lane = ls[0].ID
+		}
+		f.add(SeverityNote, lane, "", fmt.Sprintf("a fresh vLLM server compiles its fused MoE kernels during the first prefills of shape %q", shape),
+			fmt.Sprintf("%s (%s): vLLM compiles a Triton variant of the fused MoE kernel the first time a prefill of a new size needs it, and every request waits (1.7-1.9 s a variant, several in a burst's first seconds, in vLLM 0.6 bursts of Mixtral 8x7B on H100s); the estimates are a warm server's, so a run's TTFT and duration can exceed them by seconds. Set warmup = %d (the concurrency) in shape %q so a warmup burst compiles them before the measured requests.",
+				plural(len(ls), "lane"), strings.Join(keys, ", "), ls[0].Inputs.Concurrency, shape))
+	}
 }
 
 // maxNumSeqs is the batch cap the spec sets for a lane's server, from the
