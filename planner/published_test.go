@@ -449,10 +449,19 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // fast, more so over more GPUs (four H100s +20% and +29% on throughput,
 // TPOT -20% and -27%; one -2% to +6%); on the A100s (FP8 weights through
 // Marlin) within -4% to +9%.
+//
+// With LambdaLabsML's ten bursts of Llama 3 8B and Mistral 7B over two
+// and four H100s (the same rule; 70 held-out points): held-out 19.38%,
+// 20.15%, 22.83%; without the weak regimes 7.27%, 9.59%, 12.01% (39
+// points). At 10 and 80 prompts within -13% to +11% on every figure; the
+// 320-prompt bursts over four H100s +19% and +20% on throughput, TPOT
+// -32% and -34% (on one H100 -11% and -12%): the model's large decode
+// batches over several GPUs are short of something the step's size does
+// not give.
 var publishedLimits = map[string]map[string]float64{
 	"fit":     {"throughput": 0.28, "tpot": 0.22, "ttft": 0.26},
-	"heldout": {"throughput": 0.22, "tpot": 0.22, "ttft": 0.26},
+	"heldout": {"throughput": 0.20, "tpot": 0.21, "ttft": 0.23},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 35, "heldout": 60}
+var publishedMinPoints = map[string]int{"fit": 35, "heldout": 70}
