@@ -273,6 +273,39 @@ func TestColdMoEKernelNote(t *testing.T) {
 	}
 }
 
+// TestWeakRegimeWarning: an uncalibrated lane on a real engine whose
+// deployment lies in a weak regime of the model (a mixture of experts on
+// an A100) gets a warning naming the regime and the misses published
+// there, and a note of its own; a dense model there, or the same lane on
+// the simulated engine, gets none.
+func TestWeakRegimeWarning(t *testing.T) {
+	const re = `^2 lanes estimated in a weak regime of the model: mixtures of experts on A100s$`
+	cfg := fixture()
+	cfg.Models["qwen06"].ID = "Qwen/Qwen1.5-MoE-A2.7B"
+	cfg.GPUs["l40s"].Type = "A100-80GB"
+	p := build(t, cfg)
+	got := findingsMatching(p, re)
+	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "output tokens/s -35% to +100%") {
+		t.Fatalf("want one warning for the MoE lanes on A100s: %+v", p.Preflight)
+	}
+	for _, l := range p.Lanes {
+		noted := strings.Contains(strings.Join(l.Notes, "\n"), "weak regime of the model (mixtures of experts on A100s)")
+		if noted != (l.Model == "qwen06") || strings.Contains(got[0].Detail, l.Key) != (l.Model == "qwen06") {
+			t.Errorf("lane %s (model %s): noted %v, in the warning %v", l.Key, l.Model, noted, strings.Contains(got[0].Detail, l.Key))
+		}
+	}
+	cfg.Executors["replay"] = &lang.Executor{Name: "replay", Type: "replay", Capabilities: lang.Capabilities{Simulated: true}}
+	cfg.Screens["qwen_l40s"].Executor = "replay"
+	if p = build(t, cfg); len(findingsMatching(p, "weak regime")) != 0 {
+		t.Errorf("the simulated engine warned: %+v", p.Preflight)
+	}
+	cfg = fixture()
+	cfg.GPUs["l40s"].Type = "A100-80GB"
+	if p = build(t, cfg); len(findingsMatching(p, "weak regime")) != 0 {
+		t.Errorf("dense models on A100s warned: %+v", p.Preflight)
+	}
+}
+
 func TestUnknownModelNeedsArchitecture(t *testing.T) {
 	cfg := fixture()
 	m := cfg.Models["qwen06"]

@@ -109,6 +109,7 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 	}
 	sameRuntimes(screens, lanes, f)
 	coldKernels(lanes, f)
+	weakRegimes(lanes, f)
 	for _, t := range sortedKeys(pending) {
 		f.add(SeverityNote, "", "", fmt.Sprintf("%s wait for trace %q to be profiled", plural(len(pending[t]), "lane"), t),
 			fmt.Sprintf("Their token counts, context and memory checks and estimates are unknown until the trace is profiled. Run 'infercrane profile' and pin the result with profile and digest in trace %q to plan with known values.", t))
@@ -318,18 +319,54 @@ func coldKernels(lanes []*lanePlan, f *findings) {
 	}
 	for _, shape := range sortedKeys(byShape) {
 		ls := byShape[shape]
-		keys := make([]string, len(ls))
-		for i, l := range ls {
-			keys[i] = l.Key
-		}
-		lane := "" // a note on several lanes names them in its detail
-		if len(ls) == 1 {
-			lane = ls[0].ID
-		}
+		lane, named := laneGroup(ls)
 		f.add(SeverityNote, lane, "", fmt.Sprintf("a fresh vLLM server compiles its fused MoE kernels during the first prefills of shape %q", shape),
-			fmt.Sprintf("%s (%s): vLLM compiles a Triton variant of the fused MoE kernel the first time a prefill of a new size needs it, and every request waits (1.7-1.9 s a variant, several in a burst's first seconds, in vLLM 0.6 bursts of Mixtral 8x7B on H100s); the estimates are a warm server's, so a run's TTFT and duration can exceed them by seconds. Set warmup = %d (the concurrency) in shape %q so a warmup burst compiles them before the measured requests.",
-				plural(len(ls), "lane"), strings.Join(keys, ", "), ls[0].Inputs.Concurrency, shape))
+			fmt.Sprintf("%s: vLLM compiles a Triton variant of the fused MoE kernel the first time a prefill of a new size needs it, and every request waits (1.7-1.9 s a variant, several in a burst's first seconds, in vLLM 0.6 bursts of Mixtral 8x7B on H100s); the estimates are a warm server's, so a run's TTFT and duration can exceed them by seconds. Set warmup = %d (the concurrency) in shape %q so a warmup burst compiles them before the measured requests.",
+				named, ls[0].Inputs.Concurrency, shape))
 	}
+}
+
+// weakRegimes warns, once for each regime, of the uncalibrated lanes on
+// real engines whose deployment lies in a regime where published
+// measurements show the catalog's estimates missing by more than their
+// ranges (perf.WeakRegimeOf), with the misses measured there; each such
+// lane's notes say so too.
+func weakRegimes(lanes []*lanePlan, f *findings) {
+	byRegime := map[string][]*lanePlan{}
+	regimes := map[string]perf.WeakRegime{}
+	for _, l := range lanes {
+		if len(l.Inputs.Pending) > 0 || l.Inputs.Capabilities.Simulated || l.Calibration != nil || !l.hwOK || len(l.missing) > 0 {
+			continue
+		}
+		r, ok := perf.WeakRegimeOf(l.arch, l.hw)
+		if !ok {
+			continue
+		}
+		regimes[r.Name] = r
+		byRegime[r.Name] = append(byRegime[r.Name], l)
+		l.Notes = append(l.Notes, fmt.Sprintf("estimate in a weak regime of the model (%s): published measurements there were estimated at %s of the measured; calibrate before deciding on it", r.Name, r.Misses))
+	}
+	for _, name := range sortedKeys(byRegime) {
+		ls, r := byRegime[name], regimes[name]
+		lane, named := laneGroup(ls)
+		f.add(SeverityWarning, lane, "", fmt.Sprintf("%s estimated in a weak regime of the model: %s", plural(len(ls), "lane"), name),
+			fmt.Sprintf("%s: the catalog's cold estimates of published vLLM measurements in this regime came out at %s of the measured (docs/performance-model.md, \"Where the model is weak\"), beyond the ± ranges the plan prints. Calibrate from a run of this deployment (infercrane calibrate, then calibration = ... in the gpu or runtime block) before deciding on these figures.",
+				named, r.Misses))
+	}
+}
+
+// laneGroup is how a finding on the lanes ls names them: the lane's ID
+// for the finding's lane when there is one (a finding on several names
+// them in its detail), and "N lanes (key, key)".
+func laneGroup(ls []*lanePlan) (lane, named string) {
+	keys := make([]string, len(ls))
+	for i, l := range ls {
+		keys[i] = l.Key
+	}
+	if len(ls) == 1 {
+		lane = ls[0].ID
+	}
+	return lane, fmt.Sprintf("%s (%s)", plural(len(ls), "lane"), strings.Join(keys, ", "))
 }
 
 // maxNumSeqs is the batch cap the spec sets for a lane's server, from the

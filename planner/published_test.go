@@ -52,23 +52,7 @@ type publishedPoint struct {
 // returns the predicted figures by the dataset's metric names, and the
 // virtual run's preemptions as "preemptions".
 func planPublished(pt publishedPoint) (map[string]float64, error) {
-	arch, ok := perf.LookupModel(pt.Model)
-	if !ok {
-		return nil, fmt.Errorf("model %s is not in the catalog", pt.Model)
-	}
-	g, ok := perf.LookupGPU(pt.GPU)
-	if !ok {
-		return nil, fmt.Errorf("GPU %s is not in the catalog", pt.GPU)
-	}
-	maxLen := maxModelLenArg(pt.ServerArgs)
-	if maxLen == 0 {
-		maxLen = arch.MaxPositions
-	}
-	// The engine version's settings, front end and precision as the
-	// planner resolves them (the checkpoint's own quantization: DeepSeek's
-	// FP8 blocks; gpt-oss chat through the completions front end).
-	rt := engine.Runtime{RuntimeEngine: pt.Engine, RuntimeVersion: pt.Version, RuntimeArgs: pt.ServerArgs}
-	hw, rs, err := perf.CatalogServer(pt.Model, g, max(pt.GPUs, 1), rt, pt.Endpoint, maxLen)
+	arch, hw, rs, maxLen, err := publishedServer(pt)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +77,78 @@ func planPublished(pt publishedPoint) (map[string]float64, error) {
 		"tpot_mean_ms": st.TPOT.Mean, "tpot_p50_ms": st.TPOT.P50,
 		"preemptions": float64(st.Preemptions),
 	}, nil
+}
+
+// publishedServer is a published point's server as the catalog plans it
+// cold: the model's architecture, the GPUs and assumptions, the engine
+// version's settings and the max model len.
+func publishedServer(pt publishedPoint) (perf.ModelArch, perf.Hardware, perf.RuntimeSettings, int, error) {
+	arch, ok := perf.LookupModel(pt.Model)
+	if !ok {
+		return perf.ModelArch{}, perf.Hardware{}, perf.RuntimeSettings{}, 0, fmt.Errorf("model %s is not in the catalog", pt.Model)
+	}
+	g, ok := perf.LookupGPU(pt.GPU)
+	if !ok {
+		return perf.ModelArch{}, perf.Hardware{}, perf.RuntimeSettings{}, 0, fmt.Errorf("GPU %s is not in the catalog", pt.GPU)
+	}
+	maxLen := maxModelLenArg(pt.ServerArgs)
+	if maxLen == 0 {
+		maxLen = arch.MaxPositions
+	}
+	// The engine version's settings, front end and precision as the
+	// planner resolves them (the checkpoint's own quantization: DeepSeek's
+	// FP8 blocks; gpt-oss chat through the completions front end).
+	rt := engine.Runtime{RuntimeEngine: pt.Engine, RuntimeVersion: pt.Version, RuntimeArgs: pt.ServerArgs}
+	hw, rs, err := perf.CatalogServer(pt.Model, g, max(pt.GPUs, 1), rt, pt.Endpoint, maxLen)
+	return arch, hw, rs, maxLen, err
+}
+
+// TestWeakRegimeMissesAsPublished holds the misses the weak regimes
+// state (perf.WeakRegimeOf) to the published measurements: every point of
+// a regime misses within the regime's spans, per metric family, and every
+// regime has points. -v prints the spans the points need.
+func TestWeakRegimeMissesAsPublished(t *testing.T) {
+	type span = [2]float64
+	need := map[string]map[string]span{}
+	for _, pt := range readPublished(t) {
+		arch, hw, _, _, err := publishedServer(pt)
+		if err != nil {
+			t.Fatalf("%s: %v", pt.ID, err)
+		}
+		r, ok := perf.WeakRegimeOf(arch, hw)
+		if !ok {
+			continue
+		}
+		got, err := planPublished(pt)
+		if err != nil {
+			t.Fatalf("%s: %v", pt.ID, err)
+		}
+		stated := map[string]span{"throughput": r.Misses.Throughput, "tpot": r.Misses.TPOT, "ttft": r.Misses.TTFT}
+		if need[r.Name] == nil {
+			need[r.Name] = map[string]span{}
+		}
+		for family, metric := range metricFamily(pt.Measured) {
+			miss := got[metric]/pt.Measured[metric] - 1
+			s, seen := need[r.Name][family]
+			if !seen {
+				s = span{miss, miss}
+			}
+			need[r.Name][family] = span{math.Min(s[0], miss), math.Max(s[1], miss)}
+			if st := stated[family]; miss < st[0]-1e-9 || miss > st[1]+1e-9 {
+				t.Errorf("%s (%s): %s estimated %.4g against %.4g measured, %+.0f%%, outside the stated %+.0f%% to %+.0f%%",
+					pt.ID, r.Name, metric, got[metric], pt.Measured[metric], 100*miss, 100*st[0], 100*st[1])
+			}
+		}
+	}
+	for _, name := range perf.WeakRegimeNames() {
+		n := need[name]
+		if n == nil {
+			t.Errorf("weak regime %q has no published point", name)
+			continue
+		}
+		t.Logf("%s: output tokens/s %+.1f%% to %+.1f%%, TPOT %+.1f%% to %+.1f%%, TTFT %+.1f%% to %+.1f%%", name,
+			100*n["throughput"][0], 100*n["throughput"][1], 100*n["tpot"][0], 100*n["tpot"][1], 100*n["ttft"][0], 100*n["ttft"][1])
+	}
 }
 
 // maxModelLenArg is --max-model-len in args (0 if absent).
