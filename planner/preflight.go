@@ -344,13 +344,13 @@ func weakRegimes(lanes []*lanePlan, f *findings) {
 		}
 		regimes[r.Name] = r
 		byRegime[r.Name] = append(byRegime[r.Name], l)
-		l.Notes = append(l.Notes, fmt.Sprintf("estimate in a weak regime of the model (%s): published measurements there were estimated at %s of the measured; calibrate before deciding on it", r.Name, r.Misses))
+		l.Notes = append(l.Notes, fmt.Sprintf("estimate in a weak regime of the model (%s): its estimates of published measurements there missed by %s (+: over the measurement); calibrate before deciding on it", r.Name, r.Misses))
 	}
 	for _, name := range sortedKeys(byRegime) {
 		ls, r := byRegime[name], regimes[name]
 		lane, named := laneGroup(ls)
 		f.add(SeverityWarning, lane, "", fmt.Sprintf("%s estimated in a weak regime of the model: %s", plural(len(ls), "lane"), name),
-			fmt.Sprintf("%s: the catalog's cold estimates of published vLLM measurements in this regime came out at %s of the measured (docs/performance-model.md, \"Where the model is weak\"), beyond the ± ranges the plan prints. Calibrate from a run of this deployment (infercrane calibrate, then calibration = ... in the gpu or runtime block) before deciding on these figures.",
+			fmt.Sprintf("%s: the catalog's cold estimates of published vLLM measurements in this regime missed by %s (+: over the measurement; docs/performance-model.md, \"Where the model is weak\"), beyond the ± ranges the plan prints. Calibrate from a run of this deployment (infercrane calibrate, then calibration = ... in the gpu or runtime block) before deciding on these figures.",
 				named, r.Misses))
 	}
 }
