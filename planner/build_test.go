@@ -276,8 +276,8 @@ func TestColdMoEKernelNote(t *testing.T) {
 // TestWeakRegimeWarning: an uncalibrated lane on a real engine whose
 // deployment lies in a weak regime of the model (a mixture of experts on
 // an A100) gets a warning naming the regime and the misses published
-// there, and a note of its own; a dense model there, or the same lane on
-// the simulated engine, gets none.
+// there, and a note of its own; a dense model there, the same lane
+// calibrated, or on the simulated engine, gets none.
 func TestWeakRegimeWarning(t *testing.T) {
 	const re = `^2 lanes estimated in a weak regime of the model: mixtures of experts on A100s$`
 	cfg := fixture()
@@ -294,6 +294,12 @@ func TestWeakRegimeWarning(t *testing.T) {
 			t.Errorf("lane %s (model %s): noted %v, in the warning %v", l.Key, l.Model, noted, strings.Contains(got[0].Detail, l.Key))
 		}
 	}
+	path, digest := writeCalFor(t, "A100-80GB", cfg.Runtimes["vllm"].RuntimeVersion)
+	cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: digest}
+	if p = build(t, cfg); len(findingsMatching(p, "weak regime")) != 0 || p.Lanes[0].Calibration == nil {
+		t.Errorf("calibrated lanes warned (or were not calibrated): %+v", p.Preflight)
+	}
+	cfg.GPUs["l40s"].Calibration = nil
 	cfg.Executors["replay"] = &lang.Executor{Name: "replay", Type: "replay", Capabilities: lang.Capabilities{Simulated: true}}
 	cfg.Screens["qwen_l40s"].Executor = "replay"
 	if p = build(t, cfg); len(findingsMatching(p, "weak regime")) != 0 {

@@ -13,7 +13,14 @@ import (
 
 func writeCal(t *testing.T, version string) (string, string) {
 	t.Helper()
-	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: version,
+	return writeCalFor(t, "L40S", version)
+}
+
+// writeCalFor writes a calibration file with one vLLM fit for GPU type
+// gpu and engine version version, and returns its path and digest.
+func writeCalFor(t *testing.T, gpu, version string) (string, string) {
+	t.Helper()
+	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: gpu, Engine: "vllm", Version: version,
 		Source: "aggregates", Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
 		Fit: perf.FitResult{MAPE: 0.042, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
 	c.Digest = c.ComputeDigest()
