@@ -312,7 +312,7 @@ func coldKernels(lanes []*lanePlan, f *findings) {
 	byShape := map[string][]*lanePlan{}
 	for _, l := range lanes {
 		in := l.Inputs
-		if len(in.Pending) > 0 || in.Capabilities.Simulated || in.RuntimeEngine != "vllm" || l.arch.MoE == nil || l.arch.MoE.Experts <= 0 || in.warmsAtConcurrency() {
+		if len(in.Pending) > 0 || in.Capabilities.Simulated || in.RuntimeEngine != "vllm" || !l.arch.RoutesExperts() || in.warmsAtConcurrency() {
 			continue
 		}
 		byShape[l.Shape] = append(byShape[l.Shape], l)

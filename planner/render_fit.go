@@ -100,7 +100,7 @@ func FitLines(l *Lane) []string {
 // multiplies plus their reads (the fused MoE kernel, perf's stepCost),
 // where the rest of a step takes the larger of the two.
 func fusedExperts(m perf.ModelArch) string {
-	if m.MoE == nil || m.MoE.Experts <= 0 {
+	if !m.RoutesExperts() {
 		return ""
 	}
 	return "; routed experts (fused MoE kernel) take their multiplies plus their reads"

@@ -112,23 +112,27 @@ func (m ModelArch) KVBytesPerTokenPerGPU(h Hardware) float64 {
 	return float64(m.Layers) * m.kvElementsPerTokenLayer(h.Count) * h.kvBytes()
 }
 
+// RoutesExperts reports whether m is a mixture of experts: routed
+// experts that a token reaches some of.
+func (m ModelArch) RoutesExperts() bool { return m.MoE != nil && m.MoE.Experts > 0 }
+
 // routedParams is the routed experts' parameters one token multiplies
 // (0 without experts).
 func (m ModelArch) routedParams() float64 {
-	e := m.MoE
-	if e == nil || e.Experts <= 0 {
+	if !m.RoutesExperts() {
 		return 0
 	}
+	e := m.MoE
 	return float64(e.Layers) * float64(e.ExpertsPerToken) * float64(e.ExpertParams)
 }
 
 // routedBytes is every routed expert's weights at linearBytes a
 // parameter (0 without experts).
 func (m ModelArch) routedBytes(linearBytes float64) float64 {
-	e := m.MoE
-	if e == nil || e.Experts <= 0 {
+	if !m.RoutesExperts() {
 		return 0
 	}
+	e := m.MoE
 	return float64(e.Layers) * float64(e.Experts) * float64(e.ExpertParams) * linearBytes
 }
 

@@ -229,8 +229,8 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 		linearBytes: h.linearBytes(), n: n, bw: bw,
 		comm: m.allReduceOf(h), elementwise: m.elementwiseSeconds(h),
 	}
-	if e := m.MoE; e != nil && e.Experts > 0 {
-		c.moe = e
+	if m.RoutesExperts() {
+		c.moe = m.MoE
 		c.routed, c.routedBytes = m.routedParams(), m.routedBytes(c.linearBytes)
 	} else {
 		c.fixed.weights = c.weightBytes / n / bw

@@ -66,7 +66,7 @@ var weakRegimes = []struct {
 		WeakRegime{Name: "mixtures of experts on A100s",
 			Misses: Misses{Throughput: [2]float64{-0.31, 0.96}, TPOT: [2]float64{-0.54, 0.01}, TTFT: [2]float64{-0.46, 0.63}}},
 		func(m ModelArch, h Hardware) bool {
-			return m.MoE != nil && m.MoE.Experts > 0 && strings.HasPrefix(h.GPU.Name, "A100")
+			return m.RoutesExperts() && strings.HasPrefix(h.GPU.Name, "A100")
 		},
 	},
 	{
@@ -78,7 +78,7 @@ var weakRegimes = []struct {
 		WeakRegime{Name: "mixtures of experts over eight GPUs",
 			Misses: Misses{Throughput: [2]float64{-0.52, 0.67}, TPOT: [2]float64{-0.49, 0.05}, TTFT: [2]float64{-0.35, 1.41}}},
 		func(m ModelArch, h Hardware) bool {
-			return m.MoE != nil && m.MoE.Experts > 0 && h.Count >= 8
+			return m.RoutesExperts() && h.Count >= 8
 		},
 	},
 	{
