@@ -273,6 +273,42 @@ func TestColdMoEKernelNote(t *testing.T) {
 	}
 }
 
+// TestUnmodelledRuntimeArgsNote: a runtime whose args change vLLM's
+// performance in ways the model leaves out (--async-scheduling,
+// --enable-expert-parallel) gets one note naming them and its lanes; on
+// vLLM 0.11 the note says what --async-scheduling overlaps that the
+// estimate charges; a runtime without such args, or the simulated
+// engine, gets none.
+func TestUnmodelledRuntimeArgsNote(t *testing.T) {
+	const re = `^runtime "vllm" sets --async-scheduling, --enable-expert-parallel, which the estimates leave out$`
+	cfg := fixture()
+	rt := cfg.Runtimes["vllm"]
+	rt.RuntimeVersion = "0.11.0"
+	rt.RuntimeArgs = append(rt.RuntimeArgs, "--async-scheduling", "--enable-expert-parallel")
+	p := build(t, cfg)
+	got := findingsMatching(p, re)
+	if len(got) != 1 || got[0].Severity != SeverityNote || !strings.Contains(got[0].Detail, "65 µs a sequence") {
+		t.Fatalf("want one note naming the flags and the per-sequence cost: %+v", p.Preflight)
+	}
+	for _, l := range p.Lanes {
+		if !strings.Contains(got[0].Detail, l.Key) {
+			t.Errorf("lane %s not named in %q", l.Key, got[0].Detail)
+		}
+	}
+	rt.RuntimeVersion = "0.22.1"
+	if p = build(t, cfg); len(findingsMatching(p, re)) != 1 || strings.Contains(findingsMatching(p, re)[0].Detail, "µs a sequence") {
+		t.Errorf("vLLM 0.22.1 (no per-sequence cost): %+v", p.Preflight)
+	}
+	cfg.Executors["replay"] = &lang.Executor{Name: "replay", Type: "replay", Capabilities: lang.Capabilities{Simulated: true}}
+	cfg.Screens["qwen_l40s"].Executor = "replay"
+	if p = build(t, cfg); len(findingsMatching(p, "leave out")) != 0 {
+		t.Errorf("the simulated engine noted: %+v", p.Preflight)
+	}
+	if p = build(t, fixture()); len(findingsMatching(p, "leave out")) != 0 {
+		t.Errorf("a runtime without such args noted: %+v", p.Preflight)
+	}
+}
+
 // TestWeakRegimeWarning: an uncalibrated lane on a real engine whose
 // deployment lies in a weak regime of the model (a mixture of experts on
 // an A100) gets a warning naming the regime and the misses published
@@ -285,7 +321,7 @@ func TestWeakRegimeWarning(t *testing.T) {
 	cfg.GPUs["l40s"].Type = "A100-80GB"
 	p := build(t, cfg)
 	got := findingsMatching(p, re)
-	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "output tokens/s -31% to +96%") {
+	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "output tokens/s -31% to +88%") {
 		t.Fatalf("want one warning for the MoE lanes on A100s: %+v", p.Preflight)
 	}
 	for _, l := range p.Lanes {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,6 +111,7 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 	sameRuntimes(screens, lanes, f)
 	coldKernels(lanes, f)
 	weakRegimes(lanes, f)
+	unmodelledRuntimeArgs(lanes, f)
 	for _, t := range sortedKeys(pending) {
 		f.add(SeverityNote, "", "", fmt.Sprintf("%s wait for trace %q to be profiled", plural(len(pending[t]), "lane"), t),
 			fmt.Sprintf("Their token counts, context and memory checks and estimates are unknown until the trace is profiled. Run 'infercrane profile' and pin the result with profile and digest in trace %q to plan with known values.", t))
@@ -352,6 +354,34 @@ func weakRegimes(lanes []*lanePlan, f *findings) {
 		f.add(SeverityWarning, lane, "", fmt.Sprintf("%s estimated in a weak regime of the model: %s", plural(len(ls), "lane"), name),
 			fmt.Sprintf("%s: the catalog's cold estimates of published vLLM measurements in this regime missed by %s (+: over the measurement; docs/performance-model.md, \"Where the model is weak\"), beyond the ± ranges the plan prints. Calibrate from a run of this deployment (infercrane calibrate, then calibration = ... in the gpu or runtime block) before deciding on these figures.",
 				named, r.Misses))
+	}
+}
+
+// unmodelledRuntimeArgs notes, once for each runtime, the args it gives
+// that change vLLM's performance in ways the model leaves out
+// (perf.RuntimeSettings.Unmodelled): the estimates are the server's
+// without them. For --async-scheduling on vLLM 0.8-0.13 it says what the
+// estimate charges instead and what the flag was measured to change.
+func unmodelledRuntimeArgs(lanes []*lanePlan, f *findings) {
+	byRuntime := map[string][]*lanePlan{}
+	for _, l := range lanes {
+		if l.settings == nil || len(l.settings.Unmodelled) == 0 || l.Inputs.Capabilities.Simulated {
+			continue
+		}
+		byRuntime[l.Runtime] = append(byRuntime[l.Runtime], l)
+	}
+	for _, rt := range sortedKeys(byRuntime) {
+		ls := byRuntime[rt]
+		lane, named := laneGroup(ls)
+		flags := make([]string, len(ls[0].settings.Unmodelled))
+		for i, a := range ls[0].settings.Unmodelled {
+			flags[i] = "--" + a
+		}
+		detail := fmt.Sprintf("%s: the performance model does not model %s; the estimates are the server's without it.", named, strings.Join(flags, ", "))
+		if slices.Contains(ls[0].settings.Unmodelled, "async-scheduling") && ls[0].Perf != nil && ls[0].Perf.Hardware.Assume.StepSeqUs > 0 {
+			detail += fmt.Sprintf(" They charge each step the synchronous scheduler's %.0f µs a sequence (vLLM 0.8-0.11), which --async-scheduling overlaps in part with the GPU's work: GPUStack measured 1-16%% more output tokens/s with it in bursts of gpt-oss (vLLM 0.11).", ls[0].Perf.Hardware.Assume.StepSeqUs)
+		}
+		f.add(SeverityNote, lane, "", fmt.Sprintf("runtime %q sets %s, which the estimates leave out", rt, strings.Join(flags, ", ")), detail)
 	}
 }
 

@@ -24,21 +24,26 @@ type publishedPoint struct {
 	Source struct {
 		URL string `json:"url"`
 	} `json:"source"`
-	Model        string             `json:"model"`
-	GPU          string             `json:"gpu"`
-	GPUs         int                `json:"gpus"`
-	Engine       string             `json:"engine"`
-	Version      string             `json:"version"`
-	ServerArgs   []string           `json:"server_args"`
-	Endpoint     string             `json:"endpoint"`
-	InputTokens  int                `json:"input_tokens"`
-	OutputTokens int                `json:"output_tokens"`
-	Sizes        [][2]int           `json:"sizes"`
-	Concurrency  int                `json:"concurrency"`
-	RequestRate  float64            `json:"request_rate"`
-	Arrival      string             `json:"arrival"`
-	Requests     int                `json:"requests"`
-	Measured     map[string]float64 `json:"measured"`
+	Model        string   `json:"model"`
+	GPU          string   `json:"gpu"`
+	GPUs         int      `json:"gpus"`
+	Engine       string   `json:"engine"`
+	Version      string   `json:"version"`
+	ServerArgs   []string `json:"server_args"`
+	Endpoint     string   `json:"endpoint"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	Sizes        [][2]int `json:"sizes"`
+	// SizesLike names a point whose requests' sizes stand in for this
+	// point's, which its source gives only as totals: they are repeated
+	// to Requests and scaled to InputTokens and OutputTokens, the
+	// point's mean lengths (likeSizes).
+	SizesLike   string             `json:"sizes_like"`
+	Concurrency int                `json:"concurrency"`
+	RequestRate float64            `json:"request_rate"`
+	Arrival     string             `json:"arrival"`
+	Requests    int                `json:"requests"`
+	Measured    map[string]float64 `json:"measured"`
 	// WeakRegime, when set, says why the point lies in a regime the
 	// model is known to miss (docs/performance-model.md): the goals are
 	// asserted on the points without it.
@@ -241,12 +246,42 @@ func readPublished(t *testing.T) []publishedPoint {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
+	byID := map[string]publishedPoint{}
 	for _, p := range doc.Points {
 		if p.Source.URL == "" || (p.Set != "fit" && p.Set != "heldout") || len(p.Measured) == 0 {
 			t.Fatalf("point %s: a source URL, a set (fit or heldout) and measured figures are required", p.ID)
 		}
+		byID[p.ID] = p
+	}
+	for i, p := range doc.Points {
+		if p.SizesLike == "" {
+			continue
+		}
+		like, ok := byID[p.SizesLike]
+		if !ok || len(like.Sizes) == 0 || len(p.Sizes) > 0 || p.Requests <= 0 {
+			t.Fatalf("point %s: sizes_like %q must name a point with sizes, for a point with requests and without sizes of its own", p.ID, p.SizesLike)
+		}
+		doc.Points[i].Sizes = likeSizes(like.Sizes, p.Requests, p.InputTokens, p.OutputTokens)
 	}
 	return doc.Points
+}
+
+// likeSizes is n requests' sizes drawn from sizes: repeated in order and
+// scaled so their mean input and output lengths are in and out (every
+// length at least one token).
+func likeSizes(sizes [][2]int, n, in, out int) [][2]int {
+	var sumIn, sumOut float64
+	for _, z := range sizes {
+		sumIn += float64(z[0])
+		sumOut += float64(z[1])
+	}
+	fi, fo := float64(in)*float64(len(sizes))/sumIn, float64(out)*float64(len(sizes))/sumOut
+	res := make([][2]int, n)
+	for i := range res {
+		z := sizes[i%len(sizes)]
+		res[i] = [2]int{max(int(math.Round(float64(z[0])*fi)), 1), max(int(math.Round(float64(z[1])*fo)), 1)}
+	}
+	return res
 }
 
 // noAttentionFlag measures the model without attention's own FLOPs
@@ -514,10 +549,19 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // -32% and -34% (on one H100 -11% and -12%): the model's large decode
 // batches over several GPUs are short of something the step's size does
 // not give.
+//
+// With GPUStack's forty-four ShareGPT bursts of 1,000 chat requests (6
+// fit, 38 held out; sizes_like), the V1 engine's 65 us a sequence a step
+// (vLLM 0.8-0.11), weight-only multiplies at 0.7 of the roof, gpt-oss's
+// MXFP4 layout and the windowed readmission: fit 19.80%, 18.96%, 20.77%
+// (41 points), held-out 19.13%, 22.02%, 25.40% (109); without the weak
+// regimes 3.49%, 6.67%, 14.82% (11) and 7.41%, 9.60%, 12.11% (46). On
+// the 105 points before them: fit 21.36%, 19.48%, 23.02%, held-out
+// 15.78%, 17.90%, 22.19%.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.28, "tpot": 0.22, "ttft": 0.26},
-	"heldout": {"throughput": 0.20, "tpot": 0.21, "ttft": 0.23},
+	"fit":     {"throughput": 0.20, "tpot": 0.19, "ttft": 0.21},
+	"heldout": {"throughput": 0.20, "tpot": 0.23, "ttft": 0.26},
 }
 
 // publishedMinPoints are the sizes of the sets (they only grow).
-var publishedMinPoints = map[string]int{"fit": 35, "heldout": 70}
+var publishedMinPoints = map[string]int{"fit": 41, "heldout": 109}

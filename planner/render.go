@@ -336,6 +336,9 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 		if o.CUDAStepMs > 0 {
 			step = fmt.Sprintf("%.1f ms per step on a CUDA GPU (its CUDA graph mode), %.1f elsewhere", o.CUDAStepMs, o.StepMs)
 		}
+		if o.SeqUs > 0 {
+			step += fmt.Sprintf(" plus %.0f µs per sequence in the step", o.SeqUs)
+		}
 		api := orDefault(in.API, "chat") + " API"
 		if in.FrontEndAPI != "" {
 			api += " through the " + in.FrontEndAPI + " front end (the model's chat is rendered by harmony, not a chat template)"

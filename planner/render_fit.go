@@ -91,8 +91,8 @@ func FitLines(l *Lane) []string {
 		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
 			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
-		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
-			gemmSize(m, h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m), comm),
+		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
+			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m), comm),
 	}
 }
 
@@ -115,6 +115,15 @@ func gemmSize(m perf.ModelArch, h perf.Hardware) string {
 		return ""
 	}
 	return fmt.Sprintf(" x %.2f for layers of %.1fM parameters a GPU", e, m.LayerParamsPerGPU(h)/1e6)
+}
+
+// dequantizing says that weight-only formats multiply at a share of the
+// 16-bit roof (perf.Hardware.GEMMRoofShare), when they do.
+func dequantizing(h perf.Hardware) string {
+	if s := h.GEMMRoofShare(); s < 1 {
+		return fmt.Sprintf(" x %.2f (weights widened to 16 bits in the kernel)", s)
+	}
+	return ""
 }
 
 // elementwise says what a token's norms, rotary embeddings, activations

@@ -52,7 +52,17 @@ type Pinned struct {
 // layout (arXiv:2508.10925: 36 and 24 layers of 128 and 32 experts, 4 a
 // token, hidden 2,880, 64 heads of 64 with 8 KV heads, alternating
 // 128-token sliding windows, MXFP4 experts); their counts equal its
-// totals to 0.02%.
+// totals to 0.02%. The quantised checkpoints (Qwen's -FP8 and -AWQ
+// releases of Qwen3 8B to 235B-A22B, zai-org's GLM-4.6-FP8) are their
+// base model's config with the quantization_config their model cards
+// describe: Qwen's FP8 checkpoints "fine-grained fp8 quantization with
+// a block size of 128" (quant_method fp8, e4m3, dynamic activation
+// scales, 128x128 weight blocks), its AWQ checkpoints AWQ 4-bit weights
+// in groups of 128 (float16, as AWQ checkpoints are stored), and
+// GLM-4.6-FP8 FP8 weights per channel with dynamic per-token FP8
+// activations (compressed-tensors, llm-compressor's float-quantized
+// format); what the planner reads of them is the method and the weight
+// and activation widths (Quantization), which decide the precision.
 var revisions = map[string]string{
 	"Qwen/Qwen3-0.6B": "c1899de289a04d12100db370d81485cdf75e47ca",
 	"Qwen/Qwen3-1.7B": "70d244cc86ccca08cf5af4e1e306ecf908b1ad5e",

@@ -199,6 +199,7 @@ func ResolvePrecision(c Config, in PrecisionInputs) (Precision, error) {
 	switch {
 	case m.Name == "mxfp4" && group > 0:
 		p.LinearBytes += 1 / float64(group) // an 8-bit power-of-two scale a block
+		p.LinearBytes *= mxfp4Resident(in.Capability)
 	case group > 0 && bits < 8:
 		p.LinearBytes += 2.5 / float64(group) // a 16-bit scale and a 4-bit zero point per group
 	}
@@ -215,6 +216,28 @@ func ResolvePrecision(c Config, in PrecisionInputs) (Precision, error) {
 		p.WeightOnly = true // Marlin's weight-only FP8 below Ada
 	}
 	return p, nil
+}
+
+// mxfp4Resident is how much more memory vLLM holds MXFP4 experts in
+// than the checkpoint stores them (4-bit values and an 8-bit scale a
+// block of 32), in the layout of the kernels that multiply them on a GPU
+// of compute capability cap. vLLM's logs of gpt-oss-120b, whose
+// checkpoint holds 60.8 GiB (4.0 GiB of it 16-bit attention, router and
+// embeddings): "Model loading took 64.38 GiB" on an H100 with the Triton
+// kernels' swizzled layout (vLLM 0.14.1, vllm-project/vllm issue
+// #33155), and "65.97 GiB" on an H100 with Marlin, the Ampere path
+// (vLLM 0.10.1, issue #23278, where the Triton kernels were missing):
+// the experts take 6.4% and 9.2% more. Unmeasured elsewhere (Blackwell's
+// native FP4 kernels pad to other multiples): the checkpoint's size.
+func mxfp4Resident(cap int) float64 {
+	switch {
+	case cap >= 100 || cap == 0:
+		return 1
+	case cap >= 90:
+		return 1.064 // Triton kernels (Hopper)
+	default:
+		return 1.092 // Marlin (Ampere)
+	}
 }
 
 // compatible reports whether vLLM runs a checkpoint quantised with ckpt

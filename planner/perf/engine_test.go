@@ -299,6 +299,46 @@ func TestCUDAGraphStepOverhead(t *testing.T) {
 	}
 }
 
+// TestV1StepCostPerSequence: vLLM 0.8 to 0.11 spend v1SeqUs outside the
+// GPU for each sequence a step schedules (whatever the API), later
+// versions and the V0 engine nothing; and a lane's step of n sequences
+// lasts n times the cost longer than the same step without it.
+func TestV1StepCostPerSequence(t *testing.T) {
+	for _, c := range []struct {
+		version, api string
+		want         float64
+	}{
+		{"0.6.0", "completions", 0},
+		{"0.8.5", "chat", v1SeqUs},
+		{"0.9.1", "completions", v1SeqUs},
+		{"0.11.0", "chat", v1SeqUs},
+		{"0.11.0", "completions", v1SeqUs},
+		{"0.12.0", "chat", 0},
+		{"0.19.0", "completions", 0},
+		{"", "chat", 0}, // unpinned: the newest
+	} {
+		o, _ := FrontEnd("vllm", c.version, c.api)
+		var a Assumptions
+		o.Apply(&a, GPU{Capability: 90})
+		if a.StepSeqUs != c.want {
+			t.Errorf("vLLM %q %s: %v us per sequence a step, want %v", c.version, c.api, a.StepSeqUs, c.want)
+		}
+	}
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	with := s
+	with.Hardware.Assume.StepSeqUs = 50
+	seqs := make([]*Seq, 32)
+	for i := range seqs {
+		seqs[i] = &Seq{Prompt: 100, Output: 10}
+	}
+	for _, n := range []int{1, 8, 32} {
+		st := Step{Seqs: seqs[:n], DecodeSeqs: n, KVTokens: float64(100 * n)}
+		if got, want := with.StepSeconds(&st)-s.StepSeconds(&st), float64(n)*50e-6; math.Abs(got-want) > 1e-12 {
+			t.Errorf("a step of %d sequences: %v s more with 50 us a sequence, want %v", n, got, want)
+		}
+	}
+}
+
 // TestFrontEndAPI: vLLM serves a harmony-rendered chat (gpt-oss) the way
 // of a completion; every other model's chat, and any completion, keeps
 // its API's front end. The catalog's gpt-oss configs say they are

@@ -24,6 +24,9 @@ type EngineOverheads struct {
 	AdmitUs float64
 	// IdleAlone: Assumptions.FrontEndIdleAlone.
 	IdleAlone bool
+	// SeqUs is the engine's time per sequence in a step:
+	// Assumptions.StepSeqUs.
+	SeqUs float64
 	// Source says where the figures come from.
 	Source string
 }
@@ -32,7 +35,7 @@ type EngineOverheads struct {
 // replaces the request and step overheads afterwards).
 func (o EngineOverheads) Apply(a *Assumptions, g GPU) {
 	a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepOn(g), o.TokenUs
-	a.FrontEndAdmitUs, a.FrontEndIdleAlone = o.AdmitUs, o.IdleAlone
+	a.FrontEndAdmitUs, a.FrontEndIdleAlone, a.StepSeqUs = o.AdmitUs, o.IdleAlone, o.SeqUs
 }
 
 // StepOn is the step overhead on g: CUDAStepMs on a CUDA GPU when the
@@ -61,6 +64,9 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 		o.TokenUs, o.AdmitUs = 0, v0AdmitUs
 	} else {
 		o.CUDAStepMs = cudaGraphStepMs(version)
+		if !versionAtLeast(version, 0, 12) {
+			o.SeqUs = v1SeqUs
+		}
 	}
 	if api == "" || api == "chat" {
 		o.RequestMs += chatTemplateMs
@@ -143,6 +149,34 @@ var (
 	// it is not established. Fitted by hand to the BS=1 and BS=8 points;
 	// BS=2 and BS=4 are held out (docs/performance-model.md).
 	v1ChatLatencyMs = 45.0
+	// v1SeqUs is the V1 engine's time per sequence in a step outside the
+	// GPU for vLLM 0.8 to 0.11 (Assumptions.StepSeqUs), whatever the API:
+	// the engine core's Python work for each scheduled request (the
+	// scheduler's loop over the running requests, the model runner's
+	// input preparation, the output processing of each sampled token),
+	// which these versions run between the GPU's steps: scheduling was
+	// synchronous by default until vLLM's async scheduling, which
+	// overlaps it with the GPU's work, became the default (vLLM PR
+	// #27614, the last item of the async scheduling plan, issue #27679,
+	// October-December 2025; on by default from 0.14).
+	//
+	// What it costs: GPUStack's Qwen3-8B page (h100-latency.md, vLLM
+	// 0.11) measured a median TPOT of 7.22, 7.30, 7.40 and 7.67 ms at 1,
+	// 2, 4 and 8 chat streams, 64 us a step for each stream more, about
+	// twice what the stream's KV cache reads add; and GPUStack's bursts
+	// of 1,000 ShareGPT chat requests (vLLM 0.11) decoded at 106-123 ms
+	// a token where the GPU's work alone gives 86-110 (Qwen3-14B and
+	// Qwen3-32B on an A100, up to 256 sequences a step). The 65 us is
+	// chosen on the fit set of published measurements (the mean of its
+	// output tokens/s and TPOT errors outside the weak regimes is least
+	// at 65 of 40-100 in steps of 5); the held-out set checks it
+	// (docs/performance-model.md). vLLM 0.19 (kvcached's Qwen3-0.6B
+	// bursts) shows no such cost, and before 0.8 the V0 engine's
+	// multi-step scheduling ran ten decode steps a schedule in the
+	// measurements here (LambdaLabsML's), so neither has it. Which
+	// release between 0.12 and 0.19 lost it is not established; 0.11 is
+	// the last one measured with it.
+	v1SeqUs = 65.0
 )
 
 // FrontEndAPI is the API whose front end serves requests of api to a

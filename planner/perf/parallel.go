@@ -40,6 +40,35 @@ func (h Hardware) PeakTFLOPS() float64 {
 	return h.GPU.BF16TFLOPS
 }
 
+// GEMMRoofShare is the share of the compute roof (PeakTFLOPS at the
+// assumed MFU) the weights' matrix multiplies reach at h's precision:
+// dequantizingGEMMShare when the weights are stored narrower than they
+// are multiplied (Precision.WeightOnly: Marlin's kernels for AWQ, GPTQ
+// and FP8 on GPUs without FP8 tensor cores, MXFP4's dequantizing
+// kernels), 1 otherwise. It only binds where a step is compute-bound
+// (prefill chunks, large decode batches): reading the narrower weights
+// is what a weight-only format speeds up.
+func (h Hardware) GEMMRoofShare() float64 {
+	if p := h.Precision; p != nil && p.WeightOnly {
+		return dequantizingGEMMShare
+	}
+	return 1
+}
+
+// dequantizingGEMMShare is the throughput of a dequantizing matrix
+// multiply at compute-bound sizes over the 16-bit one the catalog's MFU
+// gives. Marlin, the kernel vLLM runs weight-only formats with on
+// Ampere and Hopper, widens each weight tile to 16 bits in registers and
+// then multiplies at the 16-bit rate; for more than 64 rows it runs its
+// 64-row kernel repeatedly (its author, IST-DASLab/marlin issue #2), and
+// vLLM PR #2497 timed it on an A100 at a plateau of 141 TFLOP/s from 64
+// to 4,000 rows (0.60-0.74 of PyTorch's FP16 GEMM from 256 rows), which
+// is 0.70 of the A100's 312 TFLOP/s at the catalog's prefill MFU (0.65).
+// The fit set agrees: its weight-only points (gpt-oss's MXFP4 bursts on
+// an A100) miss least at 0.7-0.8 of 0.6-1.0; the held-out set checks it
+// (docs/performance-model.md).
+const dequantizingGEMMShare = 0.7
+
 // activationBytes is the width of the activations tensor parallelism
 // all-reduces (16-bit, whatever the weights).
 const activationBytes = 2

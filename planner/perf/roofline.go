@@ -43,6 +43,13 @@ type Assumptions struct {
 	// requests sent while it is busy are still held and enter together
 	// (Engine.Arrive). vLLM's V1 chat front end (FrontEnd).
 	FrontEndIdleAlone bool `json:"front_end_idle_alone,omitempty"`
+	// StepSeqUs is the engine's time per sequence in a step besides the
+	// GPU's (Python work for each scheduled request: scheduling, input
+	// preparation, output processing), which adds to StepOverheadMs: a
+	// step of n sequences costs StepOverheadMs + n x StepSeqUs outside
+	// the GPU. 0 (the catalog's value outside the engine versions that
+	// measured it, FrontEnd) is none.
+	StepSeqUs float64 `json:"step_seq_us,omitempty"`
 	// InterconnectEfficiency is the fraction of the GPU link's bandwidth
 	// tensor parallelism's all-reduces reach, AllReduceLatencyUs the fixed
 	// time of each (allReduce).
@@ -209,6 +216,8 @@ type stepCoster struct {
 	comm                allReduce
 	// elementwise is one token's elementwise kernels (elementwiseSeconds).
 	elementwise float64
+	// perSeq is a step's overhead per sequence (Assumptions.StepSeqUs).
+	perSeq float64
 }
 
 // stepCoster returns the coster of m's steps on h.
@@ -224,10 +233,11 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 			serial:  h.GPU.Serial,
 		},
 		inner: m.activeParams() - out, output: out,
-		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h),
+		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h) * h.GEMMRoofShare(),
 		weightBytes: m.WeightBytesOn(h), spread: h.Assume.MoERoutingSpread,
 		linearBytes: h.linearBytes(), n: n, bw: bw,
 		comm: m.allReduceOf(h), elementwise: m.elementwiseSeconds(h),
+		perSeq: h.Assume.StepSeqUs / 1e6,
 	}
 	if m.RoutesExperts() {
 		c.moe = m.MoE
@@ -254,6 +264,7 @@ func (c *stepCoster) cost(tokens, logitSeqs int) stepCost {
 	}
 	sc.comm = c.comm.seconds(t)
 	sc.elementwise = t * c.elementwise
+	sc.fixed += c.perSeq * float64(logitSeqs)
 	return sc
 }
 

@@ -35,6 +35,10 @@ type RuntimeSettings struct {
 	// counts every token too (an upper bound: V0's block manager is not
 	// modelled).
 	FullLengthKV bool `json:"full_length_kv,omitempty"`
+	// Unmodelled lists the args given that change vLLM's performance in
+	// ways the model leaves out (unmodelledArgs), in their order, without
+	// their leading dashes.
+	Unmodelled []string `json:"unmodelled,omitempty"`
 	// Sources maps each setting's name to "args", "runtime" (the block's
 	// attribute), "gpu" (tensor parallelism from the gpu block's count) or
 	// the default's origin, e.g. "vllm>=0.8 default on a <70 GB GPU".
@@ -166,6 +170,11 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			err = flag(&s.PrefixCaching, true, "prefix_caching")
 		case "no-enable-prefix-caching":
 			err = flag(&s.PrefixCaching, false, "prefix_caching")
+		case "async-scheduling", "enable-expert-parallel", "enforce-eager", "speculative-config":
+			if unmodelledArgs[name] && !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++ // the flag's value (speculative-config's JSON)
+			}
+			s.Unmodelled = append(s.Unmodelled, name)
 		case "gpu-memory-utilization":
 			var v string
 			if v, err = value(); err == nil {
@@ -188,6 +197,14 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 	}
 	return s, nil
 }
+
+// unmodelledArgs are the vLLM args that change its performance in ways
+// the model leaves out, true for those that take a value:
+// --async-scheduling (the scheduler's work overlapped with the GPU's;
+// the default from vLLM 0.14), --enable-expert-parallel (experts spread
+// over the GPUs instead of split), --enforce-eager (no CUDA graphs) and
+// --speculative-config (draft tokens).
+var unmodelledArgs = map[string]bool{"async-scheduling": false, "enable-expert-parallel": false, "enforce-eager": false, "speculative-config": true}
 
 func (s *RuntimeSettings) setSource(src string, keys ...string) {
 	for _, k := range keys {

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,23 @@ func TestResolveRuntimeArgs(t *testing.T) {
 		if _, err := ResolveRuntime(engine.Runtime{RuntimeArgs: []string{arg}}, l40s, 1, 8192); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", arg, err, want)
 		}
+	}
+}
+
+// TestUnmodelledArgs: the args that change vLLM's performance in ways the
+// model leaves out are listed (a flag's value consumed, so the args after
+// it still resolve), and the others are not.
+func TestUnmodelledArgs(t *testing.T) {
+	h100, _ := LookupGPU("H100")
+	args := []string{"--async-scheduling", "--speculative-config", `{"method":"eagle3","num_speculative_tokens":3}`, "--max-num-seqs", "64", "--enforce-eager=true", "--enable-expert-parallel"}
+	s, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args}, h100, 1, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"async-scheduling", "speculative-config", "enforce-eager", "enable-expert-parallel"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 {
+		t.Errorf("unmodelled %v, max num seqs %d; want %v and 64", s.Unmodelled, s.MaxNumSeqs, want)
+	}
+	if s, _ := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeArgs: []string{"--max-model-len", "4096"}}, h100, 1, 4096); len(s.Unmodelled) != 0 {
+		t.Errorf("unmodelled %v for args the model covers", s.Unmodelled)
 	}
 }

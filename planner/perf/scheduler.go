@@ -1,5 +1,7 @@
 package perf
 
+import "math"
+
 // DefaultBlockSize is the paged KV cache's block size in tokens (vLLM's
 // default on GPUs).
 const DefaultBlockSize = 16
@@ -346,6 +348,31 @@ func (s *Scheduler) blocksFor(tokens int) int {
 	return (tokens + b - 1) / b
 }
 
+// fullBlocks is the blocks that hold the first tokens tokens' whole
+// blocks: a block of the pool is a block of every layer's KV
+// (blocksFor), so under a sliding window a block holds more than
+// BlockSize of a request's tokens.
+func (s *Scheduler) fullBlocks(tokens int) int {
+	b := s.cfg.BlockSize
+	return s.blocksFor(tokens / b * b)
+}
+
+// tokensIn is the most leading tokens, in whole blocks of BlockSize,
+// that blocks of the pool hold (blocksFor's inverse).
+func (s *Scheduler) tokensIn(blocks int) int {
+	b := s.cfg.BlockSize
+	c := &s.cfg
+	if t := blocks * b; !c.windowed() || t <= c.SlidingWindow {
+		return t
+	}
+	full := c.KVLayers - c.SlidingLayers
+	if full <= 0 {
+		return math.MaxInt / 2 // every layer windowed: a request's blocks stop growing
+	}
+	t := (blocks*c.KVLayers*b - c.SlidingLayers*c.SlidingWindow) / full
+	return t / b * b
+}
+
 // Schedule builds the next step into st (reusing its slice). An empty step
 // means there is nothing to do.
 func (s *Scheduler) Schedule(st *Step) {
@@ -441,7 +468,7 @@ func (s *Scheduler) reuse(q *Seq) {
 // token (vLLM V1 recomputes it for its logits: get_computed_blocks in
 // vllm/v1/core/kv_cache_manager.py).
 func (s *Scheduler) cachedPrefix(q *Seq, hit int) int {
-	hit = max(hit, q.retained*s.cfg.BlockSize)
+	hit = max(hit, s.tokensIn(q.retained))
 	if hit <= 0 {
 		return 0
 	}
@@ -494,7 +521,7 @@ func (s *Scheduler) admit(q *Seq, tokens int) bool {
 	// touch, then allocate_new_blocks).
 	hit := 0
 	if q.retained > 0 {
-		hit = min(q.retained, q.computed/s.cfg.BlockSize)
+		hit = min(q.retained, s.fullBlocks(q.computed))
 		s.evictable.claim(q, hit)
 	}
 	s.usedBlocks += hit
@@ -522,7 +549,7 @@ func (s *Scheduler) take(st *Step, q *Seq, n int) {
 func (s *Scheduler) preempt(q *Seq) {
 	s.remove(&s.running, q)
 	if s.cfg.PrefixCaching {
-		s.evictable.push(q, s.cfg.KVBlocks-s.usedBlocks, q.blocks, min(q.computed/s.cfg.BlockSize, q.blocks))
+		s.evictable.push(q, s.cfg.KVBlocks-s.usedBlocks, q.blocks, min(s.fullBlocks(q.computed), q.blocks))
 	}
 	s.usedBlocks -= q.blocks
 	q.blocks, q.computed, q.scheduled = 0, 0, 0

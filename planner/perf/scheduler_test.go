@@ -189,6 +189,57 @@ func TestPreemptedRequestHitsItsFreedBlocks(t *testing.T) {
 	}
 }
 
+// TestPreemptedWindowedRequestHitsItsWholePrefix: under a sliding
+// window a block of the pool holds a block of every layer's KV, so a
+// request of n tokens holds fewer than n/16 blocks (blocksFor); a
+// preempted request's cached blocks stand for all its computed tokens,
+// and its readmission resumes after them, not after as many tokens as
+// blocks x 16 (which made a request that could not fit recompute its
+// chunks over and over while the others decoded).
+func TestPreemptedWindowedRequestHitsItsWholePrefix(t *testing.T) {
+	cfg := EngineConfig{MaxNumSeqs: 8, MaxBatchedTokens: 512, ChunkedPrefill: true, PrefixCaching: true, BlockSize: 16, KVBlocks: 1000,
+		SlidingWindow: 128, SlidingLayers: 18, KVLayers: 36}
+	s := NewScheduler(cfg)
+	q := &Seq{Prompt: 4000, Output: 10}
+	s.Add(q)
+	var st Step
+	for range 4 {
+		s.Schedule(&st)
+		s.Complete(&st, nil)
+	}
+	if q.computed != 2048 {
+		t.Fatalf("computed %d tokens, want 2048", q.computed)
+	}
+	s.preempt(q)
+	if got := s.cachedPrefix(q, 0); got != 2048 {
+		t.Errorf("readmitted after %d tokens of its %d blocks, want after its 2048 computed", got, q.retained)
+	}
+	// A burst of 32,000-token prompts that the cache holds four and a
+	// half of (gpt-oss-120b's layers on an H100): the requests that do
+	// not fit wait while the others decode, and nothing is prefilled over
+	// and over.
+	cfg.MaxBatchedTokens, cfg.KVBlocks = 8192, 4972
+	s = NewScheduler(cfg)
+	prompt := 0
+	for range 8 {
+		r := &Seq{Prompt: 32000, Output: 100}
+		prompt += r.Prompt
+		s.Add(r)
+	}
+	prefilled := 0
+	for i := 0; !s.Idle(); i++ {
+		if i > 100000 {
+			t.Fatal("the burst never finished")
+		}
+		s.Schedule(&st)
+		prefilled += st.PrefillTokens
+		s.Complete(&st, nil)
+	}
+	if prefilled > prompt*3/2 {
+		t.Errorf("prefilled %d tokens for %d tokens of prompts (%d preemptions): chunks recomputed over and over", prefilled, prompt, s.Preemptions)
+	}
+}
+
 // TestPreemptedRequestsTailIsReusedFirst: the engine reuses free blocks
 // from the front of its free queue, and a request's blocks enter it tail
 // first (vllm/v1/core/single_type_kv_cache_manager.py, free; block_pool.py,
