@@ -298,7 +298,7 @@ func estimateLoads(lanes []*lanePlan) ([]laneEstimateLoad, map[estimatePeer]int)
 // peerOf is the estimatePeer of estimateKey's inputs.
 func peerOf(p *perf.Lane, l perf.Load, workload string, runs int) estimatePeer {
 	return estimatePeer{model: p.Model.ID, gpu: p.Hardware.GPU.Name, params: p.Model.Params,
-		gpus: p.Hardware.Count, kvBlocks: p.Engine.KVBlocks, input: l.InputTokens, output: l.OutputTokens,
+		gpus: p.Hardware.GPUs(), kvBlocks: p.Engine.KVBlocks, input: l.InputTokens, output: l.OutputTokens,
 		concurrency: l.Concurrency, requests: l.Requests, warmup: l.Warmup, runs: runs,
 		seed: l.Seed, workload: workload}
 }

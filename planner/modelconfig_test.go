@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +155,7 @@ func TestModelConfigFromHFCache(t *testing.T) {
 // TestRuntimePrecisionAndParallelism: the runtime's --quantization and
 // --kv-cache-dtype set the lane's precision; a quantisation the GPU or the
 // engine version cannot run, a tensor-parallel size vLLM refuses and
-// pipeline parallelism are preflight errors.
+// parallel sizes beyond the gpu block's count are preflight errors.
 func TestRuntimePrecisionAndParallelism(t *testing.T) {
 	plan := func(gpu string, count int, version string, args ...string) *Plan {
 		cfg := fixture()
@@ -177,13 +178,13 @@ func TestRuntimePrecisionAndParallelism(t *testing.T) {
 		p    *Plan
 		want string
 	}{
-		"fp8 on a T4":           {plan("T4", 1, "0.22.1", "--quantization", "fp8"), `quantization "fp8" needs CUDA compute capability 8.0`},
-		"fp8 before vLLM 0.5":   {plan("L40S", 1, "0.4.3", "-q", "fp8"), `quantization "fp8" needs vllm 0.5.0 or newer`},
-		"awq on a 16-bit model": {plan("L40S", 1, "0.22.1", "--quantization=awq"), `needs a checkpoint quantised with it`},
-		"kv int4":               {plan("L40S", 1, "0.22.1", "--kv-cache-dtype", "int4"), `kv_cache_dtype "int4"`},
-		"TP 3":                  {plan("L40S", 3, "0.22.1"), "tensor parallel size 3 does not divide the 16 attention heads"},
-		"pipeline":              {plan("L40S", 2, "0.22.1", "--pipeline-parallel-size", "2", "--tensor-parallel-size", "1"), "pipeline parallelism (--pipeline-parallel-size 2) is not modelled"},
-		"TP above the count":    {plan("L40S", 1, "0.22.1", "--tensor-parallel-size", "2"), "tensor parallel size 2 needs 2 GPUs, and the gpu block gives 1"},
+		"fp8 on a T4":              {plan("T4", 1, "0.22.1", "--quantization", "fp8"), `quantization "fp8" needs CUDA compute capability 8.0`},
+		"fp8 before vLLM 0.5":      {plan("L40S", 1, "0.4.3", "-q", "fp8"), `quantization "fp8" needs vllm 0.5.0 or newer`},
+		"awq on a 16-bit model":    {plan("L40S", 1, "0.22.1", "--quantization=awq"), `needs a checkpoint quantised with it`},
+		"kv int4":                  {plan("L40S", 1, "0.22.1", "--kv-cache-dtype", "int4"), `kv_cache_dtype "int4"`},
+		"TP 3":                     {plan("L40S", 3, "0.22.1"), "tensor parallel size 3 does not divide the 16 attention heads"},
+		"pipeline above the count": {plan("L40S", 2, "0.22.1", "--pipeline-parallel-size", "2", "--tensor-parallel-size", "2"), "tensor parallel size 2 times pipeline parallel size 2 needs 4 GPUs, and the gpu block gives 2"},
+		"TP above the count":       {plan("L40S", 1, "0.22.1", "--tensor-parallel-size", "2"), "tensor parallel size 2 needs 2 GPUs, and the gpu block gives 1"},
 	} {
 		found := false
 		for _, f := range tc.p.Preflight {
@@ -219,5 +220,55 @@ func TestRuntimePrecisionAndParallelism(t *testing.T) {
 	two := plan("L40S", 2, "0.22.1").Lanes[0]
 	if two.Perf.Hardware.Count != 2 || two.Perf.Engine.KVBlocks <= 2*base.Perf.Engine.KVBlocks || two.Estimate.TPOTMs < base.Estimate.TPOTMs/2 {
 		t.Errorf("TP=2: count %d, blocks %d vs %d, TPOT %v vs %v", two.Perf.Hardware.Count, two.Perf.Engine.KVBlocks, base.Perf.Engine.KVBlocks, two.Estimate.TPOTMs, base.Estimate.TPOTMs)
+	}
+}
+
+// TestPipelineParallelPlans: --pipeline-parallel-size plans (it was a
+// preflight error): the lane spans tensor x pipeline GPUs, its memory
+// check and KV cache count them all, and one below the gpu block's count
+// warns of the idle rest as tensor parallelism does.
+func TestPipelineParallelPlans(t *testing.T) {
+	plan := func(count int, args ...string) *Plan {
+		cfg := fixture()
+		cfg.GPUs["l40s"].Count = count
+		r := cfg.Runtimes["vllm"]
+		r.RuntimeArgs = append(r.RuntimeArgs, args...)
+		return build(t, cfg)
+	}
+	one, tp2, pp2 := plan(1).Lanes[0], plan(2).Lanes[0], plan(2, "--pipeline-parallel-size", "2", "--tensor-parallel-size", "1").Lanes[0]
+	for _, l := range []*Lane{pp2} {
+		if l.Perf == nil || l.Estimate.TPOTMs <= 0 || l.Perf.Hardware.Stages != 2 || l.Perf.Hardware.Count != 1 || l.Perf.Hardware.GPUs() != 2 {
+			t.Fatalf("PP=2: %+v", l.Perf)
+		}
+	}
+	// The same memory as two-way tensor parallelism: about the same KV
+	// cache (the activation reserve on each GPU either way), twice one GPU's
+	// and more.
+	if b := pp2.Perf.Engine.KVBlocks; b <= 2*one.Perf.Engine.KVBlocks || math.Abs(float64(b-tp2.Perf.Engine.KVBlocks)) > 0.02*float64(tp2.Perf.Engine.KVBlocks) {
+		t.Errorf("KV blocks: PP=2 %d, TP=2 %d, one GPU %d", b, tp2.Perf.Engine.KVBlocks, one.Perf.Engine.KVBlocks)
+	}
+	// The budget of a step is the cycle's: two micro-batches of the
+	// runtime's budget.
+	if pp2.Perf.Engine.MaxBatchedTokens != 2*one.Perf.Engine.MaxBatchedTokens {
+		t.Errorf("budget %d, one GPU's %d", pp2.Perf.Engine.MaxBatchedTokens, one.Perf.Engine.MaxBatchedTokens)
+	}
+	// The executors pass the gpu count as --tensor-parallel-size unless the
+	// args set it: -pp 2 alone on two GPUs asks for four, and the error
+	// names the size that fits.
+	alone := plan(2, "-pp", "2")
+	named := false
+	for _, f := range alone.Preflight {
+		named = named || (f.Severity == SeverityError && strings.Contains(f.Detail, "needs 4 GPUs, and the gpu block gives 2; set count = 4 in the gpu block or --tensor-parallel-size 1 in the runtime's args"))
+	}
+	if !named {
+		t.Errorf("-pp 2 on 2 GPUs without -tp: %+v", alone.Preflight)
+	}
+	idle := plan(4, "-pp", "2", "-tp", "1")
+	warned := false
+	for _, f := range idle.Preflight {
+		warned = warned || (f.Severity == SeverityWarning && strings.Contains(f.Summary, "pipeline_parallel_size 2 uses 2 of the 4 GPUs"))
+	}
+	if !warned {
+		t.Errorf("PP=2 on 4 GPUs: no warning of the idle two: %+v", idle.Preflight)
 	}
 }

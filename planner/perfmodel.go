@@ -29,12 +29,19 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	l.settings = &rs
-	if rs.TensorParallel > max(l.hw.Count, 1) {
-		l.perfErr = fmt.Errorf("tensor parallel size %d needs %d GPUs, and the gpu block gives %d; set count = %d in the gpu block or a smaller --tensor-parallel-size", rs.TensorParallel, rs.TensorParallel, max(l.hw.Count, 1), rs.TensorParallel)
-		return
-	}
-	if rs.PipelineParallel > 1 {
-		l.perfErr = fmt.Errorf("pipeline parallelism (--pipeline-parallel-size %d) is not modelled: the plan cannot estimate or check it; use tensor parallelism (gpu count, or --tensor-parallel-size) on one server", rs.PipelineParallel)
+	stages := max(rs.PipelineParallel, 1)
+	if need := rs.TensorParallel * stages; need > max(l.hw.Count, 1) {
+		what := fmt.Sprintf("tensor parallel size %d", rs.TensorParallel)
+		if stages > 1 {
+			what += fmt.Sprintf(" times pipeline parallel size %d", stages)
+		}
+		fix := "smaller parallel sizes"
+		if stages > 1 && rs.Sources["tensor_parallel_size"] == "gpu count" && l.hw.Count%stages == 0 {
+			// The executors pass --tensor-parallel-size as the gpu count
+			// unless the runtime's args set it.
+			fix = fmt.Sprintf("--tensor-parallel-size %d in the runtime's args (the executors pass the gpu count, %d, unless the args set it)", l.hw.Count/stages, l.hw.Count)
+		}
+		l.perfErr = fmt.Errorf("%s needs %d GPUs, and the gpu block gives %d; set count = %d in the gpu block or %s", what, need, max(l.hw.Count, 1), need, fix)
 		return
 	}
 	var c arch.Config // a model without a config.json: no checkpoint quantization
@@ -60,7 +67,7 @@ func resolvePerf(l *lanePlan) {
 	}
 	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
 	hw := l.hw
-	hw.Count = rs.TensorParallel
+	hw.Count, hw.Stages = rs.TensorParallel, rs.PipelineParallel
 	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), in.MaxContext)
 	if err != nil {
 		l.perfErr = err

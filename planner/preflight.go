@@ -581,12 +581,12 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 	if l.Perf != nil {
 		h, eng = l.Perf.Hardware, l.Perf.Engine // the tensor-parallel size and KV cache the engine runs
 	}
-	n := float64(max(h.Count, 1))
+	n := float64(h.GPUs())
 	deviceGB := n * h.GPU.MemoryGB
 	usableGB := deviceGB * h.Assume.GPUMemoryUtilization
 	weightsGB := l.arch.WeightBytesOn(h) / 1e9
 	reserveGB := n * h.Assume.ActivationReserveGB
-	gpuDesc := fmt.Sprintf("%d x %s", max(h.Count, 1), h.GPU.Name)
+	gpuDesc := fmt.Sprintf("%d x %s", h.GPUs(), h.GPU.Name)
 	if weightsGB+reserveGB >= usableGB {
 		f.add(SeverityError, l.ID, "", fmt.Sprintf("weights do not fit: %.1f GB + %.1f GB reserve > %.1f GB usable on %s",
 			weightsGB, reserveGB, usableGB, gpuDesc),
@@ -628,7 +628,17 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 // above the count is the engine's refusal (resolvePerf).
 func parallelCheck(l *lanePlan, name string, f *findings) {
 	rs, gpus := l.settings, l.hw.Count
-	if rs == nil || l.perfErr != nil || rs.TensorParallel >= gpus {
+	if rs == nil || l.perfErr != nil {
+		return
+	}
+	used := rs.TensorParallel * max(rs.PipelineParallel, 1)
+	if used >= gpus {
+		return
+	}
+	if rs.PipelineParallel > 1 {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("tensor_parallel_size %d x pipeline_parallel_size %d uses %d of the %d GPUs of gpu %q", rs.TensorParallel, rs.PipelineParallel, used, gpus, l.GPU),
+			fmt.Sprintf("%s: one server runs on %d GPU(s) (--tensor-parallel-size x --pipeline-parallel-size in runtime %q) and the estimate is for them; the other %d are idle but counted in GPU-seconds and cost. Set count = %d in gpu %q, or larger parallel sizes.",
+				name, used, l.Runtime, gpus-used, used, l.GPU))
 		return
 	}
 	f.add(SeverityWarning, l.ID, "", fmt.Sprintf("tensor_parallel_size %d uses %d of the %d GPUs of gpu %q", rs.TensorParallel, rs.TensorParallel, gpus, l.GPU),

@@ -35,7 +35,7 @@ func writeDeployments(ew *errWriter, p *Plan) {
 func FitLines(l *Lane) []string {
 	s := l.Perf
 	m, h := s.Model, s.Hardware
-	n := max(h.Count, 1)
+	n, gpus := max(h.Count, 1), h.GPUs()
 	runtime := ""
 	if l.Runtime != "" {
 		runtime = ", runtime " + l.Runtime
@@ -78,6 +78,10 @@ func FitLines(l *Lane) []string {
 			comm += ", messages over 8 MiB through NCCL at its measured times"
 		}
 	}
+	if h.Stages > 1 {
+		comm += fmt.Sprintf("; %d pipeline stages of %d GPU(s), each 1/%d of the layers, %d micro-batches in flight (a step is their cycle)",
+			h.Stages, n, h.Stages, h.Stages)
+	}
 	window := ""
 	switch e := s.Engine; {
 	case e.SlidingWindow > 0:
@@ -87,9 +91,9 @@ func FitLines(l *Lane) []string {
 		window = fmt.Sprintf("; the %d sliding-window layers counted at full length (the engine keeps every token)", m.SlidingLayers)
 	}
 	return []string{
-		fmt.Sprintf("%s: %s on %d x %s%s: %s (%s; from %s)", l.Deployment, l.Model, n, h.GPU.Name, runtime, m.ID, arch, src),
+		fmt.Sprintf("%s: %s on %d x %s%s: %s (%s; from %s)", l.Deployment, l.Model, gpus, h.GPU.Name, runtime, m.ID, arch, src),
 		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
-			params, prec, weights, weights/float64(n), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
+			params, prec, weights, weights/float64(gpus), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
 		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
 			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m), comm),

@@ -46,6 +46,11 @@ type Lane struct {
 // therefore not refused: the lane plans with StartRisk set.
 func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
 	engine.BlockSize = engine.blockSize()
+	if hw.Stages > 1 {
+		// A step is a cycle of Stages micro-batches, each with the
+		// runtime's budget (Hardware.Stages).
+		engine.MaxBatchedTokens *= hw.Stages
+	}
 	if !engine.FullLengthKV && arch.SlidingWindow > 0 && arch.SlidingLayers > 0 && arch.SlidingLayers <= arch.Layers && engine.SlidingWindow == 0 {
 		engine.SlidingWindow, engine.SlidingLayers, engine.KVLayers = arch.SlidingWindow, arch.SlidingLayers, arch.Layers
 	}

@@ -109,7 +109,7 @@ func (m ModelArch) WeightBytesOn(h Hardware) float64 {
 // KVBytesPerTokenPerGPU is one token's KV cache over all layers on each of
 // h's GPUs, at h's KV cache dtype.
 func (m ModelArch) KVBytesPerTokenPerGPU(h Hardware) float64 {
-	return float64(m.Layers) * m.kvElementsPerTokenLayer(h.Count) * h.kvBytes()
+	return float64(m.Layers) * m.kvElementsPerTokenLayer(h.Count) * h.kvBytes() / h.stages()
 }
 
 // RoutesExperts reports whether m is a mixture of experts: routed

@@ -90,8 +90,21 @@ func DefaultAssumptions(g GPU) Assumptions {
 // parameter and KV element (2 for bf16) or, when Precision is set, at its
 // widths and compute format (quantised weights, an FP8 KV cache).
 type Hardware struct {
-	GPU          GPU             `json:"gpu"`
-	Count        int             `json:"count"`
+	GPU   GPU `json:"gpu"`
+	Count int `json:"count"`
+	// Stages is the pipeline-parallel stages (--pipeline-parallel-size;
+	// 0 or 1: none): the deployment spans Count x Stages GPUs, each stage
+	// Count of them (tensor-parallel) holding 1/Stages of the layers and
+	// of the KV cache. vLLM's V1 engine keeps Stages micro-batches in
+	// flight (its batch queue), each through every stage in turn, so the
+	// model's step is a cycle of Stages micro-batches: each of 1/Stages of
+	// the step's tokens, sequences and KV cache, through all the layers on
+	// Count GPUs, plus the activations' hand-off from stage to stage; its
+	// token budget is Stages times the runtime's (NewLane). A lone
+	// request's step is then the whole model's on Count GPUs (the stages
+	// one after another), and a large batch's the compute of 1/Stages of
+	// it (the stages at once).
+	Stages       int             `json:"stages,omitempty"`
 	BytesPerElem int             `json:"bytes_per_elem"`
 	Precision    *arch.Precision `json:"precision,omitempty"`
 	Assume       Assumptions     `json:"assumptions"`
@@ -105,6 +118,13 @@ func (h Hardware) WithPrecision(p arch.Precision) Hardware {
 }
 
 func (h Hardware) count() float64 { return float64(max(h.Count, 1)) }
+
+// stages is the pipeline's stages (1 without pipeline parallelism).
+func (h Hardware) stages() float64 { return float64(max(h.Stages, 1)) }
+
+// GPUs is the deployment's GPUs: the tensor-parallel group of each
+// pipeline stage times the stages.
+func (h Hardware) GPUs() int { return max(h.Count, 1) * max(h.Stages, 1) }
 
 func (h Hardware) bytesPerElem() int {
 	if h.BytesPerElem <= 0 {
@@ -218,6 +238,9 @@ type stepCoster struct {
 	elementwise float64
 	// perSeq is a step's overhead per sequence (Assumptions.StepSeqUs).
 	perSeq float64
+	// stages are the pipeline's stages and handoff the time of passing
+	// one token's activations from a stage to the next (Hardware.Stages).
+	stages, handoff float64
 }
 
 // stepCoster returns the coster of m's steps on h.
@@ -238,6 +261,15 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 		linearBytes: h.linearBytes(), n: n, bw: bw,
 		comm: m.allReduceOf(h), elementwise: m.elementwiseSeconds(h),
 		perSeq: h.Assume.StepSeqUs / 1e6,
+		stages: h.stages(),
+	}
+	if c.stages > 1 {
+		// A micro-batch reads its requests' KV cache through every stage:
+		// all the layers' (KVBytesPerTokenPerGPU holds one stage's).
+		c.fixed.kvToken *= c.stages
+		if bw := h.GPU.LinkGBs * 1e9 * h.Assume.InterconnectEfficiency; bw > 0 {
+			c.handoff = float64(m.Hidden) * activationBytes / bw
+		}
 	}
 	if m.RoutesExperts() {
 		c.moe = m.MoE
@@ -252,19 +284,31 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 // logits.
 func (c *stepCoster) cost(tokens, logitSeqs int) stepCost {
 	sc := c.fixed
-	t := float64(tokens)
+	sc.fixed += c.perSeq * float64(logitSeqs)
+	t, logits := float64(tokens), float64(logitSeqs)
+	if c.stages > 1 {
+		// A step of a pipeline is a cycle of its micro-batches
+		// (Hardware.Stages): one micro-batch's share of the tokens, the
+		// sequences, the KV cache and the attention pairs through every
+		// stage in turn, handed from stage to stage. Fewer sequences than
+		// stages fill as many micro-batches.
+		k := math.Min(c.stages, math.Max(logits, 1))
+		t, logits = t/k, logits/k
+		sc.kvToken /= k
+		sc.attend /= k
+		sc.fixed += (c.stages - 1) * (t*c.handoff + c.comm.latency)
+	}
 	if e := c.moe; e != nil {
-		sc.compute = matmulFLOPs(c.inner-c.routed, c.output, t, float64(logitSeqs)) / c.roof
+		sc.compute = matmulFLOPs(c.inner-c.routed, c.output, t, logits) / c.roof
 		sc.experts = matmulFLOPs(c.routed, 0, t, 0) / c.roof
 		reached := c.routedBytes - unreadExpertBytes(e, t, c.spread, c.linearBytes)
 		sc.weights = (c.weightBytes - c.routedBytes) / c.n / c.bw
 		sc.expertWeights = reached / c.n / c.bw
 	} else {
-		sc.compute = matmulFLOPs(c.inner, c.output, t, float64(logitSeqs)) / c.roof
+		sc.compute = matmulFLOPs(c.inner, c.output, t, logits) / c.roof
 	}
 	sc.comm = c.comm.seconds(t)
 	sc.elementwise = t * c.elementwise
-	sc.fixed += c.perSeq * float64(logitSeqs)
 	return sc
 }
 
@@ -465,7 +509,7 @@ func (h Hardware) UsableGB() float64 { return h.GPU.MemoryGB * h.Assume.GPUMemor
 // each GPU's usable memory less its share of the weights and its
 // activation reserve, over a token's KV cache on one GPU.
 func KVCapacityTokens(m ModelArch, h Hardware) float64 {
-	n := h.count()
+	n := float64(h.GPUs())
 	usable := h.UsableGB()*1e9 - m.WeightBytesOn(h)/n - h.Assume.ActivationReserveGB*1e9
 	if usable <= 0 {
 		return 0

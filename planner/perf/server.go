@@ -27,7 +27,7 @@ func CatalogServer(id string, g GPU, count int, rt engine.Runtime, api string, m
 	if o, ok := FrontEnd(rt.RuntimeEngine, rt.RuntimeVersion, FrontEndAPI(p.Config.HarmonyChat, api)); ok {
 		o.Apply(&a, g)
 	}
-	hw := Hardware{GPU: g, Count: rs.TensorParallel, BytesPerElem: BytesPerElem(rt.RuntimeDtype), Assume: a}
+	hw := Hardware{GPU: g, Count: rs.TensorParallel, Stages: rs.PipelineParallel, BytesPerElem: BytesPerElem(rt.RuntimeDtype), Assume: a}
 	if known {
 		prec, err := ResolvePrecision(p.Config, rt.RuntimeDtype, rs, g)
 		if err != nil {
