@@ -29,7 +29,9 @@ import (
 // engine's truth, and 20% or 3 ms from the configuration: a client that
 // adds a fixed few ms (a missed first chunk, a parse before the timestamp)
 // still fails. (make test once measured the client's TTFT p50 1.14 ms over
-// the engine's truth while the engine itself was p90 1.14 ms late.)
+// the engine's truth while the engine itself was p90 1.14 ms late.) An
+// engine whose own median misses its configuration by more than that
+// tolerance was disturbed, and the subtest skips.
 func TestRecoversConstantTiming(t *testing.T) {
 	strict := os.Getenv("INFERCRANE_TIMING_STRICT") == "1"
 	for _, c := range []struct {
@@ -74,6 +76,16 @@ func TestRecoversConstantTiming(t *testing.T) {
 					tol = 1 + lateness
 				}
 				t.Logf("c=%d %s p50: measured %.3f ms, engine truth %.3f ms, configured %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, conf, tol)
+				if !strict && math.Abs(truth-conf) > tol {
+					// The engine's own median missed its configuration by
+					// more than its per-token lateness allows: its record of
+					// this metric was disturbed (a clean CI of d91c691 run
+					// beside another go test measured the client's TTFT p50
+					// 50.46 ms, on time, against an engine truth of 53.38 ms
+					// for a configured 50 while the engine's p90 lateness was
+					// 0.73 ms), so it cannot judge the client here.
+					t.Skipf("c=%d: the engine's %s p50 was %.3f ms for a configured %.3f ms, beyond its own lateness; rerun on an idle machine", c.concurrency, name, truth, conf)
+				}
 				if math.Abs(got-truth) > tol {
 					t.Errorf("c=%d: %s p50 %.3f ms, but the engine's flushes say %.3f ms (tolerance %.3f ms)", c.concurrency, name, got, truth, tol)
 				}
