@@ -173,7 +173,8 @@ var (
 	// (docs/performance-model.md). vLLM 0.19 (kvcached's Qwen3-0.6B
 	// bursts) shows no such cost, and before 0.8 the V0 engine's
 	// multi-step scheduling ran ten decode steps a schedule in the
-	// measurements here (LambdaLabsML's), so neither has it. Which
+	// measurements here (LambdaLabsML's; inferred from their chunked
+	// inter-token latencies), so neither has it. Which
 	// release between 0.12 and 0.19 lost it is not established; 0.11 is
 	// the last one measured with it.
 	v1SeqUs = 65.0

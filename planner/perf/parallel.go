@@ -65,7 +65,8 @@ func (h Hardware) GEMMRoofShare() float64 {
 // to 4,000 rows (0.60-0.74 of PyTorch's FP16 GEMM from 256 rows), which
 // is 0.70 of the A100's 312 TFLOP/s at the catalog's prefill MFU (0.65).
 // The fit set agrees: its weight-only points (gpt-oss's MXFP4 bursts on
-// an A100) miss least at 0.7-0.8 of 0.6-1.0; the held-out set checks it
+// an A100) miss least at 0.7 of 0.6, 0.7, 0.8 and 1.0 (output tokens/s
+// and TPOT together); the held-out set checks it
 // (docs/performance-model.md).
 const dequantizingGEMMShare = 0.7
 
