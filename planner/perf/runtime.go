@@ -151,9 +151,13 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 		case "max-num-seqs":
 			err = positive(&s.MaxNumSeqs, "max_num_seqs")
 		case "tensor-parallel-size", "tp":
-			err = positive(&s.TensorParallel, "tensor_parallel_size")
+			if err = positive(&s.TensorParallel, "tensor_parallel_size"); err == nil && s.TensorParallel > maxParallelSize {
+				err = fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, s.TensorParallel, maxParallelSize)
+			}
 		case "pipeline-parallel-size", "pp":
-			err = positive(&s.PipelineParallel, "pipeline_parallel_size")
+			if err = positive(&s.PipelineParallel, "pipeline_parallel_size"); err == nil && s.PipelineParallel > maxParallelSize {
+				err = fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, s.PipelineParallel, maxParallelSize)
+			}
 		case "quantization", "q":
 			err = text(&s.Quantization, "quantization")
 		case "kv-cache-dtype":
@@ -197,6 +201,11 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 	}
 	return s, nil
 }
+
+// maxParallelSize bounds --tensor-parallel-size and
+// --pipeline-parallel-size: their product is the deployment's GPUs, which
+// must stay a number the plan can count and compare with a gpu block's.
+const maxParallelSize = 4096
 
 // unmodelledArgs are the vLLM args that change its performance in ways
 // the model leaves out, true for those that take a value:

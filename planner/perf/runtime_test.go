@@ -94,3 +94,19 @@ func TestUnmodelledArgs(t *testing.T) {
 		t.Errorf("unmodelled %v for args the model covers", s.Unmodelled)
 	}
 }
+
+// TestParallelSizesBounded: a tensor- or pipeline-parallel size beyond any
+// deployment is refused, naming the arg, so tensor x pipeline cannot
+// overflow the GPU count the plan compares with the gpu block's.
+func TestParallelSizesBounded(t *testing.T) {
+	h100, _ := LookupGPU("H100")
+	for _, args := range [][]string{{"-tp", "4097"}, {"--pipeline-parallel-size", "9223372036854775807"}} {
+		_, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeArgs: args}, h100, 1, 4096)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%v: %v, want an error naming %s", args, err, args[0])
+		}
+	}
+	if _, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeArgs: []string{"-tp", "8", "-pp", "4"}}, h100, 32, 4096); err != nil {
+		t.Errorf("tp 8 x pp 4: %v", err)
+	}
+}
