@@ -35,7 +35,10 @@ func resolvePerf(l *lanePlan) {
 		if stages > 1 {
 			what += fmt.Sprintf(" times pipeline parallel size %d", stages)
 		}
-		fix := "smaller parallel sizes"
+		fix := "a smaller --tensor-parallel-size"
+		if stages > 1 {
+			fix = "smaller parallel sizes"
+		}
 		if stages > 1 && rs.Sources["tensor_parallel_size"] == "gpu count" && l.hw.Count%stages == 0 {
 			// The executors pass --tensor-parallel-size as the gpu count
 			// unless the runtime's args set it.
