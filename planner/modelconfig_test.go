@@ -266,9 +266,41 @@ func TestPipelineParallelPlans(t *testing.T) {
 	idle := plan(4, "-pp", "2", "-tp", "1")
 	warned := false
 	for _, f := range idle.Preflight {
-		warned = warned || (f.Severity == SeverityWarning && strings.Contains(f.Summary, "pipeline_parallel_size 2 uses 2 of the 4 GPUs"))
+		warned = warned || (f.Severity == SeverityWarning && strings.Contains(f.Summary, "the parallel sizes use 2 of the 4 GPUs"))
 	}
 	if !warned {
 		t.Errorf("PP=2 on 4 GPUs: no warning of the idle two: %+v", idle.Preflight)
+	}
+}
+
+// TestDataParallelCounted: --data-parallel-size is not modelled (the
+// estimate is one replica's, and the plan notes it) but its replicas count
+// in the deployment's GPUs: -dp 2 -tp 1 on two GPUs leaves none idle, and
+// -dp 2 on two GPUs without -tp asks for four.
+func TestDataParallelCounted(t *testing.T) {
+	plan := func(count int, args ...string) *Plan {
+		cfg := fixture()
+		cfg.GPUs["l40s"].Count = count
+		r := cfg.Runtimes["vllm"]
+		r.RuntimeArgs = append(r.RuntimeArgs, args...)
+		return build(t, cfg)
+	}
+	p := plan(2, "--data-parallel-size", "2", "-tp", "1")
+	noted := false
+	for _, f := range p.Preflight {
+		if f.Severity == SeverityError || strings.Contains(f.Summary, "of the 2 GPUs") {
+			t.Errorf("dp 2 x tp 1 on 2 GPUs: %s: %s", f.Summary, f.Detail)
+		}
+		noted = noted || (f.Severity == SeverityNote && strings.Contains(f.Summary, "--data-parallel-size") && strings.Contains(f.Detail, "one replica's"))
+	}
+	if !noted || p.Lanes[0].Perf == nil || p.Lanes[0].Perf.Hardware.GPUs() != 1 {
+		t.Errorf("dp 2: noted %v, lane on %v: %+v", noted, p.Lanes[0].Perf, p.Preflight)
+	}
+	refused := false
+	for _, f := range plan(2, "-dp", "2").Preflight {
+		refused = refused || (f.Severity == SeverityError && strings.Contains(f.Detail, "tensor parallel size 2 times data parallel size 2 needs 4 GPUs, and the gpu block gives 2; set count = 4 in the gpu block or --tensor-parallel-size 1"))
+	}
+	if !refused {
+		t.Error("-dp 2 on 2 GPUs without -tp: not refused with the -tp that fits")
 	}
 }

@@ -29,20 +29,23 @@ func resolvePerf(l *lanePlan) {
 		return
 	}
 	l.settings = &rs
-	stages := max(rs.PipelineParallel, 1)
-	if need := rs.TensorParallel * stages; need > max(l.hw.Count, 1) {
+	others := max(rs.PipelineParallel, 1) * max(rs.DataParallel, 1) // the parallel sizes besides tensor parallelism
+	if need := rs.GPUs(); need > max(l.hw.Count, 1) {
 		what := fmt.Sprintf("tensor parallel size %d", rs.TensorParallel)
-		if stages > 1 {
-			what += fmt.Sprintf(" times pipeline parallel size %d", stages)
+		if rs.PipelineParallel > 1 {
+			what += fmt.Sprintf(" times pipeline parallel size %d", rs.PipelineParallel)
+		}
+		if rs.DataParallel > 1 {
+			what += fmt.Sprintf(" times data parallel size %d", rs.DataParallel)
 		}
 		fix := "a smaller --tensor-parallel-size"
-		if stages > 1 {
+		if others > 1 {
 			fix = "smaller parallel sizes"
 		}
-		if stages > 1 && rs.Sources["tensor_parallel_size"] == "gpu count" && l.hw.Count%stages == 0 {
+		if others > 1 && rs.Sources["tensor_parallel_size"] == "gpu count" && l.hw.Count%others == 0 {
 			// The executors pass --tensor-parallel-size as the gpu count
 			// unless the runtime's args set it.
-			fix = fmt.Sprintf("--tensor-parallel-size %d in the runtime's args (the executors pass the gpu count, %d, unless the args set it)", l.hw.Count/stages, l.hw.Count)
+			fix = fmt.Sprintf("--tensor-parallel-size %d in the runtime's args (the executors pass the gpu count, %d, unless the args set it)", l.hw.Count/others, l.hw.Count)
 		}
 		l.perfErr = fmt.Errorf("%s needs %d GPUs, and the gpu block gives %d; set count = %d in the gpu block or %s", what, need, max(l.hw.Count, 1), need, fix)
 		return

@@ -378,6 +378,9 @@ func unmodelledRuntimeArgs(lanes []*lanePlan, f *findings) {
 			flags[i] = "--" + a
 		}
 		detail := fmt.Sprintf("%s: the performance model does not model %s; the estimates are the server's without it.", named, strings.Join(flags, ", "))
+		if dp := ls[0].settings.DataParallel; dp > 1 {
+			detail += fmt.Sprintf(" With --data-parallel-size %d they are one replica's (its tensor x pipeline GPUs), serving the whole load: %d replicas behind one front end serve up to %d times its throughput at the same TTFT and TPOT.", dp, dp, dp)
+		}
 		if slices.Contains(ls[0].settings.Unmodelled, "async-scheduling") && ls[0].Perf != nil && ls[0].Perf.Hardware.Assume.StepSeqUs > 0 {
 			detail += fmt.Sprintf(" They charge each step the synchronous scheduler's %.0f µs a sequence (vLLM 0.8-0.11), which --async-scheduling overlaps in part with the GPU's work: GPUStack measured 1-16%% more output tokens/s with it in bursts of gpt-oss (vLLM 0.11).", ls[0].Perf.Hardware.Assume.StepSeqUs)
 		}
@@ -631,13 +634,13 @@ func parallelCheck(l *lanePlan, name string, f *findings) {
 	if rs == nil || l.perfErr != nil {
 		return
 	}
-	used := rs.TensorParallel * max(rs.PipelineParallel, 1)
+	used := rs.GPUs()
 	if used >= gpus {
 		return
 	}
-	if rs.PipelineParallel > 1 {
-		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("tensor_parallel_size %d x pipeline_parallel_size %d uses %d of the %d GPUs of gpu %q", rs.TensorParallel, rs.PipelineParallel, used, gpus, l.GPU),
-			fmt.Sprintf("%s: one server runs on %d GPU(s) (--tensor-parallel-size x --pipeline-parallel-size in runtime %q) and the estimate is for them; the other %d are idle but counted in GPU-seconds and cost. Set count = %d in gpu %q, or larger parallel sizes.",
+	if used != rs.TensorParallel {
+		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("the parallel sizes use %d of the %d GPUs of gpu %q", used, gpus, l.GPU),
+			fmt.Sprintf("%s: one server runs on %d GPU(s) (tensor x pipeline x data parallel sizes in runtime %q) and the estimate is for them; the other %d are idle but counted in GPU-seconds and cost. Set count = %d in gpu %q, or larger parallel sizes.",
 				name, used, l.Runtime, gpus-used, used, l.GPU))
 		return
 	}

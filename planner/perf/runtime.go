@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +20,14 @@ type RuntimeSettings struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
 	TensorParallel       int     `json:"tensor_parallel_size"`
 	BlockSize            int     `json:"block_size"`
-	// PipelineParallel is --pipeline-parallel-size (0 or 1: none), which
-	// the performance model does not model.
+	// PipelineParallel is --pipeline-parallel-size (0 or 1: none): the
+	// lane's Hardware.Stages.
 	PipelineParallel int `json:"pipeline_parallel_size,omitempty"`
+	// DataParallel is --data-parallel-size (0 or 1: none): replicas of
+	// the tensor x pipeline server behind one front end, which the model
+	// does not model (the estimate is one replica's; Unmodelled lists it)
+	// but counts in the deployment's GPUs.
+	DataParallel int `json:"data_parallel_size,omitempty"`
 	// Quantization and KVCacheDtype are the runtime's --quantization and
 	// --kv-cache-dtype ("": not set; the checkpoint's quantization and the
 	// model's dtype).
@@ -174,6 +180,13 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			err = flag(&s.PrefixCaching, true, "prefix_caching")
 		case "no-enable-prefix-caching":
 			err = flag(&s.PrefixCaching, false, "prefix_caching")
+		case "data-parallel-size", "dp":
+			if err = positive(&s.DataParallel, "data_parallel_size"); err == nil && s.DataParallel > maxParallelSize {
+				err = fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, s.DataParallel, maxParallelSize)
+			}
+			if s.DataParallel > 1 && !slices.Contains(s.Unmodelled, "data-parallel-size") {
+				s.Unmodelled = append(s.Unmodelled, "data-parallel-size")
+			}
 		case "async-scheduling", "enable-expert-parallel", "enforce-eager", "speculative-config":
 			if unmodelledArgs[name] && !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				i++ // the flag's value (speculative-config's JSON)
@@ -202,8 +215,8 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 	return s, nil
 }
 
-// maxParallelSize bounds --tensor-parallel-size and
-// --pipeline-parallel-size: their product is the deployment's GPUs, which
+// maxParallelSize bounds --tensor-parallel-size, --pipeline-parallel-size
+// and --data-parallel-size: their product is the deployment's GPUs, which
 // must stay a number the plan can count and compare with a gpu block's.
 const maxParallelSize = 4096
 
@@ -214,6 +227,12 @@ const maxParallelSize = 4096
 // over the GPUs instead of split), --enforce-eager (no CUDA graphs) and
 // --speculative-config (draft tokens).
 var unmodelledArgs = map[string]bool{"async-scheduling": false, "enable-expert-parallel": false, "enforce-eager": false, "speculative-config": true}
+
+// GPUs is the GPUs one server of these settings runs on: tensor x
+// pipeline x data parallel sizes.
+func (s RuntimeSettings) GPUs() int {
+	return max(s.TensorParallel, 1) * max(s.PipelineParallel, 1) * max(s.DataParallel, 1)
+}
 
 func (s *RuntimeSettings) setSource(src string, keys ...string) {
 	for _, k := range keys {

@@ -82,12 +82,12 @@ func TestResolveRuntimeArgs(t *testing.T) {
 // it still resolve), and the others are not.
 func TestUnmodelledArgs(t *testing.T) {
 	h100, _ := LookupGPU("H100")
-	args := []string{"--async-scheduling", "--speculative-config", `{"method":"eagle3","num_speculative_tokens":3}`, "--max-num-seqs", "64", "--enforce-eager=true", "--enable-expert-parallel"}
+	args := []string{"--async-scheduling", "--speculative-config", `{"method":"eagle3","num_speculative_tokens":3}`, "--max-num-seqs", "64", "--enforce-eager=true", "--enable-expert-parallel", "-dp", "2"}
 	s, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0", RuntimeArgs: args}, h100, 1, 8192)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"async-scheduling", "speculative-config", "enforce-eager", "enable-expert-parallel"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 {
+	if want := []string{"async-scheduling", "speculative-config", "enforce-eager", "enable-expert-parallel", "data-parallel-size"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 || s.DataParallel != 2 || s.GPUs() != 2 {
 		t.Errorf("unmodelled %v, max num seqs %d; want %v and 64", s.Unmodelled, s.MaxNumSeqs, want)
 	}
 	if s, _ := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeArgs: []string{"--max-model-len", "4096"}}, h100, 1, 4096); len(s.Unmodelled) != 0 {
