@@ -228,13 +228,7 @@ func TestRuntimePrecisionAndParallelism(t *testing.T) {
 // check and KV cache count them all, and one below the gpu block's count
 // warns of the idle rest as tensor parallelism does.
 func TestPipelineParallelPlans(t *testing.T) {
-	plan := func(count int, args ...string) *Plan {
-		cfg := fixture()
-		cfg.GPUs["l40s"].Count = count
-		r := cfg.Runtimes["vllm"]
-		r.RuntimeArgs = append(r.RuntimeArgs, args...)
-		return build(t, cfg)
-	}
+	plan := func(count int, args ...string) *Plan { return planOnGPUs(t, count, args...) }
 	one, tp2, pp2 := plan(1).Lanes[0], plan(2).Lanes[0], plan(2, "--pipeline-parallel-size", "2", "--tensor-parallel-size", "1").Lanes[0]
 	for _, l := range []*Lane{pp2} {
 		if l.Perf == nil || l.Estimate.TPOTMs <= 0 || l.Perf.Hardware.Stages != 2 || l.Perf.Hardware.Count != 1 || l.Perf.Hardware.GPUs() != 2 {
@@ -278,13 +272,7 @@ func TestPipelineParallelPlans(t *testing.T) {
 // in the deployment's GPUs: -dp 2 -tp 1 on two GPUs leaves none idle, and
 // -dp 2 on two GPUs without -tp asks for four.
 func TestDataParallelCounted(t *testing.T) {
-	plan := func(count int, args ...string) *Plan {
-		cfg := fixture()
-		cfg.GPUs["l40s"].Count = count
-		r := cfg.Runtimes["vllm"]
-		r.RuntimeArgs = append(r.RuntimeArgs, args...)
-		return build(t, cfg)
-	}
+	plan := func(count int, args ...string) *Plan { return planOnGPUs(t, count, args...) }
 	p := plan(2, "--data-parallel-size", "2", "-tp", "1")
 	noted := false
 	for _, f := range p.Preflight {
@@ -303,4 +291,15 @@ func TestDataParallelCounted(t *testing.T) {
 	if !refused {
 		t.Error("-dp 2 on 2 GPUs without -tp: not refused with the -tp that fits")
 	}
+}
+
+// planOnGPUs plans the fixture on count GPUs with args added to its
+// runtime's.
+func planOnGPUs(t *testing.T, count int, args ...string) *Plan {
+	t.Helper()
+	cfg := fixture()
+	cfg.GPUs["l40s"].Count = count
+	r := cfg.Runtimes["vllm"]
+	r.RuntimeArgs = append(r.RuntimeArgs, args...)
+	return build(t, cfg)
 }
