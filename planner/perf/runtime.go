@@ -2,7 +2,6 @@ package perf
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -126,6 +125,17 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			s.setSource("args", key)
 			return nil
 		}
+		// parallel is positive for a parallel size, at most
+		// maxParallelSize.
+		parallel := func(dst *int, key string) error {
+			if err := positive(dst, key); err != nil {
+				return err
+			}
+			if *dst > maxParallelSize {
+				return fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, *dst, maxParallelSize)
+			}
+			return nil
+		}
 		text := func(dst *string, key string) error {
 			v, err := value()
 			if err != nil {
@@ -157,13 +167,11 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 		case "max-num-seqs":
 			err = positive(&s.MaxNumSeqs, "max_num_seqs")
 		case "tensor-parallel-size", "tp":
-			if err = positive(&s.TensorParallel, "tensor_parallel_size"); err == nil && s.TensorParallel > maxParallelSize {
-				err = fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, s.TensorParallel, maxParallelSize)
-			}
+			err = parallel(&s.TensorParallel, "tensor_parallel_size")
 		case "pipeline-parallel-size", "pp":
-			if err = positive(&s.PipelineParallel, "pipeline_parallel_size"); err == nil && s.PipelineParallel > maxParallelSize {
-				err = fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, s.PipelineParallel, maxParallelSize)
-			}
+			err = parallel(&s.PipelineParallel, "pipeline_parallel_size")
+		case "data-parallel-size", "dp":
+			err = parallel(&s.DataParallel, "data_parallel_size")
 		case "quantization", "q":
 			err = text(&s.Quantization, "quantization")
 		case "kv-cache-dtype":
@@ -180,18 +188,6 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			err = flag(&s.PrefixCaching, true, "prefix_caching")
 		case "no-enable-prefix-caching":
 			err = flag(&s.PrefixCaching, false, "prefix_caching")
-		case "data-parallel-size", "dp":
-			if err = positive(&s.DataParallel, "data_parallel_size"); err == nil && s.DataParallel > maxParallelSize {
-				err = fmt.Errorf("runtime arg %s: %d is more than %d GPUs", a, s.DataParallel, maxParallelSize)
-			}
-			if s.DataParallel > 1 && !slices.Contains(s.Unmodelled, "data-parallel-size") {
-				s.Unmodelled = append(s.Unmodelled, "data-parallel-size")
-			}
-		case "async-scheduling", "enable-expert-parallel", "enforce-eager", "speculative-config":
-			if unmodelledArgs[name] && !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++ // the flag's value (speculative-config's JSON)
-			}
-			s.Unmodelled = append(s.Unmodelled, name)
 		case "gpu-memory-utilization":
 			var v string
 			if v, err = value(); err == nil {
@@ -203,10 +199,21 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 					s.setSource("args", "gpu_memory_utilization")
 				}
 			}
+		default:
+			if takesValue, ok := unmodelledArgs[name]; ok {
+				if takesValue && !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++ // the flag's value (speculative-config's JSON)
+				}
+				s.Unmodelled = append(s.Unmodelled, name)
+			}
 		}
 		if err != nil {
 			return s, err
 		}
+	}
+	if s.DataParallel > 1 {
+		// Replicas are not modelled (the estimate is one replica's).
+		s.Unmodelled = append(s.Unmodelled, "data-parallel-size")
 	}
 	if !s.ChunkedPrefill && !batchedFromArgs && b.MaxBatchedTokens == 0 {
 		// vLLM sizes the budget to a whole context when prompts cannot be chunked.
