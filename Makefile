@@ -90,7 +90,7 @@ integration:
 integration-dsse:
 	bash scripts/integration/dsse.sh
 
-## fidelity: our load generator, vllm bench serve and AIPerf side by side on the sim and real vLLM (CPU); see scripts/fidelity
+## fidelity: our load generator, vllm bench serve, AIPerf and GuideLLM side by side on the sim and real vLLM (CPU); see scripts/fidelity
 fidelity:
 	bash scripts/fidelity/run.sh
 

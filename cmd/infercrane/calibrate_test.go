@@ -699,4 +699,16 @@ func TestCalibrateFromMakeFidelityOutputs(t *testing.T) {
 	if !strings.Contains(stderr, "differs from the server's in 9 of 24 records") {
 		t.Errorf("calibrate -check does not say AIPerf re-tokenised:\n%s", stderr)
 	}
+
+	// GuideLLM 0.8.1's report of the same server (another make fidelity
+	// run, on another day: the CPU server decoded faster then).
+	code, stdout, stderr = runCLI(t, "calibrate", "-gpu", "CPU", "-engine", "vllm==0.32.0", "-model-config", config,
+		"-check", out, filepath.Join(dir, "guidellm-0.8.1-cpu.json"))
+	if code != 0 {
+		t.Fatalf("calibrate -check on the GuideLLM report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^CPU with vllm 0\.32\.0: \S+ predicts 1 lane, 1 run \(aggregates and results\) with \d+\.\d% MAPE \(\d+\.\d% RMS, worst \d+\.\d%\) over 8 figures\.$`).MatchString(stdout) ||
+		!strings.Contains(stdout, "tiny-qwen3 guidellm-0.8.1-cpu.json benchmark 1 (concurrent)  tpot_p50_ms              10.304") {
+		t.Errorf("calibrate -check does not report the transfer error to GuideLLM's report:\n%s", stdout)
+	}
 }

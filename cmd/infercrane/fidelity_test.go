@@ -1,8 +1,8 @@
 //go:build integration
 
 // The fidelity harness (`make fidelity`, and the end of `make integration`):
-// InferCrane's load generator, `vllm bench serve` and, when it is installed,
-// AIPerf measure the same shapes against the simulated engine in constant
+// InferCrane's load generator, `vllm bench serve` and, when they are installed,
+// AIPerf and GuideLLM measure the same shapes against the simulated engine in constant
 // timing (known ground truth) and against real vLLM on CPU, side by side.
 package main
 
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/infercrane/infercrane/executor/affinity"
+	"github.com/infercrane/infercrane/executor/benchresult"
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
@@ -175,6 +176,59 @@ func aiperf(t *testing.T, tokenizer, url, model string, s fidShape, cpus string)
 	// AIPerf's "inter token latency" is TPOT; its "inter chunk latency" is ITL.
 	return fidRun{Tool: "aiperf", TTFT: st("time_to_first_token"), TPOT: st("inter_token_latency"), ITL: st("inter_chunk_latency"),
 		Lat: st("request_latency"), OutputTokens: osl.Sum, CPUSeconds: cpu, WallSecond: wall}, true
+}
+
+// guidellm runs GuideLLM when GUIDELLM_BIN is set, and reads its report
+// with calibrate's importer (executor/benchresult), so that make fidelity
+// checks the importer against the pinned GuideLLM's real output. ITL is
+// the report's own inter_token_latency_ms summary, which weighs every
+// token gap (the importer's TPOT weighs every request).
+func guidellm(t *testing.T, tokenizer, url, model string, s fidShape, cpus string) (fidRun, bool) {
+	t.Helper()
+	bin := os.Getenv("GUIDELLM_BIN")
+	if bin == "" {
+		return fidRun{}, false
+	}
+	report := filepath.Join(t.TempDir(), "guidellm-report.json")
+	argv := pinned(cpus, bin, "run", "--backend", "kind=openai_http,target="+url+",model="+model,
+		"--profile", "kind=concurrent,streams="+strconv.Itoa(s.conc),
+		"--constraint", "kind=max_requests,count="+strconv.Itoa(s.requests),
+		"--data", fmt.Sprintf("kind=synthetic_text,prompt_tokens=%d,output_tokens=%d", s.in, s.out),
+		"--tokenizer", "kind=huggingface_auto,model="+tokenizer,
+		"--seed", "kind=static,value="+strconv.FormatInt(time.Now().UnixNano()%1000, 10),
+		"--output", "kind=json,path="+report, "--disable-console-interactive")
+	env := []string{"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "DO_NOT_TRACK=1"}
+	cpu, wall, _ := runTool(t, env, argv...)
+	keepOutputs(t, "guidellm", report)
+	rs, err := benchresult.Read(report, benchresult.Hints{GPU: "CPU", Engine: "vllm==0.0.0"})
+	if err != nil {
+		t.Fatalf("calibrate's importer cannot read GuideLLM's report: %v", err)
+	}
+	if len(rs) != 1 || rs[0].Requests != s.requests {
+		t.Fatalf("GuideLLM's report: %d benchmarks (%+v); want one of %d requests", len(rs), rs, s.requests)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Benchmarks []struct {
+			Metrics struct {
+				ITL struct {
+					Successful struct {
+						Percentiles map[string]float64 `json:"percentiles"`
+					} `json:"successful"`
+				} `json:"inter_token_latency_ms"`
+			} `json:"metrics"`
+		} `json:"benchmarks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Benchmarks) != 1 {
+		t.Fatalf("GuideLLM's report: %v", err)
+	}
+	m, itl := rs[0].Metrics, doc.Benchmarks[0].Metrics.ITL.Successful.Percentiles
+	st := func(n string) fidStat { return fidStat{m[n+"_mean_ms"], m[n+"_p50_ms"], m[n+"_p95_ms"]} }
+	return fidRun{Tool: "guidellm", TTFT: st("ttft"), TPOT: st("tpot"), ITL: fidStat{P50: itl["p50"], P95: itl["p95"]}, Lat: st("latency"),
+		OutputTokens: float64(rs[0].OutputTokens * rs[0].Requests), CPUSeconds: cpu, WallSecond: wall}, true
 }
 
 // startSimServe starts `infercrane sim serve` in constant timing and
@@ -459,6 +513,9 @@ func TestFidelitySim(t *testing.T) {
 	if a, ok := aiperf(t, model, url, "sim", s, clientCPU); ok {
 		runs = append(runs, a)
 	}
+	if g, ok := guidellm(t, model, url, "sim", s, clientCPU); ok {
+		runs = append(runs, g)
+	}
 	fidelityOut(t, fidTable(fmt.Sprintf("Simulated engine, constant timing, %d streams, %d requests of %d+%d tokens (engine on CPU %q, clients on %q; cpu includes start-up):",
 		s.conc, s.requests, s.in, s.out, engineCPU, clientCPU), &truth, runs))
 	fidelityOut(t, fmt.Sprintf("engine's own emission lateness during infercrane's run (infercrane:sim_token_lateness_seconds): mean %.3f ms over %d tokens\n", engineLateMs, int(late.Count)))
@@ -514,6 +571,9 @@ func TestFidelityVLLM(t *testing.T) {
 	}
 	if a, ok := aiperf(t, model, url, tinyModelName, s, ""); ok {
 		all = append(all, a)
+	}
+	if g, ok := guidellm(t, model, url, tinyModelName, s, ""); ok {
+		all = append(all, g)
 	}
 	fidelityOut(t, fidTable(fmt.Sprintf("Real vLLM (CPU build, tiny Qwen3), concurrency %d, %d requests of %d+%d tokens, runs alternating (cpu includes start-up):",
 		s.conc, s.requests, s.in, s.out), nil, all))

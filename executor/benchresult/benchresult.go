@@ -798,23 +798,9 @@ func parseAIPerfRecords(data []byte) (Result, error) {
 	}
 	r.Requests = n
 	r.InputTokens, r.OutputTokens = round(float64(inSum)/float64(n)), round(float64(outSum)/float64(n))
-	summ := func(name string, v []float64) {
-		if len(v) == 0 {
-			return
-		}
-		sort.Float64s(v)
-		s := 0.0
-		for _, x := range v {
-			s += x
-		}
-		put(r.Metrics, name+"_mean_ms", s/float64(len(v)), true)
-		put(r.Metrics, name+"_p50_ms", Percentile(v, 50), true)
-		put(r.Metrics, name+"_p95_ms", Percentile(v, 95), true)
-		put(r.Metrics, name+"_p99_ms", Percentile(v, 99), true)
-	}
-	summ("ttft", ttft)
-	summ("tpot", tpot)
-	summ("latency", lat)
+	putSummary(r.Metrics, "ttft", ttft)
+	putSummary(r.Metrics, "tpot", tpot)
+	putSummary(r.Metrics, "latency", lat)
 	r.TTFTsMs = ttft
 	if last > first {
 		window := float64(last-first) / 1e9
@@ -849,6 +835,24 @@ func parseAIPerfRecords(data []byte) (Result, error) {
 	return r, nil
 }
 
+// putSummary puts the mean, p50, p95 and p99 of per-request figures v
+// (milliseconds; sorted in place) as name_mean_ms and so on; nothing when
+// v is empty.
+func putSummary(m map[string]float64, name string, v []float64) {
+	if len(v) == 0 {
+		return
+	}
+	sort.Float64s(v)
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	put(m, name+"_mean_ms", s/float64(len(v)), true)
+	put(m, name+"_p50_ms", Percentile(v, 50), true)
+	put(m, name+"_p95_ms", Percentile(v, 95), true)
+	put(m, name+"_p99_ms", Percentile(v, 99), true)
+}
+
 // Percentile is the q-th percentile of sorted values with linear
 // interpolation between closest ranks (numpy's default, InferCrane's
 // definition).
@@ -862,22 +866,49 @@ func Percentile(sorted []float64, q float64) float64 {
 	return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
-// guideStat is one of GuideLLM's metric summaries (successful requests).
-type guideStat struct {
-	Successful struct {
-		Count       float64            `json:"count"`
-		Mean        *float64           `json:"mean"`
-		Median      *float64           `json:"median"`
-		TotalSum    *float64           `json:"total_sum"`
-		Percentiles map[string]float64 `json:"percentiles"`
-	} `json:"successful"`
+// guideDist is one of GuideLLM's distribution summaries.
+type guideDist struct {
+	Count       float64            `json:"count"`
+	Mean        *float64           `json:"mean"`
+	Median      *float64           `json:"median"`
+	TotalSum    *float64           `json:"total_sum"`
+	Percentiles map[string]float64 `json:"percentiles"`
+}
+
+// guideMetric is metric name of a GuideLLM benchmark's metrics, the
+// distribution over its successful requests; false when the report has
+// none or holds something else under the name (GuideLLM 0.8 keeps counts,
+// nulls and nested groups beside the distributions).
+func guideMetric(metrics map[string]json.RawMessage, name string) (guideDist, bool) {
+	var m struct {
+		Successful *guideDist `json:"successful"`
+	}
+	if err := json.Unmarshal(metrics[name], &m); err != nil || m.Successful == nil {
+		return guideDist{}, false
+	}
+	return *m.Successful, true
+}
+
+// guideRequest is one successful request of a GuideLLM 0.8 report
+// (benchmarks[].requests.successful[]): the report keeps every request
+// unless the run sampled them (--metrics sample_size).
+type guideRequest struct {
+	TTFTMs   *float64 `json:"time_to_first_token_ms"`
+	ITLMs    *float64 `json:"inter_token_latency_ms"`
+	LatencyS *float64 `json:"request_latency"`
+	Output   *float64 `json:"output_tokens"`
 }
 
 // parseGuideLLM reads GuideLLM's report JSON: one result per benchmark
-// (load point). GuideLLM's inter_token_latency_ms is (latency - ttft) /
-// (output tokens - 1), our TPOT; its time_per_output_token_ms divides the
-// whole latency (TTFT included) by the output tokens and is not used; its
-// request_latency is in seconds.
+// (load point), in the layouts of GuideLLM 0.3 and 0.8. GuideLLM's
+// inter_token_latency_ms of a request is (latency - ttft) / (output
+// tokens - 1), our TPOT; its time_per_output_token_ms divides the whole
+// latency (TTFT included) by the output tokens and is not used; its
+// request_latency is in seconds. Where the report lists its requests
+// (0.8), TTFT, TPOT and latency are summarised from them, since 0.8's
+// inter_token_latency_ms summary weighs every token gap (a request of
+// many tokens counts many times) where our TPOT weighs every request
+// once; otherwise from the report's summaries.
 func parseGuideLLM(data []byte) ([]Result, error) {
 	var doc struct {
 		Metadata   map[string]json.RawMessage `json:"metadata"`
@@ -885,10 +916,13 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 			Duration *float64                   `json:"duration"`
 			Config   map[string]json.RawMessage `json:"config"`
 			Args     map[string]json.RawMessage `json:"args"`
-			Metrics  map[string]guideStat       `json:"metrics"`
+			Metrics  map[string]json.RawMessage `json:"metrics"`
 			Strategy json.RawMessage            `json:"strategy"`
 			Start    *float64                   `json:"start_time"`
 			End      *float64                   `json:"end_time"`
+			Requests struct {
+				Successful []guideRequest `json:"successful"`
+			} `json:"requests"`
 		} `json:"benchmarks"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -901,7 +935,9 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 	var out []Result
 	for i, b := range doc.Benchmarks {
 		r := Result{Tool: ToolGuideLLM, ToolVersion: version, Metrics: map[string]float64{}, Label: fmt.Sprintf("benchmark %d", i+1)}
-		for _, src := range []map[string]json.RawMessage{b.Config, b.Args} {
+		var backend map[string]json.RawMessage // 0.8: config.backend.model
+		_ = json.Unmarshal(b.Config["backend"], &backend)
+		for _, src := range []map[string]json.RawMessage{b.Config, b.Args, backend} {
 			if r.Model == "" {
 				r.Model = str(src["model"])
 			}
@@ -918,33 +954,58 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 		if kind == "" {
 			kind = str(s["type"])
 		}
-		stat := func(name, ours string, factor float64) {
-			st, ok := b.Metrics[name]
-			if !ok {
-				return
-			}
-			if v := st.Successful.Mean; v != nil {
-				put(r.Metrics, ours+"_mean_ms", *v*factor, true)
-			}
-			if v, ok := st.Successful.Percentiles["p50"]; ok {
-				put(r.Metrics, ours+"_p50_ms", v*factor, true)
-			} else if v := st.Successful.Median; v != nil {
-				put(r.Metrics, ours+"_p50_ms", *v*factor, true)
-			}
-			for _, p := range []string{"p95", "p99"} {
-				if v, ok := st.Successful.Percentiles[p]; ok {
-					put(r.Metrics, ours+"_"+p+"_ms", v*factor, true)
+		ps, pok := guideMetric(b.Metrics, "prompt_token_count")
+		os_, ook := guideMetric(b.Metrics, "output_token_count")
+		if pok && ook && ps.Mean != nil && os_.Mean != nil {
+			r.InputTokens, r.OutputTokens = round(*ps.Mean), round(*os_.Mean)
+			r.Requests = round(os_.Count)
+		}
+		if reqs := b.Requests.Successful; len(reqs) > 0 {
+			var ttft, tpot, lat []float64
+			for _, q := range reqs {
+				if q.TTFTMs != nil {
+					ttft = append(ttft, *q.TTFTMs)
+				}
+				if q.ITLMs != nil && q.Output != nil && *q.Output > 1 {
+					tpot = append(tpot, *q.ITLMs)
+				}
+				if q.LatencyS != nil {
+					lat = append(lat, *q.LatencyS*1000)
 				}
 			}
-		}
-		stat("time_to_first_token_ms", "ttft", 1)
-		stat("inter_token_latency_ms", "tpot", 1)
-		stat("request_latency", "latency", 1000)
-		ps, pok := b.Metrics["prompt_token_count"]
-		os_, ook := b.Metrics["output_token_count"]
-		if pok && ook && ps.Successful.Mean != nil && os_.Successful.Mean != nil {
-			r.InputTokens, r.OutputTokens = round(*ps.Successful.Mean), round(*os_.Successful.Mean)
-			r.Requests = round(os_.Successful.Count)
+			putSummary(r.Metrics, "ttft", ttft)
+			putSummary(r.Metrics, "tpot", tpot)
+			putSummary(r.Metrics, "latency", lat)
+			r.TTFTsMs = ttft
+			if r.Requests > len(reqs) {
+				r.Notes = append(r.Notes, fmt.Sprintf("GuideLLM kept %d of the %d successful requests (sampled): TTFT, TPOT and latency are the sample's", len(reqs), r.Requests))
+			}
+		} else {
+			stat := func(name, ours string, factor float64) {
+				st, ok := guideMetric(b.Metrics, name)
+				if !ok {
+					return
+				}
+				if v := st.Mean; v != nil {
+					put(r.Metrics, ours+"_mean_ms", *v*factor, true)
+				}
+				if v, ok := st.Percentiles["p50"]; ok {
+					put(r.Metrics, ours+"_p50_ms", v*factor, true)
+				} else if v := st.Median; v != nil {
+					put(r.Metrics, ours+"_p50_ms", *v*factor, true)
+				}
+				for _, p := range []string{"p95", "p99"} {
+					if v, ok := st.Percentiles[p]; ok {
+						put(r.Metrics, ours+"_"+p+"_ms", v*factor, true)
+					}
+				}
+			}
+			stat("time_to_first_token_ms", "ttft", 1)
+			stat("inter_token_latency_ms", "tpot", 1)
+			stat("request_latency", "latency", 1000)
+			if st, ok := guideMetric(b.Metrics, "inter_token_latency_ms"); ok && r.Requests > 0 && st.Count > float64(r.Requests) {
+				r.Notes = append(r.Notes, "the report lists no requests and its inter_token_latency_ms summary weighs every token gap: TPOT is token-weighted, not per request")
+			}
 		}
 		dur := 0.0
 		if b.Duration != nil {
@@ -952,10 +1013,10 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 		} else if b.Start != nil && b.End != nil {
 			dur = *b.End - *b.Start
 		}
-		if ook && os_.Successful.TotalSum != nil && dur > 0 {
-			put(r.Metrics, OutTput, *os_.Successful.TotalSum/dur, true)
-		} else if ot, ok := b.Metrics["output_tokens_per_second"]; ok && ot.Successful.Mean != nil {
-			put(r.Metrics, OutTput, *ot.Successful.Mean, true)
+		if ook && os_.TotalSum != nil && dur > 0 {
+			put(r.Metrics, OutTput, *os_.TotalSum/dur, true)
+		} else if ot, ok := guideMetric(b.Metrics, "output_tokens_per_second"); ok && ot.Mean != nil {
+			put(r.Metrics, OutTput, *ot.Mean, true)
 		}
 		switch kind {
 		case "synchronous":

@@ -1,6 +1,7 @@
 package benchresult
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,18 +9,21 @@ import (
 	"testing"
 )
 
-// The vllm bench and AIPerf fixtures in testdata are real tool output,
+// The vllm bench, AIPerf and GuideLLM fixtures in testdata are real tool output,
 // kept by `FIDELITY_KEEP=DIR make fidelity` (scripts/fidelity/run.sh) from
 // TestFidelityVLLM's runs against vLLM 0.32.0's CPU build serving a tiny
 // Qwen3 (served as tiny-qwen3) at concurrency 1, 24 requests of 64 + 16
 // tokens (72 prompt tokens with the chat template), untrimmed:
 // vllm-bench-0.32.0-cpu.json (`vllm bench serve --save-result
-// --save-detailed`) and aiperf-0.13.0-cpu/ (AIPerf 0.13.0's
-// profile_export_aiperf.json and profile_export.jsonl). No GPU ran them:
-// the tests name one with -gpu as a user would. vllm-bench-rate.json (an
-// open loop), guidellm-report.json and screen-two-model.json follow their
-// tools' layouts with made-up figures: make fidelity runs neither an open
-// loop nor GuideLLM. tiny-qwen3/config.json is that model's config.json as
+// --save-detailed`), aiperf-0.13.0-cpu/ (AIPerf 0.13.0's
+// profile_export_aiperf.json and profile_export.jsonl) and
+// guidellm-0.8.1-cpu.json (GuideLLM 0.8.1's report, `guidellm run
+// --profile kind=concurrent,streams=1 --data kind=synthetic_text,...`). No
+// GPU ran them: the tests name one with -gpu as a user would.
+// vllm-bench-rate.json (an open loop), guidellm-report.json (GuideLLM
+// 0.3's layout) and screen-two-model.json follow their tools' layouts with
+// made-up figures: make fidelity runs no open loop, and GuideLLM 0.8 only.
+// tiny-qwen3/config.json is that model's config.json as
 // scripts/integration/setup-vllm.sh builds it (calibrate -model-config).
 
 func read(t *testing.T, name string, h Hints) []Result {
@@ -46,6 +50,7 @@ const (
 	realVLLMBench = "vllm-bench-0.32.0-cpu.json"
 	realAIPerf    = "aiperf-0.13.0-cpu/profile_export_aiperf.json"
 	realRecords   = "aiperf-0.13.0-cpu/profile_export.jsonl"
+	realGuideLLM  = "guidellm-0.8.1-cpu.json"
 )
 
 var cpuHints = Hints{GPU: "L40S", Engine: "vllm==0.32.0"}
@@ -211,6 +216,69 @@ func TestGuideLLM(t *testing.T) {
 	wantMetrics(t, p, map[string]float64{TTFTP50: 60})
 }
 
+// GuideLLM 0.8's real report: its metrics hold counts and nulls beside
+// the distributions, the model is the backend's, and TTFT, TPOT and
+// latency come from its per-request records (the expected figures are the
+// records' own, summarised as Percentile does).
+func TestGuideLLMRealReport(t *testing.T) {
+	rs := read(t, realGuideLLM, cpuHints)
+	if len(rs) != 1 {
+		t.Fatalf("%d results", len(rs))
+	}
+	r := rs[0]
+	if r.Tool != ToolGuideLLM || r.ToolVersion != "0.8.1" || r.Model != "tiny-qwen3" || r.Label != "benchmark 1 (concurrent)" {
+		t.Errorf("conditions: %+v", r)
+	}
+	// The prompt length is the server's count (64 synthetic tokens and
+	// the chat template), as for vllm bench and AIPerf.
+	if r.Concurrency != 1 || r.RequestRate != 0 || r.Requests != 24 || r.InputTokens != 72 || r.OutputTokens != 16 {
+		t.Errorf("load: concurrency %d rate %v requests %d lengths %d/%d", r.Concurrency, r.RequestRate, r.Requests, r.InputTokens, r.OutputTokens)
+	}
+	if len(r.TTFTsMs) != 24 {
+		t.Errorf("%d per-request TTFTs, want 24", len(r.TTFTsMs))
+	}
+	wantMetrics(t, r, map[string]float64{TTFTMean: 21.557241678237915, TTFTP50: 21.777629852294922, TTFTP95: 26.61900520324707,
+		TPOTMean: 10.923242568969727, TPOTP50: 10.304474830627441, LatP50: 176.82111263275146, OutTput: 83.73506032973448})
+}
+
+// TPOT weighs every request once: a request of two tokens whose one gap
+// took 100 ms moves the mean by its share of the requests, where GuideLLM
+// 0.8's own inter_token_latency_ms summary weighs its one gap among 360.
+// Without the records the summary is used, and the result says it is
+// token-weighted.
+func TestGuideLLMTPOTPerRequest(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", realGuideLLM))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	bench := doc["benchmarks"].([]any)[0].(map[string]any)
+	reqs := bench["requests"].(map[string]any)
+	first := reqs["successful"].([]any)[0].(map[string]any)
+	old := first["inter_token_latency_ms"].(float64)
+	first["inter_token_latency_ms"], first["output_tokens"] = 100.0, 2.0
+	edited, _ := json.Marshal(doc)
+	rs, err := Parse("edited.json", edited, cpuHints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 10.923242568969727 + (100-old)/24; !near(rs[0].Metrics[TPOTMean], want) {
+		t.Errorf("tpot mean %v, want %v (per request)", rs[0].Metrics[TPOTMean], want)
+	}
+	reqs["successful"] = []any{}
+	edited, _ = json.Marshal(doc)
+	rs, err = Parse("summary.json", edited, cpuHints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rs[0].Metrics[TPOTMean]; !near(got, 10.923242568969727) || !strings.Contains(strings.Join(rs[0].Notes, " "), "token-weighted") {
+		t.Errorf("without records: tpot mean %v, notes %q", got, rs[0].Notes)
+	}
+}
+
 func TestScreenDocument(t *testing.T) {
 	rs := read(t, "screen-two-model.json", Hints{})
 	if len(rs) != 2 {
@@ -265,7 +333,7 @@ func TestParseEngine(t *testing.T) {
 // FuzzParse: no document makes Parse panic, and an accepted one states
 // every condition.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{realVLLMBench, "vllm-bench-rate.json", realAIPerf, realRecords, "guidellm-report.json", "screen-two-model.json"} {
+	for _, name := range []string{realVLLMBench, "vllm-bench-rate.json", realAIPerf, realRecords, "guidellm-report.json", realGuideLLM, "screen-two-model.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make fidelity`: InferCrane's load generator, `vllm bench serve` (from the pinned
-# vLLM CPU environment of scripts/integration) and AIPerf (pinned, when it installs)
+# vLLM CPU environment of scripts/integration), AIPerf and GuideLLM (pinned, when they install)
 # on the same shapes against the simulated engine (constant timing) and real vLLM on
 # CPU; prints the side-by-side tables and fails when InferCrane's figures are more
 # than 1% (or 0.5 ms) off the engine's ground truth at 64 streams, or differ from
@@ -22,17 +22,20 @@ if [ -z "${VLLM_VENV:-}" ] || [ -z "${TINY_MODEL:-}" ]; then
     exit $rc
   fi
 fi
-if [ -z "${AIPERF_BIN:-}" ]; then
-  set +e
-  aiperf_line=$(bash scripts/fidelity/setup-aiperf.sh)
-  rc=$?
-  set -e
-  if [ $rc -eq 0 ]; then
-    export "${aiperf_line?}"
-  else
-    echo "fidelity: AIPerf is not available (setup exit $rc); the tables have no AIPerf rows"
+for tool in aiperf guidellm; do
+  var=$(echo "$tool" | tr '[:lower:]' '[:upper:]')_BIN
+  if [ -z "${!var:-}" ]; then
+    set +e
+    line=$(bash scripts/fidelity/setup-tool.sh "$tool")
+    rc=$?
+    set -e
+    if [ $rc -eq 0 ]; then
+      export "${line?}"
+    else
+      echo "fidelity: $tool is not available (setup exit $rc); the tables have no $tool rows"
+    fi
   fi
-fi
+done
 export FIDELITY_OUT=${FIDELITY_OUT:-$(mktemp -t fidelity.XXXXXX)}
 : > "$FIDELITY_OUT"
 set +e
