@@ -27,9 +27,12 @@ import (
 	"github.com/infercrane/infercrane/executor/loadgen"
 )
 
-// fidShape is one load the tools are given.
+// fidShape is one load the tools are given: conc streams, or (rate > 0)
+// an open loop of rate requests a second whose gaps are gamma-distributed
+// with shape burstiness (vllm bench's --burstiness; 1: Poisson).
 type fidShape struct {
 	in, out, conc, requests int
+	rate, burstiness        float64
 }
 
 // fidRun is what one tool measured in one run.
@@ -109,14 +112,18 @@ func ours(t *testing.T, bin, url, model string, s fidShape, cpus string) fidRun 
 func vllmBench(t *testing.T, venv, tokenizer, url, model string, s fidShape, cpus string) fidRun {
 	t.Helper()
 	dir := t.TempDir()
-	argv := pinned(cpus, filepath.Join(venv, "bin", "vllm"), "bench", "serve",
+	load := []string{"--max-concurrency", strconv.Itoa(s.conc), "--request-rate", "inf"}
+	if s.rate > 0 {
+		load = []string{"--request-rate", strconv.FormatFloat(s.rate, 'g', -1, 64), "--burstiness", strconv.FormatFloat(s.burstiness, 'g', -1, 64)}
+	}
+	argv := pinned(cpus, append(append([]string{filepath.Join(venv, "bin", "vllm"), "bench", "serve",
 		"--backend", "openai-chat", "--endpoint", "/v1/chat/completions", "--base-url", url,
 		"--model", model, "--tokenizer", tokenizer, "--dataset-name", "random",
 		"--random-input-len", strconv.Itoa(s.in), "--random-output-len", strconv.Itoa(s.out), "--random-range-ratio", "0",
-		"--num-prompts", strconv.Itoa(s.requests), "--max-concurrency", strconv.Itoa(s.conc), "--request-rate", "inf",
+		"--num-prompts", strconv.Itoa(s.requests)}, load...),
 		"--ignore-eos", "--save-result", "--save-detailed", "--result-dir", dir, "--result-filename", "r.json",
 		"--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,95", "--disable-tqdm",
-		"--seed", strconv.FormatInt(time.Now().UnixNano()%1000, 10))
+		"--seed", strconv.FormatInt(time.Now().UnixNano()%1000, 10))...)
 	before := serverHistograms(t, url)
 	cpu, wall, _ := runTool(t, []string{"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "VLLM_NO_USAGE_STATS=1", "DO_NOT_TRACK=1"}, argv...)
 	view := serverDelta(t, url, before)
@@ -133,11 +140,35 @@ func vllmBench(t *testing.T, venv, tokenizer, url, model string, s fidShape, cpu
 	if c := f("completed"); int(c) != s.requests {
 		t.Fatalf("vllm bench: %v of %d completed (failed %v)", c, s.requests, m["failed"])
 	}
+	checkImported(t, filepath.Join(dir, "r.json"), s)
 	st := func(n string) fidStat {
 		return fidStat{f("mean_" + n + "_ms"), f("p50_" + n + "_ms"), f("p95_" + n + "_ms")}
 	}
 	return fidRun{Tool: "vllm bench", TTFT: st("ttft"), TPOT: st("tpot"), ITL: st("itl"), Lat: st("e2el"),
 		OutputTokens: f("total_output_tokens"), CPUSeconds: cpu, WallSecond: wall, Server: view}
+}
+
+// checkImported reads a vllm bench result with calibrate's importer
+// (executor/benchresult) and fails unless it gives the load that was sent:
+// make fidelity checks the importer on vllm bench's real output, closed
+// and open loop.
+func checkImported(t *testing.T, path string, s fidShape) {
+	t.Helper()
+	rs, err := benchresult.Read(path, benchresult.Hints{GPU: "CPU", Engine: "vllm==0.32.0"})
+	if err != nil {
+		t.Fatalf("calibrate's importer cannot read vllm bench's result: %v", err)
+	}
+	r := rs[0]
+	sent := r.Requests == s.requests && r.OutputTokens == s.out
+	if s.rate > 0 {
+		sent = sent && r.RequestRate == s.rate && r.Arrival == "gamma" && r.Burstiness == s.burstiness && r.Concurrency == 0
+	} else {
+		sent = sent && r.Concurrency == s.conc && r.RequestRate == 0
+	}
+	if !sent {
+		t.Fatalf("the importer read vllm bench's result as %d requests of %d output tokens, concurrency %d, rate %g (%s, burstiness %g); it was sent %+v",
+			r.Requests, r.OutputTokens, r.Concurrency, r.RequestRate, r.Arrival, r.Burstiness, s)
+	}
 }
 
 // aiperf runs AIPerf when AIPERF_BIN is set. HF_HUB_OFFLINE stays unset:
@@ -575,6 +606,11 @@ func TestFidelityVLLM(t *testing.T) {
 	if g, ok := guidellm(t, model, url, tinyModelName, s, ""); ok {
 		all = append(all, g)
 	}
+	// An open loop (8 requests a second, gamma gaps of shape 0.5), not
+	// judged: it checks the importer on vllm bench's open-loop result.
+	open := vllmBench(t, venv, model, url, tinyModelName, fidShape{in: s.in, out: s.out, requests: s.requests, rate: 8, burstiness: 0.5}, "")
+	open.Tool = "vllm (open)"
+	all = append(all, open)
 	fidelityOut(t, fidTable(fmt.Sprintf("Real vLLM (CPU build, tiny Qwen3), concurrency %d, %d requests of %d+%d tokens, runs alternating (cpu includes start-up):",
 		s.conc, s.requests, s.in, s.out), nil, all))
 	// Each tool is judged against vLLM's own histograms in its own runs'

@@ -15,14 +15,15 @@ import (
 // Qwen3 (served as tiny-qwen3) at concurrency 1, 24 requests of 64 + 16
 // tokens (72 prompt tokens with the chat template), untrimmed:
 // vllm-bench-0.32.0-cpu.json (`vllm bench serve --save-result
-// --save-detailed`), aiperf-0.13.0-cpu/ (AIPerf 0.13.0's
-// profile_export_aiperf.json and profile_export.jsonl) and
-// guidellm-0.8.1-cpu.json (GuideLLM 0.8.1's report, `guidellm run
-// --profile kind=concurrent,streams=1 --data kind=synthetic_text,...`). No
-// GPU ran them: the tests name one with -gpu as a user would.
-// vllm-bench-rate.json (an open loop), guidellm-report.json (GuideLLM
-// 0.3's layout) and screen-two-model.json follow their tools' layouts with
-// made-up figures: make fidelity runs no open loop, and GuideLLM 0.8 only.
+// --save-detailed`; vllm-bench-0.32.0-cpu-rate8.json, the same server
+// in an open loop of 8 requests a second, gamma gaps of shape 0.5),
+// aiperf-0.13.0-cpu/ (AIPerf 0.13.0's profile_export_aiperf.json and
+// profile_export.jsonl) and guidellm-0.8.1-cpu.json (GuideLLM 0.8.1's
+// report, `guidellm run --profile kind=concurrent,streams=1 --data
+// kind=synthetic_text,...`). No GPU ran them: the tests name one with -gpu
+// as a user would. guidellm-report.json (GuideLLM 0.3's layout) and
+// screen-two-model.json follow their tools' layouts with made-up figures:
+// make fidelity runs GuideLLM 0.8 only, and the screen was a one-off.
 // tiny-qwen3/config.json is that model's config.json as
 // scripts/integration/setup-vllm.sh builds it (calibrate -model-config).
 
@@ -48,9 +49,11 @@ func wantMetrics(t *testing.T, r Result, want map[string]float64) {
 
 const (
 	realVLLMBench = "vllm-bench-0.32.0-cpu.json"
-	realAIPerf    = "aiperf-0.13.0-cpu/profile_export_aiperf.json"
-	realRecords   = "aiperf-0.13.0-cpu/profile_export.jsonl"
-	realGuideLLM  = "guidellm-0.8.1-cpu.json"
+	// realVLLMBenchOpen is an open loop: --request-rate 8 --burstiness 0.5.
+	realVLLMBenchOpen = "vllm-bench-0.32.0-cpu-rate8.json"
+	realAIPerf        = "aiperf-0.13.0-cpu/profile_export_aiperf.json"
+	realRecords       = "aiperf-0.13.0-cpu/profile_export.jsonl"
+	realGuideLLM      = "guidellm-0.8.1-cpu.json"
 )
 
 var cpuHints = Hints{GPU: "L40S", Engine: "vllm==0.32.0"}
@@ -86,7 +89,7 @@ func TestVLLMBenchDetailed(t *testing.T) {
 // A vllm bench result records neither the GPU nor vLLM's version unless
 // --metadata says them: it is refused naming both and the flags.
 func TestVLLMBenchWithoutConditionsIsRefused(t *testing.T) {
-	for _, name := range []string{realVLLMBench, "vllm-bench-rate.json"} {
+	for _, name := range []string{realVLLMBench, realVLLMBenchOpen} {
 		_, err := Read(filepath.Join("testdata", name), Hints{})
 		if err == nil {
 			t.Fatalf("%s: accepted a result whose GPU and engine are unknown", name)
@@ -97,14 +100,15 @@ func TestVLLMBenchWithoutConditionsIsRefused(t *testing.T) {
 			}
 		}
 	}
-	rs, err := Read(filepath.Join("testdata", "vllm-bench-rate.json"), Hints{GPU: "A100-80GB", Engine: "vllm==0.10.2"})
+	rs, err := Read(filepath.Join("testdata", realVLLMBenchOpen), Hints{GPU: "A100-80GB", Engine: "vllm==0.10.2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rs[0]
-	if r.GPU != "A100-80GB" || r.EngineVersion != "0.10.2" || r.RequestRate != 2 || r.Arrival != "gamma" || r.Burstiness != 0.5 || r.Concurrency != 0 {
+	if r.GPU != "A100-80GB" || r.EngineVersion != "0.10.2" || r.RequestRate != 8 || r.Arrival != "gamma" || r.Burstiness != 0.5 || r.Concurrency != 0 || r.Requests != 24 {
 		t.Errorf("hinted open loop: %+v", r)
 	}
+	wantMetrics(t, r, map[string]float64{TTFTP50: 64.89184199926967, TPOTP50: 33.46845563343474, OutTput: 117.14392519833174})
 	// --metadata gpu=... vllm=... (top-level strings) wins over a hint.
 	rs, err = Parse("meta.json", withMembers(t, realVLLMBench, `"gpu": "NVIDIA H100 80GB HBM3", "vllm": "0.11.0"`), Hints{GPU: "L4", Engine: "vllm==0.1.0"})
 	if err != nil {
@@ -333,7 +337,7 @@ func TestParseEngine(t *testing.T) {
 // FuzzParse: no document makes Parse panic, and an accepted one states
 // every condition.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{realVLLMBench, "vllm-bench-rate.json", realAIPerf, realRecords, "guidellm-report.json", realGuideLLM, "screen-two-model.json"} {
+	for _, name := range []string{realVLLMBench, realVLLMBenchOpen, realAIPerf, realRecords, "guidellm-report.json", realGuideLLM, "screen-two-model.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
