@@ -148,13 +148,17 @@ func vllmBench(t *testing.T, venv, tokenizer, url, model string, s fidShape, cpu
 		OutputTokens: f("total_output_tokens"), CPUSeconds: cpu, WallSecond: wall, Server: view}
 }
 
+// fidHints are the conditions the tools' results do not record, given to
+// calibrate's importer as a user would: vLLM 0.32's CPU build.
+var fidHints = benchresult.Hints{GPU: "CPU", Engine: "vllm==0.32.0"}
+
 // checkImported reads a vllm bench result with calibrate's importer
 // (executor/benchresult) and fails unless it gives the load that was sent:
 // make fidelity checks the importer on vllm bench's real output, closed
 // and open loop.
 func checkImported(t *testing.T, path string, s fidShape) {
 	t.Helper()
-	rs, err := benchresult.Read(path, benchresult.Hints{GPU: "CPU", Engine: "vllm==0.32.0"})
+	rs, err := benchresult.Read(path, fidHints)
 	if err != nil {
 		t.Fatalf("calibrate's importer cannot read vllm bench's result: %v", err)
 	}
@@ -231,7 +235,7 @@ func guidellm(t *testing.T, tokenizer, url, model string, s fidShape, cpus strin
 	env := []string{"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "DO_NOT_TRACK=1"}
 	cpu, wall, _ := runTool(t, env, argv...)
 	keepOutputs(t, "guidellm", report)
-	rs, err := benchresult.Read(report, benchresult.Hints{GPU: "CPU", Engine: "vllm==0.0.0"})
+	rs, err := benchresult.Read(report, fidHints)
 	if err != nil {
 		t.Fatalf("calibrate's importer cannot read GuideLLM's report: %v", err)
 	}

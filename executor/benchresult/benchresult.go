@@ -889,6 +889,25 @@ func guideMetric(metrics map[string]json.RawMessage, name string) (guideDist, bo
 	return *m.Successful, true
 }
 
+// putGuideDist puts a GuideLLM summary's mean, p50 (its median where it
+// gives no percentiles) and p95 and p99 as ours_mean_ms and so on, its
+// values times factor (1000 for seconds).
+func putGuideDist(m map[string]float64, ours string, d guideDist, factor float64) {
+	if v := d.Mean; v != nil {
+		put(m, ours+"_mean_ms", *v*factor, true)
+	}
+	if v, ok := d.Percentiles["p50"]; ok {
+		put(m, ours+"_p50_ms", v*factor, true)
+	} else if v := d.Median; v != nil {
+		put(m, ours+"_p50_ms", *v*factor, true)
+	}
+	for _, p := range []string{"p95", "p99"} {
+		if v, ok := d.Percentiles[p]; ok {
+			put(m, ours+"_"+p+"_ms", v*factor, true)
+		}
+	}
+}
+
 // guideRequest is one successful request of a GuideLLM 0.8 report
 // (benchmarks[].requests.successful[]): the report keeps every request
 // unless the run sampled them (--metrics sample_size).
@@ -981,30 +1000,17 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 				r.Notes = append(r.Notes, fmt.Sprintf("GuideLLM kept %d of the %d successful requests (sampled): TTFT, TPOT and latency are the sample's", len(reqs), r.Requests))
 			}
 		} else {
-			stat := func(name, ours string, factor float64) {
-				st, ok := guideMetric(b.Metrics, name)
-				if !ok {
-					return
-				}
-				if v := st.Mean; v != nil {
-					put(r.Metrics, ours+"_mean_ms", *v*factor, true)
-				}
-				if v, ok := st.Percentiles["p50"]; ok {
-					put(r.Metrics, ours+"_p50_ms", v*factor, true)
-				} else if v := st.Median; v != nil {
-					put(r.Metrics, ours+"_p50_ms", *v*factor, true)
-				}
-				for _, p := range []string{"p95", "p99"} {
-					if v, ok := st.Percentiles[p]; ok {
-						put(r.Metrics, ours+"_"+p+"_ms", v*factor, true)
-					}
+			if d, ok := guideMetric(b.Metrics, "time_to_first_token_ms"); ok {
+				putGuideDist(r.Metrics, "ttft", d, 1)
+			}
+			if d, ok := guideMetric(b.Metrics, "inter_token_latency_ms"); ok {
+				putGuideDist(r.Metrics, "tpot", d, 1)
+				if r.Requests > 0 && d.Count > float64(r.Requests) {
+					r.Notes = append(r.Notes, "the report lists no requests and its inter_token_latency_ms summary weighs every token gap: TPOT is token-weighted, not per request")
 				}
 			}
-			stat("time_to_first_token_ms", "ttft", 1)
-			stat("inter_token_latency_ms", "tpot", 1)
-			stat("request_latency", "latency", 1000)
-			if st, ok := guideMetric(b.Metrics, "inter_token_latency_ms"); ok && r.Requests > 0 && st.Count > float64(r.Requests) {
-				r.Notes = append(r.Notes, "the report lists no requests and its inter_token_latency_ms summary weighs every token gap: TPOT is token-weighted, not per request")
+			if d, ok := guideMetric(b.Metrics, "request_latency"); ok {
+				putGuideDist(r.Metrics, "latency", d, 1000)
 			}
 		}
 		dur := 0.0
