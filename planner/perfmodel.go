@@ -71,7 +71,7 @@ func resolvePerf(l *lanePlan) {
 		l.perfErr = err
 		return
 	}
-	l.hw.Assume.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	rs.Assume(&l.hw.Assume)
 	hw := l.hw
 	hw.Count, hw.Stages = rs.TensorParallel, rs.PipelineParallel
 	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), in.MaxContext)

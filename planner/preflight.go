@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -360,8 +359,7 @@ func weakRegimes(lanes []*lanePlan, f *findings) {
 // unmodelledRuntimeArgs notes, once for each runtime, the args it gives
 // that change vLLM's performance in ways the model leaves out
 // (perf.RuntimeSettings.Unmodelled): the estimates are the server's
-// without them. For --async-scheduling on vLLM 0.8-0.13 it says what the
-// estimate charges instead and what the flag was measured to change.
+// without them.
 func unmodelledRuntimeArgs(lanes []*lanePlan, f *findings) {
 	byRuntime := map[string][]*lanePlan{}
 	for _, l := range lanes {
@@ -380,9 +378,6 @@ func unmodelledRuntimeArgs(lanes []*lanePlan, f *findings) {
 		detail := fmt.Sprintf("%s: the performance model does not model %s; the estimates are the server's without it.", named, strings.Join(flags, ", "))
 		if dp := ls[0].settings.DataParallel; dp > 1 {
 			detail += fmt.Sprintf(" With --data-parallel-size %d they are one replica's (its tensor x pipeline GPUs), serving the whole load: %d replicas behind one front end serve up to %d times its throughput at the same TTFT and TPOT.", dp, dp, dp)
-		}
-		if slices.Contains(ls[0].settings.Unmodelled, "async-scheduling") && ls[0].Perf != nil && ls[0].Perf.Hardware.Assume.StepSeqUs > 0 {
-			detail += fmt.Sprintf(" They charge each step the synchronous scheduler's %.0f µs a sequence (vLLM 0.8-0.11), which --async-scheduling overlaps in part with the GPU's work: GPUStack measured 1-16%% more output tokens/s with it in bursts of gpt-oss (vLLM 0.11).", ls[0].Perf.Hardware.Assume.StepSeqUs)
 		}
 		f.add(SeverityNote, lane, "", fmt.Sprintf("runtime %q sets %s, which the estimates leave out", rt, strings.Join(flags, ", ")), detail)
 	}

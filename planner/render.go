@@ -338,6 +338,9 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 		}
 		if o.SeqUs > 0 {
 			step += fmt.Sprintf(" plus %.0f µs per sequence in the step", o.SeqUs)
+			if l.Perf != nil && l.Perf.Hardware.Assume.AsyncScheduling {
+				step += fmt.Sprintf(" (async scheduling: %.0f%% of it beside the GPU's work)", 100*perf.AsyncOverlapShare)
+			}
 		}
 		api := orDefault(in.API, "chat") + " API"
 		if in.FrontEndAPI != "" {

@@ -339,6 +339,41 @@ func TestV1StepCostPerSequence(t *testing.T) {
 	}
 }
 
+// TestAsyncSchedulingOverlapsSequenceWork: with async scheduling a share
+// of the engine's work for a step's sequences (AsyncOverlapShare) runs
+// beside the GPU's, so a step lasts the longer of the two plus the rest
+// of the work and the step overhead; without it the work adds up. With
+// few sequences the share hides behind the GPU, with many it sets the
+// pace.
+func TestAsyncSchedulingOverlapsSequenceWork(t *testing.T) {
+	sync := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	sync.Hardware.Assume.StepSeqUs = 200
+	async := sync
+	async.Hardware.Assume.AsyncScheduling = true
+	bare := sync
+	bare.Hardware.Assume.StepSeqUs = 0
+	fixed := sync.Hardware.Assume.StepOverheadMs / 1000
+	seqs := make([]*Seq, 256)
+	for i := range seqs {
+		seqs[i] = &Seq{Prompt: 100, Output: 10}
+	}
+	for _, n := range []int{1, 4, 64, 256} {
+		st := Step{Seqs: seqs[:n], DecodeSeqs: n, KVTokens: float64(100 * n), Attended: float64(100 * n)}
+		gpu := bare.StepSeconds(&st) - fixed
+		work := float64(n) * 200e-6
+		if got, want := sync.StepSeconds(&st), gpu+work+fixed; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%d sequences, synchronous: %v s, want the GPU's %v + the work %v + the overhead %v", n, got, gpu, work, fixed)
+		}
+		beside := AsyncOverlapShare * work
+		if got, want := async.StepSeconds(&st), math.Max(gpu, beside)+work-beside+fixed; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%d sequences, async: %v s, want the longer of the GPU's %v and the work beside it %v, + the rest %v and the overhead %v", n, got, gpu, beside, work-beside, fixed)
+		}
+		if hidden := beside < gpu; hidden != (n <= 4) {
+			t.Errorf("%d sequences: the work beside the GPU's (%v s) hidden behind it (%v s) is %v; the test wants it for 4 or fewer", n, beside, gpu, hidden)
+		}
+	}
+}
+
 // TestFrontEndAPI: vLLM serves a harmony-rendered chat (gpt-oss) the way
 // of a completion; every other model's chat, and any completion, keeps
 // its API's front end. The catalog's gpt-oss configs say they are

@@ -40,6 +40,12 @@ type RuntimeSettings struct {
 	// counts every token too (an upper bound: V0's block manager is not
 	// modelled).
 	FullLengthKV bool `json:"full_length_kv,omitempty"`
+	// AsyncScheduling: the engine core schedules the next step while the
+	// GPU runs the current one (--async-scheduling; vLLM's default from
+	// 0.14), so its work for each sequence overlaps the GPU's
+	// (Assumptions.AsyncScheduling). vLLM before 0.15 does not run it with
+	// pipeline parallelism.
+	AsyncScheduling bool `json:"async_scheduling,omitempty"`
 	// Unmodelled lists the args given that change vLLM's performance in
 	// ways the model leaves out (unmodelledArgs), in their order, without
 	// their leading dashes.
@@ -80,6 +86,10 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 	default:
 		s.MaxBatchedTokens, s.MaxNumSeqs, s.FullLengthKV = max(maxModelLen, 2048), 256, true
 		s.setSource("vllm<0.8 (v0 engine) default", "max_num_batched_tokens", "max_num_seqs", "chunked_prefill", "prefix_caching", "full_length_kv")
+	}
+	if v1 && versionAtLeast(b.RuntimeVersion, 0, 14) {
+		s.AsyncScheduling = true
+		s.setSource("vllm>=0.14 default", "async_scheduling")
 	}
 	if b.GPUMemoryUtil > 0 {
 		s.GPUMemoryUtilization = b.GPUMemoryUtil
@@ -188,6 +198,10 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			err = flag(&s.PrefixCaching, true, "prefix_caching")
 		case "no-enable-prefix-caching":
 			err = flag(&s.PrefixCaching, false, "prefix_caching")
+		case "async-scheduling":
+			err = flag(&s.AsyncScheduling, true, "async_scheduling")
+		case "no-async-scheduling":
+			err = flag(&s.AsyncScheduling, false, "async_scheduling")
 		case "gpu-memory-utilization":
 			var v string
 			if v, err = value(); err == nil {
@@ -211,6 +225,14 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			return s, err
 		}
 	}
+	if s.AsyncScheduling && s.PipelineParallel > 1 && !versionAtLeast(b.RuntimeVersion, 0, 15) {
+		// Async scheduling with pipeline parallelism came with vLLM PR
+		// #32359 (January 2026); GPUStack's gpt-oss-120b run with
+		// --async-scheduling -pp 2 on vLLM 0.11 decoded as the synchronous
+		// scheduler does (planner/perf/testdata/published).
+		s.AsyncScheduling = false
+		s.setSource("vllm<0.15: not with pipeline parallelism", "async_scheduling")
+	}
 	if s.DataParallel > 1 {
 		// Replicas are not modelled (the estimate is one replica's).
 		s.Unmodelled = append(s.Unmodelled, "data-parallel-size")
@@ -229,11 +251,17 @@ const maxParallelSize = 4096
 
 // unmodelledArgs are the vLLM args that change its performance in ways
 // the model leaves out, true for those that take a value:
-// --async-scheduling (the scheduler's work overlapped with the GPU's;
-// the default from vLLM 0.14), --enable-expert-parallel (experts spread
-// over the GPUs instead of split), --enforce-eager (no CUDA graphs) and
-// --speculative-config (draft tokens).
-var unmodelledArgs = map[string]bool{"async-scheduling": false, "enable-expert-parallel": false, "enforce-eager": false, "speculative-config": true}
+// --enable-expert-parallel (experts spread over the GPUs instead of
+// split), --enforce-eager (no CUDA graphs) and --speculative-config
+// (draft tokens).
+var unmodelledArgs = map[string]bool{"enable-expert-parallel": false, "enforce-eager": false, "speculative-config": true}
+
+// Assume sets the assumptions the settings decide: the GPU memory
+// utilisation and whether the engine's work per sequence overlaps the
+// GPU's (AsyncScheduling).
+func (s RuntimeSettings) Assume(a *Assumptions) {
+	a.GPUMemoryUtilization, a.AsyncScheduling = s.GPUMemoryUtilization, s.AsyncScheduling
+}
 
 // GPUs is the GPUs one server of these settings runs on: tensor x
 // pipeline x data parallel sizes.

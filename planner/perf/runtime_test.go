@@ -87,11 +87,50 @@ func TestUnmodelledArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"async-scheduling", "speculative-config", "enforce-eager", "enable-expert-parallel", "data-parallel-size"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 || s.DataParallel != 2 || s.GPUs() != 2 {
-		t.Errorf("unmodelled %v, max num seqs %d; want %v and 64", s.Unmodelled, s.MaxNumSeqs, want)
+	if want := []string{"speculative-config", "enforce-eager", "enable-expert-parallel", "data-parallel-size"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 || s.DataParallel != 2 || s.GPUs() != 2 || !s.AsyncScheduling {
+		t.Errorf("unmodelled %v, max num seqs %d, async scheduling %v; want %v, 64 and true", s.Unmodelled, s.MaxNumSeqs, s.AsyncScheduling, want)
 	}
 	if s, _ := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeArgs: []string{"--max-model-len", "4096"}}, h100, 1, 4096); len(s.Unmodelled) != 0 {
 		t.Errorf("unmodelled %v for args the model covers", s.Unmodelled)
+	}
+}
+
+// TestAsyncSchedulingSetting: async scheduling is vLLM's default from
+// 0.14 and the args' flag before it; --no-async-scheduling (or the flag
+// set to false) turns it off; with pipeline parallelism vLLM before 0.15
+// does not run it; and the settings carry it to the lane's assumptions.
+func TestAsyncSchedulingSetting(t *testing.T) {
+	h100, _ := LookupGPU("H100")
+	for _, c := range []struct {
+		version string
+		args    []string
+		want    bool
+		source  string
+	}{
+		{"0.11.0", nil, false, ""},
+		{"0.11.0", []string{"--async-scheduling"}, true, "args"},
+		{"0.11.0", []string{"--async_scheduling=true"}, true, "args"},
+		{"0.11.0", []string{"--async-scheduling=false"}, false, "args"},
+		{"0.6.0", []string{"--async-scheduling"}, true, "args"},
+		{"0.14.0", nil, true, "vllm>=0.14 default"},
+		{"", nil, true, "vllm>=0.14 default"},
+		{"0.14.1", []string{"--no-async-scheduling"}, false, "args"},
+		{"0.11.0", []string{"--async-scheduling", "-pp", "2"}, false, "vllm<0.15: not with pipeline parallelism"},
+		{"0.14.0", []string{"--pipeline-parallel-size=2"}, false, "vllm<0.15: not with pipeline parallelism"},
+		{"0.15.0", []string{"-pp", "2"}, true, "vllm>=0.14 default"},
+	} {
+		s, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: c.version, RuntimeArgs: c.args}, h100, 2, 4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.AsyncScheduling != c.want || s.Sources["async_scheduling"] != c.source {
+			t.Errorf("vLLM %q %v: async scheduling %v from %q, want %v from %q", c.version, c.args, s.AsyncScheduling, s.Sources["async_scheduling"], c.want, c.source)
+		}
+		var a Assumptions
+		s.Assume(&a)
+		if a.AsyncScheduling != c.want || a.GPUMemoryUtilization != s.GPUMemoryUtilization {
+			t.Errorf("vLLM %q %v: assumptions %+v from settings %+v", c.version, c.args, a, s)
+		}
 	}
 }
 

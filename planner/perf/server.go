@@ -22,7 +22,7 @@ func CatalogServer(id string, g GPU, count int, rt engine.Runtime, api string, m
 		return Hardware{}, RuntimeSettings{}, err
 	}
 	a := DefaultAssumptions(g)
-	a.GPUMemoryUtilization = rs.GPUMemoryUtilization
+	rs.Assume(&a)
 	p, known := arch.Lookup(id)
 	if o, ok := FrontEnd(rt.RuntimeEngine, rt.RuntimeVersion, FrontEndAPI(p.Config.HarmonyChat, api)); ok {
 		o.Apply(&a, g)

@@ -656,34 +656,56 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) flo
 }
 
 // decodeLine is the duration of step j of a pure decode phase,
-// v0 + j slope: what does not change along the phase (the matrix
-// multiplies of its b tokens, the elementwise kernels, the all-reduces
-// and the step overhead) plus the attention kernel over a KV cache of kv
-// tokens growing by grow a step (a decode attends to its whole KV cache:
-// Step.Attended is KVTokens), whose time a cached token is the larger of
-// its compute and of reading it, or their sum on a serial processor
-// (stepCost.at). It is a straight line that never falls.
-type decodeLine struct{ v0, slope float64 }
+// max(v0 + j slope, floor): what does not change along the phase (the
+// matrix multiplies of its b tokens, the elementwise kernels, the
+// all-reduces and the step overhead) plus the attention kernel over a KV
+// cache of kv tokens growing by grow a step (a decode attends to its
+// whole KV cache: Step.Attended is KVTokens), whose time a cached token
+// is the larger of its compute and of reading it, or their sum on a
+// serial processor (stepCost.at); or, under async scheduling, the
+// engine's work for the b sequences and the step overhead when that
+// takes longer (floor: stepCost.withOverheads). It never falls.
+type decodeLine struct{ v0, slope, floor float64 }
 
 func decodeLineOf(c stepCost, kv, grow float64) decodeLine {
 	perToken := c.attention(1, 1)
-	return decodeLine{v0: c.gemm() + c.elementwise + c.comm + c.fixed + kv*perToken, slope: grow * perToken}
+	return decodeLine{v0: c.gemm() + c.elementwise + c.comm + c.fixed + kv*perToken, slope: grow * perToken,
+		floor: c.overlapped + c.fixed}
 }
 
-func (l decodeLine) at(j int) float64 { return l.v0 + float64(j)*l.slope }
+func (l decodeLine) at(j int) float64 { return math.Max(l.v0+float64(j)*l.slope, l.floor) }
+
+// flat is how many of steps 0 to j-1 last floor: those whose line lies
+// below it.
+func (l decodeLine) flat(j int) int {
+	switch {
+	case l.floor <= l.v0:
+		return 0
+	case l.slope <= 0:
+		return j
+	}
+	if f := math.Ceil((l.floor - l.v0) / l.slope); f < float64(j) {
+		return int(f)
+	}
+	return j
+}
 
 // sum is the duration of steps 0 to j-1.
 func (l decodeLine) sum(j int) float64 {
-	x := float64(j)
-	return x*l.v0 + l.slope*x*(x-1)/2
+	x, f := float64(j), float64(l.flat(j))
+	return f*l.floor + (x-f)*l.v0 + l.slope*(x*(x-1)-f*(f-1))/2
 }
 
 // gaps adds steps 0 to k-1, each a gap of b requests, to the histogram,
 // a bin at a time.
 func (l decodeLine) gaps(k, b int, itl *itlHist) {
+	f := l.flat(k)
+	if f > 0 {
+		itl.addBin(binOf(l.floor), f*b)
+	}
 	var bin int32
 	upper := math.Inf(-1)
-	for j := 0; j < k; {
+	for j := f; j < k; {
 		v := l.at(j)
 		if v >= upper || v < upper/(1+binWidth) {
 			bin = binOf(v)

@@ -221,6 +221,20 @@ func skippingEqualsStepping(t *testing.T, s Lane) {
 	})
 }
 
+// TestSkippingDecodesEqualsSteppingAsync: the shortcut holds under async
+// scheduling, whose decode phases last the engine's work for their
+// sequences while it exceeds the GPU's and follow the growing attention
+// once it does not (decodeLine's floor): a per-sequence cost that is
+// always hidden, one that sets the pace for part of a phase, and one that
+// always does.
+func TestSkippingDecodesEqualsSteppingAsync(t *testing.T) {
+	for _, us := range []float64{20, 400, 4000} {
+		s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", EngineConfig{MaxNumSeqs: 16, MaxBatchedTokens: 512, ChunkedPrefill: true})
+		s.Hardware.Assume.StepSeqUs, s.Hardware.Assume.AsyncScheduling = us, true
+		t.Run(fmt.Sprintf("%gus", us), func(t *testing.T) { skippingEqualsStepping(t, s) })
+	}
+}
+
 // TestSkippingDecodesEqualsSteppingArchitectures: the shortcut holds for
 // a mixture of experts (whose weight reads follow the batch), FP8 weights
 // on tensor-parallel GPUs (all-reduces in every step) and a serial CPU.
