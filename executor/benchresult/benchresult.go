@@ -937,6 +937,7 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 			Args     map[string]json.RawMessage `json:"args"`
 			Metrics  map[string]json.RawMessage `json:"metrics"`
 			Strategy json.RawMessage            `json:"strategy"`
+			Worker   map[string]json.RawMessage `json:"worker"`
 			Start    *float64                   `json:"start_time"`
 			End      *float64                   `json:"end_time"`
 			Requests struct {
@@ -961,11 +962,17 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 				r.Model = str(src["model"])
 			}
 		}
-		// The strategy: synchronous, concurrent (streams), constant or
-		// poisson (rate), throughput (everything at once).
+		if r.Model == "" {
+			r.Model = str(b.Worker["backend_model"]) // 0.3: worker.backend_model
+		}
+		// The strategy (0.3: args.strategy): synchronous, concurrent
+		// (streams), constant or poisson (rate), throughput (everything at
+		// once).
 		strat := b.Strategy
-		if len(strat) == 0 {
-			strat = b.Config["strategy"]
+		for _, alt := range []json.RawMessage{b.Config["strategy"], b.Args["strategy"]} {
+			if len(strat) == 0 {
+				strat = alt
+			}
 		}
 		var s map[string]json.RawMessage
 		_ = json.Unmarshal(strat, &s)
@@ -1038,6 +1045,10 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 			}
 			if v, ok := num(s["max_concurrency"]); ok && v >= 1 {
 				r.Concurrency = round(v)
+			}
+			var burst bool
+			if json.Unmarshal(s["initial_burst"], &burst) == nil && burst && r.RequestRate >= 1 {
+				r.Notes = append(r.Notes, fmt.Sprintf("GuideLLM sent an initial burst (initial_burst): the first %d requests at once, then %s arrivals at %g a second; a plan's open loop has no such burst", int(r.RequestRate), r.Arrival, r.RequestRate))
 			}
 		case "throughput":
 			r.Concurrency = r.Requests

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,9 +22,13 @@ import (
 // profile_export.jsonl) and guidellm-0.8.1-cpu.json (GuideLLM 0.8.1's
 // report, `guidellm run --profile kind=concurrent,streams=1 --data
 // kind=synthetic_text,...`). No GPU ran them: the tests name one with -gpu
-// as a user would. guidellm-report.json (GuideLLM 0.3's layout) and
-// screen-two-model.json follow their tools' layouts with made-up figures:
-// make fidelity runs GuideLLM 0.8 only, and the screen was a one-off.
+// as a user would. guidellm-0.3.1-sim-c4.json and
+// guidellm-0.3.1-sim-poisson8.json are GuideLLM 0.3.1's reports (`guidellm
+// benchmark run --rate-type concurrent --rate 4`, and `--rate-type
+// poisson --rate 8`, 24 requests of 64 + 16 synthetic tokens each) against
+// `infercrane sim serve --ttft 200ms --itl 10ms` (the sim counts about 201
+// prompt tokens). screen-two-model.json follows the earlier screen
+// document's layout with made-up figures: the screen was a one-off.
 // tiny-qwen3/config.json is that model's config.json as
 // scripts/integration/setup-vllm.sh builds it (calibrate -model-config).
 
@@ -54,6 +59,9 @@ const (
 	realAIPerf        = "aiperf-0.13.0-cpu/profile_export_aiperf.json"
 	realRecords       = "aiperf-0.13.0-cpu/profile_export.jsonl"
 	realGuideLLM      = "guidellm-0.8.1-cpu.json"
+
+	realGuideLLM03        = "guidellm-0.3.1-sim-c4.json"
+	realGuideLLM03Poisson = "guidellm-0.3.1-sim-poisson8.json"
 )
 
 var cpuHints = Hints{GPU: "L40S", Engine: "vllm==0.32.0"}
@@ -205,19 +213,49 @@ func TestAIPerfRecordsNeedAModel(t *testing.T) {
 	}
 }
 
-func TestGuideLLM(t *testing.T) {
-	rs := read(t, "guidellm-report.json", Hints{GPU: "H100", Engine: "vllm==0.10.0"})
-	if len(rs) != 2 {
-		t.Fatalf("%d results", len(rs))
+// GuideLLM 0.3.1's real reports, run against InferCrane's simulated
+// engine (200 ms TTFT, 10 ms a token): 0.3 keeps the strategy under
+// args.strategy and the model as worker.backend_model, records no
+// version of its own (the hints' is used), and lists every request, from
+// which TTFT, TPOT and latency are summarised (the expected figures are
+// the records' own, summarised as Percentile does; the TPOT is the sim's
+// 10 ms). The importer written against a made-up 0.3 layout refused
+// these ("the load (neither a concurrency nor a request rate)").
+func TestGuideLLM03RealReports(t *testing.T) {
+	h := Hints{GPU: "CPU", Engine: "vllm==0.32.0", ToolVersion: "0.3.1"}
+	c := read(t, realGuideLLM03, h)
+	p := read(t, realGuideLLM03Poisson, h)
+	if len(c) != 1 || len(p) != 1 {
+		t.Fatalf("%d and %d results, want one each", len(c), len(p))
 	}
-	c, p := rs[0], rs[1]
-	if c.Concurrency != 8 || c.RequestRate != 0 || p.RequestRate != 4 || p.Arrival != "poisson" || c.ToolVersion != "0.3.0" || c.Model != "meta-llama/Llama-3.1-8B-Instruct" {
-		t.Errorf("loads: %+v / %+v", c, p)
+	for _, r := range []Result{c[0], p[0]} {
+		if r.Tool != ToolGuideLLM || r.ToolVersion != "0.3.1" || r.Model != "sim" || r.Requests != 24 || r.OutputTokens != 16 || len(r.TTFTsMs) != 24 {
+			t.Errorf("conditions: %+v", r)
+		}
+		if tpot := r.Metrics[TPOTP50]; math.Abs(tpot-10) > 0.3 {
+			t.Errorf("%s: TPOT p50 %v ms, want the sim's 10", r.Label, tpot)
+		}
 	}
-	// inter_token_latency_ms is our TPOT (not time_per_output_token_ms);
-	// request_latency is seconds; throughput is tokens over duration.
-	wantMetrics(t, c, map[string]float64{TTFTP50: 80, TPOTP50: 11.9, TPOTP95: 12.5, LatP50: 1600, OutTput: 512})
-	wantMetrics(t, p, map[string]float64{TTFTP50: 60})
+	if r := c[0]; r.Label != "benchmark 1 (concurrent)" || r.Concurrency != 4 || r.RequestRate != 0 || r.InputTokens != 201 {
+		t.Errorf("concurrent: %+v", r)
+	}
+	wantMetrics(t, c[0], map[string]float64{TTFTMean: 216.9588009516398, TTFTP50: 207.13865756988525, TTFTP95: 270.9665060043335,
+		TPOTMean: 10.008202658759222, TPOTP50: 9.997773170471191, LatP50: 357.33532905578613, OutTput: 384 / 2.2342610359191895})
+	// GuideLLM's open loop starts with floor(rate) requests at once
+	// (initial_burst), which the result's notes say.
+	r := p[0]
+	if r.Label != "benchmark 1 (poisson)" || r.RequestRate != 8 || r.Arrival != "poisson" || r.Concurrency != 0 {
+		t.Errorf("poisson: %+v", r)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "initial burst") && strings.Contains(n, "first 8 requests at once")
+	}) {
+		t.Errorf("the initial burst is not noted: %q", r.Notes)
+	}
+	wantMetrics(t, r, map[string]float64{TTFTP50: 223.62637519836426, TPOTMean: 9.99906791581048, LatP50: 373.5393285751343, OutTput: 384 / 1.6263558864593506})
+	if _, err := Read(filepath.Join("testdata", realGuideLLM03), Hints{GPU: "CPU", Engine: "vllm==0.32.0"}); err != nil {
+		t.Errorf("without -tool-version: %v", err)
+	}
 }
 
 // GuideLLM 0.8's real report: its metrics hold counts and nulls beside
@@ -337,7 +375,7 @@ func TestParseEngine(t *testing.T) {
 // FuzzParse: no document makes Parse panic, and an accepted one states
 // every condition.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{realVLLMBench, realVLLMBenchOpen, realAIPerf, realRecords, "guidellm-report.json", realGuideLLM, "screen-two-model.json"} {
+	for _, name := range []string{realVLLMBench, realVLLMBenchOpen, realAIPerf, realRecords, realGuideLLM03, realGuideLLM03Poisson, realGuideLLM, "screen-two-model.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
