@@ -555,22 +555,37 @@ func TestFidelitySim(t *testing.T) {
 		s.conc, s.requests, s.in, s.out, engineCPU, clientCPU), &truth, runs))
 	fidelityOut(t, fmt.Sprintf("engine's own emission lateness during infercrane's run (infercrane:sim_token_lateness_seconds): mean %.3f ms over %d tokens\n", engineLateMs, int(late.Count)))
 	fidelityOut(t, fmt.Sprintf("machine during infercrane's run: tasks waited for a CPU %.1f%% of the time (/proc/pressure/cpu); processes other than the engine and the client used %.1f%% of its CPUs (/proc/stat)\n", 100*stalled, 100*otherShare))
-	// The client answers for its own error: the engine's measured lateness
-	// (a busy machine can delay the engine's timers too) is added to the
-	// tolerance, and printed above.
+	// The client answers for its own error: the engine's own miss of the
+	// figure (a busy machine can delay the engine's timers too) is added
+	// to the tolerance: its measured token lateness, or, where larger, how
+	// far the engine's own mean of the metric (its histograms over the
+	// run, the "server" row above) is from the truth. A token's lateness
+	// is each token's own, while a request's latency carries its last
+	// token's: an engine whose CPU falls behind over a request is late by
+	// more at its end (a CI run measured 0.98 ms of token lateness and an
+	// engine latency mean 12.75 ms over the truth, the client 1.1 ms over
+	// the engine).
 	var problems []string
-	check := func(name string, got, want float64) {
-		if tol := math.Max(0.01*want, 0.5) + engineLateMs; math.Abs(got-want) > tol {
-			problems = append(problems, fmt.Sprintf("infercrane %s = %.3f ms, ground truth %.0f ms: off by %.3f ms, more than %.2f ms (1%% or 0.5 ms, plus the engine's own %.2f ms lateness)", name, got, want, got-want, tol, engineLateMs))
+	check := func(name string, got, want float64, own *loadgen.ServerDist) {
+		late := engineLateMs
+		if own != nil {
+			late = math.Max(late, math.Abs(own.Mean-want))
+		}
+		if tol := math.Max(0.01*want, 0.5) + late; math.Abs(got-want) > tol {
+			problems = append(problems, fmt.Sprintf("infercrane %s = %.3f ms, ground truth %.0f ms: off by %.3f ms, more than %.2f ms (1%% or 0.5 ms, plus the engine's own %.2f ms miss)", name, got, want, got-want, tol, late))
 		}
 	}
-	check("ttft mean", o.TTFT.Mean, 200)
-	check("ttft p50", o.TTFT.P50, 200)
-	check("tpot mean", o.TPOT.Mean, 10)
-	check("tpot p50", o.TPOT.P50, 10)
-	check("itl p50", o.ITL.P50, 10)
-	check("latency mean", o.Lat.Mean, 510)
-	check("latency p50", o.Lat.P50, 510)
+	var ttft, tpot, lat *loadgen.ServerDist
+	if v := o.Server; v != nil {
+		ttft, tpot, lat = v.TTFTMs, v.TPOTMs, v.LatencyMs
+	}
+	check("ttft mean", o.TTFT.Mean, 200, ttft)
+	check("ttft p50", o.TTFT.P50, 200, ttft)
+	check("tpot mean", o.TPOT.Mean, 10, tpot)
+	check("tpot p50", o.TPOT.P50, 10, tpot)
+	check("itl p50", o.ITL.P50, 10, tpot)
+	check("latency mean", o.Lat.Mean, 510, lat)
+	check("latency p50", o.Lat.P50, 510, lat)
 	// The engine's lateness covers its own timers, not the client's: a
 	// client that waited for a CPU (other load on the machine) is late too.
 	// Only then are the misses reported as a skip.

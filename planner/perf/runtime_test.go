@@ -149,3 +149,43 @@ func TestParallelSizesBounded(t *testing.T) {
 		t.Errorf("tp 8 x pp 4: %v", err)
 	}
 }
+
+// FuzzResolveRuntime feeds runtime args (split at spaces) and versions to
+// the resolver: it never panics, and what it accepts is a setting vLLM
+// could run: positive budgets and parallel sizes within their bound, a
+// memory fraction in (0, 1], every setting's source recorded, and no async
+// scheduling with pipeline parallelism before vLLM 0.15.
+func FuzzResolveRuntime(f *testing.F) {
+	for _, s := range [][2]string{
+		{"0.11.0", "--async-scheduling -pp 2"},
+		{"0.14.0", "--no-async-scheduling --max-num-seqs 64"},
+		{"0.6.0", "--tensor-parallel-size=4 --gpu-memory-utilization 0.95 --enable-chunked-prefill"},
+		{"", "--max-num-batched-tokens 512 --no-enable-prefix-caching --kv-cache-dtype fp8"},
+		{"v0.8.5.post1", "--speculative-config {} -dp 2 --async-scheduling=false"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	h100, _ := LookupGPU("H100")
+	f.Fuzz(func(t *testing.T, version, args string) {
+		s, err := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: version, RuntimeArgs: strings.Fields(args)}, h100, 1, 4096)
+		if err != nil {
+			return
+		}
+		if s.MaxNumSeqs < 1 || s.MaxBatchedTokens < 1 || s.TensorParallel < 1 || s.TensorParallel > maxParallelSize ||
+			s.PipelineParallel > maxParallelSize || s.DataParallel > maxParallelSize || s.BlockSize < 1 ||
+			!(s.GPUMemoryUtilization > 0 && s.GPUMemoryUtilization <= 1) {
+			t.Fatalf("%q %q resolved out of bounds: %+v", version, args, s)
+		}
+		if s.AsyncScheduling && s.PipelineParallel > 1 && !versionAtLeast(version, 0, 15) {
+			t.Fatalf("%q %q: async scheduling with pipeline parallelism before 0.15: %+v", version, args, s)
+		}
+		for _, k := range []string{"max_num_seqs", "max_num_batched_tokens", "tensor_parallel_size", "gpu_memory_utilization", "block_size"} {
+			if s.Sources[k] == "" {
+				t.Fatalf("%q %q: no source for %s: %+v", version, args, k, s.Sources)
+			}
+		}
+		if s.AsyncScheduling && s.Sources["async_scheduling"] == "" {
+			t.Fatalf("%q %q: async scheduling from nowhere: %+v", version, args, s.Sources)
+		}
+	})
+}
