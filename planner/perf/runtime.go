@@ -42,8 +42,8 @@ type RuntimeSettings struct {
 	FullLengthKV bool `json:"full_length_kv,omitempty"`
 	// AsyncScheduling: the engine core schedules the next step while the
 	// GPU runs the current one (--async-scheduling; vLLM's default from
-	// 0.14), so its work for each sequence overlaps the GPU's
-	// (Assumptions.AsyncScheduling). vLLM before 0.15 does not run it with
+	// 0.14), so part of its work for each sequence overlaps the GPU's
+	// (Assumptions.AsyncScheduling, AsyncOverlapShare). vLLM before 0.15 does not run it with
 	// pipeline parallelism.
 	AsyncScheduling bool `json:"async_scheduling,omitempty"`
 	// Unmodelled lists the args given that change vLLM's performance in
