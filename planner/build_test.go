@@ -275,7 +275,8 @@ func TestColdMoEKernelNote(t *testing.T) {
 
 // TestUnmodelledRuntimeArgsNote: a runtime whose args change vLLM's
 // performance in ways the model leaves out (--enable-expert-parallel)
-// gets one note naming them and its lanes, and the args the model covers
+// gets one note naming them and its lanes (and, for expert parallelism,
+// what it was measured to change), and the args the model covers
 // (--async-scheduling) are not named; a runtime without such args, or
 // the simulated engine, gets none. On vLLM 0.11 the plan's runtime line
 // says that async scheduling runs the per-sequence work beside the GPU's.
@@ -287,8 +288,8 @@ func TestUnmodelledRuntimeArgsNote(t *testing.T) {
 	rt.RuntimeArgs = append(rt.RuntimeArgs, "--async-scheduling", "--enable-expert-parallel")
 	p := build(t, cfg)
 	got := findingsMatching(p, re)
-	if len(got) != 1 || got[0].Severity != SeverityNote {
-		t.Fatalf("want one note naming the flag: %+v", p.Preflight)
+	if len(got) != 1 || got[0].Severity != SeverityNote || !strings.Contains(got[0].Detail, "3-7% fewer output tokens/s") {
+		t.Fatalf("want one note naming the flag and what it was measured to change: %+v", p.Preflight)
 	}
 	for _, l := range p.Lanes {
 		if !strings.Contains(got[0].Detail, l.Key) {
