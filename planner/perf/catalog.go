@@ -95,8 +95,9 @@ type GPU struct {
 //     8); nvidia-smi 46,068 MiB (modal-client PR 2797).
 //   - A100-40GB: 39.50 GiB, torch on one A100 40GB (TianheWu/CoSeR issue
 //     10); nvidia-smi 40,960 MiB (modal-client PR 2797).
-//   - A100-80GB: nvidia-smi 81,920 MiB (modal-client PR 2797); no torch or
-//     vLLM total with a citable source found.
+//   - A100-80GB: 79.35 GiB, torch's total capacity in vLLM's out-of-memory
+//     error on 8x A100 (MoonshotAI/Kimi-VL issue 54); nvidia-smi 81,920
+//     MiB (modal-client PR 2797), 0.65 GiB more.
 //   - H100: 79.22 GiB, vLLM's own memory profile of an H100 SXM
 //     (total_gpu_memory, vllm-project/vllm PR 10511); nvidia-smi 81,559 MiB
 //     (modal-client PR 2797, NVIDIA/nccl issue 1264).
@@ -121,7 +122,7 @@ var gpus = []GPU{
 		FP8TFLOPS: 733, INT8TOPS: 733, Capability: 89, Interconnect: "PCIe 4.0 x16", LinkGBs: 32},
 	{Name: "A100-40GB", SMs: 108, MemoryGB: gib(39.50), BandwidthGBs: 1555, BF16TFLOPS: 312, PricePerSecond: 0.000583, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
-	{Name: "A100-80GB", SMs: 108, MemoryGB: mib(81920), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
+	{Name: "A100-80GB", SMs: 108, MemoryGB: gib(79.35), BandwidthGBs: 2039, BF16TFLOPS: 312, PricePerSecond: 0.000694, PrefillMFU: 0.65, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.47,
 		INT8TOPS: 624, Capability: 80, Interconnect: "NVLink 3", LinkGBs: 300},
 	{Name: "H100", SMs: 132, MemoryGB: gib(79.22), BandwidthGBs: 3350, BF16TFLOPS: 989, PricePerSecond: 0.001097, PrefillMFU: 0.50, DecodeEfficiency: 0.8, ElementwiseEfficiency: 0.5,
 		FP8TFLOPS: 1979, INT8TOPS: 1979, Capability: 90, Interconnect: "NVLink 4", LinkGBs: 450},

@@ -26,11 +26,11 @@ type Assumptions struct {
 	// measured TTFT percentiles.
 	RequestJitterMs float64 `json:"request_jitter_ms,omitempty"`
 	// FrontEndTokenUs is the front end's time per streamed output token
-	// (detokenisation and the SSE chunk, in one API server process): the
-	// client cannot receive tokens faster than one per this, however
-	// fast the engine steps, so a step lasts at least its sampled tokens
-	// times it (plus the step overhead). 0 (the catalog's value outside a
-	// known engine version) is no bound.
+	// (detokenisation and the SSE chunk, in one API server process). The
+	// front end serves one request at a time, for its request overhead
+	// and its output's streaming (Lane.FrontEndBusySeconds), so a burst
+	// enters the engine at that pace. 0 (the catalog's value outside a
+	// known engine version) is no such queue.
 	FrontEndTokenUs float64 `json:"front_end_token_us,omitempty"`
 	// FrontEndAdmitUs is a batching front end's time to admit one
 	// request (Lane.FrontEndAdmitSeconds): the requests sent while it is
