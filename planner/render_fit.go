@@ -96,18 +96,24 @@ func FitLines(l *Lane) []string {
 			params, prec, weights, weights/float64(gpus), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
 		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
-			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m), comm),
+			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m, h), comm),
 	}
 }
 
 // fusedExperts says that a mixture of experts' routed experts take their
 // multiplies plus their reads (the fused MoE kernel, perf's stepCost),
-// where the rest of a step takes the larger of the two.
-func fusedExperts(m perf.ModelArch) string {
+// where the rest of a step takes the larger of the two, and at which peak
+// they multiply when it is not the compute roof's
+// (perf.Hardware.FusedMoEPeakTFLOPS: FP8 experts at the BF16 peak).
+func fusedExperts(m perf.ModelArch, h perf.Hardware) string {
 	if !m.RoutesExperts() {
 		return ""
 	}
-	return "; routed experts (fused MoE kernel) take their multiplies plus their reads"
+	s := "; routed experts (fused MoE kernel) take their multiplies plus their reads"
+	if peak := h.FusedMoEPeakTFLOPS(); peak != h.PeakTFLOPS() {
+		s += fmt.Sprintf(", multiplying at the BF16 peak (%g TFLOPS)", peak)
+	}
+	return s
 }
 
 // gemmSize says how much of the MFU the layers' matrix multiplies reach

@@ -55,6 +55,12 @@ func TestArchitecturesExample(t *testing.T) {
 	if n := strings.Count(fit, "routed experts (fused MoE kernel) take their multiplies plus their reads"); n != 8 {
 		t.Errorf("%d deployments say how their routed experts are costed, want the 8 of moe30b", n)
 	}
+	// Its FP8 ones multiply their experts at the BF16 peak, not the FP8
+	// roof the rest of the model takes (perf.Hardware.FusedMoEPeakTFLOPS).
+	if n := strings.Count(fit, "plus their reads, multiplying at the BF16 peak ("); n != 4 ||
+		!strings.Contains(fit, "multiplying at the BF16 peak (989 TFLOPS)") || !strings.Contains(fit, "multiplying at the BF16 peak (362 TFLOPS)") {
+		t.Errorf("%d deployments say their FP8 experts multiply at the BF16 peak, want the 4 FP8 ones of moe30b (989 TFLOPS on an H100, 362 on an L40S):\n%s", n, fit)
+	}
 	if n := strings.Count(fit, "  compute roof "); n != 24 {
 		t.Errorf("%d deployments explained, want 24", n)
 	}

@@ -161,7 +161,7 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 						routed := m.routedBytes(h.linearBytes())
 						want := stepCost{
 							compute:       (m.stepFLOPs(tokens, logits) - matmulFLOPs(m.routedParams(), 0, tokens, 0)) / roof,
-							experts:       matmulFLOPs(m.routedParams(), 0, tokens, 0) / roof,
+							experts:       matmulFLOPs(m.routedParams(), 0, tokens, 0) / (roof * h.FusedMoEPeakTFLOPS() / h.PeakTFLOPS()),
 							attend:        m.attentionSeconds(h),
 							weights:       (m.WeightBytesOn(h) - routed) / n / bw,
 							expertWeights: (m.stepWeightBytes(h, tokens) - m.WeightBytesOn(h) + routed) / n / bw,

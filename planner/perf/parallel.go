@@ -40,6 +40,19 @@ func (h Hardware) PeakTFLOPS() float64 {
 	return h.GPU.BF16TFLOPS
 }
 
+// FusedMoEPeakTFLOPS is the peak the routed experts of a mixture of
+// experts multiply at on h: the BF16 peak, whatever format their weights
+// and activations are multiplied in. vLLM's fused MoE kernel (Triton)
+// gains little from FP8: both tuned, FP8 ran 10-17% faster than BF16 on
+// an H200 at 4 tokens and more (vllm-project/vllm PR #35457, E=128
+// N=96), and on an L40S its FP8 timings follow the BF16 peak, where the
+// FP8 peak makes them up to 36% shorter than measured
+// (TestFusedMoEKernelTimes, vllm-project/vllm PR #53710); vLLM's Triton
+// kernel for 128x128-block FP8 weights reaches 305-357 TFLOP/s on an H100
+// at 4,096-16,384 tokens untuned, against cuBLAS BF16's 711-715 (PR
+// #23939). The weights are still read at their own width.
+func (h Hardware) FusedMoEPeakTFLOPS() float64 { return h.GPU.BF16TFLOPS }
+
 // GEMMRoofShare is the share of the compute roof (PeakTFLOPS at the
 // assumed MFU) the weights' matrix multiplies reach at h's precision:
 // dequantizingGEMMShare when the weights are stored narrower than they

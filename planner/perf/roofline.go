@@ -179,7 +179,8 @@ type stepCost struct {
 	attend  float64 // attention's two matrix multiplies over one query-key pair, every layer
 	weights float64 // reading the weights the step touches
 	// experts and expertWeights are a mixture of experts' routed
-	// experts: their matrix multiplies at the compute roof and reading
+	// experts: their matrix multiplies at the fused MoE kernel's roof
+	// (FusedMoEPeakTFLOPS at the assumed MFU) and reading
 	// the experts the step reaches (compute and weights are the rest).
 	// The fused MoE kernel does not hide the one behind the other
 	// (stepCost.gemm).
@@ -200,7 +201,8 @@ type stepCost struct {
 // stepCost costs a step of tokens tokens of which logitSeqs produce
 // logits. Compute counts 2 FLOPs per active parameter per token (the
 // output projection only for the logit tokens) over the GPUs' peak at h's precision
-// (PeakTFLOPS) and the assumed MFU, plus attention's own FLOPs
+// (PeakTFLOPS; a mixture of experts' routed experts at the fused MoE
+// kernel's, FusedMoEPeakTFLOPS) and the assumed MFU, plus attention's own FLOPs
 // (ModelArch.attentionFLOPs, at the BF16 peak: vLLM's attention kernels
 // multiply 16-bit queries, keys and values whatever the weights' format)
 // for each query-key pair the step attends (at); memory reads the weights the step
@@ -233,8 +235,10 @@ type stepCoster struct {
 	// held-out TTFT error from 26.7% to 27.8% (while the other five
 	// errors improve); that change waits for a refit.
 	inner, output float64
-	// roof is the GPUs' FLOP/s at the assumed MFU.
-	roof float64
+	// roof is the GPUs' FLOP/s at the assumed MFU; expertRoof the same
+	// for the routed experts, at the fused MoE kernel's peak
+	// (FusedMoEPeakTFLOPS).
+	roof, expertRoof float64
 	// The weights a step of a mixture of experts reads: all of them less
 	// the routed experts its tokens do not reach (unreadExpertBytes), over
 	// n GPUs at bandwidth bw.
@@ -285,6 +289,10 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 			c.handoff = float64(m.Hidden) * activationBytes / bw
 		}
 	}
+	c.expertRoof = c.roof
+	if peak := h.PeakTFLOPS(); peak > 0 {
+		c.expertRoof = c.roof * h.FusedMoEPeakTFLOPS() / peak
+	}
 	if m.RoutesExperts() {
 		c.moe = m.MoE
 		c.routed, c.routedBytes = m.routedParams(), m.routedBytes(c.linearBytes)
@@ -319,7 +327,7 @@ func (c *stepCoster) cost(tokens, logitSeqs int) stepCost {
 	}
 	if e := c.moe; e != nil {
 		sc.compute = matmulFLOPs(c.inner-c.routed, c.output, t, logits) / c.roof
-		sc.experts = matmulFLOPs(c.routed, 0, t, 0) / c.roof
+		sc.experts = matmulFLOPs(c.routed, 0, t, 0) / c.expertRoof
 		reached := c.routedBytes - unreadExpertBytes(e, t, c.spread, c.linearBytes)
 		sc.weights = (c.weightBytes - c.routedBytes) / c.n / c.bw
 		sc.expertWeights = reached / c.n / c.bw
