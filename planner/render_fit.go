@@ -111,7 +111,7 @@ func fusedExperts(m perf.ModelArch, h perf.Hardware) string {
 	}
 	s := "; routed experts (fused MoE kernel) take their multiplies plus their reads"
 	if peak := h.FusedMoEPeakTFLOPS(); peak != h.PeakTFLOPS() {
-		s += fmt.Sprintf(", multiplying at the BF16 peak (%g TFLOPS)", peak)
+		s += fmt.Sprintf(", multiplying at the BF16 peak (%g TFLOPS, x %.2f for their size)", peak, m.ExpertGEMMEfficiency(h))
 	}
 	return s
 }

@@ -159,9 +159,13 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 						tokens, logits := float64(tl[0]), float64(tl[1])
 						roof := n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h) * h.GEMMRoofShare()
 						routed := m.routedBytes(h.linearBytes())
+						// The routed experts multiply at the fused MoE kernel's peak,
+						// their size law at that peak.
+						bf16 := h.GPU.BF16TFLOPS
+						expertRoof := n * bf16 * 1e12 * h.Assume.PrefillMFU * gemmEfficiency(m.LayerParamsPerGPU(h), bf16/float64(h.GPU.SMs)) * h.GEMMRoofShare()
 						want := stepCost{
 							compute:       (m.stepFLOPs(tokens, logits) - matmulFLOPs(m.routedParams(), 0, tokens, 0)) / roof,
-							experts:       matmulFLOPs(m.routedParams(), 0, tokens, 0) / (roof * h.FusedMoEPeakTFLOPS() / h.PeakTFLOPS()),
+							experts:       matmulFLOPs(m.routedParams(), 0, tokens, 0) / expertRoof,
 							attend:        m.attentionSeconds(h),
 							weights:       (m.WeightBytesOn(h) - routed) / n / bw,
 							expertWeights: (m.stepWeightBytes(h, tokens) - m.WeightBytesOn(h) + routed) / n / bw,

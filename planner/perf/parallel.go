@@ -50,7 +50,8 @@ func (h Hardware) PeakTFLOPS() float64 {
 // (TestFusedMoEKernelTimes, vllm-project/vllm PR #53710); vLLM's Triton
 // kernel for 128x128-block FP8 weights reaches 305-357 TFLOP/s on an H100
 // at 4,096-16,384 tokens untuned, against cuBLAS BF16's 711-715 (PR
-// #23939). The weights are still read at their own width.
+// #23939). The weights are still read at their own width, and the
+// multiplies are sized against this peak (ModelArch.ExpertGEMMEfficiency).
 func (h Hardware) FusedMoEPeakTFLOPS() float64 { return h.GPU.BF16TFLOPS }
 
 // GEMMRoofShare is the share of the compute roof (PeakTFLOPS at the

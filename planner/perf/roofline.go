@@ -290,8 +290,9 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 		}
 	}
 	c.expertRoof = c.roof
-	if peak := h.PeakTFLOPS(); peak > 0 {
-		c.expertRoof = c.roof * h.FusedMoEPeakTFLOPS() / peak
+	if peak := h.FusedMoEPeakTFLOPS(); peak != h.PeakTFLOPS() {
+		// The experts' multiplies are sized against the peak they run at.
+		c.expertRoof = n * peak * 1e12 * h.Assume.PrefillMFU * m.ExpertGEMMEfficiency(h) * h.GEMMRoofShare()
 	}
 	if m.RoutesExperts() {
 		c.moe = m.MoE
@@ -418,10 +419,23 @@ func (c stepCost) attention(kvTokens, attended float64) float64 {
 // hardware's, from its multiprocessors' peak (at h's compute precision),
 // not an MFU, so a calibrated MFU scales the roof monotonically.
 func (m ModelArch) GEMMEfficiency(h Hardware) float64 {
+	return m.gemmEfficiencyAt(h, h.PeakTFLOPS())
+}
+
+// ExpertGEMMEfficiency is GEMMEfficiency for m's routed experts, whose
+// fused MoE kernel runs at Hardware.FusedMoEPeakTFLOPS.
+func (m ModelArch) ExpertGEMMEfficiency(h Hardware) float64 {
+	return m.gemmEfficiencyAt(h, h.FusedMoEPeakTFLOPS())
+}
+
+// gemmEfficiencyAt is GEMMEfficiency for multiplies that run at peak
+// TFLOP/s on h (the routed experts' fused MoE kernel:
+// Hardware.FusedMoEPeakTFLOPS).
+func (m ModelArch) gemmEfficiencyAt(h Hardware, peak float64) float64 {
 	if h.GPU.SMs <= 0 || m.Layers <= 0 {
 		return 1
 	}
-	return gemmEfficiency(m.LayerParamsPerGPU(h), h.PeakTFLOPS()/float64(h.GPU.SMs))
+	return gemmEfficiency(m.LayerParamsPerGPU(h), peak/float64(h.GPU.SMs))
 }
 
 // LayerParamsPerGPU is the parameters of one layer a token multiplies,
