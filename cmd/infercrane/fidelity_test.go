@@ -239,8 +239,16 @@ func guidellm(t *testing.T, tokenizer, url, model string, s fidShape, cpus strin
 	if err != nil {
 		t.Fatalf("calibrate's importer cannot read GuideLLM's report: %v", err)
 	}
-	if len(rs) != 1 || rs[0].Requests != s.requests {
-		t.Fatalf("GuideLLM's report: %d benchmarks (%+v); want one of %d requests", len(rs), rs, s.requests)
+	// GuideLLM 0.8.1 once counted one of the 24 requests of a clean-clone
+	// make fidelity as not completed (Result.Failed): the importer must
+	// account for every request sent, and the figures are then the
+	// completed ones'; more than one not completed against a healthy
+	// server is a failure.
+	if len(rs) != 1 || rs[0].Requests+rs[0].Failed != s.requests || rs[0].Failed > 1 {
+		t.Fatalf("GuideLLM's report: %d benchmarks (%+v); want one of %d requests, at most one of them not completed", len(rs), rs, s.requests)
+	}
+	if rs[0].Failed > 0 {
+		t.Logf("GuideLLM counted %d of the %d requests as not completed: %s", rs[0].Failed, s.requests, strings.Join(rs[0].Notes, "; "))
 	}
 	b, err := os.ReadFile(report)
 	if err != nil {

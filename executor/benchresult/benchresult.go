@@ -98,6 +98,11 @@ type Result struct {
 	Burstiness  float64
 	// Requests is the measured requests per run, Warmup the warm-up ones.
 	Requests, Warmup int
+	// Failed is the requests the tool sent but did not count as completed
+	// (errored, or cut off when the benchmark ended): the figures are the
+	// completed requests' (vllm bench's failed; GuideLLM's errored and
+	// incomplete request totals).
+	Failed int
 	// Runs is how many runs Metrics aggregates; RunMetrics, when the
 	// document has them, each run's own figures.
 	Runs       int
@@ -402,6 +407,10 @@ func parseVLLMBench(data []byte) (Result, error) {
 	r.Requests = round(completed)
 	if r.Requests < 1 {
 		return r, errors.New("vllm bench completed no request")
+	}
+	if failed, ok := num(m["failed"]); ok && failed > 0 {
+		r.Failed = round(failed)
+		r.Notes = append(r.Notes, failedNote("vllm bench", fmt.Sprintf("%d failed", r.Failed), r.Requests))
 	}
 	// Conditions recorded as --metadata KEY=VALUE (top-level strings).
 	for _, k := range []string{"gpu", "gpu_type", "gpu_name", "hardware", "device", "accelerator"} {
@@ -879,6 +888,20 @@ type guideDist struct {
 // distribution over its successful requests; false when the report has
 // none or holds something else under the name (GuideLLM 0.8 keeps counts,
 // nulls and nested groups beside the distributions).
+// guideTotals is a GuideLLM benchmark's requests by outcome.
+type guideTotals struct {
+	Successful int `json:"successful"`
+	Errored    int `json:"errored"`
+	Incomplete int `json:"incomplete"`
+}
+
+// failedNote is the note on a result whose tool counted requests as not
+// completed (Result.Failed): how many, and that the figures are the
+// completed ones'.
+func failedNote(tool, failed string, completed int) string {
+	return fmt.Sprintf("%s counted %s requests beside the %d completed ones: the figures are the completed requests' (a request cut off when the benchmark ended counts as incomplete)", tool, failed, completed)
+}
+
 func guideMetric(metrics map[string]json.RawMessage, name string) (guideDist, bool) {
 	var m struct {
 		Successful *guideDist `json:"successful"`
@@ -940,7 +963,10 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 			Worker   map[string]json.RawMessage `json:"worker"`
 			Start    *float64                   `json:"start_time"`
 			End      *float64                   `json:"end_time"`
-			Requests struct {
+			// RequestTotals counts the requests by outcome (0.3; 0.8 has
+			// them as metrics.request_totals).
+			RequestTotals *guideTotals `json:"request_totals"`
+			Requests      struct {
 				Successful []guideRequest `json:"successful"`
 			} `json:"requests"`
 		} `json:"benchmarks"`
@@ -979,6 +1005,17 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 		kind := str(s["type_"])
 		if kind == "" {
 			kind = str(s["type"])
+		}
+		totals := b.RequestTotals
+		if totals == nil {
+			var t guideTotals
+			if json.Unmarshal(b.Metrics["request_totals"], &t) == nil {
+				totals = &t
+			}
+		}
+		if totals != nil && totals.Errored+totals.Incomplete > 0 {
+			r.Failed = totals.Errored + totals.Incomplete
+			r.Notes = append(r.Notes, failedNote("GuideLLM", fmt.Sprintf("%d errored and %d incomplete", totals.Errored, totals.Incomplete), totals.Successful))
 		}
 		ps, pok := guideMetric(b.Metrics, "prompt_token_count")
 		os_, ook := guideMetric(b.Metrics, "output_token_count")
