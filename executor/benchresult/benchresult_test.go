@@ -289,14 +289,7 @@ func TestGuideLLMRealReport(t *testing.T) {
 // Without the records the summary is used, and the result says it is
 // token-weighted.
 func TestGuideLLMTPOTPerRequest(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", realGuideLLM))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := fixtureDoc(t, realGuideLLM)
 	bench := doc["benchmarks"].([]any)[0].(map[string]any)
 	reqs := bench["requests"].(map[string]any)
 	first := reqs["successful"].([]any)[0].(map[string]any)
@@ -409,16 +402,10 @@ func FuzzParse(f *testing.F) {
 func TestFailedRequestsAreCounted(t *testing.T) {
 	edit := func(name string, change func(doc map[string]any)) []Result {
 		t.Helper()
-		data, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
+		doc := fixtureDoc(t, name)
 		change(doc)
-		if data, err = json.Marshal(doc); err != nil {
+		data, err := json.Marshal(doc)
+		if err != nil {
 			t.Fatal(err)
 		}
 		rs, err := Parse(name, data, cpuHints)
@@ -452,4 +439,19 @@ func TestFailedRequestsAreCounted(t *testing.T) {
 			t.Errorf("%s: %d failed, notes:\n%s\nwant %d failed and a note %q", c.name, r.Failed, notes, c.failed, c.note)
 		}
 	}
+}
+
+// fixtureDoc is the JSON fixture testdata/name as a generic document, for
+// a test to edit.
+func fixtureDoc(t *testing.T, name string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
