@@ -884,10 +884,6 @@ type guideDist struct {
 	Percentiles map[string]float64 `json:"percentiles"`
 }
 
-// guideMetric is metric name of a GuideLLM benchmark's metrics, the
-// distribution over its successful requests; false when the report has
-// none or holds something else under the name (GuideLLM 0.8 keeps counts,
-// nulls and nested groups beside the distributions).
 // guideTotals is a GuideLLM benchmark's requests by outcome.
 type guideTotals struct {
 	Successful int `json:"successful"`
@@ -902,6 +898,10 @@ func failedNote(tool, failed string, completed int) string {
 	return fmt.Sprintf("%s counted %s requests beside the %d completed ones: the figures are the completed requests' (a request cut off when the benchmark ended counts as incomplete)", tool, failed, completed)
 }
 
+// guideMetric is metric name of a GuideLLM benchmark's metrics, the
+// distribution over its successful requests; false when the report has
+// none or holds something else under the name (GuideLLM 0.8 keeps counts,
+// nulls and nested groups beside the distributions).
 func guideMetric(metrics map[string]json.RawMessage, name string) (guideDist, bool) {
 	var m struct {
 		Successful *guideDist `json:"successful"`

@@ -235,9 +235,9 @@ type stepCoster struct {
 	// held-out TTFT error from 26.7% to 27.8% (while the other five
 	// errors improve); that change waits for a refit.
 	inner, output float64
-	// roof is the GPUs' FLOP/s at the assumed MFU; expertRoof the same
-	// for the routed experts, at the fused MoE kernel's peak
-	// (FusedMoEPeakTFLOPS).
+	// roof is the GPUs' FLOP/s at the assumed MFU (roofAt); expertRoof
+	// the same for a mixture of experts' routed experts, at the fused MoE
+	// kernel's peak (FusedMoEPeakTFLOPS).
 	roof, expertRoof float64
 	// The weights a step of a mixture of experts reads: all of them less
 	// the routed experts its tokens do not reach (unreadExpertBytes), over
@@ -274,7 +274,7 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 			serial:  h.GPU.Serial,
 		},
 		inner: m.activeParams() - out, output: out,
-		roof:        n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h) * h.GEMMRoofShare(),
+		roof:        m.roofAt(h, h.PeakTFLOPS()),
 		weightBytes: m.WeightBytesOn(h), spread: h.Assume.MoERoutingSpread,
 		linearBytes: h.linearBytes(), n: n, bw: bw,
 		comm: m.allReduceOf(h), elementwise: m.elementwiseSeconds(h),
@@ -289,13 +289,9 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 			c.handoff = float64(m.Hidden) * activationBytes / bw
 		}
 	}
-	c.expertRoof = c.roof
-	if peak := h.FusedMoEPeakTFLOPS(); peak != h.PeakTFLOPS() {
-		// The experts' multiplies are sized against the peak they run at.
-		c.expertRoof = n * peak * 1e12 * h.Assume.PrefillMFU * m.ExpertGEMMEfficiency(h) * h.GEMMRoofShare()
-	}
 	if m.RoutesExperts() {
 		c.moe = m.MoE
+		c.expertRoof = m.roofAt(h, h.FusedMoEPeakTFLOPS())
 		c.routed, c.routedBytes = m.routedParams(), m.routedBytes(c.linearBytes)
 	} else {
 		c.fixed.weights = c.weightBytes / n / bw
@@ -426,6 +422,13 @@ func (m ModelArch) GEMMEfficiency(h Hardware) float64 {
 // fused MoE kernel runs at Hardware.FusedMoEPeakTFLOPS.
 func (m ModelArch) ExpertGEMMEfficiency(h Hardware) float64 {
 	return m.gemmEfficiencyAt(h, h.FusedMoEPeakTFLOPS())
+}
+
+// roofAt is the FLOP/s of matrix multiplies that run at peak TFLOP/s on
+// each of h's GPUs, at the assumed MFU, sized against that peak
+// (gemmEfficiencyAt) and at h's format's share of it (GEMMRoofShare).
+func (m ModelArch) roofAt(h Hardware, peak float64) float64 {
+	return h.count() * peak * 1e12 * h.Assume.PrefillMFU * m.gemmEfficiencyAt(h, peak) * h.GEMMRoofShare()
 }
 
 // gemmEfficiencyAt is GEMMEfficiency for multiplies that run at peak
