@@ -233,19 +233,31 @@ func guidellm(t *testing.T, tokenizer, url, model string, s fidShape, cpus strin
 		"--seed", "kind=static,value="+strconv.FormatInt(time.Now().UnixNano()%1000, 10),
 		"--output", "kind=json,path="+report, "--disable-console-interactive")
 	env := []string{"HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "DO_NOT_TRACK=1"}
-	cpu, wall, _ := runTool(t, env, argv...)
-	keepOutputs(t, "guidellm", report)
-	rs, err := benchresult.Read(report, fidHints)
-	if err != nil {
-		t.Fatalf("calibrate's importer cannot read GuideLLM's report: %v", err)
-	}
-	// GuideLLM 0.8.1 once counted one of the 24 requests of a clean-clone
-	// make fidelity as not completed (Result.Failed): the importer must
-	// account for every request sent, and the figures are then the
-	// completed ones'; more than one not completed against a healthy
-	// server is a failure.
-	if len(rs) != 1 || rs[0].Requests+rs[0].Failed != s.requests || rs[0].Failed > 1 {
-		t.Fatalf("GuideLLM's report: %d benchmarks (%+v); want one of %d requests, at most one of them not completed", len(rs), rs, s.requests)
+	// GuideLLM 0.8.1's reports of two clean-clone make fidelity runs held
+	// 23 of the 24 requests asked for. The importer must account for
+	// every request sent (Result.Failed counts those not completed, the
+	// figures being the completed ones'), and at most one may be missing
+	// against a healthy server; a report short of that is GuideLLM's own
+	// miss, logged and run once more.
+	var (
+		rs        []benchresult.Result
+		cpu, wall float64
+	)
+	for try := 1; ; try++ {
+		cpu, wall, _ = runTool(t, env, argv...)
+		keepOutputs(t, "guidellm", report)
+		var err error
+		if rs, err = benchresult.Read(report, fidHints); err != nil {
+			t.Fatalf("calibrate's importer cannot read GuideLLM's report: %v", err)
+		}
+		ok := len(rs) == 1 && rs[0].Requests+rs[0].Failed == s.requests && rs[0].Failed <= 1
+		if ok {
+			break
+		}
+		if try == 2 {
+			t.Fatalf("GuideLLM's report: %d benchmarks (%+v); want one of %d requests, at most one of them not completed", len(rs), rs, s.requests)
+		}
+		t.Logf("GuideLLM's report accounts for %d of the %d requests (%+v); running it once more", accounted(rs), s.requests, rs)
 	}
 	if rs[0].Failed > 0 {
 		t.Logf("GuideLLM counted %d of the %d requests as not completed: %s", rs[0].Failed, s.requests, strings.Join(rs[0].Notes, "; "))
@@ -272,6 +284,16 @@ func guidellm(t *testing.T, tokenizer, url, model string, s fidShape, cpus strin
 	st := func(n string) fidStat { return fidStat{m[n+"_mean_ms"], m[n+"_p50_ms"], m[n+"_p95_ms"]} }
 	return fidRun{Tool: "guidellm", TTFT: st("ttft"), TPOT: st("tpot"), ITL: fidStat{P50: itl["p50"], P95: itl["p95"]}, Lat: st("latency"),
 		OutputTokens: float64(rs[0].OutputTokens * rs[0].Requests), CPUSeconds: cpu, WallSecond: wall}, true
+}
+
+// accounted is the requests a tool's results account for: the completed
+// ones and those it counted as not completed.
+func accounted(rs []benchresult.Result) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Requests + r.Failed
+	}
+	return n
 }
 
 // startSimServe starts `infercrane sim serve` in constant timing and

@@ -100,7 +100,8 @@ type Result struct {
 	Requests, Warmup int
 	// Failed is the requests the tool sent but did not count as completed
 	// (errored, or cut off when the benchmark ended): the figures are the
-	// completed requests' (vllm bench's failed; GuideLLM's errored and
+	// completed requests' (vllm bench's failed; GuideLLM 0.8's requests its
+	// scheduler created but did not see succeed, else its errored and
 	// incomplete request totals).
 	Failed int
 	// Runs is how many runs Metrics aggregates; RunMetrics, when the
@@ -410,7 +411,7 @@ func parseVLLMBench(data []byte) (Result, error) {
 	}
 	if failed, ok := num(m["failed"]); ok && failed > 0 {
 		r.Failed = round(failed)
-		r.Notes = append(r.Notes, failedNote("vllm bench", fmt.Sprintf("%d failed", r.Failed), r.Requests))
+		r.Notes = append(r.Notes, failedNote("vllm bench", fmt.Sprintf("%d failed requests", r.Failed), r.Requests))
 	}
 	// Conditions recorded as --metadata KEY=VALUE (top-level strings).
 	for _, k := range []string{"gpu", "gpu_type", "gpu_name", "hardware", "device", "accelerator"} {
@@ -891,11 +892,20 @@ type guideTotals struct {
 	Incomplete int `json:"incomplete"`
 }
 
+// guideScheduler is GuideLLM 0.8's scheduler_state: the requests it
+// created and their outcomes.
+type guideScheduler struct {
+	Created    int `json:"created_requests"`
+	Successful int `json:"successful_requests"`
+	Errored    int `json:"errored_requests"`
+	Cancelled  int `json:"cancelled_requests"`
+}
+
 // failedNote is the note on a result whose tool counted requests as not
 // completed (Result.Failed): how many, and that the figures are the
 // completed ones'.
 func failedNote(tool, failed string, completed int) string {
-	return fmt.Sprintf("%s counted %s requests beside the %d completed ones: the figures are the completed requests' (a request cut off when the benchmark ended counts as incomplete)", tool, failed, completed)
+	return fmt.Sprintf("%s counted %s beside the %d completed ones: the figures are the completed requests' (a request cut off when the benchmark ended counts as incomplete)", tool, failed, completed)
 }
 
 // guideMetric is metric name of a GuideLLM benchmark's metrics, the
@@ -966,7 +976,10 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 			// RequestTotals counts the requests by outcome (0.3; 0.8 has
 			// them as metrics.request_totals).
 			RequestTotals *guideTotals `json:"request_totals"`
-			Requests      struct {
+			// Scheduler counts what 0.8's scheduler created and what
+			// became of it, cancelled requests included.
+			Scheduler *guideScheduler `json:"scheduler_state"`
+			Requests  struct {
 				Successful []guideRequest `json:"successful"`
 			} `json:"requests"`
 		} `json:"benchmarks"`
@@ -1013,9 +1026,15 @@ func parseGuideLLM(data []byte) ([]Result, error) {
 				totals = &t
 			}
 		}
-		if totals != nil && totals.Errored+totals.Incomplete > 0 {
+		switch sc := b.Scheduler; {
+		case sc != nil && sc.Created > sc.Successful:
+			// The scheduler's own account: every request it created that
+			// did not succeed (errored, cancelled or left in flight).
+			r.Failed = sc.Created - sc.Successful
+			r.Notes = append(r.Notes, failedNote("GuideLLM", fmt.Sprintf("%d not successful of the %d requests its scheduler created (%d errored, %d cancelled)", r.Failed, sc.Created, sc.Errored, sc.Cancelled), sc.Successful))
+		case totals != nil && totals.Errored+totals.Incomplete > 0:
 			r.Failed = totals.Errored + totals.Incomplete
-			r.Notes = append(r.Notes, failedNote("GuideLLM", fmt.Sprintf("%d errored and %d incomplete", totals.Errored, totals.Incomplete), totals.Successful))
+			r.Notes = append(r.Notes, failedNote("GuideLLM", fmt.Sprintf("%d errored and %d incomplete requests", totals.Errored, totals.Incomplete), totals.Successful))
 		}
 		ps, pok := guideMetric(b.Metrics, "prompt_token_count")
 		os_, ook := guideMetric(b.Metrics, "output_token_count")

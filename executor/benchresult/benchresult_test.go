@@ -395,7 +395,8 @@ func FuzzParse(f *testing.F) {
 
 // TestFailedRequestsAreCounted: requests a tool sent but did not complete
 // (vllm bench's failed, GuideLLM's errored and incomplete request totals,
-// at the benchmark in 0.3 and under metrics in 0.8) are counted apart
+// at the benchmark in 0.3 and under metrics in 0.8, and what 0.8's
+// scheduler created but did not see succeed) are counted apart
 // (Result.Failed) and named in a note, the figures staying the completed
 // requests'. A clean-clone make fidelity once read a GuideLLM 0.8.1
 // report of 23 requests where 24 were asked for, and nothing said why.
@@ -427,6 +428,10 @@ func TestFailedRequestsAreCounted(t *testing.T) {
 		{realGuideLLM, func(doc map[string]any) {
 			benchmark(doc)["metrics"].(map[string]any)["request_totals"] = map[string]any{"successful": 23, "errored": 0, "incomplete": 1, "total": 24}
 		}, 1, "GuideLLM counted 0 errored and 1 incomplete requests beside the 23 completed ones"},
+		{realGuideLLM, func(doc map[string]any) {
+			sc := benchmark(doc)["scheduler_state"].(map[string]any)
+			sc["created_requests"], sc["successful_requests"], sc["cancelled_requests"] = 24, 23, 1
+		}, 1, "GuideLLM counted 1 not successful of the 24 requests its scheduler created (0 errored, 1 cancelled) beside the 23 completed ones"},
 		{realGuideLLM03, func(doc map[string]any) {
 			benchmark(doc)["request_totals"] = map[string]any{"successful": 24, "errored": 2, "incomplete": 1, "total": 27}
 		}, 3, "GuideLLM counted 2 errored and 1 incomplete requests beside the 24 completed ones"},
