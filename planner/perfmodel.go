@@ -23,7 +23,12 @@ func resolvePerf(l *lanePlan) {
 	if l.blocks.runtime == nil {
 		rb = engine.Runtime{} // no block: every setting the engine version's default
 	}
-	rs, err := perf.ResolveRuntime(rb, l.hw.GPU, l.hw.Count, in.MaxContext)
+	// The engine runs with the context it enforces (the model's
+	// max_context, --max-model-len, else the model's positions, as vLLM
+	// defaults it): its budget without chunked prefill and its start-up
+	// check of the KV cache follow from it.
+	maxLen, _ := effectiveContext(l)
+	rs, err := perf.ResolveRuntime(rb, l.hw.GPU, l.hw.Count, maxLen)
 	if err != nil {
 		l.perfErr = err
 		return
@@ -74,7 +79,7 @@ func resolvePerf(l *lanePlan) {
 	rs.Assume(&l.hw.Assume)
 	hw := l.hw
 	hw.Count, hw.Stages = rs.TensorParallel, rs.PipelineParallel
-	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), in.MaxContext)
+	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), maxLen)
 	if err != nil {
 		l.perfErr = err
 		return

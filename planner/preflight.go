@@ -430,6 +430,17 @@ func maxNumSeqs(l *lanePlan) (int, string) {
 	return 0, ""
 }
 
+// kvCapacity is the lane's KV cache in tokens: the one its performance
+// model runs (perf.NewLane sized it, after the engine's reserves and at
+// least one request of max model len), else the hardware's capacity
+// after the catalog's reserve.
+func (l *lanePlan) kvCapacity() float64 {
+	if l.Perf != nil {
+		return float64(l.Perf.Engine.KVBlocks * l.Perf.Engine.BlockSize)
+	}
+	return perf.KVCapacityTokens(l.arch, l.hw)
+}
+
 // effectiveContext is the context window the server enforces: the smaller
 // of the model's max_context and --max-model-len, else the model's maximum
 // positions. It returns 0 when nothing says.
@@ -604,7 +615,7 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 				name, in.ModelID, weightsGB, precisionNote(h), gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU))
 		return
 	}
-	capacity := perf.KVCapacityTokens(l.arch, h)
+	capacity := l.kvCapacity()
 	perSeq := in.InputTokens + in.OutputTokens
 	seqKV := eng.KVTokens(perSeq) // less where sliding-window layers keep only their window
 	need := float64(in.Concurrency) * seqKV

@@ -92,12 +92,23 @@ func FitLines(l *Lane) []string {
 	}
 	return []string{
 		fmt.Sprintf("%s: %s on %d x %s%s: %s (%s; from %s)", l.Deployment, l.Model, gpus, h.GPU.Name, runtime, m.ID, arch, src),
-		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %.1f GB reserve; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
-			params, prec, weights, weights/float64(gpus), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, h.Assume.ActivationReserveGB,
+		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %s; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
+			params, prec, weights, weights/float64(gpus), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, reserve(s),
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
 		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
 			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m, h), comm),
 	}
+}
+
+// reserve says what the memory kept from the KV cache is: the catalog's
+// activation reserve, or the engine's start-up profile of its sampler
+// where that is larger (perf.SamplerProfileGB).
+func reserve(s *perf.Lane) string {
+	r := fmt.Sprintf("%.1f GB reserve", s.Hardware.Assume.ActivationReserveGB)
+	if src := s.ReserveSource(); src != "" {
+		r += " (" + src + ")"
+	}
+	return r
 }
 
 // fusedExperts says that a mixture of experts' routed experts take their

@@ -8,7 +8,6 @@ import (
 
 	"github.com/infercrane/infercrane/lang"
 	"github.com/infercrane/infercrane/planner/load"
-	"github.com/infercrane/infercrane/planner/perf"
 )
 
 // workloadSpec converts a shape's lengths, prefix and session blocks to the
@@ -127,7 +126,7 @@ func tailMemoryCheck(l *lanePlan, name string, w *load.Spec, f *findings) {
 	}
 	sort.Float64s(sizes)
 	p95 := load.NearestRank(sizes, 0.95)
-	capacity := perf.KVCapacityTokens(l.arch, l.hw)
+	capacity := l.kvCapacity()
 	if need := float64(in.Concurrency) * p95; need > capacity && capacity > 0 {
 		f.add(SeverityWarning, l.ID, "", fmt.Sprintf("the tail of shape %q does not fit the KV cache: %d x %.0f tokens (p95 request) > %.0f", l.Shape, in.Concurrency, p95, capacity),
 			fmt.Sprintf("%s: when %d of the longest 5%% of requests run together they need %.0f tokens of KV cache and the GPU holds %.0f, so they queue or are preempted and the tail's latency includes it. Lower concurrency in shape %q to %d, or use a larger GPU or more GPUs in gpu %q.",

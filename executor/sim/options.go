@@ -238,10 +238,7 @@ func checkFailStatus(st int) error {
 // as vLLM's v1 engine), refusing what vLLM refuses at start-up.
 func (o Options) server() (perf.Lane, error) {
 	if o.Server != nil {
-		s := *o.Server
-		if s.Engine.KVBlocks == 0 {
-			s.Engine.KVBlocks = int(perf.KVCapacityTokens(s.Model, s.Hardware)) / max(s.Engine.BlockSize, 1)
-		}
+		s := *o.Server // NewLane sizes a KV cache of 0 blocks from the hardware
 		return perf.NewLane(s.Model, s.Hardware, s.Engine, o.MaxModelLen)
 	}
 	m, ok := perf.LookupModel(o.ModelID)

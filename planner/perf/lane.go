@@ -43,7 +43,12 @@ type Lane struct {
 // Qwen3-32B start on one H100 at vLLM 0.11's default context) and 3.05
 // GiB (vLLM PR 10511, Llama 3 8B on an H100). A KV cache sized from the
 // hardware that holds one such request only without the reserve is
-// therefore not refused: the lane plans with StartRisk set.
+// therefore not refused: the lane plans with StartRisk set, and with the
+// smallest cache the engine starts with (one such request), since its
+// figures are those of a server that started.
+//
+// The reserve is at least the engine's start-up profile of its sampler
+// (SamplerProfileGB), which grows with the vocabulary and the batch cap.
 func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) (Lane, error) {
 	engine.BlockSize = engine.blockSize()
 	if hw.Stages > 1 {
@@ -54,6 +59,7 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 	if !engine.FullLengthKV && arch.SlidingWindow > 0 && arch.SlidingLayers > 0 && arch.SlidingLayers <= arch.Layers && engine.SlidingWindow == 0 {
 		engine.SlidingWindow, engine.SlidingLayers, engine.KVLayers = arch.SlidingWindow, arch.SlidingLayers, arch.Layers
 	}
+	hw.Assume.ActivationReserveGB = max(hw.Assume.ActivationReserveGB, SamplerProfileGB(arch, engine.MaxNumSeqs))
 	sized := engine.KVBlocks == 0
 	if sized {
 		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
@@ -68,6 +74,10 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 		s.StartRisk = fmt.Sprintf("the KV cache of %s on %dx %s holds %d tokens after the %.1f GB activation reserve, fewer than max model len %d needs (%.0f), which fit only if the engine's activation peak and CUDA context take under %.2f GB: vLLM may refuse to start; lower --max-model-len or raise --gpu-memory-utilization to be sure",
 			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, hw.Assume.ActivationReserveGB, maxModelLen, need,
 			(KVCapacityTokens(arch, bare)-need)*arch.KVBytesPerTokenPerGPU(hw)/1e9)
+		// The estimate is that of a server that started, and one that
+		// started profiled a KV cache of at least one request of max model
+		// len: the lane plans with that cache.
+		s.Engine.KVBlocks = int(math.Ceil(need / float64(engine.BlockSize)))
 	case float64(engine.KVBlocks*engine.BlockSize) < need:
 		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
 			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, need)
@@ -75,6 +85,17 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
 	}
 	return s, nil
+}
+
+// ReserveSource says where the lane's activation reserve comes from when
+// it is the engine's start-up profile of its sampler (SamplerProfileGB)
+// rather than the catalog's figure; "" otherwise.
+func (s *Lane) ReserveSource() string {
+	p := SamplerProfileGB(s.Model, s.Engine.MaxNumSeqs)
+	if p <= 0 || p != s.Hardware.Assume.ActivationReserveGB {
+		return ""
+	}
+	return fmt.Sprintf("the sampler's start-up profile: %d sequences x %d vocabulary entries", s.Engine.MaxNumSeqs, s.Model.Vocab)
 }
 
 // StepSeconds is the duration of step st on the server: its tokens'

@@ -179,6 +179,11 @@ func TestMaxModelLenWithinTheReserve(t *testing.T) {
 	if err != nil || !strings.Contains(l.StartRisk, "may refuse to start") || !strings.Contains(l.StartRisk, "40960") {
 		t.Errorf("40,960 tokens: err %v, start risk %q", err, l.StartRisk)
 	}
+	// A server that started holds one request of max model len: the lane
+	// plans with that cache, not the smaller one the reserve leaves.
+	if got := l.Engine.KVBlocks * l.Engine.BlockSize; got < 40960 || got >= 40960+l.Engine.BlockSize {
+		t.Errorf("a lane at risk of not starting plans with %d tokens of cache, want the 40,960 a started server holds", got)
+	}
 	if _, err := NewLane(m, h, rs.Engine(), 50000); err == nil || !strings.Contains(err.Error(), "fewer than max model len 50000") {
 		t.Errorf("50,000 tokens fit nowhere, err %v", err)
 	}
@@ -187,7 +192,48 @@ func TestMaxModelLenWithinTheReserve(t *testing.T) {
 	if _, err := NewLane(m, h, e, 40960); err == nil {
 		t.Error("a KV cache of given size smaller than max model len was accepted")
 	}
-	if l, err := NewLane(m, h, rs.Engine(), 32768); err != nil || l.StartRisk != "" {
-		t.Errorf("32,768 tokens fit: err %v, start risk %q", err, l.StartRisk)
+	if l, err := NewLane(m, h, rs.Engine(), 24576); err != nil || l.StartRisk != "" {
+		t.Errorf("24,576 tokens fit: err %v, start risk %q", err, l.StartRisk)
+	}
+}
+
+// TestSamplerProfileSizesTheReserve: vLLM profiles its sampler at start-up
+// on max_num_seqs requests over the whole vocabulary and keeps that peak
+// from the KV cache. gpt-oss-120b (201,088 entries) on one H100 under
+// vLLM 0.11's defaults (1,024 sequences) keeps about 5.4 GB, so the cache
+// holds one of GPUStack's 32,000/100 requests and not two (the burst's
+// measured TPOT, 24 ms, is a decode with no prefill beside it); with the
+// catalog's 1.5 GB alone it held five. Qwen3-14B on an A100 (256
+// sequences) keeps the catalog's 1.5 GB, and the plan says which it is.
+func TestSamplerProfileSizesTheReserve(t *testing.T) {
+	m, _ := LookupModel("openai/gpt-oss-120b")
+	g, _ := LookupGPU("H100")
+	rt := engine.Runtime{RuntimeEngine: "vllm", RuntimeVersion: "0.11.0"}
+	h, rs, err := CatalogServer(m.ID, g, 1, rt, "completions", 32768)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLane(m, h, rs.Engine(), 32768)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := l.Hardware.Assume.ActivationReserveGB; math.Abs(r-(0.5+24*1024*201088/1e9)) > 1e-9 {
+		t.Errorf("reserve %.3f GB, want the sampler profile's %.3f", r, 0.5+24*1024*201088/1e9)
+	}
+	one, held := l.Engine.KVTokens(32100), float64(l.Engine.KVBlocks*l.Engine.BlockSize)
+	if held < one || held >= 2*one {
+		t.Errorf("the cache holds %.0f tokens: want one request of 32,100 (%.0f) and not two", held, one)
+	}
+	if !strings.Contains(l.ReserveSource(), "1024 sequences x 201088 vocabulary entries") {
+		t.Errorf("reserve source %q", l.ReserveSource())
+	}
+	q, _ := LookupModel("Qwen/Qwen3-14B")
+	a, _ := LookupGPU("A100-80GB")
+	h, rs, err = CatalogServer(q.ID, a, 1, rt, "chat", 40960)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err = NewLane(q, h, rs.Engine(), 40960); err != nil || l.Hardware.Assume.ActivationReserveGB != 1.5 || l.ReserveSource() != "" {
+		t.Errorf("Qwen3-14B on an A100 at 256 sequences: err %v, reserve %.3f GB (%q), want the catalog's 1.5", err, l.Hardware.Assume.ActivationReserveGB, l.ReserveSource())
 	}
 }

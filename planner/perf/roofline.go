@@ -583,6 +583,37 @@ func KVCapacityTokens(m ModelArch, h Hardware) float64 {
 	return usable / m.KVBytesPerTokenPerGPU(h)
 }
 
+// SamplerProfileGB is the memory, in GB on each GPU, that a vLLM engine
+// keeps from its KV cache for its start-up profile of the sampler: vLLM
+// (0.8 and later: GPUModelRunner._dummy_sampler_run; the V0 engine's
+// profile run samples too) samples maxNumSeqs dummy requests over the
+// whole vocabulary with top-k and top-p set, which the PyTorch-native
+// path does by sorting the float32 logits: about six float32 copies of
+// them, samplerBytesPerLogit bytes a request a vocabulary entry, on top
+// of samplerBaseGB for the CUDA context and the rest of the profile. The
+// profile's peak is what the engine subtracts before sizing its cache,
+// so a lane's reserve (Assumptions.ActivationReserveGB) is at least this.
+// It is what fits gpt-oss-120b (201,088 entries) on one H100 at vLLM's
+// default 1,024 sequences: vLLM's logs there put the memory besides
+// weights and KV cache at 7.4 GiB (vllm-project/vllm issue #23278,
+// 0.10.1) and 7.6-9.1 GiB (issue #27508, at 0.95, out of memory inside
+// _dummy_sampler_run), and GPUStack's four single-H100 baselines of it
+// (docs/performance-model.md) plan within 13% with a reserve near 5 GB
+// where 1.5 GB leaves three times their cache. 0 when the vocabulary is
+// not known.
+func SamplerProfileGB(m ModelArch, maxNumSeqs int) float64 {
+	if m.Vocab <= 0 || maxNumSeqs <= 0 {
+		return 0
+	}
+	return samplerBaseGB + samplerBytesPerLogit*float64(maxNumSeqs)*float64(m.Vocab)/1e9
+}
+
+// The sampler profile's figures (SamplerProfileGB).
+const (
+	samplerBaseGB        = 0.5
+	samplerBytesPerLogit = 24.0
+)
+
 // StartupSeconds is the time from starting a server to its first healthy
 // answer: weight loading plus engine start-up.
 func StartupSeconds(m ModelArch, h Hardware) float64 {

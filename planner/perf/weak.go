@@ -51,11 +51,12 @@ var weakRegimes = []struct {
 		// GPUStack's gpt-oss-20b and -120b bursts on an A100 or an H100
 		// (vLLM 0.10.2 and 0.11): MXFP4 experts (Marlin on the A100,
 		// Triton kernels on the H100) and attention sinks, for which the
-		// model has no kernel timings, and on one H100 a KV cache that
-		// held fewer of the 120b's requests than the model's; up to 94%
-		// fast on throughput, TPOT from 94% short to 187% over.
+		// model has no kernel timings; up to 94% fast on throughput, TPOT
+		// from 94% short to 90% over (187% over until the 120b's KV cache
+		// on one H100 left room for the sampler's start-up profile,
+		// SamplerProfileGB).
 		WeakRegime{Name: "MXFP4 mixtures of experts (gpt-oss)",
-			Misses: Misses{Throughput: [2]float64{-0.35, 0.94}, TPOT: [2]float64{-0.95, 1.87}, TTFT: [2]float64{-0.75, 1.26}}},
+			Misses: Misses{Throughput: [2]float64{-0.33, 0.94}, TPOT: [2]float64{-0.95, 0.90}, TTFT: [2]float64{-0.46, 1.26}}},
 		func(m ModelArch, h Hardware) bool {
 			return h.Precision != nil && h.Precision.Quantization == "mxfp4"
 		},
@@ -78,7 +79,7 @@ var weakRegimes = []struct {
 		// the 128/4 bursts' TTFT up to 142% over (their front ends
 		// admitted faster than the model's).
 		WeakRegime{Name: "mixtures of experts over eight GPUs",
-			Misses: Misses{Throughput: [2]float64{-0.53, 1.39}, TPOT: [2]float64{-0.67, 0.15}, TTFT: [2]float64{-0.31, 1.43}}},
+			Misses: Misses{Throughput: [2]float64{-0.53, 1.39}, TPOT: [2]float64{-0.67, 0.01}, TTFT: [2]float64{-0.31, 1.43}}},
 		func(m ModelArch, h Hardware) bool {
 			return m.RoutesExperts() && h.Count >= 8
 		},
