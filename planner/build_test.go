@@ -627,6 +627,31 @@ func TestMaxModelLenWithinTheReserveWarns(t *testing.T) {
 	}
 }
 
+// TestSamplerReserveInTheMemoryCheck: gpt-oss-120b on one H100 at
+// --gpu-memory-utilization 0.85 (72.3 GB) fits its 69.1 GB of weights
+// beside the catalog's 1.5 GB reserve but not beside vLLM's start-up
+// profile of its sampler at 1,024 sequences (5.4 GB over 201,088
+// vocabulary entries): an error that says so and names --max-num-seqs;
+// at 256 sequences (0.5 + 1.2 GB) it fits.
+func TestSamplerReserveInTheMemoryCheck(t *testing.T) {
+	cfg := fixture()
+	cfg.Models["qwen17"].ID = "openai/gpt-oss-120b"
+	cfg.Models["qwen17"].MaxContext = 8192
+	cfg.GPUs["l40s"].Type = "H100"
+	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
+	cfg.Runtimes["vllm"].RuntimeArgs = []string{"--gpu-memory-utilization", "0.85"}
+	p := build(t, cfg)
+	got := findingsMatching(p, "^weights do not fit")
+	if len(got) == 0 || got[0].Severity != SeverityError || !strings.Contains(got[0].Summary, "5.4 GB reserve") ||
+		!strings.Contains(got[0].Detail, "1024 sequences x 201088 vocabulary entries: a lower --max-num-seqs") {
+		t.Fatalf("findings %+v", got)
+	}
+	cfg.Runtimes["vllm"].RuntimeArgs = []string{"--gpu-memory-utilization", "0.85", "--max-num-seqs", "256"}
+	if p = build(t, cfg); len(findingsMatching(p, "^weights do not fit")) != 0 {
+		t.Errorf("at 256 sequences the weights fit: %+v", findingsMatching(p, "^weights do not fit"))
+	}
+}
+
 // TestExecutorSettingsSharedUnlessRedacted: the lanes of an executor block
 // whose inputs redact nothing share one map of its settings (the plan
 // text compares them at once); a block with a secret attribute gives each

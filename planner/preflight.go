@@ -609,10 +609,14 @@ func memoryCheck(l *lanePlan, name string, f *findings) {
 	reserveGB := n * h.Assume.ActivationReserveGB
 	gpuDesc := fmt.Sprintf("%d x %s", h.GPUs(), h.GPU.Name)
 	if weightsGB+reserveGB >= usableGB {
+		seqs := ""
+		if l.Perf != nil && l.Perf.ReserveSource() != "" {
+			seqs = fmt.Sprintf(" The reserve is %s: a lower --max-num-seqs in the runtime's args shrinks it.", l.Perf.ReserveSource())
+		}
 		f.add(SeverityError, l.ID, "", fmt.Sprintf("weights do not fit: %.1f GB + %.1f GB reserve > %.1f GB usable on %s",
 			weightsGB, reserveGB, usableGB, gpuDesc),
-			fmt.Sprintf("%s: %s needs %.1f GB for weights%s, and %s offers %.0f GB at gpu_memory_utilization %.2f. Use a larger GPU type or more GPUs (count) in gpu %q, or quantised weights (--quantization fp8 in the runtime's args).",
-				name, in.ModelID, weightsGB, precisionNote(h), gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU))
+			fmt.Sprintf("%s: %s needs %.1f GB for weights%s, and %s offers %.0f GB at gpu_memory_utilization %.2f. Use a larger GPU type or more GPUs (count) in gpu %q, or quantised weights (--quantization fp8 in the runtime's args).%s",
+				name, in.ModelID, weightsGB, precisionNote(h), gpuDesc, deviceGB, h.Assume.GPUMemoryUtilization, l.GPU, seqs))
 		return
 	}
 	capacity := l.kvCapacity()

@@ -65,22 +65,26 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 		engine.KVBlocks = int(KVCapacityTokens(arch, hw)) / engine.BlockSize
 	}
 	s := Lane{Model: arch, Hardware: hw, Engine: engine}
+	seqs := ""
+	if src := s.ReserveSource(); src != "" {
+		seqs = fmt.Sprintf("; the reserve is %s, which a lower --max-num-seqs shrinks", src)
+	}
 	bare := hw
 	bare.Assume.ActivationReserveGB = 0
 	switch need := engine.KVTokens(maxModelLen); {
 	case engine.MaxNumSeqs < 1 || engine.MaxBatchedTokens < 1:
 		return s, fmt.Errorf("max num seqs (%d) and max num batched tokens (%d) must be at least 1", engine.MaxNumSeqs, engine.MaxBatchedTokens)
 	case float64(engine.KVBlocks*engine.BlockSize) < need && sized && KVCapacityTokens(arch, bare) >= need:
-		s.StartRisk = fmt.Sprintf("the KV cache of %s on %dx %s holds %d tokens after the %.1f GB activation reserve, fewer than max model len %d needs (%.0f), which fit only if the engine's activation peak and CUDA context take under %.2f GB: vLLM may refuse to start; lower --max-model-len or raise --gpu-memory-utilization to be sure",
+		s.StartRisk = fmt.Sprintf("the KV cache of %s on %dx %s holds %d tokens after the %.1f GB activation reserve, fewer than max model len %d needs (%.0f), which fit only if the engine's activation peak and CUDA context take under %.2f GB: vLLM may refuse to start; lower --max-model-len or raise --gpu-memory-utilization to be sure%s",
 			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, hw.Assume.ActivationReserveGB, maxModelLen, need,
-			(KVCapacityTokens(arch, bare)-need)*arch.KVBytesPerTokenPerGPU(hw)/1e9)
+			(KVCapacityTokens(arch, bare)-need)*arch.KVBytesPerTokenPerGPU(hw)/1e9, seqs)
 		// The estimate is that of a server that started, and one that
 		// started profiled a KV cache of at least one request of max model
 		// len: the lane plans with that cache.
 		s.Engine.KVBlocks = int(math.Ceil(need / float64(engine.BlockSize)))
 	case float64(engine.KVBlocks*engine.BlockSize) < need:
-		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU",
-			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, need)
+		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU%s",
+			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, need, seqs)
 	case !engine.ChunkedPrefill && engine.MaxBatchedTokens < maxModelLen:
 		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
 	}

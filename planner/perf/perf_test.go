@@ -176,7 +176,8 @@ func TestMaxModelLenWithinTheReserve(t *testing.T) {
 		t.Fatalf("capacity %v: the case needs one under 40,960", c)
 	}
 	l, err := NewLane(m, h, rs.Engine(), 40960)
-	if err != nil || !strings.Contains(l.StartRisk, "may refuse to start") || !strings.Contains(l.StartRisk, "40960") {
+	if err != nil || !strings.Contains(l.StartRisk, "may refuse to start") || !strings.Contains(l.StartRisk, "40960") ||
+		!strings.Contains(l.StartRisk, "the reserve is the sampler's start-up profile: 1024 sequences x 151936 vocabulary entries, which a lower --max-num-seqs shrinks") {
 		t.Errorf("40,960 tokens: err %v, start risk %q", err, l.StartRisk)
 	}
 	// A server that started holds one request of max model len: the lane
