@@ -627,6 +627,30 @@ func TestMaxModelLenWithinTheReserveWarns(t *testing.T) {
 	}
 }
 
+// TestModelPositionsAreTheDefaultMaxModelLen: without max_context or
+// --max-model-len vLLM serves a model at its maximum positions and
+// refuses to start when its KV cache cannot hold one request of that
+// length; the plan refuses the lane as vLLM would (it planned it before)
+// and says where the length came from and what to set.
+func TestModelPositionsAreTheDefaultMaxModelLen(t *testing.T) {
+	cfg := fixture()
+	cfg.Models["qwen17"].ID = "meta-llama/Llama-3.1-8B-Instruct"
+	cfg.Models["qwen17"].MaxContext = 0
+	cfg.GPUs["l40s"].Type = "A10"
+	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
+	cfg.Runtimes["vllm"].RuntimeArgs = nil
+	p := build(t, cfg)
+	got := findingsMatching(p, "^the engine would refuse this deployment's settings")
+	if len(got) == 0 || got[0].Severity != SeverityError ||
+		!regexp.MustCompile(`Max model len 131072 is the maximum positions of meta-llama/Llama-3.1-8B-Instruct: set max_context = \d+ or less on model "qwen17"`).MatchString(got[0].Detail) {
+		t.Fatalf("findings %+v", got)
+	}
+	cfg.Models["qwen17"].MaxContext = 8192
+	if p = build(t, cfg); len(findingsMatching(p, "^the engine would refuse")) != 0 {
+		t.Errorf("a max_context that fits is refused: %+v", findingsMatching(p, "^the engine would refuse"))
+	}
+}
+
 // TestSamplerReserveInTheMemoryCheck: gpt-oss-120b on one H100 at
 // --gpu-memory-utilization 0.85 (72.3 GB) fits its 69.1 GB of weights
 // beside the catalog's 1.5 GB reserve but not beside vLLM's start-up

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -101,11 +102,19 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 		}
 		laneChecks(l, f)
 		if l.perfErr != nil {
+			fix := fmt.Sprintf("Fix runtime %q (its args or attributes) or gpu %q.", orDefault(l.Runtime, "(none)"), l.GPU)
+			var kv *perf.KVTooSmallError
+			if errors.As(l.perfErr, &kv) {
+				ctx, source := effectiveContext(l)
+				fix = fmt.Sprintf("Max model len %d is %s: set max_context = %d or less on model %q (the executors pass it as --max-model-len), or fix runtime %q or gpu %q.",
+					ctx, source, kv.Holds, l.Model, orDefault(l.Runtime, "(none)"), l.GPU)
+			}
 			f.add(SeverityError, l.ID, "", "the engine would refuse this deployment's settings",
-				fmt.Sprintf("%s: %v. Fix runtime %q (its args or attributes) or gpu %q.", l.Key, l.perfErr, orDefault(l.Runtime, "(none)"), l.GPU))
+				fmt.Sprintf("%s: %v. %s", l.Key, l.perfErr, fix))
 		} else if l.Perf != nil && l.Perf.StartRisk != "" {
+			ctx, source := effectiveContext(l)
 			f.add(SeverityWarning, l.ID, "", "the engine may refuse to start: one request of max model len barely fits the KV cache",
-				fmt.Sprintf("%s: %s (runtime %q, gpu %q).", l.Key, l.Perf.StartRisk, orDefault(l.Runtime, "(none)"), l.GPU))
+				fmt.Sprintf("%s: %s (runtime %q, gpu %q; max model len %d is %s).", l.Key, l.Perf.StartRisk, orDefault(l.Runtime, "(none)"), l.GPU, ctx, source))
 		}
 	}
 	sameRuntimes(screens, lanes, f)

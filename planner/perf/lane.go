@@ -83,13 +83,25 @@ func NewLane(arch ModelArch, hw Hardware, engine EngineConfig, maxModelLen int) 
 		// len: the lane plans with that cache.
 		s.Engine.KVBlocks = int(math.Ceil(need / float64(engine.BlockSize)))
 	case float64(engine.KVBlocks*engine.BlockSize) < need:
-		return s, fmt.Errorf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU%s",
-			arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, need, seqs)
+		return s, &KVTooSmallError{Holds: engine.KVBlocks * engine.BlockSize, MaxModelLen: maxModelLen,
+			msg: fmt.Sprintf("the KV cache of %s on %dx %s holds %d tokens, fewer than max model len %d needs (%.0f); lower --max-model-len, raise --gpu-memory-utilization or use a larger GPU%s",
+				arch.ID, max(hw.Count, 1), hw.GPU.Name, engine.KVBlocks*engine.BlockSize, maxModelLen, need, seqs)}
 	case !engine.ChunkedPrefill && engine.MaxBatchedTokens < maxModelLen:
 		return s, fmt.Errorf("without chunked prefill max num batched tokens (%d) must be at least max model len (%d), or no long prompt could ever be prefilled; raise --max-num-batched-tokens or enable chunked prefill", engine.MaxBatchedTokens, maxModelLen)
 	}
 	return s, nil
 }
+
+// KVTooSmallError is NewLane's refusal of a KV cache that cannot hold one
+// request of max model len, which vLLM refuses at start-up.
+type KVTooSmallError struct {
+	// Holds is the cache's size in tokens; MaxModelLen the context it
+	// could not hold.
+	Holds, MaxModelLen int
+	msg                string
+}
+
+func (e *KVTooSmallError) Error() string { return e.msg }
 
 // ReserveSource says where the lane's activation reserve comes from when
 // it is the engine's start-up profile of its sampler (SamplerProfileGB)
