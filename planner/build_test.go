@@ -599,18 +599,26 @@ func TestNoDigestPlanMarshalsAndSavesTheSame(t *testing.T) {
 	}
 }
 
+// oneGPUFixture is the fixture with its model "qwen17" made id at
+// max_context maxContext (0: none) on its gpu "l40s" made one gpuType,
+// served by vLLM 0.11.0 with its defaults.
+func oneGPUFixture(id string, maxContext int, gpuType string) *lang.Config {
+	cfg := fixture()
+	cfg.Models["qwen17"].ID = id
+	cfg.Models["qwen17"].MaxContext = maxContext
+	cfg.GPUs["l40s"].Type = gpuType
+	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
+	cfg.Runtimes["vllm"].RuntimeArgs = nil
+	return cfg
+}
+
 // TestMaxModelLenWithinTheReserveWarns: Qwen3-32B on one H100 at vLLM
 // 0.11's default context (40,960) holds one full-length request only if
 // vLLM's activation peak and CUDA context are under the catalog's 1.5 GB
 // reserve, as GPUStack's runs showed they were: a warning, not the
 // refusal it was, and the lanes are estimated.
 func TestMaxModelLenWithinTheReserveWarns(t *testing.T) {
-	cfg := fixture()
-	cfg.Models["qwen17"].ID = "Qwen/Qwen3-32B"
-	cfg.Models["qwen17"].MaxContext = 40960 // vLLM's default: the model's max_position_embeddings
-	cfg.GPUs["l40s"].Type = "H100"
-	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
-	cfg.Runtimes["vllm"].RuntimeArgs = nil
+	cfg := oneGPUFixture("Qwen/Qwen3-32B", 40960, "H100") // vLLM's default: the model's max_position_embeddings
 	p := build(t, cfg)
 	got := findingsMatching(p, "^the engine may refuse to start")
 	if len(got) != 2 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "fewer than max model len 40960") || p.HasErrors() {
@@ -633,12 +641,7 @@ func TestMaxModelLenWithinTheReserveWarns(t *testing.T) {
 // length; the plan refuses the lane as vLLM would (it planned it before)
 // and says where the length came from and what to set.
 func TestModelPositionsAreTheDefaultMaxModelLen(t *testing.T) {
-	cfg := fixture()
-	cfg.Models["qwen17"].ID = "meta-llama/Llama-3.1-8B-Instruct"
-	cfg.Models["qwen17"].MaxContext = 0
-	cfg.GPUs["l40s"].Type = "A10"
-	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
-	cfg.Runtimes["vllm"].RuntimeArgs = nil
+	cfg := oneGPUFixture("meta-llama/Llama-3.1-8B-Instruct", 0, "A10")
 	p := build(t, cfg)
 	got := findingsMatching(p, "^the engine would refuse this deployment's settings")
 	if len(got) == 0 || got[0].Severity != SeverityError ||
@@ -658,11 +661,7 @@ func TestModelPositionsAreTheDefaultMaxModelLen(t *testing.T) {
 // vocabulary entries): an error that says so and names --max-num-seqs;
 // at 256 sequences (0.5 + 1.2 GB) it fits.
 func TestSamplerReserveInTheMemoryCheck(t *testing.T) {
-	cfg := fixture()
-	cfg.Models["qwen17"].ID = "openai/gpt-oss-120b"
-	cfg.Models["qwen17"].MaxContext = 8192
-	cfg.GPUs["l40s"].Type = "H100"
-	cfg.Runtimes["vllm"].RuntimeVersion = "0.11.0"
+	cfg := oneGPUFixture("openai/gpt-oss-120b", 8192, "H100")
 	cfg.Runtimes["vllm"].RuntimeArgs = []string{"--gpu-memory-utilization", "0.85"}
 	p := build(t, cfg)
 	got := findingsMatching(p, "^weights do not fit")
