@@ -652,6 +652,14 @@ func TestModelPositionsAreTheDefaultMaxModelLen(t *testing.T) {
 	if p = build(t, cfg); len(findingsMatching(p, "^the engine would refuse")) != 0 {
 		t.Errorf("a max_context that fits is refused: %+v", findingsMatching(p, "^the engine would refuse"))
 	}
+	// An endpoint's server is running already, with a length the spec
+	// does not state: nothing to check it against.
+	cfg.Models["qwen17"].MaxContext = 0
+	cfg.Executors["modal"].Type, cfg.Executors["modal"].Attrs = "endpoint", map[string]cty.Value{"base_url": cty.StringVal("http://x")}
+	cfg.Executors["modal"].Capabilities = lang.BuiltinExecutors["endpoint"]
+	if p = build(t, cfg); len(findingsMatching(p, "^the engine would refuse")) != 0 {
+		t.Errorf("a running endpoint's server is refused for a length it may not have: %+v", findingsMatching(p, "^the engine would refuse"))
+	}
 }
 
 // TestSamplerReserveInTheMemoryCheck: gpt-oss-120b on one H100 at

@@ -27,7 +27,7 @@ func resolvePerf(l *lanePlan) {
 	// max_context, --max-model-len, else the model's positions, as vLLM
 	// defaults it): its budget without chunked prefill and its start-up
 	// check of the KV cache follow from it.
-	maxLen, _ := effectiveContext(l)
+	maxLen := engineMaxModelLen(l)
 	rs, err := perf.ResolveRuntime(rb, l.hw.GPU, l.hw.Count, maxLen)
 	if err != nil {
 		l.perfErr = err

@@ -450,6 +450,21 @@ func (l *lanePlan) kvCapacity() float64 {
 	return perf.KVCapacityTokens(l.arch, l.hw)
 }
 
+// engineMaxModelLen is the max model len the lane's engine starts with,
+// as far as the plan knows it: effectiveContext, down to the model's
+// positions (vLLM's default) when the executor starts the server with
+// the spec's settings. A server the spec does not start (an endpoint, a
+// custom command) was started with a length the plan knows only if the
+// spec states one: else 0, and no start-up check.
+func engineMaxModelLen(l *lanePlan) int {
+	in := l.Inputs
+	if (!deploys(in) || ownServer(in)) && in.MaxContext == 0 && maxModelLen(in.RuntimeArgs) == 0 {
+		return 0
+	}
+	ctx, _ := effectiveContext(l)
+	return ctx
+}
+
 // effectiveContext is the context window the server enforces: the smaller
 // of the model's max_context and --max-model-len, else the model's maximum
 // positions. It returns 0 when nothing says.
@@ -477,11 +492,17 @@ func PromptsCalibrated(in LaneInputs) bool {
 	if !c.Tokenizes {
 		return false
 	}
-	if c.OwnServerSetting != "" {
+	return !ownServer(in)
+}
+
+// ownServer reports whether a lane runs a server of the user's own
+// instead of the executor's (its executor's OwnServerSetting is set).
+func ownServer(in LaneInputs) bool {
+	if c := in.Capabilities; c.OwnServerSetting != "" {
 		_, own := in.ExecutorConfig[c.OwnServerSetting]
-		return !own
+		return own
 	}
-	return true
+	return false
 }
 
 // templateReserve is the context a lane keeps free for the chat template
