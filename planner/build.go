@@ -52,6 +52,11 @@ type lanePlan struct {
 	hw      perf.Hardware
 	hwOK    bool
 	perfErr error // runtime settings the engine would refuse
+	// unstartedAt is the KV cache, in tokens, of a simulated lane that a
+	// real vLLM server would refuse to start at its default max model len
+	// (the model's positions, which the spec does not state): the lane is
+	// estimated all the same, and preflight warns (0: no such refusal).
+	unstartedAt int
 	// settings are the engine's settings resolved from the runtime block's
 	// attributes and args (nil: the GPU type is unknown); preflight reads
 	// them, whatever their source.

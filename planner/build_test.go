@@ -652,9 +652,24 @@ func TestModelPositionsAreTheDefaultMaxModelLen(t *testing.T) {
 	if p = build(t, cfg); len(findingsMatching(p, "^the engine would refuse")) != 0 {
 		t.Errorf("a max_context that fits is refused: %+v", findingsMatching(p, "^the engine would refuse"))
 	}
+	// The simulated engine serves the lane, with a warning of what a real
+	// server would refuse.
+	cfg.Models["qwen17"].MaxContext = 0
+	cfg.Executors["modal"].Type, cfg.Executors["modal"].Attrs = "sim", nil
+	cfg.Executors["modal"].Capabilities = lang.BuiltinExecutors["sim"]
+	p = build(t, cfg)
+	warned := findingsMatching(p, "^a real vLLM server would refuse this deployment at its default max model len")
+	if len(findingsMatching(p, "^the engine would refuse")) != 0 || len(warned) == 0 || warned[0].Severity != SeverityWarning ||
+		!strings.Contains(warned[0].Detail, "Set max_context = ") {
+		t.Errorf("a simulated lane: findings %+v", p.Preflight)
+	}
+	for _, l := range p.Lanes {
+		if l.Model == "qwen17" && !l.Estimate.Available {
+			t.Errorf("simulated lane %s has no estimate", l.Key)
+		}
+	}
 	// An endpoint's server is running already, with a length the spec
 	// does not state: nothing to check it against.
-	cfg.Models["qwen17"].MaxContext = 0
 	cfg.Executors["modal"].Type, cfg.Executors["modal"].Attrs = "endpoint", map[string]cty.Value{"base_url": cty.StringVal("http://x")}
 	cfg.Executors["modal"].Capabilities = lang.BuiltinExecutors["endpoint"]
 	if p = build(t, cfg); len(findingsMatching(p, "^the engine would refuse")) != 0 {

@@ -3,6 +3,7 @@ package planner
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/infercrane/infercrane/lang/engine"
@@ -80,6 +81,14 @@ func resolvePerf(l *lanePlan) {
 	hw := l.hw
 	hw.Count, hw.Stages = rs.TensorParallel, rs.PipelineParallel
 	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), maxLen)
+	var kv *perf.KVTooSmallError
+	if errors.As(err, &kv) && in.Capabilities.Simulated && !contextStated(in) {
+		// The simulated engine serves the screen's requests whatever
+		// vLLM's default would do; preflight says what a real server
+		// would need.
+		l.unstartedAt = kv.Holds
+		srv, err = perf.NewLane(l.arch, hw, rs.Engine(), 0)
+	}
 	if err != nil {
 		l.perfErr = err
 		return

@@ -111,6 +111,11 @@ func preflight(cfg *lang.Config, screens []*Screen, lanes []*lanePlan, f *findin
 			}
 			f.add(SeverityError, l.ID, "", "the engine would refuse this deployment's settings",
 				fmt.Sprintf("%s: %v. %s", l.Key, l.perfErr, fix))
+		} else if l.unstartedAt > 0 {
+			ctx, source := effectiveContext(l)
+			f.add(SeverityWarning, l.ID, "", "a real vLLM server would refuse this deployment at its default max model len",
+				fmt.Sprintf("%s: the KV cache holds %d tokens, fewer than one request of max model len %d (%s) needs, and vLLM refuses to start then; the simulated engine serves the lane all the same and the estimate is that of a server that started. Set max_context = %d or less on model %q before running it on a real server.",
+					l.Key, l.unstartedAt, ctx, source, l.unstartedAt, l.Model))
 		} else if l.Perf != nil && l.Perf.StartRisk != "" {
 			ctx, source := effectiveContext(l)
 			f.add(SeverityWarning, l.ID, "", "the engine may refuse to start: one request of max model len barely fits the KV cache",
@@ -458,11 +463,17 @@ func (l *lanePlan) kvCapacity() float64 {
 // spec states one: else 0, and no start-up check.
 func engineMaxModelLen(l *lanePlan) int {
 	in := l.Inputs
-	if (!deploys(in) || ownServer(in)) && in.MaxContext == 0 && maxModelLen(in.RuntimeArgs) == 0 {
+	if (!deploys(in) || ownServer(in)) && !contextStated(in) {
 		return 0
 	}
 	ctx, _ := effectiveContext(l)
 	return ctx
+}
+
+// contextStated reports whether the spec states the lane's context
+// (the model's max_context or --max-model-len in the runtime's args).
+func contextStated(in LaneInputs) bool {
+	return in.MaxContext > 0 || maxModelLen(in.RuntimeArgs) > 0
 }
 
 // effectiveContext is the context window the server enforces: the smaller
