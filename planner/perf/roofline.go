@@ -597,10 +597,14 @@ func KVCapacityTokens(m ModelArch, h Hardware) float64 {
 // default 1,024 sequences: vLLM's logs there put the memory besides
 // weights and KV cache at 7.4 GiB (vllm-project/vllm issue #23278,
 // 0.10.1) and 7.6-9.1 GiB (issue #27508, at 0.95, out of memory inside
-// _dummy_sampler_run), and GPUStack's four single-H100 baselines of it
-// (docs/performance-model.md) plan within 13% with a reserve near 5 GB
-// where 1.5 GB leaves three times their cache. 0 when the vocabulary is
-// not known.
+// _dummy_sampler_run), and GPUStack's ShareGPT, 2,000/100 and 32,000/100
+// bursts of it on one H100 (docs/performance-model.md) come within 20% on
+// output tokens/s and TTFT with it, where 1.5 GB leaves three times their
+// cache. vLLM's newer model runner (vllm/v1/worker/gpu/model_runner.py)
+// notes that its profile "may skip top_k, top_p, and logprobs", which
+// would leave a third to a half of this; which release made that runner
+// the default is not established here, so the rule holds for every
+// version. 0 when the vocabulary is not known.
 func SamplerProfileGB(m ModelArch, maxNumSeqs int) float64 {
 	if m.Vocab <= 0 || maxNumSeqs <= 0 {
 		return 0
