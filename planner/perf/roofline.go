@@ -602,9 +602,10 @@ func KVCapacityTokens(m ModelArch, h Hardware) float64 {
 // output tokens/s and TTFT with it, where 1.5 GB leaves three times their
 // cache. vLLM's newer model runner (vllm/v1/worker/gpu/model_runner.py)
 // notes that its profile "may skip top_k, top_p, and logprobs", which
-// would leave a third to a half of this; which release made that runner
-// the default is not established here, so the rule holds for every
-// version. 0 when the vocabulary is not known.
+// would leave a third to a half of this; it became the default for dense
+// models with vLLM PR #44443 (July 2026), and which release first shipped
+// that is not established here, so the rule holds for every version. 0
+// when the vocabulary is not known.
 func SamplerProfileGB(m ModelArch, maxNumSeqs int) float64 {
 	if m.Vocab <= 0 || maxNumSeqs <= 0 {
 		return 0
