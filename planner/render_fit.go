@@ -90,14 +90,65 @@ func FitLines(l *Lane) []string {
 	case m.SlidingWindow > 0:
 		window = fmt.Sprintf("; the %d sliding-window layers counted at full length (the engine keeps every token)", m.SlidingLayers)
 	}
-	return []string{
+	return append([]string{
 		fmt.Sprintf("%s: %s on %d x %s%s: %s (%s; from %s)", l.Deployment, l.Model, gpus, h.GPU.Name, runtime, m.ID, arch, src),
 		fmt.Sprintf("  %s at %s: %.1f GB of weights, %.1f GB a GPU of %.1f GB usable (%.0f GB x %.2f) less %s; KV cache %s a token a GPU, %s tokens (%s blocks)%s",
 			params, prec, weights, weights/float64(gpus), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, reserve(s),
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
 		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
 			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m, h), comm),
+	}, stepLines(l)...)
+}
+
+// stepLines shows what two steps of the lane's shape cost on its
+// deployment, part by part (perf.StepPartsOf): a decode step of its
+// requests in flight (at most the engine's batch and what the KV cache
+// holds), each halfway through its output, and a prefill chunk of one
+// prompt (at most the step's token budget).
+func stepLines(l *Lane) []string {
+	in := l.Inputs
+	ctx := max(in.InputTokens+in.OutputTokens/2, 1)
+	seqs, decode := l.Perf.DecodeStep(in.Concurrency, ctx)
+	chunk, prefill := l.Perf.PrefillChunk(in.InputTokens)
+	return []string{
+		fmt.Sprintf("  steps at lane %s's shape: %s decodes at %s tokens of context: %s", l.ID, fmtInt(int64(seqs)), fmtInt(int64(ctx)), stepAnatomy(decode)),
+		fmt.Sprintf("    a prefill chunk of %s tokens: %s", fmtInt(int64(chunk)), stepAnatomy(prefill)),
 	}
+}
+
+// stepAnatomy renders a step's parts: the total, then
+// each part that takes time, the overlapping pairs (multiplies and
+// weight reads, attention and KV reads) as the one that counts with the
+// other beside it, or both added up on a processor that does not
+// overlap them.
+func stepAnatomy(p perf.StepParts) string {
+	ms := func(sec float64) string { return fmtMs(1000 * sec) }
+	var parts []string
+	pair := func(name string, compute, reads float64, readsName string) {
+		switch {
+		case compute <= 0 && reads <= 0:
+		case p.Serial:
+			parts = append(parts, fmt.Sprintf("%s %s + %s %s", name, ms(compute), readsName, ms(reads)))
+		case compute >= reads:
+			parts = append(parts, fmt.Sprintf("%s %s (%s %s under them)", name, ms(compute), readsName, ms(reads)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s (%s %s under them)", readsName, ms(reads), name, ms(compute)))
+		}
+	}
+	pair("matrix multiplies", p.Multiplies, p.WeightReads, "weight reads")
+	if p.ExpertMultiplies > 0 || p.ExpertReads > 0 {
+		parts = append(parts, fmt.Sprintf("routed experts %s multiplying + %s reading", ms(p.ExpertMultiplies), ms(p.ExpertReads)))
+	}
+	pair("attention", p.Attention, p.KVReads, "KV reads")
+	for _, x := range []struct {
+		name string
+		sec  float64
+	}{{"elementwise", p.Elementwise}, {"all-reduces", p.AllReduces}, {"engine", p.Engine}} {
+		if x.sec > 0 {
+			parts = append(parts, x.name+" "+ms(x.sec))
+		}
+	}
+	return fmt.Sprintf("%s = %s", ms(p.Total), strings.Join(parts, ", "))
 }
 
 // reserve says what the memory kept from the KV cache is: the catalog's

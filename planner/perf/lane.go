@@ -125,6 +125,27 @@ func (s *Lane) StepSeconds(st *Step) float64 {
 	return s.Model.stepCost(s.Hardware, tokens, len(st.Seqs)).at(st.KVTokens, st.Attended)
 }
 
+// DecodeStep is a step that decodes a token for each of concurrency
+// requests (0: as many as the engine batches) holding ctx tokens of
+// context each, at most the engine's batch and what its KV cache holds:
+// the step's sequences and its parts (StepPartsOf).
+func (s *Lane) DecodeStep(concurrency, ctx int) (int, StepParts) {
+	ctx = max(ctx, 1)
+	seqs := min(s.Engine.MaxNumSeqs, max(s.Engine.KVBlocks*s.Engine.BlockSize/ctx, 1))
+	if concurrency > 0 {
+		seqs = min(seqs, concurrency)
+	}
+	return seqs, StepPartsOf(s.Model, s.Hardware, 0, 0, seqs, float64(seqs*ctx))
+}
+
+// PrefillChunk is a step that prefills one prompt of input tokens, at
+// most the step's token budget: the chunk's tokens and the step's parts
+// (StepPartsOf).
+func (s *Lane) PrefillChunk(input int) (int, StepParts) {
+	chunk := min(max(input, 1), s.Engine.MaxBatchedTokens)
+	return chunk, StepPartsOf(s.Model, s.Hardware, chunk, 1, 0, float64(chunk))
+}
+
 // FrontEndBusySeconds is the time the front end (one API server process)
 // spends on request q: its way in (the request overhead) and the
 // streaming of its output (FrontEndTokenUs a token). The front end serves

@@ -238,3 +238,81 @@ func TestSamplerProfileSizesTheReserve(t *testing.T) {
 		t.Errorf("Qwen3-14B on an A100 at 256 sequences: err %v, reserve %.3f GB (%q), want the catalog's 1.5", err, l.Hardware.Assume.ActivationReserveGB, l.ReserveSource())
 	}
 }
+
+// StepPartsOf splits exactly the step StepTime costs: its Total is
+// StepTime's, and the parts that count (the larger of each overlapping
+// pair, both on a serial processor) add up to it, for a dense model and a
+// mixture of experts, on one GPU and over NVLink, prefilling and
+// decoding, with async scheduling's overlap, and on the CPU. A step's
+// parts are those of its kind: a dense model has no routed experts, one
+// GPU no all-reduces.
+func TestStepPartsAddUpToTheStep(t *testing.T) {
+	type step struct{ prefill, prefillSeqs, decodes int }
+	steps := []step{{0, 0, 1}, {0, 0, 256}, {2048, 1, 0}, {1792, 2, 256}}
+	for _, c := range []struct {
+		model string
+		h     Hardware
+		async bool
+	}{
+		{"Qwen/Qwen3-8B", hw("H100", 1), false},
+		{"Qwen/Qwen3-8B", hw("H100", 1), true},
+		{"Qwen/Qwen3-30B-A3B", hw("A100-80GB", 4), false},
+		{"Qwen/Qwen3-0.6B", hw("CPU", 1), false},
+	} {
+		m, ok := LookupModel(c.model)
+		if !ok {
+			t.Fatalf("%s is not in the catalog", c.model)
+		}
+		c.h.Assume.AsyncScheduling, c.h.Assume.StepSeqUs = c.async, 65
+		for _, s := range steps {
+			kv := float64(s.prefill + 700*s.decodes)
+			p := StepPartsOf(m, c.h, s.prefill, s.prefillSeqs, s.decodes, kv)
+			want := StepTime(m, c.h, s.prefill, s.prefillSeqs, s.decodes, kv)
+			gemm, attn := math.Max(p.Multiplies, p.WeightReads), math.Max(p.Attention, p.KVReads)
+			if p.Serial {
+				gemm, attn = p.Multiplies+p.WeightReads, p.Attention+p.KVReads
+			}
+			sum := gemm + p.ExpertMultiplies + p.ExpertReads + attn + p.Elementwise + p.AllReduces + p.Engine
+			name := c.model + " on " + c.h.GPU.Name
+			if p.Total != want || !near(sum, want, 1e-12) || want <= 0 {
+				t.Errorf("%s %+v: parts %+v add to %g, total %g, StepTime %g", name, s, p, sum, p.Total, want)
+			}
+			if (p.ExpertMultiplies > 0) != m.RoutesExperts() || (p.AllReduces > 0) != (c.h.Count > 1) || p.Serial != c.h.GPU.Serial || p.Engine <= 0 {
+				t.Errorf("%s %+v: parts %+v", name, s, p)
+			}
+		}
+	}
+	if p := StepPartsOf(ModelArch{}, hw("H100", 1), 0, 0, 0, 0); p != (StepParts{}) {
+		t.Errorf("an empty step: %+v", p)
+	}
+}
+
+// The reference steps plan -verbose shows are the engine's: a decode step
+// holds at most its batch cap and what its KV cache holds, a prefill chunk
+// at most its token budget.
+func TestReferenceStepsStayWithinTheEngine(t *testing.T) {
+	m, _ := LookupModel("Qwen/Qwen3-8B")
+	l, err := NewLane(m, hw("L40S", 1), EngineConfig{MaxNumSeqs: 256, MaxBatchedTokens: 2048, ChunkedPrefill: true}, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := l.Engine.KVBlocks * l.Engine.BlockSize
+	for _, c := range []struct{ concurrency, ctx, want int }{
+		{8, 1000, 8},      // the requests in flight
+		{1000, 100, 256},  // the batch cap
+		{0, 100, 256},     // an open loop: the batch cap
+		{64, kv / 10, 10}, // what the KV cache holds
+		{64, 10 * kv, 1},  // one request at least
+	} {
+		seqs, p := l.DecodeStep(c.concurrency, c.ctx)
+		if seqs != c.want || p.Total != StepTime(m, l.Hardware, 0, 0, seqs, float64(seqs*c.ctx)) {
+			t.Errorf("DecodeStep(%d, %d) = %d sequences, %g s; want %d", c.concurrency, c.ctx, seqs, p.Total, c.want)
+		}
+	}
+	if chunk, p := l.PrefillChunk(5000); chunk != 2048 || p.Total != StepTime(m, l.Hardware, 2048, 1, 0, 2048) {
+		t.Errorf("PrefillChunk(5000) = %d tokens, %g s", chunk, p.Total)
+	}
+	if chunk, _ := l.PrefillChunk(300); chunk != 300 {
+		t.Errorf("PrefillChunk(300) = %d tokens", chunk)
+	}
+}

@@ -159,17 +159,74 @@ func StepSeconds(m ModelArch, h Hardware, prefillTokens, decodeSeqs int, kvToken
 // beyond the prefills'); Lane.StepSeconds costs a scheduled step's
 // attention exactly (Step.Attended).
 func StepTime(m ModelArch, h Hardware, prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) float64 {
-	tokens := prefillTokens + decodeSeqs
+	tokens, attended := stepShape(prefillTokens, prefillSeqs, decodeSeqs, kvTokens)
 	if tokens <= 0 {
 		return 0
 	}
-	var attended float64
+	return m.stepCost(h, tokens, prefillSeqs+decodeSeqs).at(kvTokens, attended)
+}
+
+// StepPartsOf is StepTime's step split into the parts the roofline adds
+// up (StepParts).
+func StepPartsOf(m ModelArch, h Hardware, prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) StepParts {
+	tokens, attended := stepShape(prefillTokens, prefillSeqs, decodeSeqs, kvTokens)
+	if tokens <= 0 {
+		return StepParts{}
+	}
+	return m.stepCost(h, tokens, prefillSeqs+decodeSeqs).parts(kvTokens, attended)
+}
+
+// stepShape is StepTime's step as the cost model takes it: its tokens,
+// and the query-key pairs its attention computes (whole prompts of equal
+// length causally, each decode over its own KV cache).
+func stepShape(prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) (tokens int, attended float64) {
 	if prefillSeqs > 0 && prefillTokens > 0 {
 		p := float64(prefillTokens) / float64(prefillSeqs)
 		attended = float64(prefillSeqs) * p * (p + 1) / 2
 	}
 	attended += math.Max(kvTokens-float64(prefillTokens), 0)
-	return m.stepCost(h, tokens, prefillSeqs+decodeSeqs).at(kvTokens, attended)
+	return prefillTokens + decodeSeqs, attended
+}
+
+// StepParts is a step's duration split the way the roofline costs it
+// (stepCost.at), in seconds: what a reviewer reads to see what an
+// estimate rests on (plan -verbose's deployments). The parts that
+// count add up to Total: the larger of Multiplies and WeightReads and of
+// Attention and KVReads (both of each pair on a Serial processor), the
+// routed experts' multiplies and reads, Elementwise, AllReduces and
+// Engine.
+type StepParts struct {
+	// Total is the step's duration (StepTime).
+	Total float64
+	// Multiplies are the weights' matrix multiplies at the compute roof
+	// (a mixture of experts' routed experts apart), WeightReads reading
+	// those weights.
+	Multiplies, WeightReads float64
+	// ExpertMultiplies and ExpertReads are a mixture of experts' routed
+	// experts in the fused MoE kernel, which does not hide the one behind
+	// the other.
+	ExpertMultiplies, ExpertReads float64
+	// Attention is attention's multiplies over the step's query-key
+	// pairs, KVReads reading the KV cache.
+	Attention, KVReads float64
+	// Elementwise is the norms, rotary embeddings, activations and
+	// residual adds; AllReduces tensor parallelism's all-reduces.
+	Elementwise, AllReduces float64
+	// Engine is the engine's time outside the GPU's work: the step
+	// overhead and per-sequence work, and the part of the work async
+	// scheduling overlaps that outlasts the GPU's.
+	Engine float64
+	// Serial: compute and memory traffic add up (GPU.Serial).
+	Serial bool
+}
+
+// parts is at's step split into StepParts.
+func (c stepCost) parts(kvTokens, attended float64) StepParts {
+	gpu := c.gemm() + c.attention(kvTokens, attended) + c.elementwise + c.comm
+	return StepParts{Total: c.at(kvTokens, attended),
+		Multiplies: c.compute, WeightReads: c.weights, ExpertMultiplies: c.experts, ExpertReads: c.expertWeights,
+		Attention: attended * c.attend, KVReads: kvTokens * c.kvToken, Elementwise: c.elementwise, AllReduces: c.comm,
+		Engine: c.fixed + math.Max(c.overlapped-gpu, 0), Serial: c.serial}
 }
 
 // stepCost is one engine step of a number of tokens on h, split the way
