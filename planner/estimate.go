@@ -2,6 +2,7 @@ package planner
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"math"
 	"strings"
 
@@ -234,6 +235,9 @@ func estimate(lanes []*lanePlan) {
 				}
 			}
 			e.Estimate = est
+			if n := ttftNote(est.TTFTParts); n != "" {
+				l.Notes = append(l.Notes, n)
+			}
 			// A warmup bounded by time lasts at most that long (a count may end it sooner).
 			e.RunSeconds += l.Inputs.WarmupSeconds
 			e.Available = true
@@ -352,3 +356,17 @@ func assumptions(cfg *lang.Config, lanes []*lanePlan) []Assumption {
 	}
 	return out
 }
+
+// ttftNote says when most of a lane's TTFT (half of the mean and at least
+// ttftNoteMs) is spent queued in the engine before a step schedules the
+// request: requests sent together wait for each other's prefills, or the
+// deployment is saturated at the lane's load (perf.TTFTParts).
+func ttftNote(p *perf.TTFTParts) string {
+	if p == nil || p.QueuedMs < p.MeanMs/2 || p.QueuedMs < ttftNoteMs {
+		return ""
+	}
+	return fmt.Sprintf("TTFT mostly queueing: of a request's mean TTFT of %s, %s is queued in the engine behind other requests (for a batch slot, KV cache or the step's token budget), not its own prefill (%s)", fmtMs(p.MeanMs), fmtMs(p.QueuedMs), fmtMs(p.PrefillMs))
+}
+
+// ttftNoteMs is the least queueing ttftNote reports.
+const ttftNoteMs = 50

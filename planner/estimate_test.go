@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/infercrane/infercrane/lang"
@@ -69,5 +72,38 @@ func TestResolveModelArchDerivesTheMLPWidthOfOverrides(t *testing.T) {
 		if a.MLPWidth != 0 {
 			t.Errorf("overrides %+v: MLP width %d kept from the config, want it derived", m, a.MLPWidth)
 		}
+	}
+}
+
+// A lane whose requests spend most of their TTFT queued in the engine says
+// so (a burst of 256 into the runtime's batch of 8), a lane of one stream
+// does not; plan -verbose splits every lane's mean TTFT, and the plan's
+// JSON carries the split (perf.TTFTParts).
+func TestQueueingTTFTIsNamed(t *testing.T) {
+	cfg := fixture()
+	cfg.Executors["modal"].Capabilities = lang.BuiltinExecutors["modal"]
+	cfg.Runtimes["vllm"].RuntimeArgs = append(cfg.Runtimes["vllm"].RuntimeArgs, "--max-num-seqs", "8")
+	cfg.Shapes["interactive"].Concurrency, cfg.Shapes["interactive"].Requests = 256, 256
+	cfg.Shapes["decode_heavy"].Concurrency = 1
+	p := build(t, cfg)
+	for _, l := range p.Lanes {
+		parts := l.Estimate.TTFTParts
+		if parts == nil || math.Abs(parts.FrontEndMs+parts.QueuedMs+parts.PrefillMs-parts.MeanMs) > 1e-9*parts.MeanMs {
+			t.Fatalf("lane %s: TTFT parts %+v", l.ID, parts)
+		}
+		named := strings.Contains(strings.Join(l.Notes, "\n"), "TTFT mostly queueing")
+		if burst := l.Shape == "interactive"; named != burst || (burst && parts.QueuedMs < parts.MeanMs/2) {
+			t.Errorf("lane %s (shape %s): TTFT parts %+v, notes %q", l.ID, l.Shape, parts, l.Notes)
+		}
+	}
+	var out strings.Builder
+	if err := WriteTextOpts(&out, p, TextOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), " = "); !strings.Contains(out.String(), "Where the TTFT goes") || got < len(p.Lanes) {
+		t.Errorf("plan -verbose:\n%s", out.String())
+	}
+	if js, err := json.Marshal(p); err != nil || !strings.Contains(string(js), `"queued_ms"`) {
+		t.Errorf("plan JSON (%v) has no TTFT parts", err)
 	}
 }

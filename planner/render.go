@@ -68,6 +68,9 @@ func WriteTextOpts(w io.Writer, p *Plan, o TextOptions) error {
 	writeFindings(ew, p.Preflight)
 	writeAssumptions(ew, p, o.Verbose)
 	writeDeployments(ew, p)
+	if o.Verbose {
+		writeTTFTParts(ew, p)
+	}
 	switch n := countSeverity(p.Preflight, SeverityError); {
 	case n == 1:
 		ew.printf("\n1 preflight error blocks this plan: fix it, then plan again.\n")
@@ -414,3 +417,20 @@ func (e *errWriter) Write(b []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// writeTTFTParts says, lane by lane, where the estimate's mean TTFT goes
+// (perf.TTFTParts): the front end, the engine's queue and the prefill.
+func writeTTFTParts(ew *errWriter, p *Plan) {
+	first := true
+	for _, l := range p.Lanes {
+		parts := l.Estimate.TTFTParts
+		if !l.Estimate.Available || parts == nil || l.Action == ActionDrop {
+			continue
+		}
+		if first {
+			ew.printf("\nWhere the TTFT goes (each lane's mean: the front end + queued in the engine + prefilling):\n")
+			first = false
+		}
+		ew.printf("  %s: %s = %s + %s + %s\n", l.ID, fmtMs(parts.MeanMs), fmtMs(parts.FrontEndMs), fmtMs(parts.QueuedMs), fmtMs(parts.PrefillMs))
+	}
+}

@@ -170,7 +170,7 @@ func isSpecPath(path string) bool {
 
 // addVerbose registers -verbose, which writePlanText reads.
 func addVerbose(env *cliEnv, fs *flag.FlagSet) {
-	fs.BoolVar(&env.verbosePlan, "verbose", false, "say how the estimates are made (the assumptions paragraph; one line without it)")
+	fs.BoolVar(&env.verbosePlan, "verbose", false, "say how the estimates are made (the assumptions paragraph, one line without it) and where each lane's mean TTFT goes")
 }
 
 // writePlanText renders a plan for people, in colour on a terminal. It

@@ -257,6 +257,7 @@ func (e *Engine) Begin(start float64, st *Step) float64 {
 		e.lane.FrontEndAdmitSeconds() == 0
 	n := 0
 	for n < len(e.pending) && e.pending[n].enter <= start && (n == 0 || !alone) {
+		e.pending[n].q.entered = e.pending[n].enter
 		e.sched.Add(e.pending[n].q)
 		n++
 	}
@@ -265,6 +266,7 @@ func (e *Engine) Begin(start float64, st *Step) float64 {
 		e.stuck = false
 	}
 	e.end = math.Max(e.end, start)
+	e.sched.now = start
 	e.sched.Schedule(st)
 	if len(st.Seqs) == 0 {
 		e.stuck = !e.sched.Idle()

@@ -24,6 +24,9 @@ type Estimate struct {
 	LatencyP99Ms float64 `json:"latency_p99_ms,omitempty"`
 	// Preemptions is the predicted number of preemptions per run.
 	Preemptions float64 `json:"preemptions,omitempty"`
+	// TTFTParts split the mean TTFT into the front end, the engine's
+	// queue and the prefill (RunStats.TTFTParts), averaged over the runs.
+	TTFTParts *TTFTParts `json:"ttft_parts,omitempty"`
 }
 
 // Estimate simulates runs runs of l (run i with seed l.Seed + i, as the
@@ -44,6 +47,7 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 	l, scale, warmupScale := simulated(l)
 	var e Estimate
 	var window, duration float64
+	var parts TTFTParts
 	var succeeded, tokens int
 	for i := 0; i < runs; i++ {
 		rl := l
@@ -65,6 +69,10 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 		e.LatencyP95Ms += st.Latency.P95
 		e.LatencyP99Ms += st.Latency.P99
 		e.Preemptions += float64(st.Preemptions-st.WarmupPreemptions)*scale + float64(st.WarmupPreemptions)*warmupScale
+		parts.MeanMs += st.TTFTParts.MeanMs
+		parts.FrontEndMs += st.TTFTParts.FrontEndMs
+		parts.QueuedMs += st.TTFTParts.QueuedMs
+		parts.PrefillMs += st.TTFTParts.PrefillMs
 		window += st.WindowSeconds
 		duration += (st.DurationSeconds-st.WarmupEnd)*scale + st.WarmupEnd*warmupScale
 		succeeded += st.Succeeded
@@ -72,9 +80,11 @@ func (s Lane) Estimate(l Load, runs int) (Estimate, error) {
 	}
 	n := float64(runs)
 	for _, f := range []*float64{&e.TTFTMs, &e.TTFTP95Ms, &e.TTFTP99Ms, &e.TPOTMs, &e.TPOTP95Ms, &e.TPOTP99Ms,
-		&e.ITLP50Ms, &e.ITLP95Ms, &e.ITLP99Ms, &e.LatencyMs, &e.LatencyP95Ms, &e.LatencyP99Ms, &e.Preemptions} {
+		&e.ITLP50Ms, &e.ITLP95Ms, &e.ITLP99Ms, &e.LatencyMs, &e.LatencyP95Ms, &e.LatencyP99Ms, &e.Preemptions,
+		&parts.MeanMs, &parts.FrontEndMs, &parts.QueuedMs, &parts.PrefillMs} {
 		*f /= n
 	}
+	e.TTFTParts = &parts
 	if window > 0 {
 		e.RequestThroughput = float64(succeeded) / window
 		e.OutputTokenThroughput = float64(tokens) / window

@@ -134,6 +134,12 @@ type Seq struct {
 	retained int
 	admitted bool
 	state    seqState
+	// entered is when the request entered the scheduler (Engine.Begin),
+	// started when a step first scheduled any of its tokens (Scheduler.now
+	// at its first admission; hasStarted once it has been): its TTFT's
+	// parts (TTFTParts).
+	entered, started float64
+	hasStarted       bool
 }
 
 type seqState uint8
@@ -186,6 +192,9 @@ type Scheduler struct {
 	evictable freeQueue
 	// Preemptions counts preemptions so far.
 	Preemptions int
+	// now is the start of the step being scheduled (Engine.Begin): a
+	// request's first admission records it (Seq.started).
+	now float64
 }
 
 // freeQueue is where a preempted request's cached blocks stand in vLLM
@@ -513,6 +522,9 @@ func (s *Scheduler) admit(q *Seq, tokens int) bool {
 	s.waiting = s.waiting[1:]
 	s.running = append(s.running, q)
 	q.state = seqRunning
+	if !q.hasStarted {
+		q.started, q.hasStarted = s.now, true
+	}
 	if s.cache != nil && s.cfg.PrefixCaching && !q.admitted {
 		q.Cached, q.admitted = q.computed, true
 	}

@@ -120,6 +120,22 @@ type RunStats struct {
 	// PromptTokens sums the measured requests' prompts and CachedTokens
 	// the part the prefix cache served them.
 	PromptTokens, CachedTokens int
+	// TTFTParts are the measured requests' mean TTFT and its parts.
+	TTFTParts TTFTParts
+}
+
+// TTFTParts split the mean time to first token into where a request
+// spends it: on its way to the engine (the front end: HTTP, chat
+// template, tokenisation, and the wait for a busy front end), queued in
+// the engine until a step first schedules it (a batch slot, KV cache or
+// the token budget), and from then to its first token (its prefill,
+// beside the other requests' work in the same steps, and any preemption
+// after it started). The three add up to MeanMs.
+type TTFTParts struct {
+	MeanMs     float64 `json:"ttft_mean_ms"`
+	FrontEndMs float64 `json:"front_end_ms"`
+	QueuedMs   float64 `json:"queued_ms"`
+	PrefillMs  float64 `json:"prefill_ms"`
 }
 
 // vreq is one request of a virtual run.
@@ -535,6 +551,24 @@ func (m *phaseScratch) requests(n int) []vreq {
 	return m.reqs
 }
 
+// ttftParts is the requests' mean TTFT split into its parts (TTFTParts).
+func ttftParts(reqs []vreq) TTFTParts {
+	var p TTFTParts
+	if len(reqs) == 0 {
+		return p
+	}
+	for i := range reqs {
+		r := &reqs[i]
+		p.FrontEndMs += r.seq.entered - r.sent
+		p.QueuedMs += r.seq.started - r.seq.entered
+		p.PrefillMs += r.first - r.seq.started
+	}
+	k := 1000 / float64(len(reqs))
+	p.FrontEndMs, p.QueuedMs, p.PrefillMs = k*p.FrontEndMs, k*p.QueuedMs, k*p.PrefillMs
+	p.MeanMs = p.FrontEndMs + p.QueuedMs + p.PrefillMs
+	return p
+}
+
 // floats returns a zero-length buf with room for n values.
 func floats(buf []float64, n int) []float64 {
 	if cap(buf) < n {
@@ -561,6 +595,7 @@ func (s *Lane) phaseStats(out RunStats, reqs []vreq, mem *phaseScratch) (RunStat
 		first, last = math.Min(first, r.sent), math.Max(last, r.last)
 	}
 	out.TTFT, out.TPOT, out.Latency, out.ITL = NewDist(ttft), NewDist(tpot), NewDist(lat), weightedDist(mem.weightsOf())
+	out.TTFTParts = ttftParts(reqs)
 	out.Succeeded = n
 	for i := range reqs {
 		out.OutputTokens += reqs[i].seq.Output

@@ -536,3 +536,47 @@ func TestReusedEngineLeavesNoTrace(t *testing.T) {
 		}
 	}
 }
+
+// The mean TTFT's parts add up to it and are where the time goes: one
+// stream pays the front end's request overhead and one prefill step and
+// never queues; a burst of 200 requests into a batch of 8 spends most of
+// its TTFT queued in the engine; a one-process front end (vLLM 0.8 and
+// later's completions) holding a burst of 100 makes the front end the
+// larger part.
+func TestTTFTPartsSplitTheMeanTTFT(t *testing.T) {
+	s := testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	one, err := s.Run(Load{InputTokens: 1000, OutputTokens: 5, Concurrency: 1, Requests: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := one.TTFTParts
+	prefill := 1000 * StepSeconds(s.Model, s.Hardware, 1000, 0, 1000)
+	if !near(p.MeanMs, one.TTFT.Mean, 1e-9) || !near(p.FrontEndMs, s.Hardware.Assume.RequestOverheadMs, 1e-9) || p.QueuedMs != 0 || !near(p.PrefillMs, prefill, 1e-9) {
+		t.Errorf("one stream: %+v, TTFT mean %g ms, prefill step %g ms", p, one.TTFT.Mean, prefill)
+	}
+
+	small := v1()
+	small.MaxNumSeqs = 8
+	s = testLane(t, "Qwen/Qwen3-0.6B", "L40S", small)
+	burst, err := s.Run(Load{InputTokens: 512, OutputTokens: 64, Concurrency: 200, Requests: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = burst.TTFTParts
+	if !near(p.MeanMs, burst.TTFT.Mean, 1e-9) || p.QueuedMs < 0.8*p.MeanMs || p.FrontEndMs <= 0 || p.PrefillMs <= 0 {
+		t.Errorf("a burst into a batch of 8: %+v, TTFT mean %g ms", p, burst.TTFT.Mean)
+	}
+
+	s = testLane(t, "Qwen/Qwen3-0.6B", "L40S", v1())
+	o, _ := FrontEnd("vllm", "0.19.0", "completions")
+	o.Apply(&s.Hardware.Assume, s.Hardware.GPU)
+	front, err := s.Run(Load{InputTokens: 128, OutputTokens: 128, Concurrency: 100, Requests: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = front.TTFTParts
+	t.Logf("one stream %+v; burst into 8 %+v; through the front end %+v", one.TTFTParts, burst.TTFTParts, p)
+	if !near(p.MeanMs, front.TTFT.Mean, 1e-9) || p.FrontEndMs < p.QueuedMs+p.PrefillMs {
+		t.Errorf("a burst through a one-process front end: %+v, TTFT mean %g ms", p, front.TTFT.Mean)
+	}
+}
