@@ -641,6 +641,9 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 			t.Fatalf("calibrate left lane %s out", c.Profile)
 		}
 		for _, m := range c.Prediction.Metrics {
+			if m.Metric == "queued_mean_ms" || m.Metric == "prefill_mean_ms" {
+				continue // the server's parts of the TTFT: the report compares them, calibrate fits the aggregate
+			}
 			got := lane.Predicted[m.Metric]
 			n++
 			if math.Abs(got/m.Predicted-1) > 0.001 {

@@ -150,7 +150,7 @@ func writeServerView(w io.Writer, s *loadgen.Summary, v *loadgen.ServerView) {
 	for _, r := range []struct {
 		name string
 		d    *loadgen.ServerDist
-	}{{"ttft", v.TTFTMs}, {"tpot", v.TPOTMs}, {"itl", v.ITLMs}, {"latency", v.LatencyMs}} {
+	}{{"ttft", v.TTFTMs}, {"  queued in the engine", v.QueueMs}, {"  prefilling", v.PrefillMs}, {"tpot", v.TPOTMs}, {"itl", v.ITLMs}, {"latency", v.LatencyMs}} {
 		if r.d != nil {
 			fmt.Fprintf(w, "%-26s %7d %9.2f %9.2f %9.2f   %s\n", r.name, r.d.Count, r.d.Mean, r.d.P50, r.d.P95, r.d.Metric)
 		}

@@ -25,10 +25,15 @@ const (
 	// ServerITLLegacy is the name vLLM used for the inter-token histogram
 	// before vllm:inter_token_latency_seconds; read when the new one is absent.
 	ServerITLLegacy = "vllm:time_per_output_token_seconds"
+	// ServerQueue is a request's time queued in the engine (vLLM V1: from
+	// its arrival in the scheduler to its first schedule), ServerPrefill
+	// from then to its first token.
+	ServerQueue   = "vllm:request_queue_time_seconds"
+	ServerPrefill = "vllm:request_prefill_time_seconds"
 )
 
 // serverHistograms are the histograms a ServerView keeps.
-var serverHistograms = []string{ServerTTFT, ServerITL, ServerITLLegacy, ServerTPOT, ServerLatency}
+var serverHistograms = []string{ServerTTFT, ServerITL, ServerITLLegacy, ServerTPOT, ServerLatency, ServerQueue, ServerPrefill}
 
 // vLLM's prefix-cache counters (tokens looked up and tokens served), read
 // with the histograms so a run's view has their change too.
@@ -301,6 +306,11 @@ type ServerView struct {
 	ITLMs      *ServerDist           `json:"itl_ms,omitempty"`
 	TPOTMs     *ServerDist           `json:"tpot_ms,omitempty"`
 	LatencyMs  *ServerDist           `json:"latency_ms,omitempty"`
+	// QueueMs and PrefillMs are the parts of the TTFT the engine
+	// measures: queued until its first schedule, and from then to the
+	// first token (ServerQueue, ServerPrefill).
+	QueueMs   *ServerDist `json:"queue_ms,omitempty"`
+	PrefillMs *ServerDist `json:"prefill_ms,omitempty"`
 	// PrefixCache is the server's own count of prompt tokens looked up in
 	// and served from its prefix cache over the measured requests, when it
 	// exports vLLM's prefix-cache counters.
@@ -335,6 +345,7 @@ func NewServerView(deltas map[string]*Histogram) *ServerView {
 	v.ITLMs = dist(ServerITL, ServerITLLegacy)
 	v.TPOTMs = dist(ServerTPOT)
 	v.LatencyMs = dist(ServerLatency)
+	v.QueueMs, v.PrefillMs = dist(ServerQueue), dist(ServerPrefill)
 	if q, h := deltas[ServerPrefixQueries], deltas[ServerPrefixHits]; q != nil && h != nil {
 		v.PrefixCache = &ServerPrefixCache{QueriedTokens: q.Count, HitTokens: h.Count}
 	}

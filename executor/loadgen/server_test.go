@@ -45,6 +45,28 @@ func TestParseHistogramsVLLM(t *testing.T) {
 	}
 }
 
+// vLLM's own split of a request's TTFT, its time queued in the engine and
+// prefilling (request_queue_time and request_prefill_time), comes into the
+// server view as their means: from the page, 1,397 requests queued 0.052 s
+// and prefilled 21.36 s in all.
+func TestServerViewSplitsTheTTFTAsVLLMDoes(t *testing.T) {
+	f, err := os.Open("testdata/vllm-0.32.0-metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hs, err := loadgen.ParseHistograms(f, loadgen.ServerQueue, loadgen.ServerPrefill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := loadgen.NewServerView(hs)
+	q, p := v.QueueMs, v.PrefillMs
+	if q == nil || p == nil || q.Count != 1397 || p.Count != 1397 ||
+		math.Abs(q.Mean-1e3*0.05197039900161826/1397) > 1e-9 || math.Abs(p.Mean-1e3*21.360894216001668/1397) > 1e-9 {
+		t.Errorf("queue %+v, prefill %+v", q, p)
+	}
+}
+
 // TestHistogramQuantile checks interpolation against hand-computed values
 // (Prometheus's histogram_quantile rule).
 func TestHistogramQuantile(t *testing.T) {

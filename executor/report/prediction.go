@@ -7,12 +7,52 @@ import (
 
 	"github.com/infercrane/infercrane/executor/cachehit"
 	"github.com/infercrane/infercrane/executor/evidence"
+	"github.com/infercrane/infercrane/executor/loadgen"
 	"github.com/infercrane/infercrane/planner"
 	"github.com/infercrane/infercrane/planner/perf"
 )
 
-// predictionMetrics are the figures compared.
-var predictionMetrics = []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "latency_p50_ms", "latency_p95_ms", "output_token_throughput"}
+// predictionMetrics are the figures compared: the aggregate's, and the
+// parts of the TTFT the server measures (serverTTFTParts).
+var predictionMetrics = []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "latency_p50_ms", "latency_p95_ms", "output_token_throughput",
+	"queued_mean_ms", "prefill_mean_ms"}
+
+// serverTTFTParts are the parts of the TTFT the server measured over the
+// runs, by the names the estimate gives them (perf.Estimate.Metric): the
+// mean time queued in the engine and prefilling of every request the
+// runs' server views counted (loadgen.ServerView.QueueMs, PrefillMs); a
+// part is left out when a run's server did not measure it, and predict
+// leaves it out when both sides are under minTTFTPartMs, where a relative
+// range says nothing.
+func serverTTFTParts(runs []evidence.RunEvidence) map[string]float64 {
+	out := map[string]float64{}
+	for name, of := range map[string]func(*loadgen.ServerView) *loadgen.ServerDist{
+		"queued_mean_ms":  func(v *loadgen.ServerView) *loadgen.ServerDist { return v.QueueMs },
+		"prefill_mean_ms": func(v *loadgen.ServerView) *loadgen.ServerDist { return v.PrefillMs },
+	} {
+		var sum, count float64
+		for _, r := range runs {
+			var d *loadgen.ServerDist
+			if r.ServerView != nil {
+				d = of(r.ServerView)
+			}
+			if d == nil {
+				count = 0
+				break
+			}
+			sum += d.Mean * float64(d.Count)
+			count += float64(d.Count)
+		}
+		if count > 0 {
+			out[name] = sum / count
+		}
+	}
+	return out
+}
+
+// minTTFTPartMs is the time queued or prefilling under which, on both
+// sides, a prediction does not compare it: noise beside the TTFT.
+const minTTFTPartMs = 10
 
 // prediction compares a lane's estimate with its aggregate; nil when the
 // plan has no estimate or nothing was measured. Runs whose TTFT says a
@@ -30,6 +70,9 @@ func prediction(l *planner.Lane, a *evidence.Metrics, runs []evidence.RunEvidenc
 		if v != nil {
 			measured[m] = *v
 		}
+	}
+	for m, v := range serverTTFTParts(runs) {
+		measured[m] = v
 	}
 	p := predict(l, measured, planner.SimSpeedup(l))
 	if p != nil {
@@ -65,6 +108,9 @@ func predict(l *planner.Lane, measured map[string]float64, scale float64) *evide
 			pred /= p.Scale
 		} else {
 			pred *= p.Scale
+		}
+		if (m == "queued_mean_ms" || m == "prefill_mean_ms") && pred < minTTFTPartMs && meas < minTTFTPartMs {
+			continue
 		}
 		w := u.Of(m)
 		pm := evidence.PredictedMetric{Metric: m, Predicted: round6(pred), Low: round6(pred * (1 - w)), High: round6(pred * (1 + w)),

@@ -231,6 +231,21 @@ func runLane(t *testing.T, x executor.Executor, l *planner.Lane, speedup float64
 	if sm.Succeeded != l.Inputs.Requests {
 		t.Fatalf("%s: %d of %d requests succeeded: %v", l.Key, sm.Succeeded, l.Inputs.Requests, sm.Failures)
 	}
+	// The engine's own histograms of a request's time queued and
+	// prefilling (vLLM's request_queue_time and request_prefill_time)
+	// against the plan's parts of the TTFT, where a part is long enough
+	// for its timers to measure (perf.TTFTParts).
+	if v, parts := res.ServerView, e.TTFTParts; v != nil && parts != nil {
+		for _, c := range []struct {
+			name string
+			d    *loadgen.ServerDist
+			want float64
+		}{{"queued mean", v.QueueMs, parts.QueuedMs}, {"prefill mean", v.PrefillMs, parts.PrefillMs}} {
+			if c.d != nil && c.want >= 10 {
+				extra = append(extra, measured{c.name, c.d.Mean * speedup, c.want, 0})
+			}
+		}
+	}
 	if scheduled != nil {
 		// Throughput is also held to the model at the scheduled sends,
 		// which the engine's own pace cannot feed back into.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,9 @@ screen "kv" {
 // A burst beyond the KV cache is planned (a warning, not an error) and the
 // simulated engine, queueing and preempting as the plan's scheduler does,
 // measures what the plan predicted: duration, output throughput and TTFT
-// within 5%.
+// within 5%, and the engine's own histogram of a request's time queued
+// (158 ms of its 338 ms mean TTFT) the plan's part of the TTFT
+// (perf.TTFTParts; its prefill, 6 ms, is under the 10 ms compared).
 func TestSimAgreesOnABurstBeyondTheKVCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test; runs without -short")
@@ -77,8 +80,21 @@ func TestSimAgreesOnABurstBeyondTheKVCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	agreeOnSecondTry(t, x, l, 0.5, func(ms []measured) []string {
-		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput")
+		if !hasMeasure(ms, "queued mean") {
+			return []string{fmt.Sprintf("%s: the engine's server view has no time queued to compare (%+v)", l.Key, l.Estimate.TTFTParts)}
+		}
+		return checkAgreement(t, l.Key, ms, 0.05, "ttft p50", "latency p50", "output throughput", "queued mean", "prefill mean")
 	})
+}
+
+// hasMeasure reports whether ms compares a figure named name.
+func hasMeasure(ms []measured, name string) bool {
+	for _, m := range ms {
+		if m.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // The same burst on vLLM 0.6, whose front end batches (perf.FrontEnd: the

@@ -99,6 +99,10 @@ type metrics struct {
 	steps     atomic.Int64
 	ttft      *histogram
 	e2e       *histogram
+	// queue and prefill are, in model mode, a request's time queued in the
+	// engine until its first schedule and from then to its first token
+	// (vLLM's request_queue_time and request_prefill_time).
+	queue, prefill *histogram
 	// lateness is, in constant mode, how long after its due time each
 	// token's flush returned, and in model mode how long after its due time
 	// each step ended: the engine's own timing error.
@@ -109,6 +113,7 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	return &metrics{ttft: newHistogram(ttftBuckets), e2e: newHistogram(e2eBuckets), lateness: newHistogram(latenessBuckets),
+		queue: newHistogram(e2eBuckets), prefill: newHistogram(e2eBuckets),
 		decode: newDecodeMetrics()}
 }
 
@@ -137,6 +142,8 @@ func (m *metrics) write(w io.Writer, model string, running, waiting int, kvUsage
 	fmt.Fprintf(w, "# HELP infercrane:sim_steps_total Model-mode steps run.\n# TYPE infercrane:sim_steps_total counter\ninfercrane:sim_steps_total{%s} %d\n", labels, m.steps.Load())
 	m.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
 	m.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
+	m.queue.write(w, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", labels)
+	m.prefill.write(w, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", labels)
 	m.decode.write(w, labels)
 	m.lateness.write(w, "infercrane:sim_token_lateness_seconds", "Constant mode: time from each token's due time to the return of its flush; model mode: from each step's due end to its actual end.", labels)
 }

@@ -34,8 +34,9 @@ type modelTiming struct {
 
 	mu          sync.Mutex
 	eng         *perf.Engine
-	prefix      bool // the engine has a prefix cache
-	preemptions int  // of the scheduler, already counted in metrics
+	stepEnd     float64 // the timeline second the step being completed ends
+	prefix      bool    // the engine has a prefix cache
+	preemptions int     // of the scheduler, already counted in metrics
 
 	wake chan struct{}
 	// ctx ends the loop: close cancels it.
@@ -142,11 +143,17 @@ func (mt *modelTiming) close() {
 
 // sampled wakes the stream of a request that sampled a token; at its
 // first token it records what the prefix cache served it at its first
-// schedule.
+// schedule, and its time queued and prefilling (in real seconds).
 func (mt *modelTiming) sampled(q *perf.Seq) {
 	g := q.Data.(*genState)
-	if mt.prefix && q.Sampled == 1 {
-		mt.metrics.prefixLooked(g, q.Cached)
+	if q.Sampled == 1 {
+		if mt.prefix {
+			mt.metrics.prefixLooked(g, q.Cached)
+		}
+		if started, ok := q.Started(); ok {
+			mt.metrics.queue.observe((started - q.Entered()) / mt.speedup)
+			mt.metrics.prefill.observe((mt.stepEnd - started) / mt.speedup)
+		}
 	}
 	g.generated.Store(int64(q.Sampled))
 	select {
@@ -218,6 +225,7 @@ func (mt *modelTiming) loop() {
 			mt.metrics.lateSteps.Add(1)
 		}
 		mt.mu.Lock()
+		mt.stepEnd = start + secs
 		mt.eng.End(&st, sampled)
 		mt.mu.Unlock()
 	}

@@ -140,13 +140,23 @@ func simulatedCount(n int, size func(int) RequestSize) int {
 }
 
 // Metric returns the estimate's value of a metric named as the evidence
-// aggregate names it ("ttft_p95_ms", "output_token_throughput", ...) and
-// whether the estimate has it.
+// aggregate names it ("ttft_p95_ms", "output_token_throughput", ...), or
+// as the report names a part of the TTFT the server measures
+// ("queued_mean_ms", "prefill_mean_ms": TTFTParts), and whether the
+// estimate has it.
 func (e Estimate) Metric(name string) (float64, bool) {
 	// A switch, not a map literal: a fit asks millions of times.
 	switch name {
 	case "ttft_p50_ms":
 		return e.TTFTMs, true
+	case "queued_mean_ms", "prefill_mean_ms":
+		if e.TTFTParts == nil {
+			return 0, false
+		}
+		if name == "queued_mean_ms" {
+			return e.TTFTParts.QueuedMs, true
+		}
+		return e.TTFTParts.PrefillMs, true
 	case "ttft_p95_ms":
 		return e.TTFTP95Ms, true
 	case "ttft_p99_ms":

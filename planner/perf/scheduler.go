@@ -142,6 +142,14 @@ type Seq struct {
 	hasStarted       bool
 }
 
+// Entered is when the request entered the scheduler (Engine.Begin), on
+// the engine's timeline.
+func (q *Seq) Entered() float64 { return q.entered }
+
+// Started is when a step first scheduled any of the request's tokens, on
+// the engine's timeline, and whether one has (TTFTParts).
+func (q *Seq) Started() (float64, bool) { return q.started, q.hasStarted }
+
 type seqState uint8
 
 const (
