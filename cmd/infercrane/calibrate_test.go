@@ -641,7 +641,7 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 			t.Fatalf("calibrate left lane %s out", c.Profile)
 		}
 		for _, m := range c.Prediction.Metrics {
-			if m.Metric == "queued_mean_ms" || m.Metric == "prefill_mean_ms" {
+			if perf.IsTTFTPart(m.Metric) {
 				continue // the server's parts of the TTFT: the report compares them, calibrate fits the aggregate
 			}
 			got := lane.Predicted[m.Metric]

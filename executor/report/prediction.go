@@ -15,7 +15,7 @@ import (
 // predictionMetrics are the figures compared: the aggregate's, and the
 // parts of the TTFT the server measures (serverTTFTParts).
 var predictionMetrics = []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "latency_p50_ms", "latency_p95_ms", "output_token_throughput",
-	"queued_mean_ms", "prefill_mean_ms"}
+	perf.QueuedMeanMetric, perf.PrefillMeanMetric}
 
 // serverTTFTParts are the parts of the TTFT the server measured over the
 // runs, by the names the estimate gives them (perf.Estimate.Metric): the
@@ -27,8 +27,8 @@ var predictionMetrics = []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "t
 func serverTTFTParts(runs []evidence.RunEvidence) map[string]float64 {
 	out := map[string]float64{}
 	for name, of := range map[string]func(*loadgen.ServerView) *loadgen.ServerDist{
-		"queued_mean_ms":  func(v *loadgen.ServerView) *loadgen.ServerDist { return v.QueueMs },
-		"prefill_mean_ms": func(v *loadgen.ServerView) *loadgen.ServerDist { return v.PrefillMs },
+		perf.QueuedMeanMetric:  func(v *loadgen.ServerView) *loadgen.ServerDist { return v.QueueMs },
+		perf.PrefillMeanMetric: func(v *loadgen.ServerView) *loadgen.ServerDist { return v.PrefillMs },
 	} {
 		var sum, count float64
 		for _, r := range runs {
@@ -109,7 +109,7 @@ func predict(l *planner.Lane, measured map[string]float64, scale float64) *evide
 		} else {
 			pred *= p.Scale
 		}
-		if (m == "queued_mean_ms" || m == "prefill_mean_ms") && pred < minTTFTPartMs && meas < minTTFTPartMs {
+		if perf.IsTTFTPart(m) && pred < minTTFTPartMs && meas < minTTFTPartMs {
 			continue
 		}
 		w := u.Of(m)

@@ -178,7 +178,7 @@ func (f *CalibrationFit) Unidentified() []string {
 // Of returns the half-width for a metric named as the evidence names it.
 func (u Uncertainty) Of(metric string) float64 {
 	switch {
-	case strings.HasPrefix(metric, "ttft"), metric == "queued_mean_ms", metric == "prefill_mean_ms":
+	case strings.HasPrefix(metric, "ttft"), IsTTFTPart(metric):
 		return u.TTFT
 	case strings.HasPrefix(metric, "tpot"), strings.HasPrefix(metric, "itl"):
 		return u.TPOT

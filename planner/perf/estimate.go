@@ -142,18 +142,18 @@ func simulatedCount(n int, size func(int) RequestSize) int {
 // Metric returns the estimate's value of a metric named as the evidence
 // aggregate names it ("ttft_p95_ms", "output_token_throughput", ...), or
 // as the report names a part of the TTFT the server measures
-// ("queued_mean_ms", "prefill_mean_ms": TTFTParts), and whether the
+// (QueuedMeanMetric, PrefillMeanMetric: TTFTParts), and whether the
 // estimate has it.
 func (e Estimate) Metric(name string) (float64, bool) {
 	// A switch, not a map literal: a fit asks millions of times.
 	switch name {
 	case "ttft_p50_ms":
 		return e.TTFTMs, true
-	case "queued_mean_ms", "prefill_mean_ms":
+	case QueuedMeanMetric, PrefillMeanMetric:
 		if e.TTFTParts == nil {
 			return 0, false
 		}
-		if name == "queued_mean_ms" {
+		if name == QueuedMeanMetric {
 			return e.TTFTParts.QueuedMs, true
 		}
 		return e.TTFTParts.PrefillMs, true

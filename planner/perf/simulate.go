@@ -138,6 +138,18 @@ type TTFTParts struct {
 	PrefillMs  float64 `json:"prefill_ms"`
 }
 
+// The names of the TTFT's parts a server measures, as the report compares
+// them with TTFTParts (Estimate.Metric): the mean time queued in the
+// engine and prefilling.
+const (
+	QueuedMeanMetric  = "queued_mean_ms"
+	PrefillMeanMetric = "prefill_mean_ms"
+)
+
+// IsTTFTPart reports whether metric names a part of the TTFT
+// (QueuedMeanMetric, PrefillMeanMetric).
+func IsTTFTPart(metric string) bool { return metric == QueuedMeanMetric || metric == PrefillMeanMetric }
+
 // vreq is one request of a virtual run.
 type vreq struct {
 	seq               Seq
