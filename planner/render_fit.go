@@ -124,22 +124,33 @@ func stepLines(l *Lane) []string {
 func stepAnatomy(p perf.StepParts) string {
 	ms := func(sec float64) string { return fmtMs(1000 * sec) }
 	var parts []string
-	pair := func(name string, compute, reads float64, readsName string) {
+	// pair renders compute and reads seconds, reads being the sum of
+	// readParts' seconds ("weight reads 2.61 ms + fixed 0.61 ms").
+	pair := func(name string, compute float64, readParts ...any) {
+		var reads float64
+		var names []string
+		for i := 0; i+1 < len(readParts); i += 2 {
+			if sec := readParts[i+1].(float64); sec > 0 || i == 0 {
+				reads += sec
+				names = append(names, readParts[i].(string)+" "+ms(sec))
+			}
+		}
+		readsText := strings.Join(names, " + ")
 		switch {
 		case compute <= 0 && reads <= 0:
 		case p.Serial:
-			parts = append(parts, fmt.Sprintf("%s %s + %s %s", name, ms(compute), readsName, ms(reads)))
+			parts = append(parts, fmt.Sprintf("%s %s + %s", name, ms(compute), readsText))
 		case compute >= reads:
-			parts = append(parts, fmt.Sprintf("%s %s (%s %s under them)", name, ms(compute), readsName, ms(reads)))
+			parts = append(parts, fmt.Sprintf("%s %s (%s under them)", name, ms(compute), readsText))
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s (%s %s under them)", readsName, ms(reads), name, ms(compute)))
+			parts = append(parts, fmt.Sprintf("%s (%s %s under them)", readsText, name, ms(compute)))
 		}
 	}
-	pair("matrix multiplies", p.Multiplies, p.WeightReads, "weight reads")
+	pair("matrix multiplies", p.Multiplies, "weight reads", p.WeightReads, "the multiplies' fixed time", p.MultiplyFixed)
 	if p.ExpertMultiplies > 0 || p.ExpertReads > 0 {
 		parts = append(parts, fmt.Sprintf("routed experts %s multiplying + %s reading", ms(p.ExpertMultiplies), ms(p.ExpertReads)))
 	}
-	pair("attention", p.Attention, p.KVReads, "KV reads")
+	pair("attention", p.Attention, "KV reads", p.KVReads)
 	for _, x := range []struct {
 		name string
 		sec  float64

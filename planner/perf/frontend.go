@@ -62,6 +62,7 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 	if !versionAtLeast(version, 0, 8) {
 		o.Source = "vLLM < 0.8 (V0 engine), fitted to published measurements"
 		o.TokenUs, o.AdmitUs = 0, v0AdmitUs
+		o.CUDAStepMs = v0GraphStepMs
 	} else {
 		o.CUDAStepMs = cudaGraphStepMs(version)
 		if !versionAtLeast(version, 0, 12) {
@@ -216,6 +217,13 @@ func FrontEndAPI(harmony bool, api string) string {
 // kvcached's Qwen3-0.6B on an H100 under vLLM 0.19 (2.39 ms at 16
 // requests a second: 1.7 ms). docs/performance-model.md has the held-out
 // check. A processor without CUDA keeps StepMs.
+//
+// Each figure was then lowered by what its fitting points' steps spent
+// in their multiplies' fixed time, which the model now charges apart
+// (layerMultiplyUs a layer: 0.53 ms for the 28 layers of Qwen3-0.6B and
+// 1.7B, 0.68 for the 36 of Qwen3-8B): 2.5 ms to 2.0, 1.4 to 0.8, and the
+// V0 engine's 2 ms on a CUDA GPU to 1.4 (v0GraphStepMs; its fitting
+// points are Llama 3 8B's and Mistral 7B's 32 layers).
 func cudaGraphStepMs(version string) float64 {
 	if versionAtLeast(version, 0, 11) {
 		return fullGraphStepMs
@@ -225,8 +233,11 @@ func cudaGraphStepMs(version string) float64 {
 
 // The fitted step overheads of cudaGraphStepMs.
 const (
-	piecewiseGraphStepMs = 2.5
-	fullGraphStepMs      = 1.4
+	piecewiseGraphStepMs = 2.0
+	fullGraphStepMs      = 0.8
+	// v0GraphStepMs is the V0 engine's step overhead on a CUDA GPU
+	// (frontEndStepMs elsewhere).
+	v0GraphStepMs = 1.4
 )
 
 // FrontEndMs is FrontEnd's request overhead (the catalog's 2 ms for an

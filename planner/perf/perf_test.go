@@ -58,9 +58,10 @@ func TestStepSecondsRoofline(t *testing.T) {
 	h := hw("L40S", 1)
 	// One decode step of one short sequence is memory-bound: the weights
 	// read once at 80% of 864 GB/s, then the attention kernel reads the KV
-	// cache, plus 1 ms of step overhead. (The L40S's MFU includes the
-	// elementwise kernels: TestElementwiseBytesOfAToken.)
-	want := m.WeightBytes(2)/(864e9*0.8) + 0.001
+	// cache, plus the multiplies' fixed time of its 28 layers
+	// (layerMultiplyUs) and 1 ms of step overhead. (The L40S's MFU
+	// includes the elementwise kernels: TestElementwiseBytesOfAToken.)
+	want := m.WeightBytes(2)/(864e9*0.8) + 28*layerMultiplyUs/1e6 + 0.001
 	if got := StepSeconds(m, h, 0, 1, 100); !near(got, want+100*m.KVBytesPerToken(2)/(864e9*0.8), 1e-9) {
 		t.Errorf("decode step = %v, want %v", got, want)
 	}
@@ -268,9 +269,9 @@ func TestStepPartsAddUpToTheStep(t *testing.T) {
 			kv := float64(s.prefill + 700*s.decodes)
 			p := StepPartsOf(m, c.h, s.prefill, s.prefillSeqs, s.decodes, kv)
 			want := StepTime(m, c.h, s.prefill, s.prefillSeqs, s.decodes, kv)
-			gemm, attn := math.Max(p.Multiplies, p.WeightReads), math.Max(p.Attention, p.KVReads)
+			gemm, attn := math.Max(p.Multiplies, p.WeightReads+p.MultiplyFixed), math.Max(p.Attention, p.KVReads)
 			if p.Serial {
-				gemm, attn = p.Multiplies+p.WeightReads, p.Attention+p.KVReads
+				gemm, attn = p.Multiplies+p.WeightReads+p.MultiplyFixed, p.Attention+p.KVReads
 			}
 			sum := gemm + p.ExpertMultiplies + p.ExpertReads + attn + p.Elementwise + p.AllReduces + p.Engine
 			name := c.model + " on " + c.h.GPU.Name

@@ -191,7 +191,8 @@ func stepShape(prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) (to
 // StepParts is a step's duration split the way the roofline costs it
 // (stepCost.at), in seconds: what a reviewer reads to see what an
 // estimate rests on (plan -verbose's deployments). The parts that
-// count add up to Total: the larger of Multiplies and WeightReads and of
+// count add up to Total: the larger of Multiplies and WeightReads plus
+// MultiplyFixed, the larger of
 // Attention and KVReads (both of each pair on a Serial processor), the
 // routed experts' multiplies and reads, Elementwise, AllReduces and
 // Engine.
@@ -200,8 +201,9 @@ type StepParts struct {
 	Total float64
 	// Multiplies are the weights' matrix multiplies at the compute roof
 	// (a mixture of experts' routed experts apart), WeightReads reading
-	// those weights.
-	Multiplies, WeightReads float64
+	// those weights, and MultiplyFixed the multiplies' fixed time on a
+	// CUDA GPU (layerMultiplyUs a layer), which adds to the reads.
+	Multiplies, WeightReads, MultiplyFixed float64
 	// ExpertMultiplies and ExpertReads are a mixture of experts' routed
 	// experts in the fused MoE kernel, which does not hide the one behind
 	// the other.
@@ -224,7 +226,7 @@ type StepParts struct {
 func (c stepCost) parts(kvTokens, attended float64) StepParts {
 	gpu := c.gemm() + c.attention(kvTokens, attended) + c.elementwise + c.comm
 	return StepParts{Total: c.at(kvTokens, attended),
-		Multiplies: c.compute, WeightReads: c.weights, ExpertMultiplies: c.experts, ExpertReads: c.expertWeights,
+		Multiplies: c.compute, WeightReads: c.weights, MultiplyFixed: c.multiplyFixed, ExpertMultiplies: c.experts, ExpertReads: c.expertWeights,
 		Attention: attended * c.attend, KVReads: kvTokens * c.kvToken, Elementwise: c.elementwise, AllReduces: c.comm,
 		Engine: c.fixed + math.Max(c.overlapped-gpu, 0), Serial: c.serial}
 }
@@ -235,6 +237,9 @@ type stepCost struct {
 	compute float64 // the matrix multiplies of the weights at the GPUs' compute roof
 	attend  float64 // attention's two matrix multiplies over one query-key pair, every layer
 	weights float64 // reading the weights the step touches
+	// multiplyFixed is the multiplies' fixed time through every layer
+	// beyond their reads (layerMultiplyUs a layer on a CUDA GPU).
+	multiplyFixed float64
 	// experts and expertWeights are a mixture of experts' routed
 	// experts: their matrix multiplies at the fused MoE kernel's roof
 	// (FusedMoEPeakTFLOPS at the assumed MFU) and reading
@@ -318,6 +323,20 @@ type stepCoster struct {
 	stages, handoff float64
 }
 
+// layerMultiplyUs is the fixed time of one layer's matrix multiplies on a
+// CUDA GPU beyond reading their weights: timed at decode sizes (16 rows
+// or fewer), a layer's four multiplies take 19.5 us + their bytes at 0.79
+// of the peak bandwidth on an A100, 18.1 us + 0.90 on an H100 (Vidur's
+// profiles) and 20.6 us + 0.88 on an H200 (ours: testdata/kernels,
+// time_kernels.py), about 5 us a kernel whatever its size
+// (h200-matmul-reads.csv: single multiplies of 0.5-470 MB, 5.7 us +
+// bytes at 0.90 of the peak). The model adds it to the weights' reads
+// (stepCost.multiplyFixed, stepCost.gemm), so a decode step's multiplies grow with the layers
+// as measured rather than with the bytes alone, and the step overheads
+// (cudaGraphStepMs) no longer hold it. TestDecodeLayersAreAFixedTimeAndTheirReads
+// fits the law to the timings.
+const layerMultiplyUs = 19.0
+
 // stepCoster returns the coster of m's steps on h.
 func (m ModelArch) stepCoster(h Hardware) stepCoster {
 	n := h.count()
@@ -352,6 +371,9 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 		c.routed, c.routedBytes = m.routedParams(), m.routedBytes(c.linearBytes)
 	} else {
 		c.fixed.weights = c.weightBytes / n / bw
+	}
+	if h.GPU.Capability > 0 {
+		c.fixed.multiplyFixed = float64(m.Layers) * layerMultiplyUs / 1e6
 	}
 	return c
 }
@@ -443,9 +465,9 @@ func (c stepCost) withOverheads(gpu float64) float64 {
 func (c stepCost) gemm() float64 {
 	experts := fusedMoESeconds(c.experts, c.expertWeights)
 	if c.serial {
-		return c.compute + c.weights + experts
+		return c.compute + c.weights + c.multiplyFixed + experts
 	}
-	return math.Max(c.compute, c.weights) + experts
+	return math.Max(c.compute, c.weights+c.multiplyFixed) + experts
 }
 
 // fusedMoESeconds is the time of the fused MoE kernel whose matrix
