@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -205,4 +206,55 @@ func kernelProfiles(t *testing.T, name string) [][]string {
 		t.Fatalf("%s: %d rows, %v", name, len(rows), err)
 	}
 	return rows
+}
+
+// TestFP8MultipliesRunAtTheFP8Peak: the model multiplies FP8 weights at
+// the FP8 peak with the MFU and size law of BF16 (roofAt at
+// PeakTFLOPS). Our H200's timings of the same layers through
+// torch._scaled_mm (e4m3, per-token and per-channel scales, fast
+// accumulation; testdata/kernels/h200-fp8-linear-layers.csv,
+// time_fp8.py) bear it out where they are compute-bound: 0.60-0.75 of
+// the 1,979 TFLOP/s FP8 peak, about half of BF16's time, within the law
+// as BF16 is. At decode sizes they are not half of BF16's time:
+// cuBLASLt's FP8 kernels take about 49 us a layer beside their reads
+// (BF16's 19), 0.74-1.1 of BF16's time at 1-16 rows. The model keeps
+// the BF16 fixed time for FP8 (vLLM runs its own CUTLASS kernels there,
+// and the published FP8 points on H100s do not ask for more: Llama 3.1
+// 8B FP8 at ten prompts is planned 4% over already); the test logs the
+// ratios.
+func TestFP8MultipliesRunAtTheFP8Peak(t *testing.T) {
+	h200, _ := LookupGPU("H200")
+	var sq float64
+	var n int
+	decodeRatios := []float64{}
+	bf16 := map[string]float64{}
+	rows := kernelProfiles(t, "h200-fp8-linear-layers.csv")[1:]
+	for _, r := range rows {
+		if r[5] == "bf16" {
+			bf16[strings.Join(r[1:4], ",")], _ = strconv.ParseFloat(r[6], 64)
+		}
+	}
+	for _, r := range rows {
+		if r[5] != "fp8" {
+			continue
+		}
+		tokens, _ := strconv.ParseFloat(r[3], 64)
+		params, _ := strconv.ParseFloat(r[4], 64)
+		measured, _ := strconv.ParseFloat(r[6], 64)
+		if tokens <= 16 {
+			decodeRatios = append(decodeRatios, measured/bf16[strings.Join(r[1:4], ",")])
+			continue
+		}
+		sized := 2 * tokens * params / (h200.FP8TFLOPS * 1e12 * kernelPeakShare) * 1000 / gemmEfficiency(params, h200.FP8TFLOPS/float64(h200.SMs))
+		if reads := params / (h200.BandwidthGBs * 1e9) * 1000; params < 25e6 || tokens < 512 || sized < 4*reads {
+			continue
+		}
+		sq += math.Pow(math.Log(sized/measured), 2)
+		n++
+	}
+	rms := math.Sqrt(sq / float64(n))
+	t.Logf("%d compute-bound FP8 timings: rms log error %.3f against the law at the FP8 peak; FP8 over BF16 at 1-16 rows: %.2f", n, rms, decodeRatios)
+	if n < 20 || rms > 0.1 {
+		t.Errorf("%d compute-bound FP8 timings, rms log error %.3f: want 20 or more within 0.1", n, rms)
+	}
 }
