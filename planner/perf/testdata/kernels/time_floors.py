@@ -11,14 +11,13 @@ activation at decode sizes.
 Usage: python3 time_floors.py OUTDIR [--gpu NAME] [--cpu]
 """
 
-import argparse
 import csv
 import os
 
 import torch
 import torch.nn.functional as F
 
-from time_kernels import Timer
+from time_kernels import command_line
 
 # (in, out) of common layers' matrices, 0.5 MB to 470 MB in bf16
 SHAPES = [(512, 512), (1024, 1024), (1024, 4096), (2048, 2048), (4096, 1024), (4096, 4096), (4096, 6144),
@@ -26,17 +25,9 @@ SHAPES = [(512, 512), (1024, 1024), (1024, 4096), (2048, 2048), (4096, 1024), (4
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("outdir")
-    p.add_argument("--gpu", default="h200")
-    p.add_argument("--cpu", action="store_true")
-    a = p.parse_args()
-    cuda = not a.cpu
-    dev = "cuda" if cuda else "cpu"
-    timer = Timer(cuda)
+    a, cuda, dev, timer = command_line()
     min_bytes = (1 << 30) if cuda else (1 << 22)
     shapes = SHAPES if cuda else SHAPES[:2]
-    os.makedirs(a.outdir, exist_ok=True)
     with open(os.path.join(a.outdir, "gemm-floor.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["gpu", "in", "out", "tokens", "copies", "weight_bytes", "measured_us"])

@@ -12,14 +12,13 @@ multiply).
 Usage: python3 time_fp8.py OUTDIR [--gpu NAME] [--cpu]
 """
 
-import argparse
 import csv
 import os
 
 import torch
 import torch.nn.functional as F
 
-from time_kernels import Timer, layer_shapes
+from time_kernels import command_line, layer_shapes
 
 RUNS = [("Meta-Llama-3-8B", 1), ("Qwen3-32B", 1), ("Meta-Llama-3-70B", 1), ("Meta-Llama-3-70B", 2),
         ("Meta-Llama-3-70B", 4), ("Meta-Llama-3-70B", 8)]
@@ -27,16 +26,8 @@ TOKENS = [1, 16, 64, 256, 512, 1024, 2048, 4096, 8192]
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("outdir")
-    p.add_argument("--gpu", default="h200")
-    p.add_argument("--cpu", action="store_true")
-    a = p.parse_args()
-    cuda = not a.cpu
-    dev = "cuda" if cuda else "cpu"
-    timer = Timer(cuda)
+    a, cuda, dev, timer = command_line()
     runs, tokens, min_bytes = (RUNS, TOKENS, 1 << 30) if cuda else (RUNS[:1], [1, 16], 1 << 20)
-    os.makedirs(a.outdir, exist_ok=True)
     fp8 = torch.float8_e4m3fn
     with open(os.path.join(a.outdir, "fp8-linear-layers.csv"), "w", newline="") as f:
         w = csv.writer(f)

@@ -84,6 +84,22 @@ class Timer:
         return statistics.median(ts)
 
 
+def command_line(budget=False):
+    """Parses OUTDIR [--gpu NAME] [--cpu] (and --budget SECONDS), makes
+    OUTDIR, and returns the arguments, whether to time on CUDA, the
+    device's name and a Timer."""
+    p = argparse.ArgumentParser()
+    p.add_argument("outdir")
+    p.add_argument("--gpu", default="h200")
+    p.add_argument("--cpu", action="store_true")
+    if budget:
+        p.add_argument("--budget", type=float, default=240)
+    a = p.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
+    cuda = not a.cpu
+    return a, cuda, "cuda" if cuda else "cpu", Timer(cuda)
+
+
 def layer_shapes(model, tp):
     hidden, heads, kv, hd, width = MODELS[model]
     return [
@@ -182,18 +198,9 @@ def time_bandwidth(timer, dev, out, gpu, sizes):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("outdir")
-    p.add_argument("--gpu", default="h200")
-    p.add_argument("--budget", type=float, default=240)
-    p.add_argument("--cpu", action="store_true")
-    a = p.parse_args()
-    cuda = not a.cpu
-    dev = "cuda" if cuda else "cpu"
-    os.makedirs(a.outdir, exist_ok=True)
+    a, cuda, dev, timer = command_line(budget=True)
     start = time.time()
     deadline = start + a.budget
-    timer = Timer(cuda)
     with open(os.path.join(a.outdir, "env.txt"), "w") as env:
         env.write(f"torch {torch.__version__} python {sys.version.split()[0]}\n")
         if cuda:
