@@ -118,21 +118,28 @@ func stepLines(l *Lane) []string {
 
 // stepAnatomy renders a step's parts: the total, then
 // each part that takes time, the overlapping pairs (multiplies and
-// weight reads, attention and KV reads) as the one that counts with the
+// weight reads with the multiplies' fixed time, attention and KV reads)
+// as the one that counts with the
 // other beside it, or both added up on a processor that does not
 // overlap them.
 func stepAnatomy(p perf.StepParts) string {
 	ms := func(sec float64) string { return fmtMs(1000 * sec) }
 	var parts []string
-	// pair renders compute and reads seconds, reads being the sum of
-	// readParts' seconds ("weight reads 2.61 ms + fixed 0.61 ms").
-	pair := func(name string, compute float64, readParts ...any) {
+	// timed is a named part of a step and its seconds.
+	type timed struct {
+		name string
+		sec  float64
+	}
+	// pair renders compute seconds against the memory side's parts
+	// added up ("weight reads 2.61 ms + the multiplies' fixed time 0.61
+	// ms"), the first always, the others when they take time.
+	pair := func(name string, compute float64, memory ...timed) {
 		var reads float64
 		var names []string
-		for i := 0; i+1 < len(readParts); i += 2 {
-			if sec := readParts[i+1].(float64); sec > 0 || i == 0 {
-				reads += sec
-				names = append(names, readParts[i].(string)+" "+ms(sec))
+		for i, m := range memory {
+			if m.sec > 0 || i == 0 {
+				reads += m.sec
+				names = append(names, m.name+" "+ms(m.sec))
 			}
 		}
 		readsText := strings.Join(names, " + ")
@@ -146,15 +153,12 @@ func stepAnatomy(p perf.StepParts) string {
 			parts = append(parts, fmt.Sprintf("%s (%s %s under them)", readsText, name, ms(compute)))
 		}
 	}
-	pair("matrix multiplies", p.Multiplies, "weight reads", p.WeightReads, "the multiplies' fixed time", p.MultiplyFixed)
+	pair("matrix multiplies", p.Multiplies, timed{"weight reads", p.WeightReads}, timed{"the multiplies' fixed time", p.MultiplyFixed})
 	if p.ExpertMultiplies > 0 || p.ExpertReads > 0 {
 		parts = append(parts, fmt.Sprintf("routed experts %s multiplying + %s reading", ms(p.ExpertMultiplies), ms(p.ExpertReads)))
 	}
-	pair("attention", p.Attention, "KV reads", p.KVReads)
-	for _, x := range []struct {
-		name string
-		sec  float64
-	}{{"elementwise", p.Elementwise}, {"all-reduces", p.AllReduces}, {"engine", p.Engine}} {
+	pair("attention", p.Attention, timed{"KV reads", p.KVReads})
+	for _, x := range []timed{{"elementwise", p.Elementwise}, {"all-reduces", p.AllReduces}, {"engine", p.Engine}} {
 		if x.sec > 0 {
 			parts = append(parts, x.name+" "+ms(x.sec))
 		}
