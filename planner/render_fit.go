@@ -116,12 +116,11 @@ func stepLines(l *Lane) []string {
 	}
 }
 
-// stepAnatomy renders a step's parts: the total, then
-// each part that takes time, the overlapping pairs (multiplies and
-// weight reads with the multiplies' fixed time, attention and KV reads)
-// as the one that counts with the
-// other beside it, or both added up on a processor that does not
-// overlap them.
+// stepAnatomy renders a step's parts: the total, then each part that
+// takes time, the overlapping pairs (multiplies against weight reads
+// with the multiplies' fixed time, attention against KV reads) as the
+// one that counts with the other beside it, or both added up on a
+// processor that does not overlap them.
 func stepAnatomy(p perf.StepParts) string {
 	ms := func(sec float64) string { return fmtMs(1000 * sec) }
 	var parts []string
