@@ -192,10 +192,9 @@ func stepShape(prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) (to
 // (stepCost.at), in seconds: what a reviewer reads to see what an
 // estimate rests on (plan -verbose's deployments). The parts that
 // count add up to Total: the larger of Multiplies and WeightReads plus
-// MultiplyFixed, the larger of
-// Attention and KVReads (both of each pair on a Serial processor), the
-// routed experts' multiplies and reads, Elementwise, AllReduces and
-// Engine.
+// MultiplyFixed, the larger of Attention and KVReads (both of each pair
+// on a Serial processor), the routed experts' multiplies and reads,
+// Elementwise, AllReduces and Engine.
 type StepParts struct {
 	// Total is the step's duration (StepTime).
 	Total float64
@@ -331,10 +330,12 @@ type stepCoster struct {
 // time_kernels.py), about 5 us a kernel whatever its size
 // (h200-matmul-reads.csv: single multiplies of 0.5-470 MB, 5.7 us +
 // bytes at 0.90 of the peak). The model adds it to the weights' reads
-// (stepCost.multiplyFixed, stepCost.gemm), so a decode step's multiplies grow with the layers
-// as measured rather than with the bytes alone, and the step overheads
-// (cudaGraphStepMs) no longer hold it. TestDecodeLayersAreAFixedTimeAndTheirReads
-// fits the law to the timings.
+// (stepCost.multiplyFixed, stepCost.gemm), so a decode step's multiplies
+// grow with the layers as measured rather than with the bytes alone, and
+// the step overheads (cudaGraphStepMs) no longer hold it. A pipeline's
+// step takes it once: each micro-batch passes every layer, one stage
+// after another (Hardware.Stages).
+// TestDecodeLayersAreAFixedTimeAndTheirReads fits the law to the timings.
 const layerMultiplyUs = 19.0
 
 // stepCoster returns the coster of m's steps on h.
