@@ -126,6 +126,19 @@ func calibrate(l *lanePlan, cals map[*lang.CalibrationRef]*perf.Calibration, kin
 		l.calWarning, l.calWarningKey = "its calibration is refused: "+why+". Calibrate from evidence of real GPUs (a local, modal or endpoint executor, or another tool's results: infercrane calibrate -gpu ... -engine ... RESULT.json).", ref.File+"\x00sim\x00"+in.ExecutorType
 		return
 	}
+	// A fit of another revision of the model holds what that model left
+	// out beside its parameters, not what this one does.
+	if old := fit.OutdatedModel(); old != "" {
+		var files []string
+		for _, e := range fit.Evidence {
+			files = append(files, e.File)
+		}
+		why := fmt.Sprintf("%s (from %s) %s, whose parameters hold other things than this model's; lanes keep the catalog's assumptions and ranges", ref.File, block, old)
+		l.Notes = append(l.Notes, "NOT CALIBRATED: "+why)
+		l.calWarning, l.calWarningKey = fmt.Sprintf("its calibration is refused: %s. Refit it from the same evidence: infercrane calibrate -out %s %s", why, ref.File, strings.Join(files, " ")),
+			ref.File+"\x00revision\x00"+fit.ModelRevision
+		return
+	}
 	p := fit.Params
 	a := p.Apply(l.hw.Assume)
 	g := l.blocks.gpu

@@ -20,9 +20,16 @@ func writeCal(t *testing.T, version string) (string, string) {
 // gpu and engine version version, and returns its path and digest.
 func writeCalFor(t *testing.T, gpu, version string) (string, string) {
 	t.Helper()
-	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: gpu, Engine: "vllm", Version: version,
+	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: gpu, Engine: "vllm", Version: version, ModelRevision: perf.ModelRevision,
 		Source: "aggregates", Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
 		Fit: perf.FitResult{MAPE: 0.042, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.05, MaxRel: 0.07}}}}}}
+	return writeCalFile(t, c)
+}
+
+// writeCalFile stamps c with its digest, writes it to a file of its own
+// and returns the file's path and the digest.
+func writeCalFile(t *testing.T, c *perf.Calibration) (string, string) {
+	t.Helper()
 	c.Digest = c.ComputeDigest()
 	path := filepath.Join(t.TempDir(), "cal.json")
 	b, _ := json.Marshal(c)
@@ -100,16 +107,11 @@ func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
 		executor   string
 		calibrated bool
 	}{{"sim", false}, {"local, sim", false}, {"replay", false}, {"external: vllm bench serve", true}, {"modal", true}, {"", true}} {
-		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.RuntimeVersion,
+		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.RuntimeVersion, ModelRevision: perf.ModelRevision,
 			Source: "aggregates", Executor: tc.executor, Lanes: 3, Runs: 6, Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
 			Fit: perf.FitResult{MAPE: 0.018, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}
-		c.Digest = c.ComputeDigest()
-		path := filepath.Join(t.TempDir(), "cal.json")
-		b, _ := json.Marshal(c)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: c.Digest}
+		path, digest := writeCalFile(t, c)
+		cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: digest}
 		p := build(t, cfg)
 		l := p.Lanes[0]
 		if l.Inputs.ExecutorType == "sim" {
@@ -145,5 +147,50 @@ func TestCalibrationOfSimulatedEvidenceIsRefused(t *testing.T) {
 	}
 	if !warned || p.Lanes[0].Calibration != nil {
 		t.Errorf("a fit for another version: warned %v, calibration %+v", warned, p.Lanes[0].Calibration)
+	}
+}
+
+// A fit made for another revision of the performance model holds what
+// that model left out beside its parameters: before 2026-12-04 the step
+// overhead held the matrix multiplies' fixed time, which the model now
+// charges apart, so such a fit would count it twice. The lane is not
+// calibrated by it, the plan warns and names the command that refits it
+// from the fit's own evidence, and a fit of this revision applies.
+func TestCalibrationOfAnotherModelRevisionIsRefused(t *testing.T) {
+	cfg := fixture()
+	r := cfg.Runtimes[cfg.Screens["qwen_l40s"].Runtime]
+	for _, tc := range []struct {
+		revision   string
+		calibrated bool
+		says       string
+	}{{"", false, "before the performance model's revisions were recorded"}, {"2026-01-01", false, "revision 2026-01-01 (this model is revision " + perf.ModelRevision + ")"}, {perf.ModelRevision, true, ""}} {
+		c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: r.RuntimeVersion, ModelRevision: tc.revision,
+			Source: "aggregates", Executor: "modal", Evidence: []perf.EvidenceRef{{File: "reports/l40s.evidence.json", Screen: "s"}}, Lanes: 3, Runs: 6,
+			Params: perf.Params{PrefillMFU: 0.6, DecodeEfficiency: 0.5, StepOverheadMs: 2, RequestOverheadMs: 5},
+			Fit:    perf.FitResult{MAPE: 0.018, Residuals: map[string]perf.Residual{"ttft_p95_ms": {N: 3, RMSRel: 0.01, MaxRel: 0.02}}}}}}
+		path, digest := writeCalFile(t, c)
+		cfg.GPUs["l40s"].Calibration = &lang.CalibrationRef{File: path, Digest: digest}
+		p := build(t, cfg)
+		var warning string
+		for _, f := range p.Preflight {
+			if f.Severity == SeverityWarning && strings.Contains(f.Detail, "calibration is refused") {
+				warning = f.Detail
+			}
+		}
+		if got := p.Lanes[0].Calibration != nil; got != tc.calibrated {
+			t.Errorf("revision %q: calibrated %v, want %v; notes %v", tc.revision, got, tc.calibrated, p.Lanes[0].Notes)
+		}
+		if tc.calibrated {
+			if warning != "" {
+				t.Errorf("revision %q: %s", tc.revision, warning)
+			}
+			continue
+		}
+		if !strings.Contains(warning, tc.says) || !strings.Contains(warning, "infercrane calibrate -out "+path+" reports/l40s.evidence.json") {
+			t.Errorf("revision %q: the warning %q does not say %q and how to refit", tc.revision, warning, tc.says)
+		}
+		if u := p.Lanes[0].Estimate.Uncertainty; u == nil || u.TPOT != perf.CatalogUncertainty().TPOT {
+			t.Errorf("revision %q: ranges %+v, want the catalog's", tc.revision, u)
+		}
 	}
 }

@@ -125,7 +125,7 @@ screen "transfer" {
 func writeCalibration(t *testing.T, path string, p perf.Params) string {
 	t.Helper()
 	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "test",
-		Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "hidden", Params: p, Start: p,
+		Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "hidden", ModelRevision: perf.ModelRevision, Params: p, Start: p,
 			Fit: perf.FitResult{Residuals: map[string]perf.Residual{}}}}}
 	c.Digest = c.ComputeDigest()
 	if err := calibrate.Write(path, c); err != nil {
@@ -607,7 +607,7 @@ func TestCalibrateModelsLanesAsThePlanDid(t *testing.T) {
 	fe, _ := perf.FrontEnd("vllm", "0.22.1", "chat") // the catalog's figures for the lanes' runtime
 	a.RequestOverheadMs, a.StepOverheadMs = fe.RequestMs, fe.StepOn(g)
 	catalog := perf.ParamsOf(a)
-	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Params: catalog}}}
+	cal := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", ModelRevision: perf.ModelRevision, Params: catalog}}}
 	res, err := calibrate.CheckCalibration([]string{evidence}, calibrate.Options{StateDir: filepath.Join(dir, ".infercrane")}, cal)
 	if err != nil || len(res.Fits) != 1 || len(res.Fits[0].Fit.Lanes) != 2 {
 		t.Fatalf("check: %v %+v", err, res)

@@ -131,7 +131,7 @@ func Run(paths []string, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
 		cal.Fits = append(cal.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
-			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
+			ModelRevision: perf.ModelRevision, Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: g.start, Params: fit.Params, Fit: fit})
 	}
 	cal.Digest = cal.ComputeDigest()
 	res.Calibration = cal
@@ -174,8 +174,12 @@ func CheckCalibration(paths []string, opts Options, cal *perf.Calibration) (*Che
 		if err != nil {
 			return nil, fmt.Errorf("%s with %s %s: %w", g.gpuType, g.engine, g.version, err)
 		}
+		if old := fit.OutdatedModel(); old != "" {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("the fit for %s with %s %s %s, whose parameters hold other things: the check shows how far off it is now; refit it from its evidence",
+				g.gpuType, g.engine, g.version, old))
+		}
 		out.Fits = append(out.Fits, perf.CalibrationFit{GPUType: g.gpuType, Engine: g.engine, Version: g.version, Source: g.source(opts), Executor: g.executor,
-			Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: fit.Params, Params: fit.Params, Fit: res})
+			ModelRevision: fit.ModelRevision, Evidence: g.evidence, Lanes: len(g.lanes), Runs: g.runs, Start: fit.Params, Params: fit.Params, Fit: res})
 	}
 	if len(out.Fits) == 0 {
 		return nil, fmt.Errorf("the calibration has no fit for the evidence's GPU types and runtimes: %s", strings.Join(out.Warnings, "; "))

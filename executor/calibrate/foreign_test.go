@@ -100,8 +100,18 @@ func TestCalibrateFromVLLMBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(chk.Fits) != 1 || chk.Fits[0].Fit.MAPE > 0.05 {
-		t.Errorf("check: %+v", chk.Fits)
+	if len(chk.Fits) != 1 || chk.Fits[0].Fit.MAPE > 0.05 || len(chk.Warnings) != 0 {
+		t.Errorf("check: %+v, warnings %v", chk.Fits, chk.Warnings)
+	}
+	// The fit records the model's revision; checking a fit of another
+	// revision says so, as the planner refuses it.
+	if f.ModelRevision != perf.ModelRevision {
+		t.Errorf("the fit records model revision %q, want %q", f.ModelRevision, perf.ModelRevision)
+	}
+	res.Calibration.Fits[0].ModelRevision = ""
+	chk, err = CheckCalibration([]string{other}, Options{}, res.Calibration)
+	if err != nil || len(chk.Warnings) != 1 || !strings.Contains(chk.Warnings[0], "before the performance model's revisions were recorded") || !strings.Contains(chk.Warnings[0], "refit") {
+		t.Errorf("checking a fit of another revision: %v %v", err, chk.Warnings)
 	}
 }
 

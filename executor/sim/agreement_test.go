@@ -512,7 +512,7 @@ func TestSimReproducesTheRequestJitter(t *testing.T) {
 	p := perf.ParamsOf(perf.DefaultAssumptions(g))
 	p.RequestJitterMs = 3
 	c := &perf.Calibration{SchemaVersion: perf.CalibrationSchema, GeneratedAt: "2026-01-01T00:00:00Z", InfercraneVersion: "test",
-		Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "records", Params: p, Start: p,
+		Fits: []perf.CalibrationFit{{GPUType: "L40S", Engine: "vllm", Version: "0.22.1", Source: "records", ModelRevision: perf.ModelRevision, Params: p, Start: p,
 			Fit: perf.FitResult{Residuals: map[string]perf.Residual{}}}}}
 	c.Digest = c.ComputeDigest()
 	cal, err := json.Marshal(c)

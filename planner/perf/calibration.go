@@ -14,6 +14,16 @@ import (
 // CalibrationSchema is the schema of calibration files.
 const CalibrationSchema = "infercrane.calibration/v1"
 
+// ModelRevision names the revision of the performance model whose
+// parameters a calibration fits (CalibrationFit.ModelRevision). A fitted
+// parameter holds what the model leaves out beside it, so a change that
+// moves what it holds makes earlier fits wrong for this model: bump the
+// revision with such a change, and the planner refuses fits of another
+// one. 2026-12-04: the step overhead no longer holds the matrix
+// multiplies' fixed time, which the model charges a layer apart
+// (layerMultiplyUs).
+const ModelRevision = "2026-12-04"
+
 // Calibration is a calibration file: fitted parameters per GPU type and
 // runtime version, with the evidence they came from and how well they fit.
 // It is checked in next to the spec and pinned by its digest from a gpu or
@@ -42,8 +52,11 @@ type CalibrationFit struct {
 	// tool's results; several joined by ", "); empty in files written
 	// before it was recorded. A plan refuses a fit whose evidence came
 	// from the simulated engine for a lane on real GPUs.
-	Executor string        `json:"executor,omitempty"`
-	Evidence []EvidenceRef `json:"evidence"`
+	Executor string `json:"executor,omitempty"`
+	// ModelRevision is the ModelRevision of the model the parameters were
+	// fitted to; empty in files written before revisions were recorded.
+	ModelRevision string        `json:"model_revision,omitempty"`
+	Evidence      []EvidenceRef `json:"evidence"`
 	// Lanes and Runs count what the fit used.
 	Lanes int `json:"lanes"`
 	Runs  int `json:"runs"`
@@ -99,6 +112,19 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 		}
 	}
 	return &c, nil
+}
+
+// OutdatedModel says which revision of the performance model f was
+// fitted to when it is not this one (ModelRevision): "" when it is.
+func (f *CalibrationFit) OutdatedModel() string {
+	switch f.ModelRevision {
+	case ModelRevision:
+		return ""
+	case "":
+		return "was fitted before the performance model's revisions were recorded (this model is revision " + ModelRevision + ")"
+	default:
+		return fmt.Sprintf("was fitted to the performance model's revision %s (this model is revision %s)", f.ModelRevision, ModelRevision)
+	}
 }
 
 // Find returns the fit for a GPU type and runtime (engine and version,
