@@ -82,6 +82,7 @@ func Build(cfg *lang.Config, snap *state.Snapshot, opts Options) (*Plan, hcl.Dia
 	p := &Plan{
 		FormatVersion:     FormatVersion,
 		InfercraneVersion: opts.Version,
+		ModelRevision:     perf.ModelRevision,
 		SpecDigest:        cfg.SpecDigest(),
 		Variables:         variables(cfg, opts.Variables),
 		Screens:           []*Screen{},

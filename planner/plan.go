@@ -56,7 +56,12 @@ const (
 type Plan struct {
 	FormatVersion     string `json:"format_version"`
 	InfercraneVersion string `json:"infercrane_version"`
-	SpecDigest        string `json:"spec_digest"`
+	// ModelRevision is the revision of the performance model the
+	// estimates come from (perf.ModelRevision): a diff of two plans shows
+	// when their estimates differ because the model changed. Absent from
+	// plans made before it was recorded.
+	ModelRevision string `json:"model_revision,omitempty"`
+	SpecDigest    string `json:"spec_digest"`
 	// PlanDigest is "sha256:" + hex of the canonical JSON of the plan
 	// without this field (see Marshal).
 	PlanDigest string         `json:"plan_digest,omitempty"`

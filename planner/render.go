@@ -307,16 +307,16 @@ func writeFindings(ew *errWriter, fs []Finding) {
 
 func writeAssumptions(ew *errWriter, p *Plan, verbose bool) {
 	if !verbose {
-		ew.printf("\nAssumptions: how the estimates are made is in docs/performance-model.md and plan -verbose; the constants:\n")
+		ew.printf("\nAssumptions: how the estimates are made is in docs/performance-model.md and plan -verbose (performance model revision %s); the constants:\n", orDefault(p.ModelRevision, "not recorded"))
 	} else {
-		writeAssumptionsParagraph(ew)
+		writeAssumptionsParagraph(ew, orDefault(p.ModelRevision, "not recorded"))
 	}
 	writeAssumptionLines(ew, p)
 }
 
 // writeAssumptionsParagraph says how the estimates are made.
-func writeAssumptionsParagraph(ew *errWriter) {
-	ew.printf("\nAssumptions: predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median; each carries its expected range (±: a calibration's residuals, or the catalog's stated uncertainty, ±50%% TTFT and ±25%% the rest, when uncalibrated). GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block, or calibrate from evidence (infercrane calibrate) and reference the file from a gpu or runtime block; engine settings come from the runtime block's args and the engine version's defaults.\n")
+func writeAssumptionsParagraph(ew *errWriter, revision string) {
+	ew.printf("\nAssumptions (performance model revision %s): predictions are read off virtual-time runs of the simulated engine's scheduler (continuous batching, chunked prefill under max_num_batched_tokens, max_num_seqs, KV-cache capacity and preemption) under the load generator's arrivals (closed-loop streams starting together, seeded open-loop schedules); a step lasts the roofline maximum of its compute (prefill at a fraction of peak FLOPS, MFU) and its memory traffic (weights and KV cache at a fraction of peak bandwidth, the matrix multiplies' fixed time a layer beside the weights) plus a per-step overhead, and each request pays a per-request overhead. TTFT P95 is the run's 95th percentile, TPOT its median; each carries its expected range (±: a calibration's residuals, or the catalog's stated uncertainty, ±50%% TTFT and ±25%% the rest, when uncalibrated). GPU-seconds cover the runs still to do plus model load and server start, shared by the lanes of one deployment; the sim executor bills nothing. Override prefill_mfu, decode_efficiency and price_per_second in a gpu block, or calibrate from evidence (infercrane calibrate) and reference the file from a gpu or runtime block; engine settings come from the runtime block's args and the engine version's defaults.\n", revision)
 }
 
 // writeAssumptionLines lists the constants of each runtime's front end and
