@@ -306,10 +306,11 @@ func writeFindings(ew *errWriter, fs []Finding) {
 }
 
 func writeAssumptions(ew *errWriter, p *Plan, verbose bool) {
+	revision := orDefault(p.ModelRevision, "not recorded")
 	if !verbose {
-		ew.printf("\nAssumptions: how the estimates are made is in docs/performance-model.md and plan -verbose (performance model revision %s); the constants:\n", orDefault(p.ModelRevision, "not recorded"))
+		ew.printf("\nAssumptions: how the estimates are made is in docs/performance-model.md and plan -verbose (performance model revision %s); the constants:\n", revision)
 	} else {
-		writeAssumptionsParagraph(ew, orDefault(p.ModelRevision, "not recorded"))
+		writeAssumptionsParagraph(ew, revision)
 	}
 	writeAssumptionLines(ew, p)
 }

@@ -54,10 +54,9 @@ func TestGEMMEfficiencyMatchesKernelProfiles(t *testing.T) {
 		tokens, _ := strconv.ParseFloat(r[3], 64)
 		params, _ := strconv.ParseFloat(r[4], 64)
 		measured, _ := strconv.ParseFloat(r[5], 64)
-		roof := g.BF16TFLOPS * 1e12 * kernelPeakShare
-		flat := 2 * tokens * params / roof * 1000
-		sized := flat / gemmEfficiency(params, g.BF16TFLOPS/float64(g.SMs))
-		if r[0] == "h200" && !inTheLawsRange(g, tokens, params, sized) {
+		sized := lawMs(g, g.BF16TFLOPS, tokens, params)
+		flat := sized * gemmEfficiency(params, g.BF16TFLOPS/float64(g.SMs))
+		if r[0] == "h200" && !inTheLawsRange(g, tokens, params, 2, sized) {
 			continue
 		}
 		s := got[r[0]]
@@ -81,12 +80,20 @@ func TestGEMMEfficiencyMatchesKernelProfiles(t *testing.T) {
 	}
 }
 
-// inTheLawsRange says whether a layer of params parameters a GPU
-// multiplying tokens rows on g, which the size law times at sized
-// milliseconds, lies where the law was fitted: 25M parameters or more,
-// 512 tokens or more, and compute over four times the weights' reads.
-func inTheLawsRange(g GPU, tokens, params, sized float64) bool {
-	reads := 2 * params / (g.BandwidthGBs * 1e9) * 1000
+// lawMs is what the size law gives a layer of params parameters a GPU
+// multiplying tokens rows at peak TFLOP/s on g (milliseconds): the FLOPs
+// at kernelPeakShare of the peak over gemmEfficiency.
+func lawMs(g GPU, peak, tokens, params float64) float64 {
+	return 2 * tokens * params / (peak * 1e12 * kernelPeakShare) * 1000 / gemmEfficiency(params, peak/float64(g.SMs))
+}
+
+// inTheLawsRange says whether a layer of params parameters a GPU of
+// bytes a parameter multiplying tokens rows on g, which the size law
+// times at sized milliseconds, lies where the law was fitted: 25M
+// parameters or more, 512 tokens or more, and compute over four times the
+// weights' reads.
+func inTheLawsRange(g GPU, tokens, params, bytes, sized float64) bool {
+	reads := bytes * params / (g.BandwidthGBs * 1e9) * 1000
 	return params >= 25e6 && tokens >= 512 && sized >= 4*reads
 }
 
@@ -107,7 +114,7 @@ func TestSmallLayersBeatTheSizeLaw(t *testing.T) {
 		if params >= 25e6 || tokens < 1024 {
 			continue
 		}
-		sized := 2 * tokens * params / (h200.BF16TFLOPS * 1e12 * kernelPeakShare) * 1000 / gemmEfficiency(params, h200.BF16TFLOPS/float64(h200.SMs))
+		sized := lawMs(h200, h200.BF16TFLOPS, tokens, params)
 		t.Logf("%s at %v tokens: the law %.3f ms, measured %.3f (%+.0f%%)", r[1], tokens, sized, measured, (sized/measured-1)*100)
 		if sized < measured || sized > 1.6*measured {
 			t.Errorf("%s at %v tokens: the law gives %.3f ms, measured %.3f: want 1-1.6 times", r[1], tokens, sized, measured)
@@ -245,8 +252,8 @@ func TestFP8MultipliesRunAtTheFP8Peak(t *testing.T) {
 			decodeRatios = append(decodeRatios, measured/bf16[strings.Join(r[1:4], ",")])
 			continue
 		}
-		sized := 2 * tokens * params / (h200.FP8TFLOPS * 1e12 * kernelPeakShare) * 1000 / gemmEfficiency(params, h200.FP8TFLOPS/float64(h200.SMs))
-		if reads := params / (h200.BandwidthGBs * 1e9) * 1000; params < 25e6 || tokens < 512 || sized < 4*reads {
+		sized := lawMs(h200, h200.FP8TFLOPS, tokens, params)
+		if !inTheLawsRange(h200, tokens, params, 1, sized) {
 			continue
 		}
 		sq += math.Pow(math.Log(sized/measured), 2)
