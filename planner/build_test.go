@@ -736,3 +736,37 @@ func TestExecutorSettingsSharedUnlessRedacted(t *testing.T) {
 		t.Fatal("no lane on the plain executor")
 	}
 }
+
+// TestEnforceEagerIsModelled: --enforce-eager is no longer an arg the
+// estimates leave out. On a CUDA GPU every step launches its kernels one
+// by one, so the same lanes plan a longer TPOT, the runtime's line says
+// what each step costs, and -verbose's step lines show the launches that
+// outlast the GPU's work; no note calls the flag unmodelled.
+func TestEnforceEagerIsModelled(t *testing.T) {
+	graphed := build(t, fixture())
+	cfg := fixture()
+	rt := cfg.Runtimes["vllm"]
+	rt.RuntimeArgs = append(rt.RuntimeArgs, "--enforce-eager")
+	eager := build(t, cfg)
+	if got := findingsMatching(eager, "leave out"); len(got) != 0 {
+		t.Errorf("--enforce-eager noted as unmodelled: %+v", got)
+	}
+	tpot := map[string]float64{}
+	for _, l := range graphed.Lanes {
+		tpot[l.Model+"/"+l.Shape] = l.Estimate.TPOTMs
+	}
+	for _, l := range eager.Lanes {
+		if was := tpot[l.Model+"/"+l.Shape]; !(l.Estimate.TPOTMs > was && was > 0) {
+			t.Errorf("lane %s: TPOT %.2f ms with --enforce-eager, %.2f ms without; want longer", l.Key, l.Estimate.TPOTMs, was)
+		}
+	}
+	var text strings.Builder
+	if err := WriteTextOpts(&text, eager, TextOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--enforce-eager: on a CUDA GPU every step lasts at least 300 µs a layer of kernel launches", "kernel launches without a CUDA graph beyond the GPU's work"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the plan does not say %q:\n%s", want, text.String())
+		}
+	}
+}

@@ -77,7 +77,7 @@ func resolvePerf(l *lanePlan) {
 		l.perfErr = err
 		return
 	}
-	rs.Assume(&l.hw.Assume)
+	rs.Assume(&l.hw.Assume, l.hw.GPU)
 	hw := l.hw
 	hw.Count, hw.Stages = rs.TensorParallel, rs.PipelineParallel
 	srv, err := perf.NewLane(l.arch, hw, rs.Engine(), maxLen)

@@ -346,6 +346,13 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 				step += fmt.Sprintf(" (async scheduling: %.0f%% of it beside the GPU's work)", 100*perf.AsyncOverlapShare)
 			}
 		}
+		eager := o.Eager
+		if l.Perf != nil && l.Perf.Hardware.Assume.EagerSteps == perf.EagerAll {
+			eager = perf.EagerAll
+		}
+		if d := eager.Describe(); d != "" {
+			step += ", " + d
+		}
 		api := orDefault(in.API, "chat") + " API"
 		if in.FrontEndAPI != "" {
 			api += " through the " + in.FrontEndAPI + " front end (the model's chat is rendered by harmony, not a chat template)"

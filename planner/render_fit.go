@@ -157,7 +157,7 @@ func stepAnatomy(p perf.StepParts) string {
 		parts = append(parts, fmt.Sprintf("routed experts %s multiplying + %s reading", ms(p.ExpertMultiplies), ms(p.ExpertReads)))
 	}
 	pair("attention", p.Attention, timed{"KV reads", p.KVReads})
-	for _, x := range []timed{{"elementwise", p.Elementwise}, {"all-reduces", p.AllReduces}, {"engine", p.Engine}} {
+	for _, x := range []timed{{"elementwise", p.Elementwise}, {"all-reduces", p.AllReduces}, {"kernel launches without a CUDA graph beyond the GPU's work", p.Launches}, {"engine", p.Engine}} {
 		if x.sec > 0 {
 			parts = append(parts, x.name+" "+ms(x.sec))
 		}

@@ -21,8 +21,11 @@ const CalibrationSchema = "infercrane.calibration/v1"
 // revision with such a change, and the planner refuses fits of another
 // one. 2026-12-04: the step overhead no longer holds the matrix
 // multiplies' fixed time, which the model charges a layer apart
-// (layerMultiplyUs).
-const ModelRevision = "2026-12-04"
+// (layerMultiplyUs). 2026-12-04.2: a step vLLM runs without a CUDA graph
+// (V0's prefills and decodes of more than 256 sequences, every step under
+// --enforce-eager) lasts at least its kernel launches (EagerSteps), which
+// a fit's step overhead held before.
+const ModelRevision = "2026-12-04.2"
 
 // Calibration is a calibration file: fitted parameters per GPU type and
 // runtime version, with the evidence they came from and how well they fit.

@@ -27,15 +27,25 @@ type EngineOverheads struct {
 	// SeqUs is the engine's time per sequence in a step:
 	// Assumptions.StepSeqUs.
 	SeqUs float64
+	// Eager is which steps the version runs without a CUDA graph on a
+	// CUDA GPU: Assumptions.EagerSteps.
+	Eager EagerSteps
 	// Source says where the figures come from.
 	Source string
 }
 
 // Apply sets the overheads in a for an engine on g (a calibration's fit
-// replaces the request and step overheads afterwards).
+// replaces the request and step overheads afterwards). On a CUDA GPU it
+// sets which of the version's steps run without a CUDA graph and what
+// their launches cost (eagerLayerUs), unless --enforce-eager already made
+// it every step (RuntimeSettings.Assume); elsewhere there are no CUDA
+// graphs and the step overhead holds the launches.
 func (o EngineOverheads) Apply(a *Assumptions, g GPU) {
 	a.RequestOverheadMs, a.StepOverheadMs, a.FrontEndTokenUs = o.RequestMs, o.StepOn(g), o.TokenUs
 	a.FrontEndAdmitUs, a.FrontEndIdleAlone, a.StepSeqUs = o.AdmitUs, o.IdleAlone, o.SeqUs
+	if g.Capability > 0 && o.Eager != EagerNone && a.EagerSteps != EagerAll {
+		a.EagerSteps, a.EagerLayerUs = o.Eager, eagerLayerUs
+	}
 }
 
 // StepOn is the step overhead on g: CUDAStepMs on a CUDA GPU when the
@@ -62,7 +72,7 @@ func FrontEnd(engine, version, api string) (EngineOverheads, bool) {
 	if !versionAtLeast(version, 0, 8) {
 		o.Source = "vLLM < 0.8 (V0 engine), fitted to published measurements"
 		o.TokenUs, o.AdmitUs = 0, v0AdmitUs
-		o.CUDAStepMs = v0GraphStepMs
+		o.CUDAStepMs, o.Eager = v0GraphStepMs, EagerUncaptured
 	} else {
 		o.CUDAStepMs = cudaGraphStepMs(version)
 		if !versionAtLeast(version, 0, 12) {

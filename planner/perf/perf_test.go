@@ -244,9 +244,10 @@ func TestSamplerProfileSizesTheReserve(t *testing.T) {
 // StepTime's, and the parts that count (the larger of each overlapping
 // pair, both on a serial processor) add up to it, for a dense model and a
 // mixture of experts, on one GPU and over NVLink, prefilling and
-// decoding, with async scheduling's overlap, and on the CPU. A step's
-// parts are those of its kind: a dense model has no routed experts, one
-// GPU no all-reduces.
+// decoding, with async scheduling's overlap, with eager steps' kernel
+// launches, and on the CPU. A step's parts are those of its kind: a dense
+// model has no routed experts, one GPU no all-reduces, a graphed step no
+// launches.
 func TestStepPartsAddUpToTheStep(t *testing.T) {
 	type step struct{ prefill, prefillSeqs, decodes int }
 	steps := []step{{0, 0, 1}, {0, 0, 256}, {2048, 1, 0}, {1792, 2, 256}}
@@ -254,17 +255,23 @@ func TestStepPartsAddUpToTheStep(t *testing.T) {
 		model string
 		h     Hardware
 		async bool
+		eager EagerSteps
 	}{
-		{"Qwen/Qwen3-8B", hw("H100", 1), false},
-		{"Qwen/Qwen3-8B", hw("H100", 1), true},
-		{"Qwen/Qwen3-30B-A3B", hw("A100-80GB", 4), false},
-		{"Qwen/Qwen3-0.6B", hw("CPU", 1), false},
+		{"Qwen/Qwen3-8B", hw("H100", 1), false, EagerNone},
+		{"Qwen/Qwen3-8B", hw("H100", 1), true, EagerNone},
+		{"Qwen/Qwen3-8B", hw("H100", 4), true, EagerAll},
+		{"Qwen/Qwen3-30B-A3B", hw("A100-80GB", 4), false, EagerUncaptured},
+		{"Qwen/Qwen3-0.6B", hw("CPU", 1), false, EagerNone},
 	} {
 		m, ok := LookupModel(c.model)
 		if !ok {
 			t.Fatalf("%s is not in the catalog", c.model)
 		}
 		c.h.Assume.AsyncScheduling, c.h.Assume.StepSeqUs = c.async, 65
+		if c.eager != EagerNone {
+			c.h.Assume.EagerSteps, c.h.Assume.EagerLayerUs = c.eager, eagerLayerUs
+		}
+		launched := false
 		for _, s := range steps {
 			kv := float64(s.prefill + 700*s.decodes)
 			p := StepPartsOf(m, c.h, s.prefill, s.prefillSeqs, s.decodes, kv)
@@ -273,14 +280,20 @@ func TestStepPartsAddUpToTheStep(t *testing.T) {
 			if p.Serial {
 				gemm, attn = p.Multiplies+p.WeightReads+p.MultiplyFixed, p.Attention+p.KVReads
 			}
-			sum := gemm + p.ExpertMultiplies + p.ExpertReads + attn + p.Elementwise + p.AllReduces + p.Engine
+			sum := gemm + p.ExpertMultiplies + p.ExpertReads + attn + p.Elementwise + p.AllReduces + p.Launches + p.Engine
+			launched = launched || p.Launches > 0
 			name := c.model + " on " + c.h.GPU.Name
 			if p.Total != want || !near(sum, want, 1e-12) || want <= 0 {
 				t.Errorf("%s %+v: parts %+v add to %g, total %g, StepTime %g", name, s, p, sum, p.Total, want)
 			}
-			if (p.ExpertMultiplies > 0) != m.RoutesExperts() || (p.AllReduces > 0) != (c.h.Count > 1) || p.Serial != c.h.GPU.Serial || p.Engine <= 0 {
+			if (p.ExpertMultiplies > 0) != m.RoutesExperts() || (p.AllReduces > 0) != (c.h.Count > 1) || p.Serial != c.h.GPU.Serial || p.Engine <= 0 || p.Launches < 0 {
 				t.Errorf("%s %+v: parts %+v", name, s, p)
 			}
+		}
+		// Some step of these outlasts its GPU work in launches exactly
+		// when steps run eager (the lone decode does, on four H100s).
+		if launched != (c.eager == EagerAll) {
+			t.Errorf("%s on %s, eager steps %q: launches outlasting the GPU's work: %v", c.model, c.h.GPU.Name, c.eager, launched)
 		}
 	}
 	if p := StepPartsOf(ModelArch{}, hw("H100", 1), 0, 0, 0, 0); p != (StepParts{}) {

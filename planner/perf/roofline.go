@@ -72,6 +72,15 @@ type Assumptions struct {
 	// does. It exists to measure the model without them
 	// (TestPublishedMeasurements' -perf.noattention flag).
 	OmitAttention bool `json:"omit_attention,omitempty"`
+	// EagerSteps is which steps launch their kernels one by one instead
+	// of replaying a CUDA graph, and EagerLayerUs the launches of one
+	// layer in such a step, which run beside the GPU's work: the step
+	// lasts at least Layers x EagerLayerUs (stepCost.launch). The engine
+	// version sets both on a CUDA GPU (EngineOverheads.Apply; 0 and none
+	// elsewhere), --enforce-eager makes it every step
+	// (RuntimeSettings.Assume).
+	EagerSteps   EagerSteps `json:"eager_steps,omitempty"`
+	EagerLayerUs float64    `json:"eager_layer_us,omitempty"`
 }
 
 // DefaultAssumptions returns the catalog defaults for g.
@@ -194,7 +203,7 @@ func stepShape(prefillTokens, prefillSeqs, decodeSeqs int, kvTokens float64) (to
 // count add up to Total: the larger of Multiplies and WeightReads plus
 // MultiplyFixed, the larger of Attention and KVReads (both of each pair
 // on a Serial processor), the routed experts' multiplies and reads,
-// Elementwise, AllReduces and Engine.
+// Elementwise, AllReduces, Launches and Engine.
 type StepParts struct {
 	// Total is the step's duration (StepTime).
 	Total float64
@@ -213,9 +222,12 @@ type StepParts struct {
 	// Elementwise is the norms, rotary embeddings, activations and
 	// residual adds; AllReduces tensor parallelism's all-reduces.
 	Elementwise, AllReduces float64
+	// Launches is the part of an eager step's kernel launches
+	// (Assumptions.EagerSteps) that outlasts the GPU's work.
+	Launches float64
 	// Engine is the engine's time outside the GPU's work: the step
 	// overhead and per-sequence work, and the part of the work async
-	// scheduling overlaps that outlasts the GPU's.
+	// scheduling overlaps that outlasts both the GPU's and the launches.
 	Engine float64
 	// Serial: compute and memory traffic add up (GPU.Serial).
 	Serial bool
@@ -224,10 +236,11 @@ type StepParts struct {
 // parts is at's step split into StepParts.
 func (c stepCost) parts(kvTokens, attended float64) StepParts {
 	gpu := c.gemm() + c.attention(kvTokens, attended) + c.elementwise + c.comm
-	return StepParts{Total: c.at(kvTokens, attended),
+	launched := math.Max(gpu, c.launch)
+	return StepParts{Total: c.at(kvTokens, attended), Launches: launched - gpu,
 		Multiplies: c.compute, WeightReads: c.weights, MultiplyFixed: c.multiplyFixed, ExpertMultiplies: c.experts, ExpertReads: c.expertWeights,
 		Attention: attended * c.attend, KVReads: kvTokens * c.kvToken, Elementwise: c.elementwise, AllReduces: c.comm,
-		Engine: c.fixed + math.Max(c.overlapped-gpu, 0), Serial: c.serial}
+		Engine: c.fixed + math.Max(c.overlapped-launched, 0), Serial: c.serial}
 }
 
 // stepCost is one engine step of a number of tokens on h, split the way
@@ -256,7 +269,11 @@ type stepCost struct {
 	// runs beside the GPU's (Assumptions.AsyncScheduling,
 	// AsyncOverlapShare; the rest is in fixed).
 	overlapped float64
-	serial     bool // compute and memory traffic do not overlap (GPU.Serial)
+	// launch is the kernels' launches of a step that does not replay a
+	// CUDA graph (Assumptions.EagerSteps), which the CPU issues while the
+	// GPU works: the step lasts at least that long.
+	launch float64
+	serial bool // compute and memory traffic do not overlap (GPU.Serial)
 }
 
 // stepCost costs a step of tokens tokens of which logitSeqs produce
@@ -317,6 +334,10 @@ type stepCoster struct {
 	// (Assumptions.AsyncScheduling, AsyncOverlapShare).
 	perSeq float64
 	async  bool
+	// eager is which steps launch their kernels one by one, launch the
+	// launches of such a step through every layer (Assumptions).
+	eager  EagerSteps
+	launch float64
 	// stages are the pipeline's stages and handoff the time of passing
 	// one token's activations from a stage to the next (Hardware.Stages).
 	stages, handoff float64
@@ -356,7 +377,8 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 		linearBytes: h.linearBytes(), n: n, bw: bw,
 		comm: m.allReduceOf(h), elementwise: m.elementwiseSeconds(h),
 		perSeq: h.Assume.StepSeqUs / 1e6, async: h.Assume.AsyncScheduling,
-		stages: h.stages(),
+		stages: h.stages(), eager: h.Assume.EagerSteps,
+		launch: float64(m.Layers) * h.Assume.EagerLayerUs / 1e6,
 	}
 	if c.stages > 1 {
 		// A micro-batch reads its requests' KV cache through every stage:
@@ -389,6 +411,9 @@ func (c *stepCoster) cost(tokens, logitSeqs int) stepCost {
 		work -= sc.overlapped
 	}
 	sc.fixed += work
+	if c.eager.launches(tokens, logitSeqs) {
+		sc.launch = c.launch
+	}
 	t, logits := float64(tokens), float64(logitSeqs)
 	if c.stages > 1 {
 		// A step of a pipeline is a cycle of its micro-batches
@@ -449,11 +474,17 @@ func (c stepCost) at(kvTokens, attended float64) float64 {
 const AsyncOverlapShare = 0.4
 
 // withOverheads is the duration of a step whose GPU work takes gpu
-// seconds: the step overhead added, and the engine's overlapped work for
-// the sequences if it takes longer than the GPU's.
+// seconds: the step overhead added, and the CPU's work beside the GPU's
+// (the engine's overlapped work for the sequences, an eager step's
+// launches) if it takes longer.
 func (c stepCost) withOverheads(gpu float64) float64 {
-	return math.Max(gpu, c.overlapped) + c.fixed
+	return math.Max(gpu, c.beside()) + c.fixed
 }
+
+// beside is the CPU's work that runs beside the step's GPU work: async
+// scheduling's overlapped share and an eager step's launches, whichever
+// takes longer.
+func (c stepCost) beside() float64 { return math.Max(c.overlapped, c.launch) }
 
 // gemm is the time of the weights' matrix multiplies: the larger of
 // their compute and of reading the weights, or their sum (serial). A

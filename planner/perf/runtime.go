@@ -46,6 +46,10 @@ type RuntimeSettings struct {
 	// (Assumptions.AsyncScheduling, AsyncOverlapShare). vLLM before 0.15 does not run it with
 	// pipeline parallelism.
 	AsyncScheduling bool `json:"async_scheduling,omitempty"`
+	// EnforceEager: --enforce-eager, no CUDA graphs (and in vLLM's V1
+	// engine no torch.compile): every step launches its kernels one by
+	// one (Assumptions.EagerSteps).
+	EnforceEager bool `json:"enforce_eager,omitempty"`
 	// Unmodelled lists the args given that change vLLM's performance in
 	// ways the model leaves out (unmodelledArgs), in their order, without
 	// their leading dashes.
@@ -202,6 +206,8 @@ func ResolveRuntime(b engine.Runtime, g GPU, gpus, maxModelLen int) (RuntimeSett
 			err = flag(&s.AsyncScheduling, true, "async_scheduling")
 		case "no-async-scheduling":
 			err = flag(&s.AsyncScheduling, false, "async_scheduling")
+		case "enforce-eager":
+			err = flag(&s.EnforceEager, true, "enforce_eager")
 		case "gpu-memory-utilization":
 			var v string
 			if v, err = value(); err == nil {
@@ -252,15 +258,19 @@ const maxParallelSize = 4096
 // unmodelledArgs are the vLLM args that change its performance in ways
 // the model leaves out, true for those that take a value:
 // --enable-expert-parallel (experts spread over the GPUs instead of
-// split), --enforce-eager (no CUDA graphs) and --speculative-config
-// (draft tokens).
-var unmodelledArgs = map[string]bool{"enable-expert-parallel": false, "enforce-eager": false, "speculative-config": true}
+// split) and --speculative-config (draft tokens).
+var unmodelledArgs = map[string]bool{"enable-expert-parallel": false, "speculative-config": true}
 
-// Assume sets the assumptions the settings decide: the GPU memory
-// utilisation and whether the engine's work per sequence overlaps the
-// GPU's (AsyncScheduling).
-func (s RuntimeSettings) Assume(a *Assumptions) {
+// Assume sets the assumptions the settings decide on g: the GPU memory
+// utilisation, whether the engine's work per sequence overlaps the GPU's
+// (AsyncScheduling) and, with EnforceEager on a CUDA GPU, that every step
+// launches its kernels one by one (EagerAll, whatever the version's
+// EngineOverheads.Apply sets before or after).
+func (s RuntimeSettings) Assume(a *Assumptions, g GPU) {
 	a.GPUMemoryUtilization, a.AsyncScheduling = s.GPUMemoryUtilization, s.AsyncScheduling
+	if s.EnforceEager && g.Capability > 0 {
+		a.EagerSteps, a.EagerLayerUs = EagerAll, eagerLayerUs
+	}
 }
 
 // GPUs is the GPUs one server of these settings runs on: tensor x

@@ -87,8 +87,12 @@ func TestUnmodelledArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"speculative-config", "enforce-eager", "enable-expert-parallel", "data-parallel-size"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 || s.DataParallel != 2 || s.GPUs() != 2 || !s.AsyncScheduling {
+	if want := []string{"speculative-config", "enable-expert-parallel", "data-parallel-size"}; !slices.Equal(s.Unmodelled, want) || s.MaxNumSeqs != 64 || s.DataParallel != 2 || s.GPUs() != 2 || !s.AsyncScheduling {
 		t.Errorf("unmodelled %v, max num seqs %d, async scheduling %v; want %v, 64 and true", s.Unmodelled, s.MaxNumSeqs, s.AsyncScheduling, want)
+	}
+	// --enforce-eager is modelled (TestEagerStepsLaunchTheirKernels).
+	if !s.EnforceEager || s.Sources["enforce_eager"] != "args" {
+		t.Errorf("--enforce-eager=true: enforce eager %v from %q, want true from the args", s.EnforceEager, s.Sources["enforce_eager"])
 	}
 	if s, _ := ResolveRuntime(engine.Runtime{RuntimeEngine: "vllm", RuntimeArgs: []string{"--max-model-len", "4096"}}, h100, 1, 4096); len(s.Unmodelled) != 0 {
 		t.Errorf("unmodelled %v for args the model covers", s.Unmodelled)
@@ -127,7 +131,7 @@ func TestAsyncSchedulingSetting(t *testing.T) {
 			t.Errorf("vLLM %q %v: async scheduling %v from %q, want %v from %q", c.version, c.args, s.AsyncScheduling, s.Sources["async_scheduling"], c.want, c.source)
 		}
 		var a Assumptions
-		s.Assume(&a)
+		s.Assume(&a, h100)
 		if a.AsyncScheduling != c.want || a.GPUMemoryUtilization != s.GPUMemoryUtilization {
 			t.Errorf("vLLM %q %v: assumptions %+v from settings %+v", c.version, c.args, a, s)
 		}

@@ -22,7 +22,7 @@ func CatalogServer(id string, g GPU, count int, rt engine.Runtime, api string, m
 		return Hardware{}, RuntimeSettings{}, err
 	}
 	a := DefaultAssumptions(g)
-	rs.Assume(&a)
+	rs.Assume(&a, g)
 	p, known := arch.Lookup(id)
 	if o, ok := FrontEnd(rt.RuntimeEngine, rt.RuntimeVersion, FrontEndAPI(p.Config.HarmonyChat, api)); ok {
 		o.Apply(&a, g)

@@ -709,15 +709,16 @@ func (s *Lane) skipDecodes(eng *Engine, t float64, itl *itlHist, steps *int) flo
 // cache of kv tokens growing by grow a step (a decode attends to its
 // whole KV cache: Step.Attended is KVTokens), whose time a cached token
 // is the larger of its compute and of reading it, or their sum on a
-// serial processor (stepCost.at); or, under async scheduling, the
-// engine's work for the b sequences and the step overhead when that
-// takes longer (floor: stepCost.withOverheads). It never falls.
+// serial processor (stepCost.at); or the CPU's work beside the GPU's
+// (async scheduling's share of the engine's work for the b sequences, an
+// eager step's launches) and the step overhead when that takes longer
+// (floor: stepCost.withOverheads). It never falls.
 type decodeLine struct{ v0, slope, floor float64 }
 
 func decodeLineOf(c stepCost, kv, grow float64) decodeLine {
 	perToken := c.attention(1, 1)
 	return decodeLine{v0: c.gemm() + c.elementwise + c.comm + c.fixed + kv*perToken, slope: grow * perToken,
-		floor: c.overlapped + c.fixed}
+		floor: c.beside() + c.fixed}
 }
 
 func (l decodeLine) at(j int) float64 { return math.Max(l.v0+float64(j)*l.slope, l.floor) }
