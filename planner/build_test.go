@@ -329,7 +329,7 @@ func TestWeakRegimeWarning(t *testing.T) {
 	cfg.GPUs["l40s"].Type = "A100-80GB"
 	p := build(t, cfg)
 	got := findingsMatching(p, re)
-	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "output tokens/s -31% to +88%") {
+	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].Detail, "output tokens/s -38% to +51%") {
 		t.Fatalf("want one warning for the MoE lanes on A100s: %+v", p.Preflight)
 	}
 	for _, l := range p.Lanes {

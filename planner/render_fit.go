@@ -189,6 +189,9 @@ func fusedExperts(m perf.ModelArch, h perf.Hardware) string {
 	if peak := h.FusedMoEPeakTFLOPS(); peak != h.PeakTFLOPS() {
 		s += fmt.Sprintf(", multiplying at the BF16 peak (%g TFLOPS, x %.2f for their size)", peak, m.ExpertGEMMEfficiency(h))
 	}
+	if f := h.ServedExpertFactor(); f != 1 {
+		s += fmt.Sprintf(", their multiplies %.2f times the kernel's timings in a served step (fitted to published measurements)", f)
+	}
 	return s
 }
 

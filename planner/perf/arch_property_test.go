@@ -160,9 +160,9 @@ func TestStepCosterIsTheRoofline(t *testing.T) {
 						roof := n * h.PeakTFLOPS() * 1e12 * h.Assume.PrefillMFU * m.GEMMEfficiency(h) * h.GEMMRoofShare()
 						routed := m.routedBytes(h.linearBytes())
 						// The routed experts multiply at the fused MoE kernel's peak,
-						// their size law at that peak.
+						// their size law at that peak, slowed by their served factor.
 						bf16 := h.GPU.BF16TFLOPS
-						expertRoof := n * bf16 * 1e12 * h.Assume.PrefillMFU * gemmEfficiency(m.LayerParamsPerGPU(h), bf16/float64(h.GPU.SMs)) * h.GEMMRoofShare()
+						expertRoof := n * bf16 * 1e12 * h.Assume.PrefillMFU * gemmEfficiency(m.LayerParamsPerGPU(h), bf16/float64(h.GPU.SMs)) * h.GEMMRoofShare() / h.ServedExpertFactor()
 						want := stepCost{
 							compute:       (m.stepFLOPs(tokens, logits) - matmulFLOPs(m.routedParams(), 0, tokens, 0)) / roof,
 							experts:       matmulFLOPs(m.routedParams(), 0, tokens, 0) / expertRoof,

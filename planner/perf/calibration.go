@@ -24,8 +24,10 @@ const CalibrationSchema = "infercrane.calibration/v1"
 // (layerMultiplyUs). 2026-12-04.2: a step vLLM runs without a CUDA graph
 // (V0's prefills and decodes of more than 256 sequences, every step under
 // --enforce-eager) lasts at least its kernel launches (EagerSteps), which
-// a fit's step overhead held before.
-const ModelRevision = "2026-12-04.2"
+// a fit's step overhead held before. 2026-12-04.3: a mixture of experts'
+// routed multiplies take Hardware.ServedExpertFactor times the kernel law
+// in a served step, which a fit's MFU held before.
+const ModelRevision = "2026-12-04.3"
 
 // Calibration is a calibration file: fitted parameters per GPU type and
 // runtime version, with the evidence they came from and how well they fit.

@@ -97,3 +97,60 @@ func TestFP8ExpertsMultiplyAsBF16Ones(t *testing.T) {
 		}
 	}
 }
+
+// TestServedExpertsMultiplyAtTheServedFactor: in a served step a mixture
+// of experts' routed multiplies take servedExpertFactor times what the
+// fused MoE kernel's timings give (the experts' roof at the served MFU
+// and their size, fusedMoESeconds' compute), on every CUDA GPU and at
+// any precision but MXFP4, whose dequantizing share holds it; their
+// reads, the rest of the model's multiplies and a dense model are as the
+// kernel law has them, and so is the CPU.
+func TestServedExpertsMultiplyAtTheServedFactor(t *testing.T) {
+	moe, ok := LookupModel("Qwen/Qwen3-30B-A3B")
+	if !ok {
+		t.Fatal("Qwen3-30B-A3B is not in the catalog")
+	}
+	kernelLaw := func(h Hardware, tokens int) (multiplies, reads float64) {
+		roof := moe.roofAt(h, h.FusedMoEPeakTFLOPS())
+		multiplies = matmulFLOPs(moe.routedParams(), 0, float64(tokens), 0) / roof
+		reached := moe.routedBytes(h.linearBytes()) - unreadExpertBytes(moe.MoE, float64(tokens), h.Assume.MoERoutingSpread, h.linearBytes())
+		return multiplies, reached / h.count() / (h.GPU.BandwidthGBs * 1e9 * h.Assume.DecodeEfficiency)
+	}
+	for _, c := range []struct {
+		gpu, quantization string
+		count             int
+		factor            float64
+	}{
+		{"H100", "", 1, servedExpertFactor},
+		{"H100", "fp8", 4, servedExpertFactor},
+		{"A100-80GB", "", 4, servedExpertFactor},
+		{"A100-80GB", "fp8", 2, servedExpertFactor}, // Marlin's weight-only FP8
+		{"CPU", "", 1, 1},
+	} {
+		g, _ := LookupGPU(c.gpu)
+		h := precisionOn(t, moe.ID, g, c.quantization, "")
+		h.Count = c.count
+		if f := h.ServedExpertFactor(); f != c.factor {
+			t.Errorf("%dx %s %q: served factor %v, want %v", c.count, c.gpu, c.quantization, f, c.factor)
+		}
+		for _, tokens := range []int{16, 2048} {
+			sc := moe.stepCost(h, tokens, 1)
+			mult, reads := kernelLaw(h, tokens)
+			if math.Abs(sc.experts/(c.factor*mult)-1) > 1e-9 || math.Abs(sc.expertWeights/reads-1) > 1e-9 {
+				t.Errorf("%dx %s %q, %d tokens: experts multiply in %.4g s and read in %.4g, want %.4g (%v x the kernel law) and %.4g",
+					c.count, c.gpu, c.quantization, tokens, sc.experts, sc.expertWeights, c.factor*mult, c.factor, reads)
+			}
+		}
+	}
+	// gpt-oss's MXFP4 experts keep the kernel law: their dequantizing
+	// share was chosen on their served points.
+	g, _ := LookupGPU("H100")
+	if h := precisionOn(t, "openai/gpt-oss-20b", g, "", ""); h.ServedExpertFactor() != 1 {
+		t.Errorf("gpt-oss-20b on an H100 (%+v): served factor %v, want 1", h.Precision, h.ServedExpertFactor())
+	}
+	// A dense model has no routed experts to slow.
+	dense, _ := LookupModel("Qwen/Qwen3-8B")
+	if sc := dense.stepCost(hw("H100", 1), 2048, 1); sc.experts != 0 || sc.expertWeights != 0 {
+		t.Errorf("Qwen3-8B: routed experts %v and %v", sc.experts, sc.expertWeights)
+	}
+}

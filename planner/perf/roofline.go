@@ -315,7 +315,8 @@ type stepCoster struct {
 	inner, output float64
 	// roof is the GPUs' FLOP/s at the assumed MFU (roofAt); expertRoof
 	// the same for a mixture of experts' routed experts, at the fused MoE
-	// kernel's peak (FusedMoEPeakTFLOPS).
+	// kernel's peak (FusedMoEPeakTFLOPS), over their served factor
+	// (Hardware.ServedExpertFactor).
 	roof, expertRoof float64
 	// The weights a step of a mixture of experts reads: all of them less
 	// the routed experts its tokens do not reach (unreadExpertBytes), over
@@ -390,7 +391,7 @@ func (m ModelArch) stepCoster(h Hardware) stepCoster {
 	}
 	if m.RoutesExperts() {
 		c.moe = m.MoE
-		c.expertRoof = m.roofAt(h, h.FusedMoEPeakTFLOPS())
+		c.expertRoof = m.roofAt(h, h.FusedMoEPeakTFLOPS()) / h.ServedExpertFactor()
 		c.routed, c.routedBytes = m.routedParams(), m.routedBytes(c.linearBytes)
 	} else {
 		c.fixed.weights = c.weightBytes / n / bw
