@@ -567,9 +567,15 @@ var publishedGoals = map[string]float64{"throughput": 0.15, "tpot": 0.15, "ttft"
 // from the held-out set to the fit set for it): fit 19.64%, 19.14%,
 // 20.38% (42 points), held-out 18.54%, 20.92%, 25.67% (109); without the
 // weak regimes unchanged (every async run is gpt-oss's).
+//
+// With the routed experts' served factor (perf.Hardware.ServedExpertFactor,
+// chosen on the fit set; the eager steps' launches in place): fit 15.91%,
+// 16.44%, 18.45%, held-out 12.99%, 13.55%, 24.03%, which meets the goals
+// over all points too; without the weak regimes 3.87%, 7.58%, 13.48% and
+// 6.66%, 8.59%, 11.74%.
 var publishedLimits = map[string]map[string]float64{
-	"fit":     {"throughput": 0.20, "tpot": 0.20, "ttft": 0.21},
-	"heldout": {"throughput": 0.20, "tpot": 0.23, "ttft": 0.26},
+	"fit":     {"throughput": 0.16, "tpot": 0.17, "ttft": 0.19},
+	"heldout": {"throughput": 0.14, "tpot": 0.14, "ttft": 0.25},
 }
 
 // publishedMinPoints are the sizes of the sets: they only grow, but for
