@@ -472,7 +472,19 @@ func unseenShapes(t *testing.T, hidden, fitted perf.Params) []string {
 			if math.Abs(rel) > math.Abs(worst) {
 				worst, worstAt = rel, fmt.Sprintf("%d/%d c=%d rate %g %s", ld.InputTokens, ld.OutputTokens, ld.Concurrency, ld.RequestRate, metric)
 			}
-			if math.Abs(rel) > timingTolerance(0.05) {
+			// A TTFT is quantised to the step its prefill lands in
+			// (docs/calibration.md): parameters a fraction of a percent
+			// apart can put a request's prefill one step later (1500/100
+			// at four streams: 32.6 ms hidden, 40.3 fitted from a fit
+			// within 0.3% on every parameter), so a TTFT within one
+			// prefill step of the hidden model's is as close as the
+			// model can tell.
+			step := 0.0
+			if strings.HasPrefix(metric, "ttft") {
+				_, p := truth.PrefillChunk(ld.InputTokens)
+				step = 1000 * p.Total
+			}
+			if math.Abs(rel) > timingTolerance(0.05) && math.Abs(g-w) > step {
 				problems = append(problems, fmt.Sprintf("unseen %d/%d c=%d rate %g: %s predicted %.4g, hidden model %.4g (%+.1f%%)", ld.InputTokens, ld.OutputTokens, ld.Concurrency, ld.RequestRate, metric, g, w, 100*rel))
 			}
 		}
