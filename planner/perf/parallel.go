@@ -63,11 +63,15 @@ func (h Hardware) FusedMoEPeakTFLOPS() float64 { return h.GPU.BF16TFLOPS }
 // kernel's: decode-sized steps match its timings (docs/performance-model.md,
 // "Mixtures of experts in served steps").
 func (h Hardware) ServedExpertFactor() float64 {
-	if h.GPU.Capability <= 0 || (h.Precision != nil && h.Precision.Quantization == "mxfp4") {
+	if h.GPU.Capability <= 0 || h.mxfp4() {
 		return 1
 	}
 	return servedExpertFactor
 }
+
+// mxfp4 says whether h holds the model's weights in MXFP4 (gpt-oss's
+// experts), which the served factor and the weak regimes treat apart.
+func (h Hardware) mxfp4() bool { return h.Precision != nil && h.Precision.Quantization == "mxfp4" }
 
 // servedExpertFactor is chosen on the fit set of published measurements
 // (planner/perf/testdata/published: its 14 points of mixtures of experts

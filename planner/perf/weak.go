@@ -58,7 +58,7 @@ var weakRegimes = []struct {
 		WeakRegime{Name: "MXFP4 mixtures of experts (gpt-oss)",
 			Misses: Misses{Throughput: [2]float64{-0.33, 0.95}, TPOT: [2]float64{-0.95, 0.90}, TTFT: [2]float64{-0.46, 1.26}}},
 		func(m ModelArch, h Hardware) bool {
-			return h.Precision != nil && h.Precision.Quantization == "mxfp4"
+			return h.mxfp4()
 		},
 	},
 	{
