@@ -96,7 +96,7 @@ func FitLines(l *Lane) []string {
 			params, prec, weights, weights/float64(gpus), usable, h.GPU.MemoryGB, usable/h.GPU.MemoryGB, reserve(s),
 			kib(m.KVBytesPerTokenPerGPU(h)), fmtInt(int64(kvTokens)), fmtInt(int64(s.Engine.KVBlocks)), window),
 		fmt.Sprintf("  compute roof %g TFLOPS a GPU (%s) at MFU %.2f%s%s; memory %.0f GB/s at %.2f%s%s; %s", h.PeakTFLOPS(), computeName(h), h.Assume.PrefillMFU,
-			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m, h), comm),
+			gemmSize(m, h), dequantizing(h), h.GPU.BandwidthGBs, h.Assume.DecodeEfficiency, elementwise(m, h), fusedExperts(m, h)+attentionKernel(m, h), comm),
 	}, stepLines(l)...)
 }
 
@@ -193,6 +193,17 @@ func fusedExperts(m perf.ModelArch, h perf.Hardware) string {
 		s += fmt.Sprintf(", their multiplies %.2f times the kernel's timings in a served step (fitted to published measurements)", f)
 	}
 	return s
+}
+
+// attentionKernel says that attention's multiplies take longer than the
+// FlashAttention rate in the kernel the engine runs for the model on the
+// GPU (perf.ModelArch.AttentionKernelFactor), when they do.
+func attentionKernel(m perf.ModelArch, h perf.Hardware) string {
+	f := m.AttentionKernelFactor(h)
+	if f == 1 {
+		return ""
+	}
+	return fmt.Sprintf("; attention in vLLM's Triton kernel (attention sinks on capability 8.x): %.1f times the FlashAttention rate", f)
 }
 
 // gemmSize says how much of the MFU the layers' matrix multiplies reach

@@ -167,3 +167,44 @@ func TestDecodeLineSumsItsSteps(t *testing.T) {
 		}
 	}
 }
+
+// gpt-oss's attention sinks put vLLM's prefill attention in its Triton
+// kernel on a GPU of compute capability 8.x, at tritonSinkAttentionFactor
+// times the FlashAttention rate: the step's attention grows by that and
+// nothing else does; Hopper and Blackwell (kernels that take sinks), a
+// model without sinks on an A100 and the KV reads of a decode step keep
+// the FlashAttention rate.
+func TestSinkAttentionRunsTritonOnAmpere(t *testing.T) {
+	oss, ok := LookupModel("openai/gpt-oss-20b")
+	if !ok || !oss.AttentionSinks {
+		t.Fatalf("gpt-oss-20b: in the catalog %v, attention sinks %v; want both", ok, oss.AttentionSinks)
+	}
+	noSinks := oss
+	noSinks.AttentionSinks = false
+	for _, c := range []struct {
+		gpu  string
+		want float64
+	}{{"A100-80GB", tritonSinkAttentionFactor}, {"A10", tritonSinkAttentionFactor}, {"L40S", tritonSinkAttentionFactor}, {"H100", 1}, {"B200", 1}} {
+		g, _ := LookupGPU(c.gpu)
+		h := precisionOn(t, "openai/gpt-oss-20b", g, "", "")
+		if f := oss.AttentionKernelFactor(h); f != c.want {
+			t.Errorf("gpt-oss-20b on %s: attention kernel factor %v, want %v", c.gpu, f, c.want)
+		}
+		with, without := StepPartsOf(oss, h, 8192, 1, 0, 8192), StepPartsOf(noSinks, h, 8192, 1, 0, 8192)
+		if !near(with.Attention, c.want*without.Attention, 1e-9) || without.Attention <= 0 {
+			t.Errorf("gpt-oss-20b on %s: a 8,192-token prefill's attention %v s, want %v x %v", c.gpu, with.Attention, c.want, without.Attention)
+		}
+		if with.Multiplies != without.Multiplies || with.ExpertMultiplies != without.ExpertMultiplies || with.Elementwise != without.Elementwise {
+			t.Errorf("gpt-oss-20b on %s: the sinks changed more than attention: %+v against %+v", c.gpu, with, without)
+		}
+		dWith, dWithout := StepPartsOf(oss, h, 0, 0, 64, 64*4096), StepPartsOf(noSinks, h, 0, 0, 64, 64*4096)
+		if dWith.KVReads != dWithout.KVReads {
+			t.Errorf("gpt-oss-20b on %s: a decode step's KV reads %v s with sinks, %v without; want the same", c.gpu, dWith.KVReads, dWithout.KVReads)
+		}
+	}
+	q, _ := LookupModel("Qwen/Qwen3-8B")
+	a100, _ := LookupGPU("A100-80GB")
+	if f := q.AttentionKernelFactor(precisionOn(t, "Qwen/Qwen3-8B", a100, "", "")); f != 1 {
+		t.Errorf("Qwen3-8B on an A100 (no sinks): attention kernel factor %v, want 1", f)
+	}
+}

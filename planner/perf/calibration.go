@@ -26,8 +26,11 @@ const CalibrationSchema = "infercrane.calibration/v1"
 // --enforce-eager) lasts at least its kernel launches (EagerSteps), which
 // a fit's step overhead held before. 2026-12-04.3: a mixture of experts'
 // routed multiplies take Hardware.ServedExpertFactor times the kernel law
-// in a served step, which a fit's MFU held before.
-const ModelRevision = "2026-12-04.3"
+// in a served step, which a fit's MFU held before. 2026-12-04.4: a model
+// with attention sinks (gpt-oss) on a GPU of capability 8.x takes
+// ModelArch.AttentionKernelFactor times the FlashAttention rate for its
+// attention, which a fit's MFU held before.
+const ModelRevision = "2026-12-04.4"
 
 // Calibration is a calibration file: fitted parameters per GPU type and
 // runtime version, with the evidence they came from and how well they fit.

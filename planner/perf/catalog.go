@@ -297,6 +297,10 @@ type ModelArch struct {
 	// and QKNorm a norm on each query and key head (Qwen3, Gemma 3).
 	NormsPerLayer int  `json:"norms_per_layer,omitempty"`
 	QKNorm        bool `json:"qk_norm,omitempty"`
+	// AttentionSinks: each attention head has a learned sink logit
+	// (gpt-oss), which only some attention kernels take
+	// (ModelArch.AttentionKernelFactor).
+	AttentionSinks bool `json:"attention_sinks,omitempty"`
 	// Architecture summarises the config; Source, ConfigRevision and
 	// ConfigDigest say where it came from (empty for an architecture given
 	// by the model block's attributes alone).

@@ -24,7 +24,7 @@ func FromConfig(p arch.Pinned) ModelArch {
 		ID: p.ID, Params: n.Total, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		Vocab: c.Vocab, TiedEmbedding: c.TiedEmbeddings, MaxPositions: c.MaxPositions, LinearParams: n.Linear(),
 		Architecture: c.Describe(), Source: p.Source, ConfigRevision: p.Revision, ConfigDigest: p.Digest,
-		SlidingWindow: c.SlidingWindow, SlidingLayers: c.SlidingLayers,
+		SlidingWindow: c.SlidingWindow, SlidingLayers: c.SlidingLayers, AttentionSinks: c.AttentionSinks,
 	}
 	if n.Active != n.Total {
 		m.ActiveParams = n.Active

@@ -668,8 +668,44 @@ func (m ModelArch) attentionSeconds(h Hardware) float64 {
 	if h.Assume.OmitAttention {
 		return 0
 	}
-	return m.attentionFLOPs(1) / (h.count() * h.attentionTFLOPS() * 1e12 * h.Assume.PrefillMFU)
+	return m.AttentionKernelFactor(h) * m.attentionFLOPs(1) / (h.count() * h.attentionTFLOPS() * 1e12 * h.Assume.PrefillMFU)
 }
+
+// AttentionKernelFactor is how many times the FlashAttention rate
+// (attentionSeconds) attention's multiplies take in the kernel vLLM runs
+// for m on h: tritonSinkAttentionFactor for a model with attention sinks
+// (gpt-oss) on a GPU of compute capability 8.x (A100, A10, L4, L40S),
+// else 1. FlashAttention 2 and FlashInfer take no sinks there, so vLLM
+// runs its Triton unified attention kernel (vllm-project/vllm PR #22714,
+// "Enable gpt-oss on ampere"; issue #40153 logs the selector turning
+// FLASH_ATTN and FLASHINFER down for "sink setting not supported"; PR
+// #37949, March 2026, still keeps GPT-OSS on Triton on SM8x). Hopper runs
+// vLLM's FlashAttention 3, which takes sinks, and Blackwell FlashInfer's
+// TRT-LLM kernels (PR #28561). Reads of the KV cache in decode steps are
+// left as they are: the published A100 gpt-oss decodes are not slower
+// than the model (docs/performance-model.md, "Attention sinks on Ampere").
+func (m ModelArch) AttentionKernelFactor(h Hardware) float64 {
+	if m.AttentionSinks && h.GPU.Capability >= 80 && h.GPU.Capability < 90 {
+		return tritonSinkAttentionFactor
+	}
+	return 1
+}
+
+// tritonSinkAttentionFactor is vLLM's Triton unified attention against the
+// model's FlashAttention rate, from the one end-to-end timing of its
+// prefill found on an NVIDIA GPU: vllm-project/vllm PR #20690 (July 2025)
+// timed Llama-3.1-8B-Instruct on an H100, one 10,000-token prompt and 4
+// output tokens (benchmark_latency.py, TRITON_ATTN_VLLM_V1), at 0.665 s on
+// the upstream kernel (16-row query tiles, the causal tiles skipped since
+// PR #20308). The model gives that request 0.366 s besides attention (its
+// prefill step less attention, and three decode steps) and 0.053 s of
+// attention at the FlashAttention rate, so the kernel took (0.665 -
+// 0.366) / 0.053 = 5.6 times it. The PR's larger tiles (0.372 s) did not
+// merge; the same 16-row tiles were still vLLM's default for prefill in
+// 2026 (PR #47246). Not fitted: GPUStack's two A100 gpt-oss bursts of
+// 32,000-token prompts (the fit set) come to -0% and -1% on output
+// tokens/s with it, from +95% and +81% (TestPublishedMeasurements).
+const tritonSinkAttentionFactor = 5.6
 
 // attentionTFLOPS is the peak attention's matrix multiplies run at: the
 // 16-bit peak (PeakTFLOPS when the GPU gives none).
