@@ -701,10 +701,10 @@ func (m ModelArch) AttentionKernelFactor(h Hardware) float64 {
 // prefill step less attention, and three decode steps) and 0.053 s of
 // attention at the FlashAttention rate, so the kernel took (0.665 -
 // 0.366) / 0.053 = 5.6 times it. The PR's larger tiles (0.372 s) did not
-// merge; the same 16-row tiles were still vLLM's default for prefill in
-// 2026 (PR #47246). Not fitted: GPUStack's two A100 gpt-oss bursts of
-// 32,000-token prompts (the fit set) come to -0% and -1% on output
-// tokens/s with it, from +95% and +81% (TestPublishedMeasurements).
+// merge; 16-row query tiles were still the kernel's default for prefill
+// in 2026 (PR #47246 quotes it). Not fitted: GPUStack's two A100 gpt-oss
+// bursts of 32,000-token prompts (the fit set) come to -1% and -2% on
+// output tokens/s with it, from +95% and +81% (TestPublishedMeasurements).
 const tritonSinkAttentionFactor = 5.6
 
 // attentionTFLOPS is the peak attention's matrix multiplies run at: the
