@@ -346,8 +346,10 @@ func writeAssumptionLines(ew *errWriter, p *Plan) {
 				step += fmt.Sprintf(" (async scheduling: %.0f%% of it beside the GPU's work)", 100*perf.AsyncOverlapShare)
 			}
 		}
+		// --enforce-eager is the runtime's whatever the lane's GPU (its
+		// assumptions say so only on a CUDA GPU, as Describe does).
 		eager := o.Eager
-		if l.Perf != nil && l.Perf.Hardware.Assume.EagerSteps == perf.EagerAll {
+		if l.Perf != nil && l.Perf.Runtime != nil && l.Perf.Runtime.EnforceEager {
 			eager = perf.EagerAll
 		}
 		if d := eager.Describe(); d != "" {

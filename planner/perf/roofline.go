@@ -335,8 +335,9 @@ type stepCoster struct {
 	// (Assumptions.AsyncScheduling, AsyncOverlapShare).
 	perSeq float64
 	async  bool
-	// eager is which steps launch their kernels one by one, launch the
-	// launches of such a step through every layer (Assumptions).
+	// eager is which steps launch their kernels one by one, and launch
+	// the time of such a step's launches through every layer
+	// (Assumptions.EagerSteps, EagerLayerUs).
 	eager  EagerSteps
 	launch float64
 	// stages are the pipeline's stages and handoff the time of passing
