@@ -71,8 +71,17 @@ func runCalibrate(env *cliEnv, args []string) int {
 	case len(pos) == 0:
 		return fs.usageError("give at least one EVIDENCE file")
 	}
+	for _, p := range pos {
+		if err := dirGivenForFiles(p, "evidence file", evidenceFiles...); err != nil {
+			return fs.usageError("%v", err)
+		}
+	}
 	if *stateDir != "" {
-		if err := refreshState(env, nil, *stateDir); err != nil {
+		err := refreshState(env, nil, *stateDir)
+		if err == nil {
+			err = appliedStateDir(*stateDir)
+		}
+		if err != nil {
 			fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(err))
 			return 1
 		}
@@ -95,7 +104,7 @@ func runCalibrate(env *cliEnv, args []string) int {
 	}
 	res, err := calibrate.Run(pos, opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(err))
+		fmt.Fprintf(env.Stderr, "infercrane calibrate: %v\n", hinted(specDirGivenForState(*stateDir, err)))
 		return exitError
 	}
 	printWarningsAndNotes(env, res.Warnings, res.Notes)

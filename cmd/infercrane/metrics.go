@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/infercrane/infercrane/planner/state"
 	"io"
 	"os"
 	"sort"
@@ -48,6 +49,9 @@ func metricsCmd(env *cliEnv, args []string) int {
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give exactly one records file (JSONL, as written by bench --records), got %d", len(pos))
+	}
+	if err := dirGivenForFiles(pos[0], "records file", state.RunsDir+"/*/*.jsonl"); err != nil {
+		return fs.usageError("%v", err)
 	}
 	f, err := os.Open(pos[0])
 	if err != nil {

@@ -92,7 +92,7 @@ func runReport(env *cliEnv, args []string) int {
 	}
 	oc, err := report.Generate(dir, opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", hinted(err))
+		fmt.Fprintf(env.Stderr, "infercrane report: %v\n", hinted(specDirGivenForState(dir, err)))
 		return 1
 	}
 	printOutcome(env, oc)

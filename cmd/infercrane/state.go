@@ -45,7 +45,8 @@ func loadState(env *cliEnv, name, dir string) (*state.Snapshot, bool) {
 		return nil, false
 	}
 	if _, err := os.Stat(filepath.Join(dir, state.JournalFile)); err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane %s: no state in %s (no %s); run 'infercrane apply' first, or give -state DIR\n", name, dir, state.JournalFile)
+		err = fmt.Errorf("no state in %s (no %s): %w", dir, state.JournalFile, state.ErrNoState)
+		fmt.Fprintf(env.Stderr, "infercrane %s: %v\n", name, hinted(specDirGivenForState(dir, err)))
 		return nil, false
 	}
 	snap, err := state.Load(dir)

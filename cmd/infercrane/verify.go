@@ -104,6 +104,9 @@ func runVerify(env *cliEnv, args []string) int {
 	if len(pos) != 1 {
 		return fs.usageError("give exactly one evidence FILE, got %d", len(pos))
 	}
+	if err := dirGivenForFiles(pos[0], "evidence file", evidenceFiles...); err != nil {
+		return fs.usageError("%v", err)
+	}
 	if *stateDir != "" {
 		if err := refreshState(env, nil, *stateDir); err != nil {
 			fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(err))
@@ -112,7 +115,7 @@ func runVerify(env *cliEnv, args []string) int {
 	}
 	res, err := report.Verify(pos[0], *stateDir)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(err))
+		fmt.Fprintf(env.Stderr, "infercrane verify: %v\n", hinted(specDirGivenForState(*stateDir, err)))
 		return 1
 	}
 	if res.DigestOK {
