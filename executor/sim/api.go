@@ -116,8 +116,8 @@ func decodePrompt(raw json.RawMessage) (string, []int, error) {
 	var ids []int
 	if err := json.Unmarshal(raw, &ids); err == nil {
 		for _, id := range ids {
-			if id < 0 || id >= len(pieces) {
-				return "", nil, fmt.Errorf("token id %d is out of vocabulary (size %d)", id, len(pieces))
+			if id < 0 || id >= len(vocab.pieces) {
+				return "", nil, fmt.Errorf("token id %d is out of vocabulary (size %d)", id, len(vocab.pieces))
 			}
 		}
 		return "", append([]int{}, ids...), nil

@@ -179,7 +179,7 @@ func baselineSSE(tokens int) http.Handler {
 		_ = rc.Flush()
 		for k := 0; k < tokens; k++ {
 			ch.reset()
-			ch.token(wordIDs[" the"], "", k+1)
+			ch.token(vocab.wordIDs[" the"], "", k+1)
 			_, _ = w.Write(ch.buf)
 			_ = rc.Flush()
 		}
@@ -269,7 +269,7 @@ func BenchmarkChunkFormat(b *testing.B) {
 		Model   string   `json:"model"`
 		Choices []choice `json:"choices"`
 	}
-	id := wordIDs[" the"]
+	id := vocab.wordIDs[" the"]
 	ch := newChunker(true, "chatcmpl-sim-1", 1, "m", 10, false, "vllm-0.32.0-0123abcd")
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -283,7 +283,7 @@ func BenchmarkChunkFormat(b *testing.B) {
 	began = time.Now()
 	for i := 0; i < b.N; i++ {
 		c := chunk{ID: "chatcmpl-sim-1", Object: "chat.completion.chunk", Created: 1, Model: "m",
-			Choices: []choice{{Delta: delta{Content: pieces[id]}}}}
+			Choices: []choice{{Delta: delta{Content: vocab.pieces[id]}}}}
 		out, _ := json.Marshal(c)
 		_ = append([]byte("data: "), out...)
 	}

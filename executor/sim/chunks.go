@@ -58,11 +58,11 @@ func (c *chunker) token(id int, finish string, done int) {
 	c.buf = append(c.buf, c.head...)
 	if c.chat {
 		c.buf = append(c.buf, `"choices":[{"index":0,"delta":{"content":`...)
-		c.buf = append(c.buf, tokenJSON[id]...)
+		c.buf = append(c.buf, vocab.tokenJSON[id]...)
 		c.buf = append(c.buf, `},"logprobs":null,"finish_reason":`...)
 	} else {
 		c.buf = append(c.buf, `"choices":[{"index":0,"text":`...)
-		c.buf = append(c.buf, tokenJSON[id]...)
+		c.buf = append(c.buf, vocab.tokenJSON[id]...)
 		c.buf = append(c.buf, `,"logprobs":null,"finish_reason":`...)
 	}
 	switch {

@@ -287,7 +287,7 @@ func (e *Engine) tokenize(w http.ResponseWriter, r *http.Request) {
 	if req.ReturnTokenStrs {
 		strs := make([]string, len(ids))
 		for i, id := range ids {
-			strs[i] = pieces[id]
+			strs[i] = vocab.pieces[id]
 		}
 		resp["token_strs"] = strs
 	}

@@ -186,7 +186,7 @@ func splitmix(s *uint64) uint64 {
 
 // outputToken is the k-th generated token: a " word" vocabulary token.
 // It is computed for every streamed token, so it indexes spacedWordID
-// instead of building the " word" string and looking it up in wordIDs.
+// instead of building the " word" string and looking it up in vocab.wordIDs.
 func outputToken(rng uint64, k int) int {
 	s := rng + uint64(k)*0x9e3779b97f4a7c15
 	return spacedWordID(int(splitmix(&s) % uint64(len(vocabWords))))
@@ -301,7 +301,7 @@ func (e *Engine) whole(w http.ResponseWriter, r *http.Request, g *genState, p *g
 	e.metrics.generationTokens.Add(int64(p.output))
 	var text strings.Builder
 	for k := 0; k < p.output; k++ {
-		text.WriteString(pieces[outputToken(p.rng, k)])
+		text.WriteString(vocab.pieces[outputToken(p.rng, k)])
 	}
 	u := usage{PromptTokens: p.prompt, CompletionTokens: p.output, TotalTokens: p.prompt + p.output}
 	if c := e.promptDetails(g); c >= 0 {

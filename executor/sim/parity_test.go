@@ -16,7 +16,7 @@ import (
 func ids(n int) []int {
 	out := make([]int, n)
 	for i := range out {
-		out[i] = wordIDs[" the"]
+		out[i] = vocab.wordIDs[" the"]
 	}
 	return out
 }
@@ -172,7 +172,7 @@ func TestModelsTokenizeVersionAreVLLM032s(t *testing.T) {
 		t.Fatalf("/tokenize %s", tok)
 	}
 	var detok map[string]string
-	postJSON(t, url+"/detokenize", map[string]any{"tokens": []int{wordIDs["the"], wordIDs[" cat"]}}, &detok)
+	postJSON(t, url+"/detokenize", map[string]any{"tokens": []int{vocab.wordIDs["the"], vocab.wordIDs[" cat"]}}, &detok)
 	if detok["prompt"] != "the cat" || len(detok) != 1 {
 		t.Fatalf("/detokenize %v", detok)
 	}

@@ -35,7 +35,7 @@ func pacedSSE(ttft, itl time.Duration, tokens int) http.Handler {
 			t.Reset(time.Until(at.Add(ttft + time.Duration(k)*itl)))
 			<-t.C
 			ch.reset()
-			ch.token(wordIDs[" the"], "", k+1)
+			ch.token(vocab.wordIDs[" the"], "", k+1)
 			if _, err := w.Write(ch.buf); err != nil {
 				return
 			}

@@ -82,7 +82,9 @@ var vocabWords = func() []string {
 
 const byteTokens = 256
 
-var (
+// tokenTable is the simulated tokenizer's table of token ids, built once
+// from vocabWords and specials (newTokenTable).
+type tokenTable struct {
 	// pieces[id] is the text of token id.
 	pieces []string
 	// wordIDs maps a word (with or without one leading space) to its id.
@@ -92,32 +94,39 @@ var (
 	// tokenJSON[id] is the JSON string literal of token id's text, computed
 	// once so streaming a token allocates nothing.
 	tokenJSON [][]byte
-)
-
-func init() {
-	pieces = make([]string, 0, byteTokens+2*len(vocabWords)+len(specials))
-	for b := 0; b < byteTokens; b++ {
-		pieces = append(pieces, string([]byte{byte(b)}))
-	}
-	wordIDs = make(map[string]int, 2*len(vocabWords))
-	for _, w := range vocabWords {
-		wordIDs[w] = len(pieces)
-		pieces = append(pieces, w)
-		wordIDs[" "+w] = len(pieces)
-		pieces = append(pieces, " "+w)
-	}
-	specialIDs = make(map[string]int, len(specials))
-	for _, s := range specials {
-		specialIDs[s] = len(pieces)
-		pieces = append(pieces, s)
-	}
-	tokenJSON = make([][]byte, len(pieces))
-	for i, p := range pieces {
-		tokenJSON[i], _ = json.Marshal(p)
-	}
 }
 
-// spacedWordID is the id of " "+vocabWords[i]: init gives every word two
+// vocab is the tokenizer's one table: a value computed from constants, not
+// behaviour (the package starts nothing).
+var vocab = newTokenTable()
+
+// newTokenTable numbers the byte tokens, then each word bare and with a
+// leading space, then the special markers.
+func newTokenTable() tokenTable {
+	v := tokenTable{pieces: make([]string, 0, byteTokens+2*len(vocabWords)+len(specials))}
+	for b := 0; b < byteTokens; b++ {
+		v.pieces = append(v.pieces, string([]byte{byte(b)}))
+	}
+	v.wordIDs = make(map[string]int, 2*len(vocabWords))
+	for _, w := range vocabWords {
+		v.wordIDs[w] = len(v.pieces)
+		v.pieces = append(v.pieces, w)
+		v.wordIDs[" "+w] = len(v.pieces)
+		v.pieces = append(v.pieces, " "+w)
+	}
+	v.specialIDs = make(map[string]int, len(specials))
+	for _, s := range specials {
+		v.specialIDs[s] = len(v.pieces)
+		v.pieces = append(v.pieces, s)
+	}
+	v.tokenJSON = make([][]byte, len(v.pieces))
+	for i, p := range v.pieces {
+		v.tokenJSON[i], _ = json.Marshal(p)
+	}
+	return v
+}
+
+// spacedWordID is the id of " "+vocabWords[i]: newTokenTable gives every word two
 // consecutive ids after the byte tokens, the bare word's, then the spaced
 // word's.
 func spacedWordID(i int) int { return byteTokens + 2*i + 1 }
@@ -127,7 +136,7 @@ func spacedWordID(i int) int { return byteTokens + 2*i + 1 }
 func Vocabulary() []string { return append([]string(nil), vocabWords...) }
 
 // VocabSize is the number of token ids the tokenizer uses.
-func VocabSize() int { return len(pieces) }
+func VocabSize() int { return len(vocab.pieces) }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
@@ -167,7 +176,7 @@ func scanTokens(s string, emit func(int)) {
 			for k < len(s) && isLetter(s[k]) {
 				k++
 			}
-			if id, ok := wordIDs[s[i:k]]; ok {
+			if id, ok := vocab.wordIDs[s[i:k]]; ok {
 				emit(id)
 			} else {
 				for ; i < k; i++ {
@@ -185,7 +194,7 @@ func scanTokens(s string, emit func(int)) {
 func matchSpecial(s string) (id, n int) {
 	for _, sp := range specials {
 		if strings.HasPrefix(s, sp) {
-			return specialIDs[sp], len(sp)
+			return vocab.specialIDs[sp], len(sp)
 		}
 	}
 	return 0, 0
@@ -196,10 +205,10 @@ func matchSpecial(s string) (id, n int) {
 func Detokenize(ids []int) (string, error) {
 	var b strings.Builder
 	for _, id := range ids {
-		if id < 0 || id >= len(pieces) {
-			return "", fmt.Errorf("token id %d is out of range; the simulated tokenizer has ids 0..%d", id, len(pieces)-1)
+		if id < 0 || id >= len(vocab.pieces) {
+			return "", fmt.Errorf("token id %d is out of range; the simulated tokenizer has ids 0..%d", id, len(vocab.pieces)-1)
 		}
-		b.WriteString(pieces[id])
+		b.WriteString(vocab.pieces[id])
 	}
 	return b.String(), nil
 }

@@ -46,7 +46,7 @@ func TestChatTemplateCost(t *testing.T) {
 func TestGeneratedTokensRetokenize(t *testing.T) {
 	var b strings.Builder
 	for k := 0; k < 500; k++ {
-		b.WriteString(pieces[outputToken(42, k)])
+		b.WriteString(vocab.pieces[outputToken(42, k)])
 	}
 	if n := CountTokens(b.String()); n != 500 {
 		t.Fatalf("500 generated tokens retokenize to %d", n)
@@ -61,13 +61,13 @@ func TestGeneratedTokensRetokenize(t *testing.T) {
 // of a fixed seed unchanged (the sequence was once looked up by string).
 func TestSpacedWordIDIsTheMapsID(t *testing.T) {
 	for i, w := range vocabWords {
-		if got, want := spacedWordID(i), wordIDs[" "+w]; got != want {
-			t.Fatalf("spacedWordID(%d) = %d, wordIDs[%q] = %d", i, got, " "+w, want)
+		if got, want := spacedWordID(i), vocab.wordIDs[" "+w]; got != want {
+			t.Fatalf("spacedWordID(%d) = %d, vocab.wordIDs[%q] = %d", i, got, " "+w, want)
 		}
 	}
 	for k := 0; k < 1000; k++ {
 		s := uint64(7) + uint64(k)*0x9e3779b97f4a7c15
-		if got, want := outputToken(7, k), wordIDs[" "+vocabWords[splitmix(&s)%uint64(len(vocabWords))]]; got != want {
+		if got, want := outputToken(7, k), vocab.wordIDs[" "+vocabWords[splitmix(&s)%uint64(len(vocabWords))]]; got != want {
 			t.Fatalf("outputToken(7, %d) = %d, want %d", k, got, want)
 		}
 	}
