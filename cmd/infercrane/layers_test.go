@@ -101,7 +101,7 @@ func readModule(root string) (map[string]*modulePackage, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+		if path != root && goCommandSkips(d.Name()) {
 			return filepath.SkipDir
 		}
 		dirs = append(dirs, path)
@@ -209,6 +209,34 @@ func TestLayersCatchesAnUpwardImport(t *testing.T) {
 	if !slices.Equal(bad, want) || n != 3 {
 		t.Fatalf("found %q in %d packages, want %q in 3", bad, n, want)
 	}
+}
+
+// goCommandSkips says whether the go command leaves out a folder of this
+// name below a module's root: testdata, vendor, and names that begin
+// with "." or "_".
+func goCommandSkips(name string) bool {
+	return name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+}
+
+// goFiles calls visit with every Go file under root (tests included): its
+// path inside root (slash-separated) and on disk, in the folders the go
+// command reads (goCommandSkips) and not in one skip names (by its path
+// inside root and its name; nil skips none).
+func goFiles(root string, skip func(rel, name string) bool, visit func(rel, path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && path != root && (goCommandSkips(d.Name()) || skip != nil && skip(rel, d.Name())):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go"):
+			return nil
+		}
+		return visit(rel, path)
+	})
 }
 
 // repoRoot is the repository's root, two floors above this package.

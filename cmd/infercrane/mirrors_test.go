@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,17 +95,8 @@ func namingFiles(root string, spellings []string) ([]string, error) {
 	}
 	inString := regexp.MustCompile(`(^|[^A-Za-z0-9_-])(` + strings.Join(words, "|") + `)($|[^A-Za-z0-9_-])`)
 	var out []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+	err := goFiles(root, nil, func(rel, path string) error {
+		if strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -114,8 +104,7 @@ func namingFiles(root string, spellings []string) ([]string, error) {
 			return err
 		}
 		if names(src, spellings, inString) {
-			rel, _ := filepath.Rel(root, path)
-			out = append(out, filepath.ToSlash(rel))
+			out = append(out, rel)
 		}
 		return nil
 	})

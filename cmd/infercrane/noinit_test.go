@@ -5,10 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -56,25 +53,13 @@ func TestNoInitFunctionsCatchesOne(t *testing.T) {
 }
 
 // initFunctions lists the init functions of the Go files under root (as
-// "path:line: func init"), skipping testdata, vendor, hidden folders and
+// "path:line: func init") in the folders the go command reads, skipping
 // generated files (ast.IsGenerated), and counts the files it read.
 func initFunctions(root string) ([]string, int, error) {
 	var found []string
 	n := 0
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	err := goFiles(root, nil, func(rel, path string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
 			return err
@@ -83,10 +68,9 @@ func initFunctions(root string) ([]string, int, error) {
 		if ast.IsGenerated(f) {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, path)
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
-				found = append(found, fmt.Sprintf("%s:%d: func init", filepath.ToSlash(rel), fset.Position(fn.Pos()).Line))
+				found = append(found, fmt.Sprintf("%s:%d: func init", rel, fset.Position(fn.Pos()).Line))
 			}
 		}
 		return nil

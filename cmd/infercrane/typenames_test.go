@@ -6,9 +6,7 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"io/fs"
 	"maps"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -172,24 +170,12 @@ func typeNameComparisons(root string, names map[string]bool) (map[string][]strin
 	return found, err
 }
 
-// walkGoFiles parses every non-test Go file below root, outside testdata,
-// vendor and hidden directories and those skip names (by path relative to
-// root, and by name), and hands each to visit.
+// walkGoFiles parses every non-test Go file below root (goFiles, with
+// skip) and hands each to visit.
 func walkGoFiles(root string, skip func(rel, name string) bool, visit func(rel string, fset *token.FileSet, f *ast.File)) error {
 	fset := token.NewFileSet()
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if n := d.Name(); path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || skip(rel, n)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+	return goFiles(root, skip, func(rel, path string) error {
+		if strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)
