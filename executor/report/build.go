@@ -82,7 +82,7 @@ func laneSLO(in *planner.LaneInputs) loadgen.SLO {
 // plan order, each with its digest set.
 func BuildEvidence(in Input) ([]*evidence.Evidence, error) {
 	if in.Plan == nil {
-		return nil, fmt.Errorf("report: %w", state.ErrNoState)
+		return nil, fmt.Errorf("no applied plan to report on: %w", state.ErrNoState)
 	}
 	var out []*evidence.Evidence
 	for _, sc := range in.Plan.Screens {
