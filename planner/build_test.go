@@ -320,8 +320,9 @@ func TestUnmodelledRuntimeArgsNote(t *testing.T) {
 // TestWeakRegimeWarning: an uncalibrated lane on a real engine whose
 // deployment lies in a weak regime of the model (a mixture of experts on
 // an A100) gets a warning naming the regime and the misses published
-// there, and a note of its own; a dense model there, the same lane
-// calibrated, or on the simulated engine, gets none.
+// there, and a note of its own; a dense model there (but the one under 1B
+// parameters, a regime of its own), the same lane calibrated, or on the
+// simulated engine, gets none.
 func TestWeakRegimeWarning(t *testing.T) {
 	const re = `^2 lanes estimated in a weak regime of the model: mixtures of experts on A100s$`
 	cfg := fixture()
@@ -351,8 +352,10 @@ func TestWeakRegimeWarning(t *testing.T) {
 	}
 	cfg = fixture()
 	cfg.GPUs["l40s"].Type = "A100-80GB"
-	if p = build(t, cfg); len(findingsMatching(p, "weak regime")) != 0 {
-		t.Errorf("dense models on A100s warned: %+v", p.Preflight)
+	p = build(t, cfg)
+	if got := findingsMatching(p, "weak regime"); len(got) != 1 || !strings.HasSuffix(got[0].Summary, ": models under 1B parameters") ||
+		!strings.Contains(got[0].Detail, "/qwen06/") || strings.Contains(got[0].Detail, "/qwen17/") {
+		t.Errorf("dense models on A100s: want Qwen3-0.6B's lanes alone warned, as a model under 1B parameters: %+v", p.Preflight)
 	}
 }
 
