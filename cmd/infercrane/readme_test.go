@@ -226,3 +226,44 @@ func commandLineProblems(env *cliEnv, text string) []string {
 	}
 	return out
 }
+
+// TestREADMEMainJob runs the README's main job as it says, on a copy of
+// the example: `apply -auto-approve examples/quickstart` exits 0 (the
+// gate passes), runs 3 runs, writes the four reports the README names,
+// and a second apply has nothing to do.
+func TestREADMEMainJob(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reports = "examples/quickstart/.infercrane/reports/quickstart.{evidence.json,md,html,records.parquet}"
+	for _, claim := range []string{"apply -auto-approve examples/quickstart", reports, "Run it again and it says there is nothing to do"} {
+		if !strings.Contains(string(readme), claim) {
+			t.Fatalf("README.md no longer says %q; update this test with it", claim)
+		}
+	}
+	src, err := os.ReadFile("../../examples/quickstart/main.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "quickstart")
+	if err := os.MkdirAll(spec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(spec, "main.hcl"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "apply", "-auto-approve", spec)
+	if code != 0 || !strings.Contains(out, "3 run(s) completed, 0 failed") || !strings.Contains(out, "1 gate(s) pass, 0 fail") {
+		t.Fatalf("apply exited %d, want 0 with 3 runs and the gate passing:\n%s\n%s", code, out, errOut)
+	}
+	for _, ext := range []string{"evidence.json", "md", "html", "records.parquet"} {
+		if st, err := os.Stat(filepath.Join(spec, ".infercrane", "reports", "quickstart."+ext)); err != nil || st.Size() == 0 {
+			t.Errorf("report quickstart.%s: %v", ext, err)
+		}
+	}
+	code, out, errOut = runCLI(t, "apply", "-auto-approve", spec)
+	if code != 0 || !strings.Contains(out, "No changes: every lane is complete in the state. Nothing to run.") {
+		t.Errorf("second apply exited %d, want 0 and nothing to do:\n%s\n%s", code, out, errOut)
+	}
+}
