@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/infercrane/infercrane/executor"
@@ -71,7 +70,7 @@ func dirGivenForFiles(path, what string, patterns ...string) error {
 			found = append(found, m...)
 		}
 	}
-	sort.Strings(found)
+	slices.Sort(found)
 	found = slices.Compact(found)
 	switch {
 	case len(found) == 0:
