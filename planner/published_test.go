@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -23,18 +24,39 @@ type publishedPoint struct {
 	ID     string `json:"id"`
 	Set    string `json:"set"`
 	Source struct {
-		URL string `json:"url"`
+		URL   string `json:"url"`
+		Title string `json:"title"`
+		// Note says what the point's figures are, how they were read or
+		// computed, and what was assumed where the source is silent.
+		Note string `json:"note"`
+		// Seeds are the per-seed result files a point's figures average.
+		Seeds []string `json:"seeds"`
 	} `json:"source"`
-	Model        string   `json:"model"`
-	GPU          string   `json:"gpu"`
-	GPUs         int      `json:"gpus"`
-	Engine       string   `json:"engine"`
-	Version      string   `json:"version"`
-	ServerArgs   []string `json:"server_args"`
-	Endpoint     string   `json:"endpoint"`
-	InputTokens  int      `json:"input_tokens"`
-	OutputTokens int      `json:"output_tokens"`
-	Sizes        [][2]int `json:"sizes"`
+	// Tool is the load generator that measured the point, and
+	// ModelAsPublished the source's own name of the model where it is not
+	// its Hugging Face id. Approximate marks figures read off a chart or
+	// a fitted line; the *Assumed flags mark the conditions the source
+	// leaves out, which the note states as assumed (ServerArgsAssumed:
+	// the server args among ServerArgs that are).
+	Tool              string   `json:"tool"`
+	ModelAsPublished  string   `json:"model_as_published"`
+	Approximate       bool     `json:"approximate"`
+	GPUAssumed        bool     `json:"gpu_assumed"`
+	VersionAssumed    bool     `json:"version_assumed"`
+	EndpointAssumed   bool     `json:"endpoint_assumed"`
+	RequestsAssumed   bool     `json:"requests_assumed"`
+	ServerArgsAssumed []string `json:"server_args_assumed"`
+	SizesAssumed      bool     `json:"sizes_assumed"`
+	Model             string   `json:"model"`
+	GPU               string   `json:"gpu"`
+	GPUs              int      `json:"gpus"`
+	Engine            string   `json:"engine"`
+	Version           string   `json:"version"`
+	ServerArgs        []string `json:"server_args"`
+	Endpoint          string   `json:"endpoint"`
+	InputTokens       int      `json:"input_tokens"`
+	OutputTokens      int      `json:"output_tokens"`
+	Sizes             [][2]int `json:"sizes"`
 	// SizesLike names a point whose requests' sizes stand in for this
 	// point's, which its source gives only as totals: they are repeated
 	// to Requests and scaled to InputTokens and OutputTokens, the
@@ -250,16 +272,40 @@ func readPublished(t *testing.T) []publishedPoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Points []publishedPoint `json:"points"`
+	points, err := decodePublished(b)
+	if err != nil {
+		t.Fatalf("perf/testdata/published/vllm.json: %v", err)
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
+	return points
+}
+
+// decodePublished reads the published measurements strictly: a field the
+// schema does not have (a misspelt cached_tokens would plan the point
+// cold) is an error, and so is a point without a source, a set or
+// figures, a sizes_like that names no point with sizes, or a cached
+// prefix that is not whole blocks of the prompt or that its note does
+// not explain.
+func decodePublished(b []byte) ([]publishedPoint, error) {
+	var doc struct {
+		Schema   string           `json:"schema"`
+		About    string           `json:"about"`
+		FrontEnd json.RawMessage  `json:"front_end"`
+		Points   []publishedPoint `json:"points"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
 	}
 	byID := map[string]publishedPoint{}
 	for _, p := range doc.Points {
 		if p.Source.URL == "" || (p.Set != "fit" && p.Set != "heldout") || len(p.Measured) == 0 {
-			t.Fatalf("point %s: a source URL, a set (fit or heldout) and measured figures are required", p.ID)
+			return nil, fmt.Errorf("point %s: a source URL, a set (fit or heldout) and measured figures are required", p.ID)
+		}
+		if p.CachedTokens != 0 && (p.CachedTokens < 0 || p.CachedTokens%cacheBlockTokens != 0 || p.CachedTokens >= p.InputTokens ||
+			!strings.Contains(p.Source.Note, "Prefix cache:")) {
+			return nil, fmt.Errorf("point %s: cached_tokens %d must be whole %d-token blocks short of the prompt's %d tokens, explained in the note (\"Prefix cache: ...\")",
+				p.ID, p.CachedTokens, cacheBlockTokens, p.InputTokens)
 		}
 		byID[p.ID] = p
 	}
@@ -269,11 +315,37 @@ func readPublished(t *testing.T) []publishedPoint {
 		}
 		like, ok := byID[p.SizesLike]
 		if !ok || len(like.Sizes) == 0 || len(p.Sizes) > 0 || p.Requests <= 0 {
-			t.Fatalf("point %s: sizes_like %q must name a point with sizes, for a point with requests and without sizes of its own", p.ID, p.SizesLike)
+			return nil, fmt.Errorf("point %s: sizes_like %q must name a point with sizes, for a point with requests and without sizes of its own", p.ID, p.SizesLike)
 		}
 		doc.Points[i].Sizes = likeSizes(like.Sizes, p.Requests, p.InputTokens, p.OutputTokens)
 	}
-	return doc.Points
+	return doc.Points, nil
+}
+
+// cacheBlockTokens is vLLM's default KV-cache block on a CUDA GPU, the
+// unit its prefix cache serves.
+const cacheBlockTokens = 16
+
+// TestPublishedDatasetIsStrict: decodePublished refuses what would
+// silently change how a point is planned.
+func TestPublishedDatasetIsStrict(t *testing.T) {
+	const ok = `{"id": "p", "set": "fit", "source": {"url": "u", "note": "Prefix cache: an earlier run."}, "input_tokens": 2048, "measured": {"ttft_mean_ms": 1}`
+	if _, err := decodePublished([]byte(`{"points": [` + ok + `, "cached_tokens": 1008}]}`)); err != nil {
+		t.Fatalf("a valid point is refused: %v", err)
+	}
+	for name, c := range map[string]struct{ doc, want string }{
+		"misspelt field":      {`{"points": [` + ok + `, "cached_token": 1008}]}`, `unknown field "cached_token"`},
+		"part of a block":     {`{"points": [` + ok + `, "cached_tokens": 1000}]}`, "whole 16-token blocks"},
+		"the whole prompt":    {`{"points": [` + ok + `, "cached_tokens": 2048}]}`, "short of the prompt's 2048 tokens"},
+		"unexplained":         {`{"points": [` + strings.Replace(ok, "Prefix cache: an earlier run.", "", 1) + `, "cached_tokens": 16}]}`, "explained in the note"},
+		"no set":              {`{"points": [{"id": "p", "source": {"url": "u"}, "measured": {"ttft_mean_ms": 1}}]}`, "a set (fit or heldout)"},
+		"unknown top field":   {`{"pointz": []}`, `unknown field "pointz"`},
+		"sizes_like dangling": {`{"points": [` + ok + `, "sizes_like": "q", "requests": 3}]}`, `sizes_like "q" must name a point with sizes`},
+	} {
+		if _, err := decodePublished([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, c.want)
+		}
+	}
 }
 
 // likeSizes is n requests' sizes drawn from sizes: repeated in order and
