@@ -727,3 +727,32 @@ func TestCalibrateFromMakeFidelityOutputs(t *testing.T) {
 		t.Errorf("calibrate -check does not report the transfer error to GuideLLM's report:\n%s", stdout)
 	}
 }
+
+// calibrate says when two of the results it reads sent the same prompts:
+// make fidelity's two vllm bench serve runs of the CPU server (24 prompts
+// each, the default --seed) would have measured a prefix cache from the
+// second on, had they run against one server with prefix caching.
+func TestCalibrateNamesResultsThatSentTheSamePrompts(t *testing.T) {
+	dir := filepath.Join("..", "..", "executor", "benchresult", "testdata")
+	config := filepath.Join(dir, "tiny-qwen3", "config.json")
+	out := filepath.Join(t.TempDir(), "cpu.json")
+	code, stdout, stderr := runCLI(t, "calibrate", "-gpu", "CPU", "-engine", "vllm==0.32.0", "-model-config", config, "-out", out,
+		filepath.Join(dir, "vllm-bench-0.32.0-cpu.json"), filepath.Join(dir, "vllm-bench-0.32.0-cpu-rate8.json"))
+	if code != 0 {
+		t.Fatalf("calibrate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"vllm-bench-0.32.0-cpu.json: it and vllm-bench-0.32.0-cpu-rate8.json are vllm bench serve runs of tiny-qwen3 with 24 prompts: under one --seed",
+		"vllm-bench-0.32.0-cpu-rate8.json: it and vllm-bench-0.32.0-cpu.json are vllm bench serve runs",
+		"give each run its own --seed",
+	} {
+		if !strings.Contains(stdout+stderr, want) {
+			t.Errorf("calibrate does not say %q:\n%s\n%s", want, stdout, stderr)
+		}
+	}
+	code, stdout, stderr = runCLI(t, "calibrate", "-gpu", "CPU", "-engine", "vllm==0.32.0", "-model-config", config, "-out", out,
+		filepath.Join(dir, "vllm-bench-0.32.0-cpu.json"))
+	if code != 0 || strings.Contains(stdout+stderr, "same prompts") || strings.Contains(stdout+stderr, "--seed") {
+		t.Errorf("one result alone: exit %d, and a note of shared prompts:\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -105,6 +105,9 @@ func runReport(env *cliEnv, args []string) int {
 // prefix cache served is a warning.
 func printResults(env *cliEnv, cs []report.ResultComparison) {
 	for _, c := range cs {
+		if c.SamePrompts != "" {
+			fmt.Fprintf(env.Stderr, "Warning: %s sent the same prompts as another result: %s\n", c.Name(), c.SamePrompts)
+		}
 		if c.Lane == nil {
 			fmt.Fprintf(env.Stderr, "Warning: %s not compared: %s\n", c.Name(), c.Unmatched)
 			continue

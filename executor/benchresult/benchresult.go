@@ -111,6 +111,10 @@ type Result struct {
 	RunMetrics []map[string]float64
 	// TTFTsMs are the measured requests' TTFTs when the document lists them.
 	TTFTsMs []float64
+	// Seed is the prompt generator's seed when the document records it
+	// (AIPerf's --random-seed); nil when it does not (vllm bench serve's
+	// --seed, 0 unless given, is not saved).
+	Seed *int64
 	// Notes say how the tool's definitions were mapped to InferCrane's.
 	Notes []string
 }
@@ -635,8 +639,12 @@ func parseAIPerf(data []byte) (Result, error) {
 			} `json:"items"`
 		} `json:"models"`
 		Phases []map[string]json.RawMessage `json:"phases"`
+		Input  struct {
+			RandomSeed *int64 `json:"random_seed"`
+		} `json:"input"`
 	}
 	_ = json.Unmarshal(top["input_config"], &cfg)
+	r.Seed = cfg.Input.RandomSeed
 	if len(cfg.Endpoint.ModelNames) > 0 {
 		r.Model = cfg.Endpoint.ModelNames[0]
 	} else if len(cfg.Models.Items) > 0 {

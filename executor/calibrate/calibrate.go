@@ -263,6 +263,10 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			gr.evidence = append(gr.evidence, ref)
 		}
 	}
+	// Other tools' results are read first: whether two of them sent the
+	// same prompts (benchresult.SharedPrompts) takes all of them.
+	foreign := map[string][]benchresult.Result{}
+	var all []benchresult.Result
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -273,6 +277,18 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
+			foreign[path] = rs
+			all = append(all, rs...)
+		}
+	}
+	shared := map[string]string{}
+	for i, n := range benchresult.SharedPrompts(all) {
+		if n != "" && opts.wants(all[i].Model) {
+			shared[all[i].Name()] = n
+		}
+	}
+	for _, path := range paths {
+		if rs, ok := foreign[path]; ok {
 			for _, r := range rs {
 				if !opts.wants(r.Model) {
 					skipped[r.Model] = true
@@ -280,9 +296,9 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				}
 				obs, g, warn, ns := foreignObservations(r, opts)
 				notes = append(notes, ns...)
-				where := filepath.Base(path)
-				if r.Label != "" {
-					where += " (" + r.Label + ")"
+				where := r.Name()
+				if n := shared[where]; n != "" {
+					notes = append(notes, where+": "+n)
 				}
 				if warn != "" {
 					warnings = append(warnings, fmt.Sprintf("%s: %s", where, warn))
@@ -294,7 +310,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 		}
 		ev, err := readEvidence(path)
 		if err != nil {
-			if benchresult.Kind(data) == "" {
+			if data, _ := os.ReadFile(path); benchresult.Kind(data) == "" {
 				err = fmt.Errorf("%w (nor is it a result of another tool calibrate reads: vllm bench serve --save-result JSON, AIPerf's profile_export_aiperf.json or profile_export.jsonl, GuideLLM's report JSON, or an InferCrane screen document)", err)
 			}
 			return nil, nil, nil, nil, err

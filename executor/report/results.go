@@ -35,16 +35,15 @@ type ResultComparison struct {
 	// without a lane, an estimate or a comparable figure). Its CacheHits
 	// name the runs or requests a prefix cache served.
 	Prediction *evidence.Prediction
+	// SamePrompts says which other results sent the same prompts
+	// (benchresult.SharedPrompts): on one server with prefix caching the
+	// later of them measured a cache ("" when none did).
+	SamePrompts string
 }
 
 // Name is the result's file, and its label within the file when it holds
 // several.
-func (c *ResultComparison) Name() string {
-	if c.Result.Label != "" {
-		return c.Result.File + " (" + c.Result.Label + ")"
-	}
-	return c.Result.File
-}
+func (c *ResultComparison) Name() string { return c.Result.Name() }
 
 // CompareResults matches each result to the plan's lane with the same
 // model, GPU, engine, request lengths and load, and sets that lane's
@@ -54,9 +53,11 @@ func (c *ResultComparison) Name() string {
 // applied.
 func CompareResults(plan *planner.Plan, results []benchresult.Result) []ResultComparison {
 	out := make([]ResultComparison, 0, len(results))
-	for _, r := range results {
+	shared := benchresult.SharedPrompts(results)
+	for i, r := range results {
 		c := ResultComparison{Result: r}
 		c.Lane, c.Unmatched, c.Notes = matchLane(plan, r)
+		c.SamePrompts = shared[i]
 		if c.Lane != nil {
 			c.Prediction = predict(c.Lane, r.Metrics, 1)
 			if hits := resultCacheHits(c.Lane, r); len(hits) > 0 {
@@ -189,6 +190,9 @@ func resultsTable(cs []ResultComparison) reportTable {
 		tool := c.Result.Tool
 		if c.Result.ToolVersion != "" {
 			tool += " " + c.Result.ToolVersion
+		}
+		if c.SamePrompts != "" {
+			t.Notes = append(t.Notes, fmt.Sprintf("SAME PROMPTS: %s: %s.", c.Name(), c.SamePrompts))
 		}
 		if c.Lane == nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("NOT COMPARED: %s (%s, %s on %s, %d+%d tokens): %s.", c.Name(), tool, c.Result.Model, c.Result.GPU, c.Result.InputTokens, c.Result.OutputTokens, c.Unmatched))
