@@ -41,7 +41,9 @@ func runCalibrate(env *cliEnv, args []string) int {
 			"each tool's metric definitions to InferCrane's; a result that does not record its GPU, engine\n" +
 			"version or model is refused unless -gpu, -engine or -model supply them. Runs whose TTFT is far\n" +
 			"below a lone prefill's compute (prompts served from an undeclared prefix cache) are left out of\n" +
-			"the fit unless -keep-cached.",
+			"the fit unless -keep-cached, and results that sent the same prompts as another (vllm bench serve\n" +
+			"runs with one --num-prompts under one --seed, AIPerf runs with one --random-seed) are named: on one\n" +
+			"server with prefix caching the later one measured the cache.",
 		Examples: []string{
 			"infercrane calibrate -out calib/l40s.json .infercrane/reports/qwen_l40s.evidence.json",
 			"infercrane calibrate -state .infercrane -out calib/l40s.json .infercrane/reports/qwen_l40s.evidence.json",

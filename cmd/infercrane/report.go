@@ -30,7 +30,9 @@ func runReport(env *cliEnv, args []string) int {
 			"AIPerf's profile_export_aiperf.json or profile_export.jsonl, GuideLLM's report JSON, the earlier\n" +
 			"InferCrane screen documents), matches each to the plan's lane with its model, GPU, engine, lengths\n" +
 			"and load, and writes the lane's estimate beside the result's figures to " + report.ResultsFile + ",\n" +
-			"flagging runs whose TTFT says a prefix cache served their prompts.\n" +
+			"flagging runs whose TTFT says a prefix cache served their prompts and results that sent the same\n" +
+			"prompts as another (vllm bench serve runs with one --num-prompts under one --seed, AIPerf runs\n" +
+			"with one --random-seed).\n" +
 			"Exit status: 0 every gate passed, 3 a gate failed, 4 a gate was inconclusive, 1 an error.",
 		Examples: []string{
 			"infercrane report",
