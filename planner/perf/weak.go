@@ -107,11 +107,11 @@ var weakRegimes = []struct {
 	},
 	{
 		// Qwen3-0.6B, the one model under a billion parameters in the
-		// sets: kvcached's on an H100 (vLLM 0.19) and Tenstorrent's sweep
-		// on an A100 (vLLM 0.9.1, one stream) decode 19-45% slower than
-		// the model says and their TTFTs come in up to 72% above it,
-		// where Qwen3-1.7B of the same A100 sweep, with the same 28
-		// layers, fits within 3% on TPOT. The small model's step is not
+		// sets: against kvcached's on an H100 (vLLM 0.19) and Tenstorrent's
+		// sweep on an A100 (vLLM 0.9.1, one stream) the model's TPOT falls
+		// 19-46% short and its TTFT up to 73% short, where Qwen3-1.7B of
+		// the same A100 sweep, with the same 28 layers, fits within 3% on
+		// TPOT. The small model's step is not
 		// its weight reads plus the constants the larger ones fit; what
 		// sets it is not known (docs/performance-model.md, "Where the
 		// model is weak").
