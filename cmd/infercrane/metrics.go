@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/infercrane/infercrane/planner/state"
 	"io"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/infercrane/infercrane/executor/loadgen"
+	"github.com/infercrane/infercrane/planner/state"
 )
 
 // addMetricsCommands registers the commands of this file (called by setupCommands).

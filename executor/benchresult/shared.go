@@ -59,9 +59,10 @@ func SharedPrompts(rs []Result) []string {
 }
 
 // samePrompts says whether a and b, two results of one tool and model,
-// drew the same prompts (SharedPrompts).
+// drew the same prompts (SharedPrompts). Their names may be the same:
+// AIPerf names every export profile_export_aiperf.json.
 func samePrompts(a, b Result) bool {
-	if a.Tool != b.Tool || a.Model != b.Model || a.Name() == b.Name() {
+	if a.Tool != b.Tool || a.Model != b.Model {
 		return false
 	}
 	switch a.Tool {

@@ -45,7 +45,8 @@ func TestSharedPrompts(t *testing.T) {
 		rs[0].InputTokens = in
 		return rs[0]
 	}
-	rs := []Result{closed, open, fewer, other, aiperf, seeded("a17.json", 17, 72), seeded("b17.json", 17, 72), seeded("c17.json", 17, 144), seeded("d18.json", 18, 72)}
+	rs := []Result{closed, open, fewer, other, aiperf, seeded("a17.json", 17, 72), seeded("b17.json", 17, 72), seeded("c17.json", 17, 144), seeded("d18.json", 18, 72),
+		seeded("profile_export_aiperf.json", 5, 72), seeded("profile_export_aiperf.json", 5, 72)}
 	notes := SharedPrompts(rs)
 	want := []string{
 		"it and " + realVLLMBenchOpen + " are vllm bench serve runs of tiny-qwen3 with 24 prompts",
@@ -54,6 +55,9 @@ func TestSharedPrompts(t *testing.T) {
 		"it and b17.json are AIPerf runs of tiny-qwen3 with --random-seed 17 and 72-token prompts",
 		"it and a17.json are AIPerf runs of tiny-qwen3 with --random-seed 17 and 72-token prompts",
 		"", "",
+		// two exports of one name, from two runs' artifact directories
+		"it and profile_export_aiperf.json are AIPerf runs of tiny-qwen3 with --random-seed 5",
+		"it and profile_export_aiperf.json are AIPerf runs of tiny-qwen3 with --random-seed 5",
 	}
 	for i, w := range want {
 		if w == "" && notes[i] != "" || w != "" && !strings.HasPrefix(notes[i], w) {

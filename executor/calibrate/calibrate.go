@@ -263,29 +263,35 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			gr.evidence = append(gr.evidence, ref)
 		}
 	}
-	// Other tools' results are read first: whether two of them sent the
-	// same prompts (benchresult.SharedPrompts) takes all of them.
+	// Every file is read once, first: whether two of other tools' results
+	// sent the same prompts (benchresult.SharedPrompts) takes all of them.
+	// A result is keyed by its path and label, as join keys it (AIPerf
+	// names every export profile_export_aiperf.json).
+	data := map[string][]byte{}
 	foreign := map[string][]benchresult.Result{}
 	var all []benchresult.Result
+	var allKeys []string
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if kind := benchresult.Kind(data); kind != "" && kind != "infercrane evidence" {
-			rs, err := benchresult.Parse(filepath.Base(path), data, opts.Hints)
+		data[path] = b
+		if kind := benchresult.Kind(b); kind != "" && kind != "infercrane evidence" {
+			rs, err := benchresult.Parse(filepath.Base(path), b, opts.Hints)
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
 			foreign[path] = rs
 			all = append(all, rs...)
+			for _, r := range rs {
+				allKeys = append(allKeys, path+"\x00"+r.Label)
+			}
 		}
 	}
 	shared := map[string]string{}
 	for i, n := range benchresult.SharedPrompts(all) {
-		if n != "" && opts.wants(all[i].Model) {
-			shared[all[i].Name()] = n
-		}
+		shared[allKeys[i]] = n
 	}
 	for _, path := range paths {
 		if rs, ok := foreign[path]; ok {
@@ -297,7 +303,7 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 				obs, g, warn, ns := foreignObservations(r, opts)
 				notes = append(notes, ns...)
 				where := r.Name()
-				if n := shared[where]; n != "" {
+				if n := shared[path+"\x00"+r.Label]; n != "" {
 					notes = append(notes, where+": "+n)
 				}
 				if warn != "" {
@@ -308,9 +314,9 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 			}
 			continue
 		}
-		ev, err := readEvidence(path)
+		ev, err := readEvidence(path, data[path])
 		if err != nil {
-			if data, _ := os.ReadFile(path); benchresult.Kind(data) == "" {
+			if benchresult.Kind(data[path]) == "" {
 				err = fmt.Errorf("%w (nor is it a result of another tool calibrate reads: vllm bench serve --save-result JSON, AIPerf's profile_export_aiperf.json or profile_export.jsonl, GuideLLM's report JSON, or an InferCrane screen document)", err)
 			}
 			return nil, nil, nil, nil, err
@@ -356,16 +362,13 @@ func collect(paths []string, opts Options) (map[string]*group, []string, []strin
 	return groups, keys, warnings, notes, nil
 }
 
-// readEvidence reads the evidence file at path after checking its digest
-// as verify does: a document changed after 'infercrane report' wrote it
-// (a figure edited by hand, a truncated copy) is refused, since the
-// calibration would be fitted to figures nothing vouches for and would
-// name the document's stated digest as its provenance.
-func readEvidence(path string) (*evidence.Evidence, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// readEvidence reads the evidence file at path, whose bytes are data,
+// after checking its digest as verify does: a document changed after
+// 'infercrane report' wrote it (a figure edited by hand, a truncated
+// copy) is refused, since the calibration would be fitted to figures
+// nothing vouches for and would name the document's stated digest as its
+// provenance.
+func readEvidence(path string, data []byte) (*evidence.Evidence, error) {
 	vr, err := report.VerifyDigest(path, data)
 	if err != nil {
 		return nil, err
